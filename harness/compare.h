@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Comparing outputs against golden (allclose) and inputs against their
+ * pre-run bytes. */
+#ifndef SCENETEST_HARNESS_COMPARE_H
+#define SCENETEST_HARNESS_COMPARE_H
+
+#include <scenetest/tensor.h>
+
+/* |actual - expected| <= atol + rtol * |expected| element-wise, computed in
+ * double (NaN never close, as torch.allclose with equal_nan=False; equal
+ * infinities are close). Returns ST_OK, or ST_EMISMATCH with msg naming the
+ * tensor, the mismatch count, the first mismatching multi-index with both
+ * values, the max abs diff, rtol and atol. ST_EINVAL if shapes/dtypes
+ * differ. Thread-safety: any thread. */
+st_status st__compare_close(const st_tensor *actual /* IN */,
+                            const st_tensor *expected /* IN */, double rtol,
+                            double atol, char *msg /* OUT */, size_t size);
+/* Bit-exact comparison of an input against its pre-run copy. ST_OK or
+ * ST_EMISMATCH ("input 'a' was modified by the kernel: N of M bytes
+ * differ; first at element [i, j]"). */
+st_status st__compare_exact(const st_tensor *after /* IN */,
+                            const st_tensor *before /* IN */,
+                            char *msg /* OUT */, size_t size);
+/* Formats flat index i of t as "[i0, i1, ...]". */
+void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size);
+
+#endif

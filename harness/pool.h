@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* A lazily created pthread pool for parallel loops. One pool per process:
+ * a forked child starts with none and makes its own. */
+#ifndef SCENETEST_HARNESS_POOL_H
+#define SCENETEST_HARNESS_POOL_H
+
+#include <stddef.h>
+
+typedef void (*st__range_fn)(void *ctx, size_t begin, size_t end);
+
+/* Calls fn(ctx, b, e) over [0, n) in chunks of at least grain items on at
+ * most max_threads threads (the caller's thread included), and returns when
+ * all are done. Chunk boundaries depend only on n and grain, never on the
+ * thread count. max_threads 0 means the number of cores.
+ * Thread-safety: any thread; concurrent calls share the pool. */
+void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
+                      st__range_fn fn, void *ctx);
+/* Online cores (at least 1). */
+unsigned st__ncores(void);
+
+#endif

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* The in-memory scene model (what the loader builds) and its per-case
+ * resolution into a plan: dtypes, shapes, byte counts, init parameters and
+ * effective tolerances with params substituted. No libyaml here. */
+#ifndef SCENETEST_HARNESS_SCENE_H
+#define SCENETEST_HARNESS_SCENE_H
+
+#include <scenetest/run.h>
+#include <scenetest/scene.h>
+#include <scenetest/tensor.h>
+
+/* A numeric literal: exact integer when is_int, else double. For an
+ * integer literal f holds (double)i too. */
+typedef struct st__num {
+  int is_int;
+  int64_t i;
+  double f;
+} st__num;
+
+/* A value as written: a number, or a name (a param, a dtype, a string). */
+typedef enum st__val_kind {
+  ST__VAL_NONE = 0,
+  ST__VAL_NUM = 1,
+  ST__VAL_NAME = 2
+} st__val_kind;
+
+typedef struct st__val {
+  st__val_kind kind;
+  st__num num;
+  char *name; /* ST__VAL_NAME; owned */
+  int line;   /* 1-based position of the value in the file */
+  int column;
+} st__val;
+
+typedef enum st__init_kind {
+  ST__INIT_ZEROS = 0,
+  ST__INIT_ONES,
+  ST__INIT_FILL,
+  ST__INIT_RANGE,
+  ST__INIT_UNIFORM,
+  ST__INIT_NORMAL,
+  ST__INIT_RANDINT,
+  ST__INIT_VALUES,
+  ST__INIT_FILE
+} st__init_kind;
+
+typedef struct st__init {
+  st__init_kind kind;
+  st__val a;        /* fill V; range start; uniform LO; normal MEAN; randint LO */
+  st__val b;        /* range step; uniform HI; normal STD; randint HI */
+  st__val *values;  /* ST__INIT_VALUES; owned */
+  size_t n_values;
+  char *path;       /* ST__INIT_FILE: resolved absolute path; owned */
+  int line;
+  int column;
+} st__init;
+
+typedef struct st__arg {
+  char *name; /* owned */
+  int is_tensor;
+  int line;
+  int column;
+  st__val dtype;    /* ST__VAL_NAME: a dtype name or a param name */
+  st__val *shape;   /* tensors; owned */
+  size_t ndim;
+  st__init init;    /* tensors */
+  st_role role;     /* tensors; default input */
+  int has_rtol, has_atol;
+  double rtol, atol;
+  int compare;      /* outputs; default 1 */
+  st__val value;    /* scalars */
+} st__arg;
+
+typedef struct st__param {
+  char *name; /* owned */
+  int is_str;
+  st__num num;
+  char *str;  /* owned, is_str */
+  int line;
+  int column;
+} st__param;
+
+typedef struct st__case {
+  char *name; /* owned */
+  int line;
+  int column;
+  st__param *params; /* owned */
+  size_t n_params;
+  int has_platforms;
+  char **platforms; /* owned */
+  size_t n_platforms;
+  int manual_all;            /* manual: true */
+  char **manual_platforms;   /* manual: [p, ...]; owned */
+  size_t n_manual;
+  int skip_golden;           /* -1 unset */
+  unsigned rounds;           /* 0 unset */
+  int has_rtol, has_atol;
+  double rtol, atol;
+  double timeout;            /* 0 unset */
+} st__case;
+
+struct st_scene {
+  char *name; /* owned */
+  char *file; /* owned: the path as given */
+  char *dir;  /* owned: realpath of the file's directory */
+  int line;
+  int column;
+  int level;  /* 2 or 3 */
+  char *kernel; /* owned */
+  char *golden; /* owned: defaults to kernel */
+  int has_rtol, has_atol;
+  double rtol, atol;
+  unsigned workers; /* level 3; default 2 */
+  int skip_golden;  /* default 0 */
+  st__arg *args;    /* owned */
+  size_t n_args;
+  st__case *cases;  /* owned */
+  size_t n_cases;
+};
+
+struct st_scene_set {
+  st_scene **scenes; /* owned */
+  size_t count;
+  size_t capacity;
+};
+
+/* One argument of one case, resolved. */
+typedef struct st__rarg {
+  const st__arg *arg;
+  const char *name;  /* borrowed from arg */
+  int is_tensor;
+  st_dtype dtype;
+  st_role role;
+  int compare;
+  int ndim;
+  int64_t shape[ST_MAX_DIMS];
+  size_t numel;
+  size_t nbytes;
+  st__init_kind init;
+  st__num a, b;       /* init parameters, params substituted */
+  st__num *values;    /* ST__INIT_VALUES; owned by the plan */
+  size_t n_values;
+  const char *path;   /* ST__INIT_FILE; borrowed from arg */
+  double rtol, atol;  /* effective: tensor > case > scene > dtype default */
+  st__num value;      /* scalars */
+} st__rarg;
+
+/* One case, resolved: what args, golden and compare need. */
+typedef struct st__plan {
+  const st_scene *scene;
+  const st__case *kase;
+  st__rarg *args; /* owned; tensors first */
+  size_t n_args;
+  size_t n_tensors;
+  uint64_t total_bytes; /* sum of tensor nbytes */
+} st__plan;
+
+/* Resolves case case_index of scene: substitutes params, checks dtypes,
+ * shape products (overflow), the byte cap, that every value fits its dtype
+ * exactly. Every problem is appended to errors (may be NULL) with its
+ * position; returns ST_ELOAD if there was any (out is then freed).
+ * Thread-safety: any thread. */
+st_status st__plan_resolve(const st_scene *scene /* IN */, size_t case_index,
+                           uint64_t max_arg_bytes,
+                           st__plan *out /* OUT */,
+                           st_error_list *errors /* OUT */) ST_WUR;
+/* Accepts a zeroed plan. */
+void st__plan_free(st__plan *plan /* IN/OUT */);
+
+/* Default tolerances per dtype (torch.testing.assert_close). */
+void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
+                           double *atol /* OUT */);
+
+/* Frees one scene; accepts NULL. */
+void st__scene_free(st_scene *scene /* IN, owned */);
+
+#endif

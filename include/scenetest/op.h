@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* The op calling convention: what an implementation (built-in or plugin)
+ * receives and returns. */
+#ifndef SCENETEST_OP_H
+#define SCENETEST_OP_H
+
+#include <scenetest/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ST_OP_MESSAGE_MAX 512
+
+/* One call of an op implementation.
+ *
+ * tensors/scalars are in the scene's argument order (tensors first).
+ * The implementation computes shard shard_index of shard_count (level 2
+ * passes 0 of 1; level 3 one shard per worker). max_threads caps the
+ * threads it may use (the reference backend gets --golden-threads).
+ *
+ * An implementation returns ST_OK; ST_EBIND when the bound arguments do not
+ * fit the op (message names the mismatch); ST_ESKIP to decline the case
+ * (message gives the reason); any other failure with a message. It writes
+ * the message with st_op_call_fail(). */
+typedef struct st_op_call {
+  const char *op;       /* op name; owned by the harness */
+  const char *backend;  /* backend name; owned by the harness */
+  st_tensor *tensors;   /* owned by the harness */
+  size_t n_tensors;
+  const st_scalar *scalars; /* owned by the harness */
+  size_t n_scalars;
+  unsigned shard_index;
+  unsigned shard_count;
+  unsigned max_threads;
+  char message[ST_OP_MESSAGE_MAX];
+} st_op_call;
+
+typedef st_status (*st_op_fn)(st_op_call *call /* IN/OUT */);
+
+/* Records a message in call->message (the first one wins) and returns
+ * code. Thread-safety: one thread per call. */
+ST_EXTERN st_status st_op_call_fail(st_op_call *call /* IN/OUT */,
+                                    st_status code, const char *fmt, ...)
+    ST_PRINTF(3, 4);
+
+/* Validates the bound arguments of a built-in op (count, dtypes, shapes);
+ * ST_OK for ops it does not know (a plugin's op validates itself).
+ * On mismatch returns ST_EBIND with call->message naming it.
+ * Thread-safety: any thread. */
+ST_EXTERN st_status st_op_check(st_op_call *call /* IN/OUT */) ST_WUR;
+
+/* The element range [*begin, *end) of shard shard_index of shard_count over
+ * n items (contiguous blocks, the first n % count shards one larger).
+ * Thread-safety: any thread. */
+ST_EXTERN void st_shard_range(size_t n, unsigned shard_index,
+                              unsigned shard_count, size_t *begin /* OUT */,
+                              size_t *end /* OUT */);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* The backend registry: op implementations keyed by (op, backend), modules
+ * that register them, and the lookup with repair-before-fallback. */
+#ifndef SCENETEST_REGISTRY_H
+#define SCENETEST_REGISTRY_H
+
+#include <scenetest/op.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The backend name of the fallback implementations. */
+#define ST_BACKEND_COMMON "common"
+/* The backend the golden op runs on. */
+#define ST_BACKEND_REFERENCE "reference"
+
+#define ST_ABI_VERSION 1u
+
+typedef struct st_registry st_registry;
+
+/* A module: a named set of registrations, built in or from a plugin.
+ * A plugin exports one as the symbol `scenetest_module`. */
+typedef struct st_module {
+  uint32_t abi_version;           /* ST_ABI_VERSION */
+  const char *name;               /* module name, unique */
+  const char *const *platforms;   /* NULL-terminated platforms it provides */
+  /* Registers the module's implementations. May be called again after it
+   * failed (repair): registration is idempotent. */
+  st_status (*init)(st_registry *reg /* IN */, st_error *err /* OUT */);
+} st_module;
+
+typedef enum st_lookup_kind {
+  ST_LOOKUP_KERNEL = 0,
+  ST_LOOKUP_GOLDEN = 1
+} st_lookup_kind;
+
+/* Creates a registry with nothing registered. Caller has ownership; free
+ * with st_registry_free(). Thread-safety: any thread. */
+ST_EXTERN st_status st_registry_new(st_registry **out /* OUT */) ST_WUR;
+/* Creates a registry holding the built-in modules (reference, cpu,
+ * threads, common). */
+ST_EXTERN st_status st_registry_new_builtin(st_registry **out /* OUT */)
+    ST_WUR;
+/* Accepts NULL. Thread-safety: no other call on reg may be running. */
+ST_EXTERN void st_registry_free(st_registry *reg /* IN, owned */);
+
+/* Adds a module and runs its init. An init that fails leaves the module
+ * marked incomplete (its backend's repair re-runs it) and returns the
+ * init's error; the module stays added. The module descriptor must outlive
+ * the registry. Thread-safety: any thread. */
+ST_EXTERN st_status st_registry_add_module(st_registry *reg /* IN */,
+                                           const st_module *mod /* IN */,
+                                           st_error *err /* OUT */) ST_WUR;
+
+/* Registers fn for (op, backend) on behalf of module. Idempotent: the same
+ * fn again is a no-op; a different fn is ST_ECONFLICT naming both modules.
+ * Strings are copied. Thread-safety: any thread. */
+ST_EXTERN st_status st_registry_register(st_registry *reg /* IN */,
+                                         const char *module /* IN */,
+                                         const char *op /* IN */,
+                                         const char *backend /* IN */,
+                                         st_op_fn fn, st_error *err /* OUT */)
+    ST_WUR;
+
+/* Looks up (op, backend): exact registration; else repair the backend once
+ * and retry; else the op's `common` implementation; else ST_EMISSING with
+ * the message "BackendImplementationMissing: backend 'B' is missing
+ * required implementation: kernel for op 'O' (implemented by: A, C)".
+ * Thread-safety: any thread; a lookup from inside a module init during a
+ * repair does not wait. */
+ST_EXTERN st_status st_registry_lookup(st_registry *reg /* IN */,
+                                       const char *op /* IN */,
+                                       const char *backend /* IN */,
+                                       st_lookup_kind kind, st_op_fn *out /* OUT */,
+                                       st_error *err /* OUT */) ST_WUR;
+
+/* 1 if some module provides platform (or has it registered as a backend),
+ * including lazy plugins that declare it. Thread-safety: any thread. */
+ST_EXTERN int st_registry_has_platform(st_registry *reg /* IN */,
+                                       const char *platform /* IN */);
+/* Writes the known platforms, ", "-separated and sorted, into buf.
+ * Thread-safety: any thread. */
+ST_EXTERN void st_registry_platforms(st_registry *reg /* IN */,
+                                     char *buf /* OUT */, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

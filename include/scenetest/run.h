@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/* Running cases: options, the observer interface, events and results. */
+#ifndef SCENETEST_RUN_H
+#define SCENETEST_RUN_H
+
+#include <scenetest/registry.h>
+#include <scenetest/scene.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum st_manual_mode {
+  ST_MANUAL_EXCLUDE = 0,
+  ST_MANUAL_INCLUDE = 1,
+  ST_MANUAL_ONLY = 2
+} st_manual_mode;
+
+/* The CLI's `run` options as a struct. Initialise with
+ * st_run_options_init(). Strings and arrays are borrowed for the run. */
+typedef struct st_run_options {
+  const char *platform;            /* default "cpu" */
+  const char *const *selectors;    /* --case; n_selectors entries */
+  size_t n_selectors;
+  st_manual_mode manual;           /* default exclude */
+  unsigned rounds;                 /* 0: the case's `rounds`, else 1 */
+  int skip_golden;                 /* 1: skip golden for every case */
+  uint64_t seed;                   /* default 0 */
+  unsigned jobs;                   /* cases in parallel; default 1 */
+  unsigned golden_threads;         /* 0: min(8, cores) */
+  int fail_fast;
+  int strict_record;
+  const char *const *watch;        /* --watch NAME=GLOB[,GLOB...] */
+  size_t n_watch;
+  st_registry *registry;           /* NULL: a built-in registry per run */
+  int redirect_stdout;             /* point fd 1 at fd 2 while phases run */
+} st_run_options;
+
+ST_EXTERN void st_run_options_init(st_run_options *opts /* OUT */);
+
+typedef enum st_phase_status {
+  ST_PHASE_OK = 0,
+  ST_PHASE_FAIL = 1,
+  ST_PHASE_ERROR = 2,
+  ST_PHASE_SKIP = 3
+} st_phase_status;
+
+/* "ok", "fail", "error", "skip". */
+ST_EXTERN const char *st_phase_status_name(st_phase_status s);
+
+/* One event of a case: a phase call, or a `load` event naming a shared
+ * object that became loaded during the phase before it. All pointers are
+ * owned by the result that holds the event. */
+typedef struct st_event {
+  const char *name;            /* "args", "golden", ..., or "load" */
+  int round;                   /* 0-based round; -1 outside rounds */
+  uint64_t start_ns;           /* CLOCK_MONOTONIC */
+  uint64_t dur_ns;
+  st_phase_status status;
+  const char *const *loaded;   /* objects that became loaded during it */
+  size_t n_loaded;
+  const char *object;          /* load events: the object's path */
+  const char *phase;           /* load events: the phase that loaded it */
+  int emitted;                 /* record events: 1 if this one emitted */
+} st_event;
+
+typedef enum st_case_status {
+  ST_CASE_PASS = 0,
+  ST_CASE_FAIL = 1,
+  ST_CASE_ERROR = 2,
+  ST_CASE_SKIP = 3
+} st_case_status;
+
+/* "pass", "fail", "error", "skip". */
+ST_EXTERN const char *st_case_status_name(st_case_status s);
+
+typedef struct st_case_result st_case_result;
+typedef struct st_run_result st_run_result;
+
+/* Identifies a case while it runs. Owned by the runner; valid during the
+ * callback. */
+typedef struct st_case_info {
+  const char *scene;
+  const char *name;
+  const char *file;
+  int line;
+  const char *platform;
+  uint64_t seed;
+  size_t index; /* 0-based position in the selection */
+  size_t total; /* cases selected */
+} st_case_info;
+
+typedef struct st_run_info {
+  const char *platform;
+  uint64_t seed;
+  size_t total;
+} st_run_info;
+
+/* Callbacks of a run. Any may be NULL. Called from the scheduling thread,
+ * one at a time, case_end in the order cases finish. */
+typedef struct st_observer {
+  void *data;
+  void (*run_begin)(void *data, const st_run_info *info);
+  void (*case_begin)(void *data, const st_case_info *info);
+  void (*phase_begin)(void *data, const st_case_info *info, const char *phase,
+                      int round);
+  void (*phase_end)(void *data, const st_case_info *info,
+                    const st_event *event);
+  void (*case_end)(void *data, const st_case_info *info,
+                   const st_case_result *result);
+  void (*run_end)(void *data, const st_run_result *result);
+} st_observer;
+
+/* A selected case: a scene of the set and a case index in it. */
+typedef struct st_case_ref {
+  const st_scene *scene;
+  size_t index;
+} st_case_ref;
+
+/* Selects cases as `run` does (selectors, manual mode, platform). A
+ * selector matching no case, or only manual cases, is ST_EUSAGE with a
+ * message saying so. *out is malloc'd (caller frees); *count may be 0.
+ * Thread-safety: any thread. */
+ST_EXTERN st_status st_select_cases(const st_scene_set *set /* IN */,
+                                    const st_run_options *opts /* IN */,
+                                    st_case_ref **out /* OUT */,
+                                    size_t *count /* OUT */,
+                                    st_error *err /* OUT */) ST_WUR;
+
+/* Runs the selected cases. Returns ST_OK when the cases ran (whatever
+ * their verdicts; see st_run_result_exit_code), ST_EUSAGE for a selection
+ * or option error (nothing ran). *out is the caller's (st_run_result_free).
+ * Thread-safety: one run per process at a time (it may redirect fd 1). */
+ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
+                           const st_run_options *opts /* IN */,
+                           const st_observer *observers /* IN */,
+                           size_t n_observers, st_run_result **out /* OUT */,
+                           st_error *err /* OUT */) ST_WUR;
+
+/* Runs one case (no selection) and returns its result; for tests and
+ * embedders. Thread-safety: any thread. */
+ST_EXTERN st_status st_run_case(const st_scene *scene /* IN */,
+                                size_t case_index,
+                                const st_run_options *opts /* IN */,
+                                st_case_result **out /* OUT */,
+                                st_error *err /* OUT */) ST_WUR;
+
+ST_EXTERN void st_run_result_free(st_run_result *res /* IN, owned */);
+ST_EXTERN size_t st_run_result_count(const st_run_result *res /* IN */);
+/* In the order of selection. Owned by res. */
+ST_EXTERN const st_case_result *st_run_result_get(const st_run_result *res,
+                                                  size_t index);
+/* Counts by status. */
+ST_EXTERN size_t st_run_result_count_status(const st_run_result *res,
+                                            st_case_status status);
+/* 0 all passed or skipped, 1 a case failed or errored. */
+ST_EXTERN int st_run_result_exit_code(const st_run_result *res /* IN */);
+
+ST_EXTERN void st_case_result_free(st_case_result *res /* IN, owned */);
+ST_EXTERN const char *st_case_result_scene(const st_case_result *res);
+ST_EXTERN const char *st_case_result_case(const st_case_result *res);
+ST_EXTERN const char *st_case_result_file(const st_case_result *res);
+ST_EXTERN int st_case_result_line(const st_case_result *res);
+ST_EXTERN const char *st_case_result_platform(const st_case_result *res);
+ST_EXTERN uint64_t st_case_result_seed(const st_case_result *res);
+ST_EXTERN st_case_status st_case_result_status(const st_case_result *res);
+/* NULL when there is no message. */
+ST_EXTERN const char *st_case_result_message(const st_case_result *res);
+/* What a child process printed (isolation, workers); NULL if none. */
+ST_EXTERN const char *st_case_result_output(const st_case_result *res);
+ST_EXTERN uint64_t st_case_result_duration_ns(const st_case_result *res);
+ST_EXTERN long st_case_result_pid(const st_case_result *res);
+ST_EXTERN int st_case_result_record_stale(const st_case_result *res);
+ST_EXTERN size_t st_case_result_event_count(const st_case_result *res);
+ST_EXTERN const st_event *st_case_result_event(const st_case_result *res,
+                                               size_t index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* The umbrella header: includes every public header but testing.h (which
+ * needs cmocka). */
+#ifndef SCENETEST_SCENETEST_H
+#define SCENETEST_SCENETEST_H
+
+#include <scenetest/common.h>
+#include <scenetest/log.h>
+#include <scenetest/op.h>
+#include <scenetest/record.h>
+#include <scenetest/registry.h>
+#include <scenetest/run.h>
+#include <scenetest/scene.h>
+#include <scenetest/tensor.h>
+
+#endif

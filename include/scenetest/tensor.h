@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* Tensors and scalars as ops see them: dtypes, roles, contiguous row-major
+ * buffers. */
+#ifndef SCENETEST_TENSOR_H
+#define SCENETEST_TENSOR_H
+
+#include <scenetest/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ST_DTYPE_MAP(XX)                                                      \
+  XX(FLOAT32, "float32", 4)                                                   \
+  XX(FLOAT64, "float64", 8)                                                   \
+  XX(FLOAT16, "float16", 2)                                                   \
+  XX(BFLOAT16, "bfloat16", 2)                                                 \
+  XX(INT8, "int8", 1)                                                         \
+  XX(INT16, "int16", 2)                                                       \
+  XX(INT32, "int32", 4)                                                       \
+  XX(INT64, "int64", 8)                                                       \
+  XX(UINT8, "uint8", 1)                                                       \
+  XX(BOOL, "bool", 1)
+
+typedef enum st_dtype {
+#define ST_DTYPE_ENUM(name, str, size) ST_DTYPE_##name,
+  ST_DTYPE_MAP(ST_DTYPE_ENUM)
+#undef ST_DTYPE_ENUM
+  ST_DTYPE_COUNT
+} st_dtype;
+
+/* "float32" etc.; NULL for an invalid value. Thread-safety: any thread. */
+ST_EXTERN const char *st_dtype_name(st_dtype dtype /* IN */);
+/* Bytes per element; 0 for an invalid value. Thread-safety: any thread. */
+ST_EXTERN size_t st_dtype_size(st_dtype dtype /* IN */);
+/* Parses a dtype name. Returns ST_OK or ST_ENOTFOUND. */
+ST_EXTERN st_status st_dtype_parse(const char *name /* IN */,
+                                   st_dtype *out /* OUT */) ST_WUR;
+/* 1 for float32/float64/float16/bfloat16, else 0. */
+ST_EXTERN int st_dtype_is_float(st_dtype dtype /* IN */);
+
+typedef enum st_role {
+  ST_ROLE_INPUT = 0,
+  ST_ROLE_OUTPUT = 1,
+  ST_ROLE_INOUT = 2
+} st_role;
+
+#define ST_MAX_DIMS 8
+
+/* A tensor bound to an op call. data is contiguous, row-major, nbytes long
+ * (may be NULL when nbytes == 0). name and data are owned by the harness for
+ * the duration of the call. */
+typedef struct st_tensor {
+  const char *name;
+  st_dtype dtype;
+  st_role role;
+  int ndim;
+  int64_t shape[ST_MAX_DIMS];
+  size_t numel;
+  size_t nbytes;
+  void *data;
+} st_tensor;
+
+/* A scalar bound to an op call: the value both as double and as int64
+ * (is_int says which one is exact). */
+typedef struct st_scalar {
+  const char *name;
+  st_dtype dtype;
+  int is_int;
+  int64_t i;
+  double f;
+} st_scalar;
+
+/* Element access converting through double (float16/bfloat16 with
+ * round-to-nearest-even on store; integers wrap on store as two's
+ * complement). Thread-safety: any thread. */
+ST_EXTERN double st_tensor_get_f64(const st_tensor *t /* IN */, size_t i);
+ST_EXTERN void st_tensor_set_f64(st_tensor *t /* IN/OUT */, size_t i,
+                                 double v);
+/* Exact integer access for integer/bool dtypes. */
+ST_EXTERN int64_t st_tensor_get_i64(const st_tensor *t /* IN */, size_t i);
+ST_EXTERN void st_tensor_set_i64(st_tensor *t /* IN/OUT */, size_t i,
+                                 int64_t v);
+
+/* IEEE half and bfloat16 conversions (round-to-nearest-even; NaN stays
+ * NaN). Thread-safety: any thread. */
+ST_EXTERN uint16_t st_f32_to_f16(float f);
+ST_EXTERN float st_f16_to_f32(uint16_t h);
+ST_EXTERN uint16_t st_f32_to_bf16(float f);
+ST_EXTERN float st_bf16_to_f32(uint16_t b);
+/* From double directly (one rounding, not two). */
+ST_EXTERN uint16_t st_f64_to_f16(double d);
+ST_EXTERN uint16_t st_f64_to_bf16(double d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
