@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* Watching the dynamic loader's list: which shared objects became loaded
+ * since the last look. One list per process, as the loader's is. */
+#ifndef SCENETEST_HARNESS_LOADWATCH_H
+#define SCENETEST_HARNESS_LOADWATCH_H
+
+#include <scenetest/common.h>
+
+/* Returns (malloc'd array of malloc'd paths, *n entries) the objects that
+ * are in the loader's list now and were not at any earlier call in this
+ * process; the first call returns nothing and records the list as it is.
+ * When nothing was loaded since the last call (dlpi_adds unchanged) it
+ * costs one dl_iterate_phdr callback. Free with st__loadwatch_free.
+ * Thread-safety: any thread; an object is reported to exactly one caller. */
+st_status st__loadwatch_poll(char ***out /* OUT */, size_t *n /* OUT */) ST_WUR;
+void st__loadwatch_free(char **list, size_t n);
+
+/* Calls fn(path, data) for every object in the loader's list now (the main
+ * program's empty name skipped). Stops early when fn returns non-zero.
+ * Thread-safety: any thread. */
+void st__loadwatch_each(int (*fn)(const char *path, void *data), void *data);
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Registry internals shared with the plugin loader and tests: lazy plugins
+ * and repair accounting. */
+#ifndef SCENETEST_HARNESS_REGISTRY_INTERNAL_H
+#define SCENETEST_HARNESS_REGISTRY_INTERNAL_H
+
+#include <scenetest/registry.h>
+
+/* Loads a lazy plugin for real (dlopen + st_registry_add_module). Called by
+ * the repair of a backend the plugin declares, with the repair lock held. */
+typedef st_status (*st__lazy_load_fn)(st_registry *reg, const char *path,
+                                      st_error *err);
+
+/* Declares a lazy plugin: path is loaded by load() when a lookup misses on
+ * one of platforms (n entries). Strings are copied.
+ * Thread-safety: any thread. */
+st_status st__registry_add_lazy(st_registry *reg, const char *path,
+                                const char *const *platforms, size_t n,
+                                st__lazy_load_fn load, st_error *err) ST_WUR;
+
+/* How many repairs of backend have run to completion (successful or not);
+ * for tests. Thread-safety: any thread. */
+unsigned st__registry_repair_count(st_registry *reg, const char *backend);
+/* 1 if backend carries the repaired mark. Thread-safety: any thread. */
+int st__registry_is_repaired(st_registry *reg, const char *backend);
+/* 1 if module name's init has completed. Thread-safety: any thread. */
+int st__registry_module_complete(st_registry *reg, const char *module);
+
+#endif

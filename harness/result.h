@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Building case and run results (the accessors are public, in run.h). */
+#ifndef SCENETEST_HARNESS_RESULT_H
+#define SCENETEST_HARNESS_RESULT_H
+
+#include <scenetest/run.h>
+
+/* A new result with status pass and no events; strings are copied. NULL
+ * when out of memory. Thread-safety: any thread. */
+st_case_result *st__case_result_new(const char *scene, const char *kase,
+                                    const char *file, int line,
+                                    const char *platform, uint64_t seed);
+/* Appends a deep copy of ev. Thread-safety: one thread per result. */
+st_status st__case_result_add_event(st_case_result *res,
+                                    const st_event *ev) ST_WUR;
+/* Sets the status; the message is kept only if none was set before (the
+ * first cause wins). fmt may be NULL. */
+void st__case_result_set_status(st_case_result *res, st_case_status status,
+                                const char *fmt, ...) ST_PRINTF(3, 4);
+/* Replaces the status and message (for verdicts that override an earlier
+ * one, such as --strict-record on a passing case). */
+void st__case_result_override(st_case_result *res, st_case_status status,
+                              const char *message);
+void st__case_result_set_output(st_case_result *res, const char *text,
+                                size_t length);
+void st__case_result_set_duration(st_case_result *res, uint64_t ns);
+void st__case_result_set_pid(st_case_result *res, long pid);
+void st__case_result_set_record_stale(st_case_result *res, int stale);
+
+/* A run result with room for count cases (all NULL). */
+st_run_result *st__run_result_new(size_t count);
+/* Takes ownership of res. */
+void st__run_result_set(st_run_result *run, size_t index,
+                        st_case_result *res);
+
+#endif
