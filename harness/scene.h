@@ -53,6 +53,9 @@ typedef struct st__init {
   char *path;       /* ST__INIT_FILE: resolved absolute path; owned */
   int line;
   int column;
+  char *path_given; /* ST__INIT_FILE: the path as written (for messages,
+                       which must not depend on where the tree lives);
+                       owned. Added by the loader. */
 } st__init;
 
 typedef struct st__arg {

@@ -1,19 +1,424 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: replaced by the real tests of this module. */
+/* The registry: idempotent registration, repair before fallback, repairs
+ * marked only on success and retried, loading cycles, concurrent lookups
+ * waiting for one repair. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-static void placeholder__not_written(void **state) {
+#include <pthread.h>
+#include <string.h>
+
+#include <scenetest/scenetest.h>
+
+#include "registry_internal.h"
+
+static st_status impl_a(st_op_call *c) { (void)c; return ST_OK; }
+static st_status impl_b(st_op_call *c) { (void)c; return ST_OK; }
+static st_status impl_common(st_op_call *c) { (void)c; return ST_OK; }
+
+static st_registry *fresh(void) {
+  st_registry *reg = NULL;
+  assert_int_equal(st_registry_new(&reg), ST_OK);
+  st_log_set_level(ST_LOG_NULL);
+  return reg;
+}
+
+static void st_registry_register__same_function_is_noop(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
   (void)state;
-  /* replaced before the module is called done */
+  st_error_clear(&err);
+  assert_int_equal(st_registry_register(reg, "m", "op", "bk", impl_a, &err),
+                   ST_OK);
+  assert_int_equal(st_registry_register(reg, "m2", "op", "bk", impl_a, &err),
+                   ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "op", "bk", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_ptr_equal(fn, impl_a);
+  st_registry_free(reg);
+}
+
+static void st_registry_register__different_function_conflicts(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_register(reg, "first", "op", "bk", impl_a,
+                                        &err),
+                   ST_OK);
+  assert_int_equal(st_registry_register(reg, "second", "op", "bk", impl_b,
+                                        &err),
+                   ST_ECONFLICT);
+  assert_string_equal(err.message,
+                      "conflicting registration of op 'op' on backend 'bk': "
+                      "module 'second' registers a different implementation "
+                      "than module 'first'");
+  st_registry_free(reg);
+}
+
+static st_status init_noop(st_registry *reg, st_error *err) {
+  (void)reg;
+  (void)err;
+  return ST_OK;
+}
+
+static void st_registry_add_module__abi_mismatch_names_both(void **state) {
+  static const st_module bad = {99, "future", NULL, init_noop};
+  st_registry *reg = fresh();
+  st_error err;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &bad, &err), ST_EABI);
+  assert_string_equal(err.message, "module 'future' has ABI version 99, this "
+                                   "scenetest has ABI version 1");
+  st_registry_free(reg);
+}
+
+static void st_registry_lookup__missing_names_implementers(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_register(reg, "m", "matmul", "cpu", impl_a,
+                                        &err),
+                   ST_OK);
+  assert_int_equal(st_registry_register(reg, "m", "matmul", "threads",
+                                        impl_a, &err),
+                   ST_OK);
+  assert_int_equal(st_registry_register(reg, "m", "matmul", "reference",
+                                        impl_a, &err),
+                   ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "matmul", "example", ST_LOOKUP_KERNEL, &fn,
+                         &err),
+      ST_EMISSING);
+  assert_null(fn);
+  assert_string_equal(err.message,
+                      "BackendImplementationMissing: backend 'example' is "
+                      "missing required implementation: kernel for op "
+                      "'matmul' (implemented by: cpu, reference, threads)");
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_lookup(reg, "softmax", "reference", ST_LOOKUP_GOLDEN, &fn,
+                         &err),
+      ST_EMISSING);
+  assert_string_equal(err.message,
+                      "BackendImplementationMissing: backend 'reference' is "
+                      "missing required implementation: golden for op "
+                      "'softmax' (implemented by: none)");
+  st_registry_free(reg);
+}
+
+/* A module whose init registers op1, then fails the first `failures`
+ * times before registering op2. */
+static int partial_calls, partial_failures;
+static const char *const bk_platforms[] = {"bk", NULL};
+
+static st_status partial_init(st_registry *reg, st_error *err) {
+  st_status rc;
+  partial_calls++;
+  rc = st_registry_register(reg, "partial", "op1", "bk", impl_a, err);
+  if (rc != ST_OK)
+    return rc;
+  if (partial_calls <= partial_failures)
+    return st_error_set(err, ST_EKERNEL, "interrupted (call %d)",
+                        partial_calls);
+  return st_registry_register(reg, "partial", "op2", "bk", impl_b, err);
+}
+static const st_module partial_module = {ST_ABI_VERSION, "partial",
+                                         bk_platforms, partial_init};
+
+static void st_registry_lookup__repairs_partial_init(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  partial_calls = 0;
+  partial_failures = 1;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &partial_module, &err),
+                   ST_EKERNEL);
+  assert_int_equal(st__registry_module_complete(reg, "partial"), 0);
+  assert_int_equal(partial_calls, 1);
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_ptr_equal(fn, impl_b);
+  /* The init re-ran once; its repeated op1 registration did not
+   * conflict. */
+  assert_int_equal(partial_calls, 2);
+  assert_int_equal(st__registry_repair_count(reg, "bk"), 1);
+  assert_int_equal(st__registry_is_repaired(reg, "bk"), 1);
+  assert_int_equal(st__registry_module_complete(reg, "partial"), 1);
+  /* A later miss on a repaired backend does not repair again. */
+  assert_int_equal(
+      st_registry_lookup(reg, "op3", "bk", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_EMISSING);
+  assert_int_equal(partial_calls, 2);
+  assert_int_equal(st__registry_repair_count(reg, "bk"), 1);
+  st_registry_free(reg);
+}
+
+static void st_registry_lookup__failed_repair_is_retried(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  partial_calls = 0;
+  partial_failures = 2;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &partial_module, &err),
+                   ST_EKERNEL);
+  st_error_clear(&err);
+  /* The repair's init fails again: missing, and not marked repaired. */
+  assert_int_equal(
+      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_EMISSING);
+  assert_string_equal(err.message,
+                      "BackendImplementationMissing: backend 'bk' is missing "
+                      "required implementation: kernel for op 'op2' "
+                      "(implemented by: none)");
+  assert_int_equal(partial_calls, 2);
+  assert_int_equal(st__registry_is_repaired(reg, "bk"), 0);
+  assert_int_equal(st__registry_repair_count(reg, "bk"), 1);
+  /* The next lookup retries, and this time the init completes. */
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_ptr_equal(fn, impl_b);
+  assert_int_equal(partial_calls, 3);
+  assert_int_equal(st__registry_repair_count(reg, "bk"), 2);
+  assert_int_equal(st__registry_is_repaired(reg, "bk"), 1);
+  st_registry_free(reg);
+}
+
+static void st_registry_lookup__repair_before_common(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  partial_calls = 0;
+  partial_failures = 1;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_register(reg, "common", "op2",
+                                        ST_BACKEND_COMMON, impl_common, &err),
+                   ST_OK);
+  assert_int_equal(st_registry_add_module(reg, &partial_module, &err),
+                   ST_EKERNEL);
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  /* The backend's own implementation, found by the repair: not common. */
+  assert_ptr_equal(fn, impl_b);
+  /* An op the backend really lacks falls back to common. */
+  assert_int_equal(st_registry_register(reg, "common", "op9",
+                                        ST_BACKEND_COMMON, impl_common, &err),
+                   ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "op9", "bk", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_ptr_equal(fn, impl_common);
+  st_registry_free(reg);
+}
+
+/* Loading cycle: A's init adds module B; B's init looks up an op of A
+ * while A is initialising (and fails); that interrupts A. A's init also
+ * looks up on its own backend every time, which during a repair (under the
+ * repair lock) must neither wait nor repair. */
+static int a_calls, b_calls;
+static st_op_fn b_saw;
+static const char *const a_platforms[] = {"back_a", NULL};
+static const char *const b_platforms[] = {"back_b", NULL};
+static st_status b_init(st_registry *reg, st_error *err);
+static const st_module module_b = {ST_ABI_VERSION, "mod_b", b_platforms,
+                                   b_init};
+
+static st_status a_init(st_registry *reg, st_error *err) {
+  st_op_fn fn = NULL;
+  st_error inner;
+  st_status rc;
+  a_calls++;
+  st_error_clear(&inner);
+  /* Misses on the first init; must not wait or repair during a repair. */
+  if (st_registry_lookup(reg, "a_later", "back_a", ST_LOOKUP_KERNEL, &fn,
+                         &inner) == ST_OK && fn != impl_b)
+    return st_error_set(err, ST_EINTERNAL, "wrong implementation");
+  rc = st_registry_register(reg, "mod_a", "a_first", "back_a", impl_a, err);
+  if (rc != ST_OK)
+    return rc;
+  rc = st_registry_add_module(reg, &module_b, err);
+  if (rc != ST_OK && rc != ST_ECONFLICT)
+    return rc;
+  return st_registry_register(reg, "mod_a", "a_later", "back_a", impl_b,
+                              err);
+}
+static const st_module module_a = {ST_ABI_VERSION, "mod_a", a_platforms,
+                                   a_init};
+
+static st_status b_init(st_registry *reg, st_error *err) {
+  st_error inner;
+  b_calls++;
+  st_error_clear(&inner);
+  b_saw = NULL;
+  if (st_registry_lookup(reg, "a_later", "back_a", ST_LOOKUP_KERNEL, &b_saw,
+                         &inner) != ST_OK)
+    return st_error_set(err, ST_EKERNEL, "mod_b: %s", inner.message);
+  return st_registry_register(reg, "mod_b", "b_op", "back_b", impl_a, err);
+}
+
+static void st_registry_lookup__loading_cycle_no_deadlock(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  a_calls = b_calls = 0;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &module_a, &err), ST_EKERNEL);
+  assert_int_equal(a_calls, 1);
+  assert_int_equal(b_calls, 1);
+  assert_int_equal(st__registry_module_complete(reg, "mod_a"), 0);
+  assert_int_equal(st__registry_module_complete(reg, "mod_b"), 0);
+  /* The lookups made from inside the inits did not repair anything. */
+  assert_int_equal(st__registry_repair_count(reg, "back_a"), 0);
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_lookup(reg, "a_later", "back_a", ST_LOOKUP_KERNEL, &fn,
+                         &err),
+      ST_OK);
+  assert_ptr_equal(fn, impl_b);
+  assert_int_equal(a_calls, 2);
+  assert_int_equal(st__registry_module_complete(reg, "mod_a"), 1);
+  assert_int_equal(st__registry_repair_count(reg, "back_a"), 1);
+  /* B is repaired through its own backend: its lookup now finds A's op. */
+  assert_int_equal(
+      st_registry_lookup(reg, "b_op", "back_b", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_ptr_equal(b_saw, impl_b);
+  assert_int_equal(b_calls, 2);
+  assert_int_equal(st__registry_module_complete(reg, "mod_b"), 1);
+  st_registry_free(reg);
+}
+
+/* Concurrency: N threads released together look up a missing op while the
+ * repair is slow (the repairing init waits until every thread has
+ * started its lookup). All get the repaired implementation; one repair. */
+#define N_THREADS 8
+static pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slow_cond = PTHREAD_COND_INITIALIZER;
+static int slow_started, slow_calls;
+static pthread_barrier_t slow_barrier;
+
+static st_status slow_init(st_registry *reg, st_error *err) {
+  pthread_mutex_lock(&slow_lock);
+  slow_calls++;
+  if (slow_calls == 1) {
+    pthread_mutex_unlock(&slow_lock);
+    return st_error_set(err, ST_EKERNEL, "first init interrupted");
+  }
+  while (slow_started < N_THREADS)
+    pthread_cond_wait(&slow_cond, &slow_lock);
+  pthread_mutex_unlock(&slow_lock);
+  return st_registry_register(reg, "slow", "slow_op", "slow_bk", impl_b,
+                              err);
+}
+static const char *const slow_platforms[] = {"slow_bk", NULL};
+static const st_module slow_module = {ST_ABI_VERSION, "slow", slow_platforms,
+                                      slow_init};
+
+typedef struct lookup_arg {
+  st_registry *reg;
+  st_op_fn fn;
+  st_status rc;
+} lookup_arg;
+
+static void *lookup_thread(void *p) {
+  lookup_arg *a = p;
+  st_error err;
+  st_error_clear(&err);
+  pthread_barrier_wait(&slow_barrier);
+  pthread_mutex_lock(&slow_lock);
+  slow_started++;
+  pthread_cond_broadcast(&slow_cond);
+  pthread_mutex_unlock(&slow_lock);
+  a->rc = st_registry_lookup(a->reg, "slow_op", "slow_bk", ST_LOOKUP_KERNEL,
+                             &a->fn, &err);
+  return NULL;
+}
+
+static void st_registry_lookup__concurrent_lookups_wait_for_repair(
+    void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  pthread_t th[N_THREADS];
+  lookup_arg args[N_THREADS];
+  int i;
+  (void)state;
+  slow_started = slow_calls = 0;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &slow_module, &err),
+                   ST_EKERNEL);
+  pthread_barrier_init(&slow_barrier, NULL, N_THREADS);
+  for (i = 0; i < N_THREADS; i++) {
+    args[i].reg = reg;
+    args[i].fn = NULL;
+    args[i].rc = ST_EINTERNAL;
+    assert_int_equal(pthread_create(&th[i], NULL, lookup_thread, &args[i]),
+                     0);
+  }
+  for (i = 0; i < N_THREADS; i++)
+    pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&slow_barrier);
+  for (i = 0; i < N_THREADS; i++) {
+    assert_int_equal(args[i].rc, ST_OK);
+    assert_ptr_equal(args[i].fn, impl_b);
+  }
+  assert_int_equal(slow_calls, 2);
+  assert_int_equal(st__registry_repair_count(reg, "slow_bk"), 1);
+  st_registry_free(reg);
+}
+
+static void st_registry_new_builtin__platforms(void **state) {
+  st_registry *reg = NULL;
+  char buf[256];
+  st_op_fn fn = NULL;
+  st_error err;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
+  st_registry_platforms(reg, buf, sizeof buf);
+  assert_string_equal(buf, "cpu, threads");
+  assert_int_equal(st_registry_has_platform(reg, "cpu"), 1);
+  assert_int_equal(st_registry_has_platform(reg, "reference"), 0);
+  /* copy has a common implementation any backend falls back to. */
+  assert_int_equal(
+      st_registry_lookup(reg, "copy", "nowhere", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_non_null(fn);
+  st_registry_free(reg);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(placeholder__not_written),
+      cmocka_unit_test(st_registry_register__same_function_is_noop),
+      cmocka_unit_test(st_registry_register__different_function_conflicts),
+      cmocka_unit_test(st_registry_add_module__abi_mismatch_names_both),
+      cmocka_unit_test(st_registry_lookup__missing_names_implementers),
+      cmocka_unit_test(st_registry_lookup__repairs_partial_init),
+      cmocka_unit_test(st_registry_lookup__failed_repair_is_retried),
+      cmocka_unit_test(st_registry_lookup__repair_before_common),
+      cmocka_unit_test(st_registry_lookup__loading_cycle_no_deadlock),
+      cmocka_unit_test(
+          st_registry_lookup__concurrent_lookups_wait_for_repair),
+      cmocka_unit_test(st_registry_new_builtin__platforms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* The CLI's reporters: observers of a run (st_observer of run.h) that write
+ * the text summary, TAP, or the events JSON Lines to a stream, plus what
+ * they share (the rerun command). CLI-private. */
+#ifndef SCENETEST_HARNESS_REPORT_H
+#define SCENETEST_HARNESS_REPORT_H
+
+#include <stdio.h>
+
+#include <scenetest/run.h>
+
+/* What every reporter is built from. Borrowed for the reporter's life. */
+typedef struct st__report_config {
+  FILE *out;              /* the report stream (the original stdout) */
+  int tty;                /* text: out is a terminal; redraw progress */
+  int color;              /* text: use ANSI colours */
+  const char *rerun_opts; /* options the rerun command repeats after
+                             "--platform P" (" --rounds 3"), or NULL */
+} st__report_config;
+
+/* Each constructor fills *obs with callbacks and a malloc'd state in
+ * obs->data; the matching *_free releases it (accepts an observer whose
+ * data is NULL). ST_ENOMEM when the state cannot be allocated.
+ * Thread-safety: one thread per observer (the run calls them one at a
+ * time). */
+st_status st__report_text_new(const st__report_config *cfg /* IN */,
+                              st_observer *obs /* OUT */) ST_WUR;
+void st__report_text_free(st_observer *obs /* IN/OUT */);
+
+/* TAP 13 as SPEC §6: header and plan at run begin, one point per case in
+ * finish order, a YAML block after a failing point. */
+st_status st__report_tap_new(const st__report_config *cfg /* IN */,
+                             st_observer *obs /* OUT */) ST_WUR;
+void st__report_tap_free(st_observer *obs /* IN/OUT */);
+/* A complete TAP stream for a run that selected nothing:
+ * "1..0 # SKIP reason", which prove and meson read as a skipped test. */
+void st__report_tap_empty(FILE *out /* IN */, const char *reason /* IN */);
+
+/* JSON Lines: one object per case in finish order (SPEC §6 --events).
+ * Only cfg->out is used. */
+st_status st__report_events_new(const st__report_config *cfg /* IN */,
+                                st_observer *obs /* OUT */) ST_WUR;
+void st__report_events_free(st_observer *obs /* IN/OUT */);
+/* Writes one case's object and a newline. For the events reporter and
+ * tests. Thread-safety: one thread per out. */
+void st__report_events_write(FILE *out /* IN */,
+                             const st_case_result *res /* IN */);
+
+/* Writes s quoted for a POSIX shell: as is when every byte is in
+ * [A-Za-z0-9_./:=@%+,-] (and s is not empty), else in single quotes with
+ * each ' written as '\''. Thread-safety: one thread per out. */
+void st__shell_quote(FILE *out /* IN */, const char *s /* IN */);
+/* Writes the command that reruns just this case:
+ * scenetest run --case 'S::C' --seed N --platform P [rerun_opts] FILE */
+void st__report_rerun(FILE *out /* IN */, const st__report_config *cfg,
+                      const char *scene /* IN */, const char *kase /* IN */,
+                      uint64_t seed, const char *platform /* IN */,
+                      const char *file /* IN */);
+
+#endif

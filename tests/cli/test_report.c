@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests of the CLI's reporters and escaping: JSON strings for any bytes,
+ * YAML strings for TAP, shell quoting and the rerun command, the events
+ * line, the TAP stream and the text summary, each compared in full. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "report.h"
+#include "result.h"
+
+/* A memory stream and its buffer: open, write, then take the text. */
+typedef struct mem {
+  char *buf;
+  size_t len;
+  FILE *f;
+} mem;
+
+static void mem_open(mem *m) {
+  m->buf = NULL;
+  m->len = 0;
+  m->f = open_memstream(&m->buf, &m->len);
+  assert_non_null(m->f);
+}
+
+/* Closes the stream; the caller frees the returned text. */
+static char *mem_take(mem *m) {
+  assert_int_equal(fclose(m->f), 0);
+  return m->buf;
+}
+
+static void expect_json(const char *in, size_t n, const char *want) {
+  mem m;
+  char *got;
+  mem_open(&m);
+  st__json_string_n(m.f, in, n);
+  got = mem_take(&m);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static void json_string__escapes_quotes_and_controls(void **state) {
+  (void)state;
+  expect_json("a\"b\\c", 5, "\"a\\\"b\\\\c\"");
+  expect_json("\n\r\t\b\f", 5, "\"\\n\\r\\t\\b\\f\"");
+  expect_json("\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\"");
+  /* An embedded NUL is a character like any other. */
+  expect_json("a\0b", 3, "\"a\\u0000b\"");
+}
+
+static void json_string__invalid_utf8_becomes_replacement(void **state) {
+  (void)state;
+  expect_json("\xff", 1, "\"\\ufffd\"");
+  /* Overlong '/', a UTF-16 surrogate, a truncated sequence, past U+10FFFF,
+   * a lone continuation byte. */
+  expect_json("\xc0\xaf", 2, "\"\\ufffd\\ufffd\"");
+  expect_json("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");
+  expect_json("x\xe2\x82", 3, "\"x\\ufffd\\ufffd\"");
+  expect_json("\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+  expect_json("\x80z", 2, "\"\\ufffdz\"");
+}
+
+static void json_string__valid_utf8_kept(void **state) {
+  (void)state;
+  expect_json("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9,
+              "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+  /* Line separators would split a JSON Lines record for some readers. */
+  expect_json("\xe2\x80\xa8", 3, "\"\\u2028\"");
+}
+
+static void json_string__null_is_null(void **state) {
+  mem m;
+  char *got;
+  (void)state;
+  mem_open(&m);
+  st__json_string(m.f, NULL);
+  got = mem_take(&m);
+  assert_string_equal(got, "null");
+  free(got);
+}
+
+static void yaml_string__escapes(void **state) {
+  mem m;
+  char *got;
+  (void)state;
+  mem_open(&m);
+  st__yaml_string(m.f, "say \"hi\"\\\n\t\x01\xff\xc2\x85\xc3\xa9");
+  fputc(' ', m.f);
+  st__yaml_string(m.f, "\xf0\x9f\x98\x80");
+  fputc(' ', m.f);
+  st__yaml_string(m.f, NULL);
+  got = mem_take(&m);
+  assert_string_equal(got, "\"say \\\"hi\\\"\\\\\\n\\t\\x01\\ufffd"
+                           "\\u0085\\u00e9\" \"\\U0001f600\" ~");
+  free(got);
+}
+
+static void expect_quote(const char *in, const char *want) {
+  mem m;
+  char *got;
+  mem_open(&m);
+  st__shell_quote(m.f, in);
+  got = mem_take(&m);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static void shell_quote__safe_and_unsafe(void **state) {
+  (void)state;
+  expect_quote("scenes/add.yaml", "scenes/add.yaml");
+  expect_quote("", "''");
+  expect_quote("my scenes/a b.yaml", "'my scenes/a b.yaml'");
+  expect_quote("it's", "'it'\\''s'");
+  expect_quote("$HOME;*", "'$HOME;*'");
+}
+
+static void report_rerun__spec_form(void **state) {
+  mem m;
+  char *got;
+  st__report_config cfg;
+  (void)state;
+  memset(&cfg, 0, sizeof cfg);
+  mem_open(&m);
+  st__report_rerun(m.f, &cfg, "vector_add", "small", 42, "cpu",
+                   "scenes/add.yaml");
+  fputc('\n', m.f);
+  cfg.rerun_opts = " --rounds 3";
+  st__report_rerun(m.f, &cfg, "s", "c", 0, "threads", "-odd name.yaml");
+  got = mem_take(&m);
+  assert_string_equal(got,
+                      "scenetest run --case 'vector_add::small' --seed 42 "
+                      "--platform cpu scenes/add.yaml\n"
+                      "scenetest run --case 's::c' --seed 0 --platform "
+                      "threads --rounds 3 ./'-odd name.yaml'");
+  free(got);
+}
+
+/* A failing result with a phase, a record and a load event. */
+static st_case_result *make_result(st_case_status status, const char *msg) {
+  st_case_result *r = st__case_result_new("vector_add", "small",
+                                          "scenes/add.yaml", 12, "cpu", 7);
+  st_event ev;
+  const char *loaded[] = {"/usr/lib/libx.so"};
+
+  assert_non_null(r);
+  memset(&ev, 0, sizeof ev);
+  ev.name = "args";
+  ev.round = -1;
+  ev.start_ns = 5;
+  ev.dur_ns = 1200;
+  assert_int_equal(st__case_result_add_event(r, &ev), ST_OK);
+  ev.name = "golden";
+  ev.start_ns = 1300;
+  ev.dur_ns = 10;
+  ev.loaded = loaded;
+  ev.n_loaded = 1;
+  assert_int_equal(st__case_result_add_event(r, &ev), ST_OK);
+  memset(&ev, 0, sizeof ev);
+  ev.name = "load";
+  ev.round = -1;
+  ev.object = "/usr/lib/libx.so";
+  ev.phase = "golden";
+  assert_int_equal(st__case_result_add_event(r, &ev), ST_OK);
+  memset(&ev, 0, sizeof ev);
+  ev.name = "record";
+  ev.round = -1;
+  ev.start_ns = 1400;
+  ev.dur_ns = 3;
+  ev.emitted = 1;
+  assert_int_equal(st__case_result_add_event(r, &ev), ST_OK);
+  ev.name = "run";
+  ev.round = 0;
+  ev.start_ns = 1500;
+  ev.dur_ns = 20;
+  ev.emitted = 0;
+  ev.status = status == ST_CASE_PASS ? ST_PHASE_OK : ST_PHASE_FAIL;
+  assert_int_equal(st__case_result_add_event(r, &ev), ST_OK);
+  if (status != ST_CASE_PASS)
+    st__case_result_set_status(r, status, "%s", msg);
+  st__case_result_set_duration(r, 51000);
+  st__case_result_set_pid(r, 4242);
+  return r;
+}
+
+static void events_write__spec_fields(void **state) {
+  mem m;
+  char *got;
+  st_case_result *r = make_result(ST_CASE_FAIL, "out: \"bad\"\n\xff");
+  (void)state;
+  mem_open(&m);
+  st__report_events_write(m.f, r);
+  got = mem_take(&m);
+  assert_string_equal(
+      got,
+      "{\"scene\": \"vector_add\", \"case\": \"small\", \"platform\": "
+      "\"cpu\", \"status\": \"fail\", \"message\": \"out: \\\"bad\\\"\\n"
+      "\\ufffd\", \"pid\": 4242, \"duration_ns\": 51000, \"record_stale\": "
+      "false, \"events\": ["
+      "{\"name\": \"args\", \"round\": null, \"start_ns\": 5, \"dur_ns\": "
+      "1200, \"status\": \"ok\", \"loaded\": []}, "
+      "{\"name\": \"golden\", \"round\": null, \"start_ns\": 1300, "
+      "\"dur_ns\": 10, \"status\": \"ok\", \"loaded\": "
+      "[\"/usr/lib/libx.so\"]}, "
+      "{\"name\": \"load\", \"object\": \"/usr/lib/libx.so\", \"phase\": "
+      "\"golden\"}, "
+      "{\"name\": \"record\", \"round\": null, \"start_ns\": 1400, "
+      "\"dur_ns\": 3, \"status\": \"ok\", \"loaded\": [], \"emitted\": "
+      "true}, "
+      "{\"name\": \"run\", \"round\": 0, \"start_ns\": 1500, \"dur_ns\": 20, "
+      "\"status\": \"fail\", \"loaded\": []}]}\n");
+  free(got);
+  st_case_result_free(r);
+}
+
+static void events_write__pass_message_null(void **state) {
+  mem m;
+  char *got;
+  st_case_result *r = make_result(ST_CASE_PASS, NULL);
+  (void)state;
+  mem_open(&m);
+  st__report_events_write(m.f, r);
+  got = mem_take(&m);
+  assert_non_null(strstr(got, "\"status\": \"pass\", \"message\": null,"));
+  free(got);
+  st_case_result_free(r);
+}
+
+static void feed(const st_observer *obs, st_case_result **res, size_t n) {
+  st_run_info ri = {"cpu", 7, 0};
+  size_t i;
+  ri.total = n;
+  if (obs->run_begin)
+    obs->run_begin(obs->data, &ri);
+  for (i = 0; i < n; i++) {
+    st_case_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.scene = st_case_result_scene(res[i]);
+    ci.name = st_case_result_case(res[i]);
+    ci.file = st_case_result_file(res[i]);
+    ci.platform = "cpu";
+    ci.seed = 7;
+    ci.index = i;
+    ci.total = n;
+    if (obs->case_begin)
+      obs->case_begin(obs->data, &ci);
+    if (obs->case_end)
+      obs->case_end(obs->data, &ci, res[i]);
+  }
+  if (obs->run_end)
+    obs->run_end(obs->data, NULL);
+}
+
+static void report_tap__plan_points_and_yaml(void **state) {
+  mem m;
+  char *got;
+  st__report_config cfg;
+  st_observer obs;
+  st_case_result *res[3];
+  (void)state;
+  res[0] = make_result(ST_CASE_PASS, NULL);
+  res[1] = make_result(ST_CASE_SKIP, "no fp16\non this m\xc3\xa4" "chine");
+  res[2] = make_result(ST_CASE_FAIL, "out: 1 of 4 elements differ");
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  assert_int_equal(st__report_tap_new(&cfg, &obs), ST_OK);
+  feed(&obs, res, 3);
+  st__report_tap_free(&obs);
+  st__report_tap_free(&obs); /* a freed observer frees again safely */
+  got = mem_take(&m);
+  assert_string_equal(got,
+                      "TAP version 13\n"
+                      "1..3\n"
+                      "ok 1 - vector_add::small\n"
+                      "ok 2 - vector_add::small # SKIP no fp16 on this "
+                      "m\\u00e4chine\n"
+                      "not ok 3 - vector_add::small\n"
+                      "  ---\n"
+                      "  message: \"out: 1 of 4 elements differ\"\n"
+                      "  severity: fail\n"
+                      "  data:\n"
+                      "    platform: \"cpu\"\n"
+                      "    seed: 7\n"
+                      "    status: fail\n"
+                      "    file: \"scenes/add.yaml\"\n"
+                      "    line: 12\n"
+                      "    rerun: \"scenetest run --case "
+                      "'vector_add::small' --seed 7 --platform cpu "
+                      "scenes/add.yaml\"\n"
+                      "  ...\n");
+  free(got);
+  for (size_t i = 0; i < 3; i++)
+    st_case_result_free(res[i]);
+}
+
+static void report_tap__error_severity(void **state) {
+  mem m;
+  char *got;
+  st__report_config cfg;
+  st_observer obs;
+  st_case_result *res = make_result(ST_CASE_ERROR, "BackendImplementation"
+                                                   "Missing: x");
+  (void)state;
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  assert_int_equal(st__report_tap_new(&cfg, &obs), ST_OK);
+  feed(&obs, &res, 1);
+  st__report_tap_free(&obs);
+  got = mem_take(&m);
+  assert_non_null(strstr(got, "not ok 1 - vector_add::small\n  ---\n"));
+  assert_non_null(strstr(got, "  severity: error\n"));
+  assert_non_null(strstr(got, "    status: error\n"));
+  free(got);
+  st_case_result_free(res);
+}
+
+static void report_tap_empty__skip_plan(void **state) {
+  mem m;
+  char *got;
+  (void)state;
+  mem_open(&m);
+  st__report_tap_empty(m.f, "no cases selected");
+  got = mem_take(&m);
+  assert_string_equal(got, "TAP version 13\n1..0 # SKIP no cases selected\n");
+  free(got);
+}
+
+static void report_text__plain_lines_and_totals(void **state) {
+  mem m;
+  char *got, *totals;
+  st__report_config cfg;
+  st_observer obs;
+  st_case_result *res[3];
+  (void)state;
+  res[0] = make_result(ST_CASE_PASS, NULL);
+  res[1] = make_result(ST_CASE_SKIP, "declined");
+  res[2] = make_result(ST_CASE_FAIL, "line one\nline two");
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  assert_int_equal(st__report_text_new(&cfg, &obs), ST_OK);
+  feed(&obs, res, 3);
+  st__report_text_free(&obs);
+  got = mem_take(&m);
+  totals = strstr(got, "3 cases:");
+  assert_non_null(totals);
+  *totals = '\0';
+  assert_string_equal(got,
+                      "PASS  vector_add::small (51.0 us)\n"
+                      "SKIP  vector_add::small (skipped: declined)\n"
+                      "FAIL  vector_add::small (51.0 us)\n"
+                      "      line one\n"
+                      "      line two\n"
+                      "      rerun: scenetest run --case "
+                      "'vector_add::small' --seed 7 --platform cpu "
+                      "scenes/add.yaml\n");
+  assert_memory_equal(totals + 1,
+                      " cases: 1 passed, 1 failed, 0 errors, 1 skipped in ",
+                      48);
+  /* No escape sequence anywhere off a terminal. */
+  assert_null(strchr(totals + 1, '\033'));
+  free(got);
+  for (size_t i = 0; i < 3; i++)
+    st_case_result_free(res[i]);
+}
+
+static void report_text__terminal_progress_and_colour(void **state) {
+  mem m;
+  char *got;
+  st__report_config cfg;
+  st_observer obs;
+  st_case_result *res[2];
+  (void)state;
+  res[0] = make_result(ST_CASE_PASS, NULL);
+  res[1] = make_result(ST_CASE_ERROR, "boom");
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  cfg.tty = 1;
+  cfg.color = 1;
+  assert_int_equal(st__report_text_new(&cfg, &obs), ST_OK);
+  feed(&obs, res, 2);
+  st__report_text_free(&obs);
+  got = mem_take(&m);
+  assert_memory_equal(got,
+                      "[1/2] vector_add::small\r\033[K\033[32mPASS \033[0m "
+                      "vector_add::small",
+                      strlen("[1/2] vector_add::small\r\033[K\033[32mPASS "
+                             "\033[0m vector_add::small"));
+  assert_non_null(strstr(got, "[2/2] vector_add::small\r\033[K\033[1;31m"
+                              "ERROR\033[0m vector_add::small"));
+  assert_non_null(strstr(got, "\033[31m2 cases: 1 passed, 0 failed, 1 "
+                              "error, 0 skipped\033[0m in "));
+  free(got);
+  for (size_t i = 0; i < 2; i++)
+    st_case_result_free(res[i]);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(json_string__escapes_quotes_and_controls),
+      cmocka_unit_test(json_string__invalid_utf8_becomes_replacement),
+      cmocka_unit_test(json_string__valid_utf8_kept),
+      cmocka_unit_test(json_string__null_is_null),
+      cmocka_unit_test(yaml_string__escapes),
+      cmocka_unit_test(shell_quote__safe_and_unsafe),
+      cmocka_unit_test(report_rerun__spec_form),
+      cmocka_unit_test(events_write__spec_fields),
+      cmocka_unit_test(events_write__pass_message_null),
+      cmocka_unit_test(report_tap__plan_points_and_yaml),
+      cmocka_unit_test(report_tap__error_severity),
+      cmocka_unit_test(report_tap_empty__skip_plan),
+      cmocka_unit_test(report_text__plain_lines_and_totals),
+      cmocka_unit_test(report_text__terminal_progress_and_colour),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
