@@ -17,12 +17,7 @@
 
 #include "report.h"
 
-enum {
-  EXIT_PASS = 0,
-  EXIT_FAILED = 1,
-  EXIT_USAGE = 2,
-  EXIT_INTERNAL = 3
-};
+enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
 enum { CMD_RUN = 1, CMD_LIST = 2, CMD_CHECK = 4 };
 #define CMD_ALL (CMD_RUN | CMD_LIST | CMD_CHECK)
@@ -57,7 +52,7 @@ typedef struct optdef {
   const char *name; /* long name without "--" */
   char short_name;  /* 0: none */
   int has_arg;
-  int cmds;         /* commands that take it */
+  int cmds; /* commands that take it */
   opt_id id;
 } optdef;
 
@@ -219,16 +214,14 @@ static int parse_uint(const char *opt, const char *text, uint64_t min,
   unsigned long long v;
 
   if (text[0] < '0' || text[0] > '9')
-    return usage_error("--%s: '%s' is not a non-negative integer", opt,
-                       text);
+    return usage_error("--%s: '%s' is not a non-negative integer", opt, text);
   errno = 0;
   v = strtoull(text, &end, 10);
   if (*end != '\0')
-    return usage_error("--%s: '%s' is not a non-negative integer", opt,
-                       text);
+    return usage_error("--%s: '%s' is not a non-negative integer", opt, text);
   if (errno == ERANGE || v > max)
-    return usage_error("--%s: %s is too large (at most %" PRIu64 ")", opt,
-                       text, max);
+    return usage_error("--%s: %s is too large (at most %" PRIu64 ")", opt, text,
+                       max);
   if (v < min)
     return usage_error("--%s must be at least %" PRIu64 " (got %s)", opt, min,
                        text);
@@ -246,11 +239,24 @@ static int parse_bytes(const char *opt, const char *text, uint64_t *out) {
 
   if (len > 0 && len < sizeof digits) {
     switch (text[len - 1]) {
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    case 't': case 'T': shift = 40; break;
-    default: break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    case 't':
+    case 'T':
+      shift = 40;
+      break;
+    default:
+      break;
     }
   }
   if (shift == 0)
@@ -269,8 +275,7 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
   int rc, level;
 
   if (!(o->cmds & c->cmd))
-    return usage_error("option '%s' does not apply to '%s'", flag,
-                       c->cmd_name);
+    return usage_error("option '%s' does not apply to '%s'", flag, c->cmd_name);
   switch (o->id) {
   case OPT_HELP:
   case OPT_VERSION:
@@ -634,8 +639,7 @@ static FILE *open_report(const cli *c) {
   if (c->output != NULL) {
     f = fopen(c->output, "w");
     if (f == NULL)
-      usage_error("cannot open --output '%s': %s", c->output,
-                  strerror(errno));
+      usage_error("cannot open --output '%s': %s", c->output, strerror(errno));
     return f;
   }
   fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
@@ -842,8 +846,7 @@ int main(int argc, char **argv) {
                        "[OPTIONS] PATH... (got '%s')",
                        cmd);
   else
-    return usage_error("unknown command '%s'; commands: run, list, check",
-                       cmd);
+    return usage_error("unknown command '%s'; commands: run, list, check", cmd);
   c.cmd_name = cmd;
   c.platform = "cpu";
   st_load_options_init(&c.load);

@@ -84,13 +84,27 @@ void st__json_string_n(FILE *f, const char *s, size_t n) {
     uint32_t cp;
     i += st__utf8_next(p + i, n - i, &cp);
     switch (cp) {
-    case '"': fputs("\\\"", f); break;
-    case '\\': fputs("\\\\", f); break;
-    case '\b': fputs("\\b", f); break;
-    case '\f': fputs("\\f", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
+    case '"':
+      fputs("\\\"", f);
+      break;
+    case '\\':
+      fputs("\\\\", f);
+      break;
+    case '\b':
+      fputs("\\b", f);
+      break;
+    case '\f':
+      fputs("\\f", f);
+      break;
+    case '\n':
+      fputs("\\n", f);
+      break;
+    case '\r':
+      fputs("\\r", f);
+      break;
+    case '\t':
+      fputs("\\t", f);
+      break;
     default:
       /* U+2028/U+2029 are valid JSON but end lines in JavaScript and in
        * some line-oriented readers; JSON Lines stays one object a line. */
@@ -125,11 +139,21 @@ void st__yaml_string(FILE *f, const char *s) {
     uint32_t cp;
     i += st__utf8_next(p + i, n - i, &cp);
     switch (cp) {
-    case '"': fputs("\\\"", f); break;
-    case '\\': fputs("\\\\", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
+    case '"':
+      fputs("\\\"", f);
+      break;
+    case '\\':
+      fputs("\\\\", f);
+      break;
+    case '\n':
+      fputs("\\n", f);
+      break;
+    case '\r':
+      fputs("\\r", f);
+      break;
+    case '\t':
+      fputs("\\t", f);
+      break;
     default:
       /* TAP::Parser::YAMLish::Reader (Test::Harness 3.44) understands
        * \xXX but not \uXXXX, so control characters use \x. Everything

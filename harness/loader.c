@@ -101,6 +101,8 @@ typedef struct node {
   size_t len;
   st__num num;  /* S_INT, S_FLOAT, S_BOOL (0/1) */
   size_t size;  /* nodes in this subtree, aliases expanded */
+  int poison;   /* stands for an unknown alias (already reported): errors
+                   about it would only repeat that one */
 } node;
 
 typedef struct anchor {
@@ -122,6 +124,8 @@ typedef struct loader {
   const st_load_options *opts;
   const st_scene_set *set;
   st_error_list errs;
+  size_t raised; /* errors found, including those not listed (a poisoned
+                    node's, or past MAX_ERRORS): what validity checks use */
   int too_many;
   int oom;
   int fatal; /* stop parsing */
@@ -134,6 +138,7 @@ typedef struct loader {
   node **kids;
   size_t n_kids, cap_kids;
   node *root;
+  unsigned char *valid_cases; /* of the scene being validated */
   st_scene **scenes; /* built from this file, not yet in the set */
   size_t n_scenes, cap_scenes;
 } loader;
@@ -141,6 +146,7 @@ typedef struct loader {
 static void lerr_v(loader *L, int line, int col, const char *fmt,
                    va_list ap) {
   st_error e;
+  L->raised++;
   if (L->errs.count >= MAX_ERRORS) {
     L->too_many = 1;
     return;
@@ -171,6 +177,10 @@ static void nerr(loader *L, const node *n, const char *fmt, ...)
     ST_PRINTF(3, 4);
 static void nerr(loader *L, const node *n, const char *fmt, ...) {
   va_list ap;
+  if (n->poison) {
+    L->raised++;
+    return;
+  }
   va_start(ap, fmt);
   lerr_v(L, n->line, n->col, fmt, ap);
   va_end(ap);
@@ -466,6 +476,7 @@ static void on_alias(loader *L, yaml_event_t *ev) {
       return;
     n->str = "";
     n->sk = S_NULL;
+    n->poison = 1;
     attach(L, n);
     return;
   }
@@ -978,6 +989,7 @@ static void take_args(loader *L, const node *n, st_scene *s) {
     st__arg *a = &s->args[i];
     a->line = item->line;
     a->column = item->col;
+    a->invalid = 1; /* until it validates */
     if (item->kind != N_MAP) {
       char got[100];
       describe(item, got, sizeof got);
@@ -1005,14 +1017,16 @@ static void take_args(loader *L, const node *n, st_scene *s) {
            "dtype, shape, ...} or {scalar: NAME, dtype, value}");
       continue;
     }
+    if (is_tensor && seen_scalar)
+      nerr(L, item, "tensor after scalar: tensors must come first");
+    size_t before = L->raised;
     if (is_tensor) {
-      if (seen_scalar)
-        nerr(L, item, "tensor after scalar: tensors must come first");
       take_tensor(L, item, a);
     } else {
       seen_scalar = 1;
       take_scalar(L, item, a);
     }
+    a->invalid = L->raised != before;
     if (a->name) {
       names[n_names].name = a->name;
       names[n_names].line = item->line;
@@ -1091,7 +1105,8 @@ static void take_params(loader *L, const node *n, st__case *c) {
   }
   /* A param name that failed validation is left NULL; st__plan_resolve
    * only runs on scenes without errors, so it never sees one. */
-  check_unique(L, names, n_names, "duplicate key", " in params");
+  check_unique(L, names, n_names, "duplicate param",
+               "; expected each param once");
   free(names);
 }
 
@@ -1145,6 +1160,7 @@ static void take_case(loader *L, const node *n, st__case *c) {
 }
 
 static void take_cases(loader *L, const node *n, st_scene *s) {
+  unsigned char *valid;
   if (n->kind != N_SEQ) {
     expected(L, n, "a list of cases", "cases");
     return;
@@ -1162,6 +1178,13 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
     free(names);
     return;
   }
+  free(L->valid_cases);
+  L->valid_cases = valid = calloc(n->n, 1);
+  if (valid == NULL) {
+    L->oom = 1;
+    free(names);
+    return;
+  }
   s->n_cases = n->n;
   for (size_t i = 0; i < n->n; i++) {
     const node *item = n->kids[i];
@@ -1175,7 +1198,10 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
       nerr(L, item, "expected a case mapping {name: NAME, ...}, got %s", got);
       continue;
     }
+    size_t before = L->raised;
     take_case(L, item, c);
+    if (L->raised == before)
+      valid[i] = 1;
     if (c->name) {
       names[n_names].name = c->name;
       names[n_names].line = c->line;
@@ -1221,6 +1247,8 @@ static void resolve_cases(loader *L, const st_scene *s) {
   st_error_list_init(&tmp);
   for (size_t i = 0; i < s->n_cases && !L->too_many; i++) {
     st__plan plan;
+    if (L->valid_cases == NULL || !L->valid_cases[i])
+      continue;
     st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
                                     &tmp);
     st__plan_free(&plan);
@@ -1244,7 +1272,7 @@ static void resolve_cases(loader *L, const st_scene *s) {
 static void take_scene(loader *L, const node *root) {
   const node *v[10], *k[10];
   char got[100];
-  size_t before = L->errs.count;
+  size_t before = L->raised;
   int64_t x;
   if (root->kind != N_MAP) {
     describe(root, got, sizeof got);
@@ -1311,9 +1339,14 @@ static void take_scene(loader *L, const node *root) {
            "duplicate scene '%s' (first defined at %s:%d:%d)", s->name,
            prev->file, prev->line, prev->column);
   }
-  if (L->errs.count == before && !L->oom)
+  /* Resolve even when something else was wrong: every semantic error of
+   * the file is wanted, and invalid args and cases are skipped, so what
+   * is reported is never a consequence of an error already reported. */
+  if (!L->oom)
     resolve_cases(L, s);
-  if (L->errs.count != before || L->oom || s->name == NULL) {
+  free(L->valid_cases);
+  L->valid_cases = NULL;
+  if (L->raised != before || L->oom || s->name == NULL) {
     st__scene_free(s);
     return;
   }
@@ -1354,9 +1387,9 @@ static void syntax_error(loader *L, const yaml_parser_t *p) {
   case YAML_PARSER_ERROR:
     if (p->context)
       lerr(L, mark_line(p->problem_mark), mark_col(p->problem_mark),
-           "syntax error: %s %s (at %d:%d)", p->context,
-           p->problem ? p->problem : "", mark_line(p->context_mark),
-           mark_col(p->context_mark));
+           "syntax error: %s (%s that starts at %d:%d)",
+           p->problem ? p->problem : "invalid YAML", p->context,
+           mark_line(p->context_mark), mark_col(p->context_mark));
     else
       lerr(L, mark_line(p->problem_mark), mark_col(p->problem_mark),
            "syntax error: %s", p->problem ? p->problem : "invalid YAML");
@@ -1495,7 +1528,7 @@ static st_status load_buffer(st_scene_set *set, const char *name,
   }
   if (L.oom) {
     rc = ST_ENOMEM;
-  } else if (L.errs.count) {
+  } else if (L.errs.count || L.raised) {
     rc = ST_ELOAD;
   } else {
     if (set->count + L.n_scenes > set->capacity) {
@@ -1526,6 +1559,7 @@ out:
   free(L.anchors);
   free(L.stack);
   free(L.kids);
+  free(L.valid_cases);
   free(L.dir);
   st_error_list_free(&L.errs);
   return rc;

@@ -33,8 +33,8 @@ static void write_event(FILE *out, const st_event *ev) {
     fputs("null", out);
   else
     fprintf(out, "%d", ev->round);
-  fprintf(out, ", \"start_ns\": %" PRIu64 ", \"dur_ns\": %" PRIu64
-               ", \"status\": ",
+  fprintf(out,
+          ", \"start_ns\": %" PRIu64 ", \"dur_ns\": %" PRIu64 ", \"status\": ",
           ev->start_ns, ev->dur_ns);
   st__json_string(out, st_phase_status_name(ev->status));
   fputs(", \"loaded\": [", out);

@@ -45,10 +45,8 @@ static void tap_case_end(void *data, const st_case_info *info,
   st->number++;
   /* Scene and case names are identifiers: no '#' or '\' to escape in the
    * description. */
-  fprintf(out, "%s %zu - %s::%s", status == ST_CASE_PASS ||
-                                         status == ST_CASE_SKIP
-                                     ? "ok"
-                                     : "not ok",
+  fprintf(out, "%s %zu - %s::%s",
+          status == ST_CASE_PASS || status == ST_CASE_SKIP ? "ok" : "not ok",
           st->number, st_case_result_scene(res), st_case_result_case(res));
   if (status == ST_CASE_SKIP) {
     fputs(" # SKIP", out);
@@ -74,8 +72,7 @@ static void tap_case_end(void *data, const st_case_info *info,
     if (mem != NULL) {
       st__report_rerun(mem, &st->cfg, st_case_result_scene(res),
                        st_case_result_case(res), st_case_result_seed(res),
-                       st_case_result_platform(res),
-                       st_case_result_file(res));
+                       st_case_result_platform(res), st_case_result_file(res));
       fclose(mem);
     }
     st__yaml_string(out, rerun != NULL ? rerun : "");

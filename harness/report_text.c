@@ -76,7 +76,10 @@ static void text_case_begin(void *data, const st_case_info *info) {
   if (!st->cfg.tty)
     return;
   clear_progress(st);
-  fprintf(st->cfg.out, "[%zu/%zu] %s::%s", st->started, st->total,
+  /* The cursor goes back to column 0 after the progress text: a log line
+   * written to the same terminal meanwhile (TIMING lines are longer than
+   * this one) then overwrites it instead of being glued to its end. */
+  fprintf(st->cfg.out, "\033[K[%zu/%zu] %s::%s\r", st->started, st->total,
           info->scene, info->name);
   st->progress = 1;
   fflush(st->cfg.out);
@@ -141,8 +144,7 @@ static void text_run_end(void *data, const st_run_result *result) {
   fprintf(out, "%zu case%s: %zu passed, %zu failed, %zu error%s, %zu skipped",
           done, done == 1 ? "" : "s", st->counts[ST_CASE_PASS],
           st->counts[ST_CASE_FAIL], st->counts[ST_CASE_ERROR],
-          st->counts[ST_CASE_ERROR] == 1 ? "" : "s",
-          st->counts[ST_CASE_SKIP]);
+          st->counts[ST_CASE_ERROR] == 1 ? "" : "s", st->counts[ST_CASE_SKIP]);
   if (st->cfg.color)
     fputs(RESET, out);
   fputs(" in ", out);
@@ -151,8 +153,7 @@ static void text_run_end(void *data, const st_run_result *result) {
   fflush(out);
 }
 
-st_status st__report_text_new(const st__report_config *cfg,
-                              st_observer *obs) {
+st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
   text_state *st = calloc(1, sizeof *st);
 
   memset(obs, 0, sizeof *obs);

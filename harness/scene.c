@@ -781,9 +781,15 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
   }
   out->n_args = scene->n_args;
   uint64_t total = 0;
-  int total_overflow = 0;
+  int total_overflow = 0, skipped = 0;
   for (size_t i = 0; i < scene->n_args; i++) {
     const st__arg *a = &scene->args[i];
+    if (a->invalid) {
+      /* The loader already reported this arg; its fields may be partial.
+       * The byte total would be partial too, so no cap check. */
+      skipped = 1;
+      continue;
+    }
     if (resolve_arg(&c, a, &out->args[i]) != 0)
       continue;
     if (a->is_tensor) {
@@ -794,7 +800,7 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
     }
   }
   out->total_bytes = total;
-  if (c.n_errors == 0 && (total_overflow || total > max_arg_bytes))
+  if (c.n_errors == 0 && !skipped && (total_overflow || total > max_arg_bytes))
     rerr(&c, c.kase->line, c.kase->column,
          "case '%s' declares %s%" PRIu64
          " bytes of tensors, over the limit of %" PRIu64
@@ -803,7 +809,7 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
          total_overflow ? UINT64_MAX : total, max_arg_bytes);
   if (c.oom)
     rc = ST_ENOMEM;
-  else if (c.n_errors)
+  else if (c.n_errors || skipped)
     rc = ST_ELOAD;
 out:
   free(c.sorted);

@@ -72,6 +72,9 @@ typedef struct st__arg {
   double rtol, atol;
   int compare;      /* outputs; default 1 */
   st__val value;    /* scalars */
+  int invalid;      /* loader only: this arg had errors, so plans skip it
+                       (every other arg is still checked). Added by the
+                       loader; never set on a loaded scene. */
 } st__arg;
 
 typedef struct st__param {

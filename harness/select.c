@@ -14,12 +14,12 @@
  * so "::case" is every scene's `case` and "scene::" every case of
  * `scene`. Without "::" the selector names scenes. */
 typedef struct selector {
-  char *scene; /* owned; "" = any */
-  char *kase;  /* owned; "" = any */
-  size_t matched;   /* cases it matches, before manual/platform */
-  size_t manual;    /* of those, manual on the platform */
-  size_t runs_on;   /* of those, running on the platform */
-  size_t selected;  /* of those, left after manual and platform */
+  char *scene;     /* owned; "" = any */
+  char *kase;      /* owned; "" = any */
+  size_t matched;  /* cases it matches, before manual/platform */
+  size_t manual;   /* of those, manual on the platform */
+  size_t runs_on;  /* of those, running on the platform */
+  size_t selected; /* of those, left after manual and platform */
 } selector;
 
 static int part_matches(const char *pattern, const char *name) {
@@ -69,9 +69,8 @@ static int keep_case(const st_scene *scene, size_t index,
 /* The usage error for a selector that selected nothing, most specific
  * reason first. */
 static st_status selector_error(const st_scene_set *set,
-                                const st_run_options *opts,
-                                const char *text, const selector *sel,
-                                st_error *err) {
+                                const st_run_options *opts, const char *text,
+                                const selector *sel, st_error *err) {
   char scenes[768];
 
   if (sel->matched == 0) {

@@ -53,8 +53,8 @@ static int setup(void **state) {
   rc = st_scene_set_load_string(set, "select.yaml", scenes_yaml,
                                 strlen(scenes_yaml), NULL, &errors);
   for (i = 0; i < errors.count; i++)
-    fprintf(stderr, "# %s\n", st_error_format(&errors.items[i], buf,
-                                               sizeof buf));
+    fprintf(stderr, "# %s\n",
+            st_error_format(&errors.items[i], buf, sizeof buf));
   st_error_list_free(&errors);
   if (rc != ST_OK) {
     st_scene_set_free(set);
@@ -113,9 +113,9 @@ static void expect_error(const st_scene_set *set, const st_run_options *opts,
 
 static void select_cases__no_selectors_every_non_manual_case(void **state) {
   st_run_options opts;
-  static const char *const want[] = {"alpha::small", "alpha::cpu_only",
+  static const char *const want[] = {"alpha::small",          "alpha::cpu_only",
                                      "alpha::manual_threads", "beta::small",
-                                     "beta::other", NULL};
+                                     "beta::other",           NULL};
   st_run_options_init(&opts);
   expect_selection(*state, &opts, want);
 }
@@ -153,8 +153,8 @@ static void select_cases__case_in_any_scene(void **state) {
 static void select_cases__globs_on_both_parts(void **state) {
   st_run_options opts;
   static const char *const sel[] = {"?lph*::*_*"};
-  static const char *const want[] = {"alpha::cpu_only",
-                                     "alpha::manual_threads", NULL};
+  static const char *const want[] = {"alpha::cpu_only", "alpha::manual_threads",
+                                     NULL};
   static const char *const sel2[] = {"*::[so]*"};
   static const char *const want2[] = {"alpha::small", "beta::small",
                                       "beta::other", NULL};
@@ -169,9 +169,9 @@ static void select_cases__globs_on_both_parts(void **state) {
 static void select_cases__set_order_without_duplicates(void **state) {
   st_run_options opts;
   static const char *const sel[] = {"beta::other", "alpha", "*::small"};
-  static const char *const want[] = {"alpha::small", "alpha::cpu_only",
+  static const char *const want[] = {"alpha::small",          "alpha::cpu_only",
                                      "alpha::manual_threads", "beta::small",
-                                     "beta::other", NULL};
+                                     "beta::other",           NULL};
   st_run_options_init(&opts);
   opts.selectors = sel;
   opts.n_selectors = 3;
@@ -180,10 +180,13 @@ static void select_cases__set_order_without_duplicates(void **state) {
 
 static void select_cases__manual_include(void **state) {
   st_run_options opts;
-  static const char *const want[] = {"alpha::small", "alpha::big",
+  static const char *const want[] = {"alpha::small",
+                                     "alpha::big",
                                      "alpha::cpu_only",
-                                     "alpha::manual_threads", "beta::small",
-                                     "beta::other", NULL};
+                                     "alpha::manual_threads",
+                                     "beta::small",
+                                     "beta::other",
+                                     NULL};
   st_run_options_init(&opts);
   opts.manual = ST_MANUAL_INCLUDE;
   expect_selection(*state, &opts, want);
@@ -301,6 +304,51 @@ static void select_cases__empty_set_selects_nothing(void **state) {
   st_scene_set_free(set);
 }
 
+/* Many scenes: the list in the message stops before the message limit and
+ * says how many it left out. */
+static void select_cases__long_scene_list_truncated(void **state) {
+  st_scene_set *set = NULL;
+  st_error_list errors;
+  st_run_options opts;
+  static const char *const sel[] = {"nope"};
+  char *text = malloc(200 * 300);
+  size_t len = 0, i;
+  st_case_ref *refs = NULL;
+  size_t n = 0;
+  st_error err;
+  const char *tail;
+
+  (void)state;
+  assert_non_null(text);
+  for (i = 0; i < 200; i++)
+    len += (size_t)sprintf(text + len,
+                           "---\nscene: a_rather_long_scene_name_%03zu\n"
+                           "kernel: copy\nargs:\n"
+                           "  - {tensor: x, dtype: float32, shape: [1]}\n"
+                           "cases:\n  - name: c\n",
+                           i);
+  st_error_list_init(&errors);
+  assert_int_equal(st_scene_set_new(&set), ST_OK);
+  assert_int_equal(
+      st_scene_set_load_string(set, "many.yaml", text, len, NULL, &errors),
+      ST_OK);
+  st_error_list_free(&errors);
+  free(text);
+  st_run_options_init(&opts);
+  opts.selectors = sel;
+  opts.n_selectors = 1;
+  st_error_clear(&err);
+  assert_int_equal(st_select_cases(set, &opts, &refs, &n, &err), ST_EUSAGE);
+  assert_non_null(strstr(err.message, "--case 'nope' matches no case; "
+                                      "scenes: a_rather_long_scene_name_000, "
+                                      "a_rather_long_scene_name_001, "));
+  tail = strstr(err.message, ", ... (");
+  assert_non_null(tail);
+  assert_string_equal(tail + strlen(tail) - 6, " more)");
+  assert_true(strlen(err.message) < ST_ERROR_MESSAGE_MAX - 1);
+  st_scene_set_free(set);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(select_cases__no_selectors_every_non_manual_case),
@@ -319,6 +367,7 @@ int main(void) {
       cmocka_unit_test(select_cases__manual_only_no_manual_match),
       cmocka_unit_test(select_cases__selector_off_platform),
       cmocka_unit_test(select_cases__empty_set_selects_nothing),
+      cmocka_unit_test(select_cases__long_scene_list_truncated),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <scenetest/common.h>
 #include <scenetest/log.h>
 #include <scenetest/op.h>
+#include <scenetest/plugin.h>
 #include <scenetest/record.h>
 #include <scenetest/registry.h>
 #include <scenetest/run.h>

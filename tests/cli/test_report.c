@@ -134,11 +134,10 @@ static void report_rerun__spec_form(void **state) {
   cfg.rerun_opts = " --rounds 3";
   st__report_rerun(m.f, &cfg, "s", "c", 0, "threads", "-odd name.yaml");
   got = mem_take(&m);
-  assert_string_equal(got,
-                      "scenetest run --case 'vector_add::small' --seed 42 "
-                      "--platform cpu scenes/add.yaml\n"
-                      "scenetest run --case 's::c' --seed 0 --platform "
-                      "threads --rounds 3 ./'-odd name.yaml'");
+  assert_string_equal(got, "scenetest run --case 'vector_add::small' --seed 42 "
+                           "--platform cpu scenes/add.yaml\n"
+                           "scenetest run --case 's::c' --seed 0 --platform "
+                           "threads --rounds 3 ./'-odd name.yaml'");
   free(got);
 }
 
@@ -265,7 +264,8 @@ static void report_tap__plan_points_and_yaml(void **state) {
   st_case_result *res[3];
   (void)state;
   res[0] = make_result(ST_CASE_PASS, NULL);
-  res[1] = make_result(ST_CASE_SKIP, "no fp16\non this m\xc3\xa4" "chine");
+  res[1] = make_result(ST_CASE_SKIP, "no fp16\non this m\xc3\xa4"
+                                     "chine");
   res[2] = make_result(ST_CASE_FAIL, "out: 1 of 4 elements differ");
   mem_open(&m);
   memset(&cfg, 0, sizeof cfg);
@@ -275,26 +275,25 @@ static void report_tap__plan_points_and_yaml(void **state) {
   st__report_tap_free(&obs);
   st__report_tap_free(&obs); /* a freed observer frees again safely */
   got = mem_take(&m);
-  assert_string_equal(got,
-                      "TAP version 13\n"
-                      "1..3\n"
-                      "ok 1 - vector_add::small\n"
-                      "ok 2 - vector_add::small # SKIP no fp16 on this "
-                      "m\\u00e4chine\n"
-                      "not ok 3 - vector_add::small\n"
-                      "  ---\n"
-                      "  message: \"out: 1 of 4 elements differ\"\n"
-                      "  severity: fail\n"
-                      "  data:\n"
-                      "    platform: \"cpu\"\n"
-                      "    seed: 7\n"
-                      "    status: fail\n"
-                      "    file: \"scenes/add.yaml\"\n"
-                      "    line: 12\n"
-                      "    rerun: \"scenetest run --case "
-                      "'vector_add::small' --seed 7 --platform cpu "
-                      "scenes/add.yaml\"\n"
-                      "  ...\n");
+  assert_string_equal(got, "TAP version 13\n"
+                           "1..3\n"
+                           "ok 1 - vector_add::small\n"
+                           "ok 2 - vector_add::small # SKIP no fp16 on this "
+                           "m\\u00e4chine\n"
+                           "not ok 3 - vector_add::small\n"
+                           "  ---\n"
+                           "  message: \"out: 1 of 4 elements differ\"\n"
+                           "  severity: fail\n"
+                           "  data:\n"
+                           "    platform: \"cpu\"\n"
+                           "    seed: 7\n"
+                           "    status: fail\n"
+                           "    file: \"scenes/add.yaml\"\n"
+                           "    line: 12\n"
+                           "    rerun: \"scenetest run --case "
+                           "'vector_add::small' --seed 7 --platform cpu "
+                           "scenes/add.yaml\"\n"
+                           "  ...\n");
   free(got);
   for (size_t i = 0; i < 3; i++)
     st_case_result_free(res[i]);
@@ -353,18 +352,16 @@ static void report_text__plain_lines_and_totals(void **state) {
   totals = strstr(got, "3 cases:");
   assert_non_null(totals);
   *totals = '\0';
-  assert_string_equal(got,
-                      "PASS  vector_add::small (51.0 us)\n"
-                      "SKIP  vector_add::small (skipped: declined)\n"
-                      "FAIL  vector_add::small (51.0 us)\n"
-                      "      line one\n"
-                      "      line two\n"
-                      "      rerun: scenetest run --case "
-                      "'vector_add::small' --seed 7 --platform cpu "
-                      "scenes/add.yaml\n");
-  assert_memory_equal(totals + 1,
-                      " cases: 1 passed, 1 failed, 0 errors, 1 skipped in ",
-                      48);
+  assert_string_equal(got, "PASS  vector_add::small (51.0 us)\n"
+                           "SKIP  vector_add::small (skipped: declined)\n"
+                           "FAIL  vector_add::small (51.0 us)\n"
+                           "      line one\n"
+                           "      line two\n"
+                           "      rerun: scenetest run --case "
+                           "'vector_add::small' --seed 7 --platform cpu "
+                           "scenes/add.yaml\n");
+  assert_memory_equal(
+      totals + 1, " cases: 1 passed, 1 failed, 0 errors, 1 skipped in ", 48);
   /* No escape sequence anywhere off a terminal. */
   assert_null(strchr(totals + 1, '\033'));
   free(got);
@@ -391,12 +388,13 @@ static void report_text__terminal_progress_and_colour(void **state) {
   st__report_text_free(&obs);
   got = mem_take(&m);
   assert_memory_equal(got,
-                      "[1/2] vector_add::small\r\033[K\033[32mPASS \033[0m "
-                      "vector_add::small",
-                      strlen("[1/2] vector_add::small\r\033[K\033[32mPASS "
-                             "\033[0m vector_add::small"));
-  assert_non_null(strstr(got, "[2/2] vector_add::small\r\033[K\033[1;31m"
-                              "ERROR\033[0m vector_add::small"));
+                      "\033[K[1/2] vector_add::small\r\r\033[K\033[32mPASS "
+                      "\033[0m vector_add::small",
+                      strlen("\033[K[1/2] vector_add::small\r\r\033[K"
+                             "\033[32mPASS \033[0m vector_add::small"));
+  assert_non_null(strstr(got,
+                         "\033[K[2/2] vector_add::small\r\r\033[K\033[1;31m"
+                         "ERROR\033[0m vector_add::small"));
   assert_non_null(strstr(got, "\033[31m2 cases: 1 passed, 0 failed, 1 "
                               "error, 0 skipped\033[0m in "));
   free(got);

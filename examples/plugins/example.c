@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* The example plugin: platform `example`, which implements only `add`.
+ * It is the template to copy: a descriptor named `scenetest_module`, an
+ * init that registers implementations, and an ELF note declaring the
+ * platforms so that `--plugin lazy:PATH` can find them without loading the
+ * plugin. Every other op falls back to its `common` implementation (copy
+ * has one) or fails with BackendImplementationMissing.
+ *
+ * Build out of tree:
+ *   cc -shared -fPIC $(pkg-config --cflags scenetest) -o example.so example.c
+ * (no -lscenetest: the plugin calls into the scenetest process that loads
+ * it). */
+#include <scenetest/scenetest.h>
+
+ST_PLUGIN_PLATFORMS("example");
+
+/* Its own code for add: one loop over the shard's elements through the
+ * element accessors, so every dtype st_op_check admits works. Integer
+ * dtypes are added exactly in 64-bit unsigned arithmetic (wrapping as the
+ * harness requires), floats in double and rounded once on store. */
+static st_status example_add(st_op_call *call) {
+  const st_tensor *a = &call->tensors[0];
+  const st_tensor *b = &call->tensors[1];
+  st_tensor *out = &call->tensors[2];
+  size_t i, begin, end;
+
+  st_shard_range(out->numel, call->shard_index, call->shard_count, &begin,
+                 &end);
+  if (st_dtype_is_float(out->dtype)) {
+    for (i = begin; i < end; i++)
+      st_tensor_set_f64(out, i,
+                        st_tensor_get_f64(a, i) + st_tensor_get_f64(b, i));
+  } else {
+    for (i = begin; i < end; i++)
+      st_tensor_set_i64(out, i,
+                        (int64_t)((uint64_t)st_tensor_get_i64(a, i) +
+                                  (uint64_t)st_tensor_get_i64(b, i)));
+  }
+  return ST_OK;
+}
+
+static const char *const platforms[] = {"example", NULL};
+
+static st_status example_init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "example", "add", "example", example_add,
+                              err);
+}
+
+/* The one symbol scenetest looks for. */
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "example", platforms, example_init};

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Test plugins, one source built several ways (-DKIND=...):
+ *   GOOD      platform "lazyplat", registers add (declared in a note)
+ *   FAILINIT  platform "flaky", init fails the first time after registering
+ *             half of its ops
+ *   BADABI    a descriptor with ABI version 99
+ *   NODESC    no scenetest_module at all
+ *   NONOTE    a good descriptor without the platform note
+ *   MISMATCH  note says "declared", descriptor says "actual" */
+#include <stdint.h>
+
+#include <scenetest/scenetest.h>
+
+#define GOOD 1
+#define FAILINIT 2
+#define BADABI 3
+#define NODESC 4
+#define NONOTE 5
+#define MISMATCH 6
+
+__attribute__((unused)) static st_status plugin_add(st_op_call *c) {
+  size_t i;
+  for (i = 0; i < c->tensors[2].numel; i++)
+    st_tensor_set_f64(&c->tensors[2], i,
+                      st_tensor_get_f64(&c->tensors[0], i) +
+                          st_tensor_get_f64(&c->tensors[1], i));
+  return ST_OK;
+}
+
+#if KIND == GOOD
+ST_PLUGIN_PLATFORMS("lazyplat");
+static const char *const platforms[] = {"lazyplat", NULL};
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "lazy_good", "add", "lazyplat",
+                              plugin_add, err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "lazy_good", platforms, init};
+#elif KIND == FAILINIT
+ST_PLUGIN_PLATFORMS("flaky");
+static const char *const platforms[] = {"flaky", NULL};
+static int calls;
+static st_status init(st_registry *reg, st_error *err) {
+  st_status rc = st_registry_register(reg, "flaky", "copy2", "flaky",
+                                      plugin_add, err);
+  if (rc != ST_OK)
+    return rc;
+  if (++calls == 1)
+    return st_error_set(err, ST_EKERNEL, "device busy on first init");
+  return st_registry_register(reg, "flaky", "add", "flaky", plugin_add, err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "flaky", platforms, init};
+#elif KIND == BADABI
+static const char *const platforms[] = {"future", NULL};
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    99, "future", platforms, NULL};
+#elif KIND == NODESC
+__attribute__((visibility("default"))) int not_a_descriptor = 1;
+#elif KIND == NONOTE
+static const char *const platforms[] = {"nonote", NULL};
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "nonote", "add", "nonote", plugin_add,
+                              err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "nonote", platforms, init};
+#elif KIND == MISMATCH
+ST_PLUGIN_PLATFORMS("declared");
+static const char *const platforms[] = {"actual", NULL};
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "mismatch", platforms, NULL};
+#endif

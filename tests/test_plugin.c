@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* Plugins: eager and lazy loading, the ELF note read without dlopen, the
+ * refusals (missing file, no descriptor, ABI mismatch, no note, a note that
+ * disagrees with the descriptor), an init that fails being repaired, and
+ * the example plugin. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <scenetest/scenetest.h>
+
+#include "loadwatch.h"
+#include "registry_internal.h"
+
+static int is_loaded_cb(const char *path, void *data) {
+  const char **want = data;
+  if (strstr(path, *want) != NULL) {
+    *want = NULL;
+    return 1;
+  }
+  return 0;
+}
+
+static int is_loaded(const char *needle) {
+  const char *want = needle;
+  st__loadwatch_each(is_loaded_cb, &want);
+  return want == NULL;
+}
+
+static st_registry *builtin(void) {
+  st_registry *reg = NULL;
+  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
+  st_log_set_level(ST_LOG_NULL);
+  return reg;
+}
+
+static void st_plugin_read_platforms__reads_note(void **state) {
+  char *decl = NULL;
+  st_error err;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_read_platforms(ST_PLUGIN_EXAMPLE, &decl, &err),
+                   ST_OK);
+  assert_string_equal(decl, "example");
+  free(decl);
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_read_platforms(ST_PLUGIN_NONOTE, &decl, &err),
+                   ST_ENOTFOUND);
+  assert_null(decl);
+}
+
+static void st_plugin_load__lazy_does_not_dlopen(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  st_op_fn fn = NULL;
+  char names[256];
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(is_loaded("st_plugin_good.so"), 0);
+  assert_int_equal(st_plugin_load(reg, "lazy:" ST_PLUGIN_GOOD, &err), ST_OK);
+  /* Declared, not loaded. */
+  assert_int_equal(is_loaded("st_plugin_good.so"), 0);
+  assert_int_equal(st_registry_has_platform(reg, "lazyplat"), 1);
+  st_registry_platforms(reg, names, sizeof names);
+  assert_string_equal(names, "cpu, lazyplat, threads");
+  /* A hit elsewhere does not load it. */
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "cpu", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_int_equal(is_loaded("st_plugin_good.so"), 0);
+  /* A miss on its platform does. */
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "lazyplat", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_non_null(fn);
+  assert_int_equal(is_loaded("st_plugin_good.so"), 1);
+  assert_int_equal(st__registry_repair_count(reg, "lazyplat"), 1);
+  st_registry_free(reg);
+}
+
+static void st_plugin_load__refusals_name_path_and_reason(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  char want[2048];
+  (void)state;
+
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, "/nonexistent/p.so", &err),
+                   ST_EPLUGIN);
+  assert_string_equal(err.message,
+                      "plugin '/nonexistent/p.so': No such file or directory");
+
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_NODESC, &err), ST_EPLUGIN);
+  snprintf(want, sizeof want,
+           "plugin '%s': no 'scenetest_module' descriptor", ST_PLUGIN_NODESC);
+  assert_string_equal(err.message, want);
+
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_BADABI, &err), ST_EPLUGIN);
+  snprintf(want, sizeof want,
+           "plugin '%s': ABI version 99, this scenetest has ABI version 1",
+           ST_PLUGIN_BADABI);
+  assert_string_equal(err.message, want);
+
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, "lazy:" ST_PLUGIN_NONOTE, &err),
+                   ST_EPLUGIN);
+  snprintf(want, sizeof want,
+           "plugin '%s': no platform declaration (an ELF note made by "
+           "ST_PLUGIN_PLATFORMS)",
+           ST_PLUGIN_NONOTE);
+  assert_string_equal(err.message, want);
+
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_MISMATCH, &err),
+                   ST_EPLUGIN);
+  snprintf(want, sizeof want,
+           "plugin '%s': declared platforms 'declared' differ from its "
+           "descriptor's",
+           ST_PLUGIN_MISMATCH);
+  assert_string_equal(err.message, want);
+
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, "lazy:" ST_SOURCE_ROOT, &err),
+                   ST_EPLUGIN);
+  st_registry_free(reg);
+}
+
+static void st_plugin_load__failing_init_is_repaired(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  st_error_clear(&err);
+  /* Not fatal: a warning, the module incomplete. */
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_FAILINIT, &err), ST_OK);
+  assert_int_equal(st__registry_module_complete(reg, "flaky"), 0);
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "flaky", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_non_null(fn);
+  assert_int_equal(st__registry_module_complete(reg, "flaky"), 1);
+  assert_int_equal(st__registry_repair_count(reg, "flaky"), 1);
+  st_registry_free(reg);
+}
+
+static void st_plugin_load__example_add_only(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  st_op_fn fn = NULL, common = NULL;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_EXAMPLE, &err), ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "example", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
+  assert_int_equal(st_registry_lookup(reg, "copy", "example",
+                                      ST_LOOKUP_KERNEL, &fn, &err),
+                   ST_OK);
+  assert_int_equal(st_registry_lookup(reg, "copy", ST_BACKEND_COMMON,
+                                      ST_LOOKUP_KERNEL, &common, &err),
+                   ST_OK);
+  assert_ptr_equal(fn, common);
+  assert_int_equal(st_registry_lookup(reg, "matmul", "example",
+                                      ST_LOOKUP_KERNEL, &fn, &err),
+                   ST_EMISSING);
+  assert_string_equal(err.message,
+                      "BackendImplementationMissing: backend 'example' is "
+                      "missing required implementation: kernel for op "
+                      "'matmul' (implemented by: cpu, reference, threads)");
+  st_registry_free(reg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(st_plugin_read_platforms__reads_note),
+      cmocka_unit_test(st_plugin_load__lazy_does_not_dlopen),
+      cmocka_unit_test(st_plugin_load__refusals_name_path_and_reason),
+      cmocka_unit_test(st_plugin_load__failing_init_is_repaired),
+      cmocka_unit_test(st_plugin_load__example_add_only),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
