@@ -351,6 +351,47 @@ static void add__float16_and_bfloat16_slow_path(void **state) {
   }
 }
 
+/* The half-precision slow path of the structured ops: values exactly
+ * representable, so every backend must produce these bits. */
+static void half_precision__matmul_softmax_reduce_scale(void **state) {
+  (void)state;
+  uint16_t a[4], b[4], want[4];
+  const float av[4] = {1, 2, 3, 4}, bv[4] = {0.5f, 0, 0, 2};
+  const float wv[4] = {0.5f, 4, 1.5f, 8};
+  for (int i = 0; i < 4; i++) {
+    a[i] = st_f32_to_f16(av[i]);
+    b[i] = st_f32_to_f16(bv[i]);
+    want[i] = st_f32_to_f16(wv[i]);
+  }
+  uint16_t sx[2] = {st_f32_to_f16(1.0f), st_f32_to_f16(1.0f)};
+  uint16_t rx[3] = {st_f32_to_bf16(1.0f), st_f32_to_bf16(2.0f),
+                    st_f32_to_bf16(0.5f)};
+  uint16_t cx[2] = {st_f32_to_bf16(1.0f), st_f32_to_bf16(-2.0f)};
+  uint16_t cwant[2] = {st_f32_to_bf16(3.0f), st_f32_to_bf16(-6.0f)};
+  for (size_t k = 0; k < N_BACKENDS; k++) {
+    uint16_t c[4] = {0}, sy[2] = {0}, rout = 0, cy[2] = {0};
+    st_tensor t[3] = {mk("a", ST_DTYPE_FLOAT16, IN, a, 2, SHAPE(2, 2)),
+                      mk("b", ST_DTYPE_FLOAT16, IN, b, 2, SHAPE(2, 2)),
+                      mk("c", ST_DTYPE_FLOAT16, OUT, c, 2, SHAPE(2, 2))};
+    run_ok(backends[k], "matmul", t, 3, NULL, 0);
+    assert_memory_equal(c, want, sizeof want);
+    st_tensor u[2] = {mk("x", ST_DTYPE_FLOAT16, IN, sx, 2, SHAPE(1, 2)),
+                      mk("y", ST_DTYPE_FLOAT16, OUT, sy, 2, SHAPE(1, 2))};
+    run_ok(backends[k], "softmax", u, 2, NULL, 0);
+    assert_int_equal(sy[0], st_f32_to_f16(0.5f));
+    assert_int_equal(sy[1], st_f32_to_f16(0.5f));
+    st_tensor v[2] = {mk("x", ST_DTYPE_BFLOAT16, IN, rx, 1, SHAPE(3)),
+                      mk("out", ST_DTYPE_BFLOAT16, OUT, &rout, 0, NULL)};
+    run_ok(backends[k], "reduce_sum", v, 2, NULL, 0);
+    assert_int_equal(rout, st_f32_to_bf16(3.5f));
+    st_scalar s = scalar_f("s", 3.0);
+    st_tensor w[2] = {mk("x", ST_DTYPE_BFLOAT16, IN, cx, 1, SHAPE(2)),
+                      mk("y", ST_DTYPE_BFLOAT16, OUT, cy, 1, SHAPE(2))};
+    run_ok(backends[k], "scale", w, 2, &s, 1);
+    assert_memory_equal(cy, cwant, sizeof cwant);
+  }
+}
+
 /* ---- matmul, softmax, reduce_sum, transpose ---- */
 
 static void matmul__hand_computed(void **state) {
@@ -902,6 +943,7 @@ int main(void) {
       cmocka_unit_test(relu__nan_stays_nan),
       cmocka_unit_test(copy__every_dtype_and_common),
       cmocka_unit_test(add__float16_and_bfloat16_slow_path),
+      cmocka_unit_test(half_precision__matmul_softmax_reduce_scale),
       cmocka_unit_test(matmul__hand_computed),
       cmocka_unit_test(matmul__empty_k_gives_zeros),
       cmocka_unit_test(matmul__random_matches_reference),
