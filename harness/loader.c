@@ -1507,15 +1507,6 @@ static st_status load_buffer(st_scene_set *set, const char *name,
 
   parse(&L);
 
-  if (L.too_many) {
-    st_error e;
-    st_error_clear(&e);
-    st_error_set_at(&e, ST_ELOAD, name,
-                    L.errs.count ? L.errs.items[L.errs.count - 1].line : 1, 1,
-                    "too many errors; stopped after %d", MAX_ERRORS);
-    if (st_error_list_add(&L.errs, &e) != ST_OK)
-      L.oom = 1;
-  }
   /* Stable insertion sort by position: at most MAX_ERRORS + 1 items. */
   for (size_t i = 1; i < L.errs.count; i++) {
     st_error e = L.errs.items[i];
@@ -1525,6 +1516,17 @@ static st_status load_buffer(st_scene_set *set, const char *name,
       j--;
     }
     L.errs.items[j] = e;
+  }
+  /* Last, whatever its position: it is about the list, not the file. */
+  if (L.too_many) {
+    st_error e;
+    st_error_clear(&e);
+    st_error_set_at(&e, ST_ELOAD, name,
+                    L.errs.count ? L.errs.items[L.errs.count - 1].line : 1,
+                    L.errs.count ? L.errs.items[L.errs.count - 1].column : 1,
+                    "too many errors; stopped after %d", MAX_ERRORS);
+    if (st_error_list_add(&L.errs, &e) != ST_OK)
+      L.oom = 1;
   }
   if (L.oom) {
     rc = ST_ENOMEM;

@@ -23,25 +23,8 @@
 #include "loadwatch.h"
 #include "pool.h"
 #include "result.h"
+#include "runner_internal.h"
 #include "scene.h"
-
-typedef struct runctx {
-  const st_run_options *opts;
-  st_registry *reg;
-  st_watch *watch;
-  size_t n_watch;
-  unsigned golden_threads;
-  const st_observer *obs;
-  size_t n_obs;
-} runctx;
-
-typedef struct casectx {
-  runctx *run;
-  st_case_info info;
-  st_case_result *res;
-  int live; /* call observers as phases happen */
-  int oom;
-} casectx;
 
 void st_run_options_init(st_run_options *opts) {
   memset(opts, 0, sizeof *opts);
@@ -50,13 +33,13 @@ void st_run_options_init(st_run_options *opts) {
   opts->jobs = 1;
 }
 
-static uint64_t now_ns(void) {
+uint64_t st__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void notify_phase_begin(casectx *cc, const char *name, int round) {
+void st__phase_begin(casectx *cc, const char *name, int round) {
   size_t i;
   if (!cc->live)
     return;
@@ -97,9 +80,9 @@ static void log_phase(const casectx *cc, const st_event *ev) {
 
 /* Ends a phase begun at t0: polls the loader for objects that became
  * loaded, records the phase event and one `load` event per object. */
-static void phase_end(casectx *cc, const char *name, int round, uint64_t t0,
+void st__phase_end(casectx *cc, const char *name, int round, uint64_t t0,
                       st_phase_status status, int emitted) {
-  uint64_t t1 = now_ns();
+  uint64_t t1 = st__now_ns();
   char **loaded = NULL;
   size_t n_loaded = 0, i;
   st_event ev;
@@ -133,7 +116,7 @@ static void phase_end(casectx *cc, const char *name, int round, uint64_t t0,
   st__loadwatch_free(loaded, n_loaded);
 }
 
-static void call_init(st_op_call *call, const char *op, const char *backend,
+void st__call_init(st_op_call *call, const char *op, const char *backend,
                       st__argset *set, unsigned max_threads) {
   memset(call, 0, sizeof *call);
   call->op = op;
@@ -149,7 +132,7 @@ static void call_init(st_op_call *call, const char *op, const char *backend,
 
 /* Validates and calls fn; maps the outcome to a phase status and, on
  * failure, the case's status and message (prefixed with what). */
-static st_phase_status dispatch(casectx *cc, st_op_fn fn, st_op_call *call,
+st_phase_status st__dispatch(casectx *cc, st_op_fn fn, st_op_call *call,
                                 const char *what) {
   st_status rc = st_op_check(call);
   if (rc == ST_OK)
@@ -168,7 +151,7 @@ static st_phase_status dispatch(casectx *cc, st_op_fn fn, st_op_call *call,
   return ST_PHASE_ERROR;
 }
 
-static st_phase_status compare_all(casectx *cc, const st__plan *plan,
+st_phase_status st__compare_all(casectx *cc, const st__plan *plan,
                                    const st__argset *args,
                                    const st__argset *gold,
                                    const st__argset *init) {
@@ -226,39 +209,39 @@ static void check_record(casectx *cc) {
   }
 }
 
-static void run_level2(casectx *cc, const st_scene *scene, size_t ci) {
+void st__casedata_free(st__casedata *d) {
+  st__argset_free(&d->gold);
+  st__argset_free(&d->init);
+  st__argset_free(&d->args);
+  st__plan_free(&d->plan);
+}
+
+int st__case_prepare(casectx *cc, const st_scene *scene, size_t ci,
+                     st__casedata *d) {
   const st_run_options *opts = cc->run->opts;
   const st__case *k = &scene->cases[ci];
-  st__plan plan;
-  st__argset args, init, gold;
   st_error err;
   st_op_call call;
-  st_op_fn kernel = NULL, golden = NULL;
-  st_phase_status ps;
+  st_op_fn golden = NULL;
+  st_phase_status ps = ST_PHASE_OK;
   uint64_t t0;
-  unsigned rounds, r;
-  int skip_golden, emitted;
 
-  memset(&plan, 0, sizeof plan);
-  memset(&args, 0, sizeof args);
-  memset(&init, 0, sizeof init);
-  memset(&gold, 0, sizeof gold);
+  memset(d, 0, sizeof *d);
   st_error_clear(&err);
   /* --skip-golden > the case's skip_golden > the scene's. */
-  skip_golden = opts->skip_golden      ? 1
-                : k->skip_golden >= 0 ? k->skip_golden
-                                      : scene->skip_golden;
-  rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
+  d->skip_golden = opts->skip_golden      ? 1
+                   : k->skip_golden >= 0 ? k->skip_golden
+                                         : scene->skip_golden;
+  d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
 
   /* args: the load already enforced the byte cap for every case. */
-  notify_phase_begin(cc, "args", -1);
-  t0 = now_ns();
-  ps = ST_PHASE_OK;
-  if (st__plan_resolve(scene, ci, UINT64_MAX, &plan, NULL) != ST_OK) {
+  st__phase_begin(cc, "args", -1);
+  t0 = st__now_ns();
+  if (st__plan_resolve(scene, ci, UINT64_MAX, &d->plan, NULL) != ST_OK) {
     st_error_set(&err, ST_ELOAD, "cannot resolve the case's arguments");
     ps = ST_PHASE_ERROR;
-  } else if (st__args_build(&plan, opts->seed, &args, &err) != ST_OK ||
-             st__argset_clone(&args, &init) != ST_OK) {
+  } else if (st__args_build(&d->plan, opts->seed, &d->args, &err) != ST_OK ||
+             st__argset_clone(&d->args, &d->init) != ST_OK) {
     if (err.code == ST_OK)
       st_error_set(&err, ST_ENOMEM, "out of memory building arguments");
     ps = ST_PHASE_ERROR;
@@ -266,57 +249,90 @@ static void run_level2(casectx *cc, const st_scene *scene, size_t ci) {
   if (ps != ST_PHASE_OK)
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: %s",
                                err.message);
-  phase_end(cc, "args", -1, t0, ps, 0);
+  st__phase_end(cc, "args", -1, t0, ps, 0);
   if (ps != ST_PHASE_OK)
-    goto out;
+    return 0;
+  if (d->skip_golden)
+    return 1;
 
   /* golden: on the reference backend, on a copy of the initial args. The
    * record comes after it because golden may load libraries lazily. */
-  if (!skip_golden) {
-    notify_phase_begin(cc, "golden", -1);
-    t0 = now_ns();
-    st_error_clear(&err);
-    if (st_registry_lookup(cc->run->reg, scene->golden, ST_BACKEND_REFERENCE,
-                           ST_LOOKUP_GOLDEN, &golden, &err) != ST_OK) {
-      st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
+  st__phase_begin(cc, "golden", -1);
+  t0 = st__now_ns();
+  st_error_clear(&err);
+  if (st_registry_lookup(cc->run->reg, scene->golden, ST_BACKEND_REFERENCE,
+                         ST_LOOKUP_GOLDEN, &golden, &err) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
+    ps = ST_PHASE_ERROR;
+  } else if (st__argset_clone(&d->init, &d->gold) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "golden: out of memory");
+    ps = ST_PHASE_ERROR;
+  } else {
+    st__call_init(&call, scene->golden, ST_BACKEND_REFERENCE, &d->gold,
+                  cc->run->golden_threads);
+    ps = st__dispatch(cc, golden, &call, "golden");
+    if (ps == ST_PHASE_SKIP) {
+      /* The reference backend cannot decline: that is an error. */
+      st__case_result_override(cc->res, ST_CASE_ERROR,
+                               "golden declined the case");
       ps = ST_PHASE_ERROR;
-    } else if (st__argset_clone(&init, &gold) != ST_OK) {
-      st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                                 "golden: out of memory");
-      ps = ST_PHASE_ERROR;
-    } else {
-      call_init(&call, scene->golden, ST_BACKEND_REFERENCE, &gold,
-                cc->run->golden_threads);
-      ps = dispatch(cc, golden, &call, "golden");
-      if (ps == ST_PHASE_SKIP) {
-        /* The reference backend cannot decline: that is an error. */
-        st__case_result_override(cc->res, ST_CASE_ERROR,
-                                 "golden declined the case");
-        ps = ST_PHASE_ERROR;
-      }
     }
-    phase_end(cc, "golden", -1, t0, ps, 0);
-    if (ps != ST_PHASE_OK)
-      goto out;
   }
+  st__phase_end(cc, "golden", -1, t0, ps, 0);
+  return ps == ST_PHASE_OK;
+}
 
-  /* record: after the last phase that may load a watched module, before
-   * the first run. */
-  notify_phase_begin(cc, "record", -1);
-  t0 = now_ns();
+void st__case_record(casectx *cc) {
+  uint64_t t0;
+  int emitted;
+  /* After the last phase that may load a watched module (golden, rehost),
+   * before the first run. */
+  st__phase_begin(cc, "record", -1);
+  t0 = st__now_ns();
   emitted = st_record_emit(cc->run->watch, cc->run->n_watch);
-  phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
+  st__phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
+}
 
-  for (r = 0; r < rounds; r++) {
-    if (r > 0) {
-      /* Later rounds start from the initial outputs again. */
-      notify_phase_begin(cc, "reset", (int)r);
-      t0 = now_ns();
-      st__argset_copy_data(&args, &init, 1);
-      phase_end(cc, "reset", (int)r, t0, ST_PHASE_OK, 0);
-    }
-    notify_phase_begin(cc, "run", (int)r);
-    t0 = now_ns();
+void st__case_reset(casectx *cc, st__casedata *d, unsigned round) {
+  uint64_t t0;
+  /* Later rounds start from the initial outputs again. */
+  st__phase_begin(cc, "reset", (int)round);
+  t0 = st__now_ns();
+  st__argset_copy_data(&d->args, &d->init, 1);
+  st__phase_end(cc, "reset", (int)round, t0, ST_PHASE_OK, 0);
+}
+
+int st__case_compare(casectx *cc, st__casedata *d, unsigned round) {
+  uint64_t t0;
+  st_phase_status ps;
+  if (d->skip_golden)
+    return 1;
+  st__phase_begin(cc, "compare", (int)round);
+  t0 = st__now_ns();
+  ps = st__compare_all(cc, &d->plan, &d->args, &d->gold, &d->init);
+  st__phase_end(cc, "compare", (int)round, t0, ps, 0);
+  return ps == ST_PHASE_OK;
+}
+
+static void run_level2(casectx *cc, const st_scene *scene, size_t ci) {
+  const st_run_options *opts = cc->run->opts;
+  st__casedata d;
+  st_error err;
+  st_op_call call;
+  st_op_fn kernel = NULL;
+  st_phase_status ps;
+  uint64_t t0;
+  unsigned r;
+
+  if (!st__case_prepare(cc, scene, ci, &d))
+    goto out;
+  st__case_record(cc);
+  for (r = 0; r < d.rounds; r++) {
+    if (r > 0)
+      st__case_reset(cc, &d, r);
+    st__phase_begin(cc, "run", (int)r);
+    t0 = st__now_ns();
     ps = ST_PHASE_OK;
     if (kernel == NULL) {
       st_error_clear(&err);
@@ -328,33 +344,22 @@ static void run_level2(casectx *cc, const st_scene *scene, size_t ci) {
       }
     }
     if (ps == ST_PHASE_OK) {
-      call_init(&call, scene->kernel, opts->platform, &args, 0);
-      ps = dispatch(cc, kernel, &call, "kernel");
+      st__call_init(&call, scene->kernel, opts->platform, &d.args, 0);
+      ps = st__dispatch(cc, kernel, &call, "kernel");
     }
-    phase_end(cc, "run", (int)r, t0, ps, 0);
-    if (ps != ST_PHASE_OK)
+    st__phase_end(cc, "run", (int)r, t0, ps, 0);
+    if (ps != ST_PHASE_OK || !st__case_compare(cc, &d, r))
       goto out;
-    if (!skip_golden) {
-      notify_phase_begin(cc, "compare", (int)r);
-      t0 = now_ns();
-      ps = compare_all(cc, &plan, &args, &gold, &init);
-      phase_end(cc, "compare", (int)r, t0, ps, 0);
-      if (ps != ST_PHASE_OK)
-        goto out;
-    }
   }
 out:
-  st__argset_free(&gold);
-  st__argset_free(&init);
-  st__argset_free(&args);
-  st__plan_free(&plan);
+  st__casedata_free(&d);
 }
 
-static st_case_result *run_one(runctx *rc, const st_case_ref *ref,
+st_case_result *st__run_one(runctx *rc, const st_case_ref *ref,
                                size_t index, size_t total, int live) {
   const st_scene *scene = ref->scene;
   casectx cc;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = st__now_ns();
   size_t i;
 
   memset(&cc, 0, sizeof cc);
@@ -378,18 +383,15 @@ static st_case_result *run_one(runctx *rc, const st_case_ref *ref,
     for (i = 0; i < rc->n_obs; i++)
       if (rc->obs[i].case_begin)
         rc->obs[i].case_begin(rc->obs[i].data, &cc.info);
-  if (scene->level == 2)
-    run_level2(&cc, scene, ref->index);
+  if (scene->level == 3)
+    st__run_level3(&cc, scene, ref->index);
   else
-    st__case_result_set_status(cc.res, ST_CASE_ERROR,
-                               "level %d scenes (worker processes) are not "
-                               "supported by this build yet",
-                               scene->level);
+    run_level2(&cc, scene, ref->index);
   check_record(&cc);
   if (cc.oom)
     st__case_result_set_status(cc.res, ST_CASE_ERROR,
                                "out of memory recording events");
-  st__case_result_set_duration(cc.res, now_ns() - t0);
+  st__case_result_set_duration(cc.res, st__now_ns() - t0);
   return cc.res;
 }
 
@@ -448,7 +450,7 @@ st_status st_run_case(const st_scene *scene, size_t case_index,
   if (s == ST_OK) {
     ref.scene = scene;
     ref.index = case_index;
-    *out = run_one(&rc, &ref, 0, 1, 0);
+    *out = st__run_one(&rc, &ref, 0, 1, 0);
     if (*out == NULL)
       s = st_error_set(err, ST_ENOMEM, "out of memory");
   }
@@ -486,7 +488,7 @@ static void *worker_main(void *arg) {
     }
     i = s->next++;
     pthread_mutex_unlock(&s->lock);
-    r = run_one(s->rc, &s->refs[i], i, s->n, 0);
+    r = st__run_one(s->rc, &s->refs[i], i, s->n, 0);
     pthread_mutex_lock(&s->lock);
     s->done[i] = r ? r : (st_case_result *)-1;
     if (s->rc->opts->fail_fast && is_failure(r))
@@ -496,7 +498,7 @@ static void *worker_main(void *arg) {
   }
 }
 
-static void replay(runctx *rc, const st_case_info *info,
+void st__replay(runctx *rc, const st_case_info *info,
                    const st_case_result *r) {
   size_t i, j, n = st_case_result_event_count(r);
   for (j = 0; j < rc->n_obs; j++)
@@ -513,7 +515,7 @@ static void replay(runctx *rc, const st_case_info *info,
   }
 }
 
-static void fill_info(st_case_info *info, const runctx *rc,
+void st__fill_info(st_case_info *info, const runctx *rc,
                       const st_case_ref *ref, size_t i, size_t n) {
   memset(info, 0, sizeof *info);
   info->scene = ref->scene->name;
@@ -526,7 +528,7 @@ static void fill_info(st_case_info *info, const runctx *rc,
   info->total = n;
 }
 
-static st_case_result *not_run(const runctx *rc, const st_case_info *info) {
+st_case_result *st__not_run(const runctx *rc, const st_case_info *info) {
   st_case_result *r = st__case_result_new(info->scene, info->name,
                                           info->file, info->line,
                                           info->platform, info->seed);
@@ -593,7 +595,12 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
     if (observers[j].run_begin)
       observers[j].run_begin(observers[j].data, &rinfo);
 
-  if (jobs > 1 && n > 1) {
+  if (st__isolation_wanted(&rc, refs, n)) {
+    /* Forked children, scheduled from this thread (SPEC §9). */
+    s = st__isolate_run_all(&rc, refs, n, run, err);
+    if (s != ST_OK)
+      goto restore;
+  } else if (jobs > 1 && n > 1) {
     memset(&sc, 0, sizeof sc);
     pthread_mutex_init(&sc.lock, NULL);
     pthread_cond_init(&sc.cond, NULL);
@@ -615,7 +622,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
     for (i = 0; i < n; i++) {
       st_case_info info;
       st_case_result *r;
-      fill_info(&info, &rc, &refs[i], i, n);
+      st__fill_info(&info, &rc, &refs[i], i, n);
       pthread_mutex_lock(&sc.lock);
       while (sc.done[i] == NULL && (i < sc.next || !sc.stop))
         pthread_cond_wait(&sc.cond, &sc.lock);
@@ -625,9 +632,9 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
       if (r == (st_case_result *)-1)
         r = NULL;
       if (r != NULL)
-        replay(&rc, &info, r);
+        st__replay(&rc, &info, r);
       else {
-        r = not_run(&rc, &info);
+        r = st__not_run(&rc, &info);
         for (j = 0; j < n_observers; j++)
           if (observers[j].case_begin)
             observers[j].case_begin(observers[j].data, &info);
@@ -646,14 +653,14 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
     for (i = 0; i < n; i++) {
       st_case_info info;
       st_case_result *r;
-      fill_info(&info, &rc, &refs[i], i, n);
+      st__fill_info(&info, &rc, &refs[i], i, n);
       if (stop) {
-        r = not_run(&rc, &info);
+        r = st__not_run(&rc, &info);
         for (j = 0; j < n_observers; j++)
           if (observers[j].case_begin)
             observers[j].case_begin(observers[j].data, &info);
       } else {
-        r = run_one(&rc, &refs[i], i, n, 1);
+        r = st__run_one(&rc, &refs[i], i, n, 1);
       }
       st__run_result_set(run, i, r);
       for (j = 0; r != NULL && j < n_observers; j++)

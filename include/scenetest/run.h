@@ -34,6 +34,8 @@ typedef struct st_run_options {
   size_t n_watch;
   st_registry *registry;           /* NULL: a built-in registry per run */
   int redirect_stdout;             /* point fd 1 at fd 2 while phases run */
+  int isolate;                     /* each case in a forked child */
+  double timeout;                  /* seconds per case; 0 = none */
 } st_run_options;
 
 ST_EXTERN void st_run_options_init(st_run_options *opts /* OUT */);
