@@ -10,8 +10,10 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
 
@@ -72,6 +74,62 @@ static int mismatch_f64(const double *restrict a, const double *restrict e,
     bad |= ((eq | le) & fin) ^ 1;
   }
   return bad != 0;
+}
+
+/* One core cannot read memory as fast as two: on the benchmark machine one
+ * thread reads about 13 GB/s and two about 21 GB/s, and a compare reads
+ * two tensors. Large tensors are therefore split between the calling
+ * thread and one helper thread, joined before returning (no thread
+ * outlives the call, so forking stays safe). Below the threshold, thread
+ * start-up would cost more than it saves. */
+#define SPLIT_MIN_BYTES ((size_t)8 << 20)
+
+typedef struct half_job {
+  const void *a, *e;
+  size_t n;
+  int is_f64;
+  double rtol, atol;
+  int result;
+} half_job;
+
+static int run_job(const half_job *j) {
+  if (j->is_f64)
+    return mismatch_f64(j->a, j->e, j->n, j->rtol, j->atol);
+  return suspects_f32(j->a, j->e, j->n, (float)j->rtol, (float)j->atol);
+}
+
+static void *job_thread(void *arg) {
+  half_job *j = arg;
+  j->result = run_job(j);
+  return NULL;
+}
+
+/* The vectorized pass over a whole tensor, split in two when it is large
+ * and the machine has a second core. Nonzero if any element needs the
+ * element-at-a-time pass. */
+static int fast_pass(const st_tensor *act, const st_tensor *exp, int is_f64,
+                     double rtol, double atol) {
+  const size_t n = act->numel;
+  const size_t es = is_f64 ? 8 : 4;
+  half_job lo = {act->data, exp->data, n, is_f64, rtol, atol, 0};
+  if (act->nbytes < SPLIT_MIN_BYTES || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    return run_job(&lo);
+  /* Split on a 64-byte boundary so neither half starts mid-line. */
+  const size_t mid = (n / 2) & ~(size_t)(64 / es - 1);
+  half_job hi = {(const char *)act->data + mid * es,
+                 (const char *)exp->data + mid * es,
+                 n - mid,
+                 is_f64,
+                 rtol,
+                 atol,
+                 0};
+  lo.n = mid;
+  pthread_t th;
+  if (pthread_create(&th, NULL, job_thread, &hi) != 0)
+    return run_job(&lo) | run_job(&hi);
+  const int r = run_job(&lo);
+  pthread_join(th, NULL);
+  return r | hi.result;
 }
 
 void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size) {
@@ -181,12 +239,11 @@ st_status st__compare_close(const st_tensor *actual,
   switch (actual->dtype) {
   case ST_DTYPE_FLOAT32:
     if (rtol >= 0 && rtol <= 1e30 && atol >= 0 && atol <= 1e30 &&
-        !suspects_f32(actual->data, expected->data, n, (float)rtol,
-                      (float)atol))
+        !fast_pass(actual, expected, 0, rtol, atol))
       return ST_OK;
     break;
   case ST_DTYPE_FLOAT64:
-    if (!mismatch_f64(actual->data, expected->data, n, rtol, atol))
+    if (!fast_pass(actual, expected, 1, rtol, atol))
       return ST_OK;
     break;
   case ST_DTYPE_FLOAT16:

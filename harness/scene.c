@@ -470,6 +470,11 @@ static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
   }
   if (bad)
     return -1;
+  /* A zero dimension makes an empty tensor wherever it stands: the
+   * product is 0 even if the dimensions before it overflowed. */
+  for (int d = 0; d < r->ndim; d++)
+    if (r->shape[d] == 0)
+      numel = 0, overflow = 0;
   size_t esize = st_dtype_size(r->dtype);
   uint64_t nbytes = 0;
   if (overflow || numel > (uint64_t)INT64_MAX || numel > SIZE_MAX ||

@@ -19,7 +19,7 @@ import re
 import sys
 
 # Flags of other programs that the docs show in commands (meson, ninja,
-# apt-get, prove, the sanitizers): not scenetest's to implement.
+# apt-get, prove, pkg-config): not scenetest's to implement.
 FOREIGN_FLAGS = {
     "--print-errorlogs",   # meson test
     "--suite",             # meson test
@@ -32,6 +32,12 @@ FOREIGN_FLAGS = {
     "--no-install-recommends",  # apt-get
     "--verbose",           # meson test / prove
     "--exec",              # prove
+    "--cflags",            # pkg-config
+    "--libs",              # pkg-config
+    "--exists",            # pkg-config
+    "--modversion",        # pkg-config
+    "--prefix",            # meson setup
+    "--libdir",            # meson setup
 }
 
 FLAG_RE = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* The -j benchmark: one CPU-bound suite (float32 matmul cases on the cpu
+ * platform, golden capped at one thread so that only case-level
+ * parallelism is measured) run with -j 1 and with -j 2 in the same
+ * process, best of several repetitions each. It prints both times and the
+ * speed-up -j1 / -j2 (target >= 1.8 on 2 cores), and checks that both runs
+ * passed with identical event sequences. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <scenetest/scenetest.h>
+
+#define N_CASES 16
+#define REPS 3
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double run_suite(const st_scene_set *set, unsigned jobs,
+                        st_run_result **keep) {
+  st_run_options opts;
+  st_run_result *res = NULL;
+  st_error err;
+  double t0, best = 1e30;
+  int rep;
+  st_run_options_init(&opts);
+  opts.jobs = jobs;
+  opts.golden_threads = 1;
+  for (rep = 0; rep < REPS; rep++) {
+    st_error_clear(&err);
+    t0 = now_s();
+    if (st_run(set, &opts, NULL, 0, &res, &err) != ST_OK) {
+      fprintf(stderr, "bench_jobs: run failed: %s\n", err.message);
+      exit(3);
+    }
+    t0 = now_s() - t0;
+    if (t0 < best)
+      best = t0;
+    if (st_run_result_exit_code(res) != 0) {
+      fprintf(stderr, "bench_jobs: a case did not pass\n");
+      exit(3);
+    }
+    if (rep == REPS - 1 && keep != NULL)
+      *keep = res;
+    else
+      st_run_result_free(res);
+  }
+  return best;
+}
+
+static int same_events(const st_run_result *a, const st_run_result *b) {
+  size_t i, j;
+  if (st_run_result_count(a) != st_run_result_count(b))
+    return 0;
+  for (i = 0; i < st_run_result_count(a); i++) {
+    const st_case_result *x = st_run_result_get(a, i);
+    const st_case_result *y = st_run_result_get(b, i);
+    if (st_case_result_event_count(x) != st_case_result_event_count(y))
+      return 0;
+    for (j = 0; j < st_case_result_event_count(x); j++)
+      if (strcmp(st_case_result_event(x, j)->name,
+                 st_case_result_event(y, j)->name) != 0)
+        return 0;
+  }
+  return 1;
+}
+
+int main(void) {
+  char text[8192];
+  size_t used = 0, i;
+  st_scene_set *set = NULL;
+  st_error_list errs;
+  st_run_result *r1 = NULL, *r2 = NULL;
+  double t1, t2;
+
+  st_log_set_level(ST_LOG_WARNING);
+  used += (size_t)snprintf(
+      text + used, sizeof text - used,
+      "scene: jobs_matmul\nkernel: matmul\nrtol: 1.0e-4\natol: 1.0e-4\n"
+      "args:\n"
+      "  - {tensor: a, dtype: float32, shape: [M, K], init: {uniform: [-1, "
+      "1]}}\n"
+      "  - {tensor: b, dtype: float32, shape: [K, N], init: {uniform: [-1, "
+      "1]}}\n"
+      "  - {tensor: c, dtype: float32, shape: [M, N], role: output}\n"
+      "cases:\n");
+  for (i = 0; i < N_CASES; i++)
+    used += (size_t)snprintf(text + used, sizeof text - used,
+                             "  - {name: c%zu, params: {M: 256, K: 256, N: "
+                             "256}}\n",
+                             i);
+  st_error_list_init(&errs);
+  if (st_scene_set_new(&set) != ST_OK ||
+      st_scene_set_load_string(set, "jobs.yaml", text, used, NULL, &errs) !=
+          ST_OK) {
+    fprintf(stderr, "bench_jobs: scene did not load\n");
+    return 3;
+  }
+  st_error_list_free(&errs);
+  t1 = run_suite(set, 1, &r1);
+  t2 = run_suite(set, 2, &r2);
+  printf("suite: %d float32 matmul cases 256x256x256 on cpu, golden 1 "
+         "thread, best of %d\n",
+         N_CASES, REPS);
+  printf("-j 1: %.3f s\n-j 2: %.3f s\n", t1, t2);
+  printf("speed-up -j1/-j2: %.2fx (target >= 1.8x on 2 cores)\n", t1 / t2);
+  printf("events identical: %s\n", same_events(r1, r2) ? "yes" : "NO");
+  st_run_result_free(r1);
+  st_run_result_free(r2);
+  st_scene_set_free(set);
+  return 0;
+}
