@@ -136,9 +136,7 @@ void st__elem_set_u64(st_tensor *t, size_t i, uint64_t v) {
   }
 }
 
-double st__scalar_f64(const st_op_call *call) {
-  return call->scalars[0].f;
-}
+double st__scalar_f64(const st_op_call *call) { return call->scalars[0].f; }
 
 uint64_t st__scalar_u64(const st_op_call *call) {
   const st_scalar *s = &call->scalars[0];
@@ -148,8 +146,7 @@ uint64_t st__scalar_u64(const st_op_call *call) {
   return (uint64_t)(int64_t)s->f;
 }
 
-void st__reduce_shard_blocks(const st_op_call *call, size_t *kb0,
-                             size_t *kb1) {
+void st__reduce_shard_blocks(const st_op_call *call, size_t *kb0, size_t *kb1) {
   size_t n = call->tensors[0].numel;
   size_t blocks = n / ST__REDUCE_BLOCK + (n % ST__REDUCE_BLOCK != 0);
   st_shard_range(blocks, call->shard_index, call->shard_count, kb0, kb1);
@@ -173,8 +170,8 @@ st_status st__ops_register(st_registry *reg, const char *module,
                            const char *backend, const st__op_entry *ops,
                            st_error *err) {
   for (const st__op_entry *e = ops; e->op != NULL; e++) {
-    st_status rc = st_registry_register(reg, module, e->op, backend, e->fn,
-                                        err);
+    st_status rc =
+        st_registry_register(reg, module, e->op, backend, e->fn, err);
     if (rc != ST_OK)
       return rc;
   }

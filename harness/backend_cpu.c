@@ -17,110 +17,110 @@
 
 /* Element-wise kernels over [b, e) for one float type. scale and axpy use
  * the double scalar and round once, like the golden. */
-#define CPU_FLOAT_EW(T, SUF)                                                  \
-  static void ew_##SUF(st__ew kind, st_op_call *call, size_t b, size_t e) {  \
-    st_tensor *t = call->tensors;                                             \
-    const T *x = t[0].data;                                                   \
-    switch (kind) {                                                           \
-    case ST__EW_ADD: {                                                        \
-      const T *y = t[1].data;                                                 \
-      T *o = t[2].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = x[i] + y[i];                                                   \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_SUB: {                                                        \
-      const T *y = t[1].data;                                                 \
-      T *o = t[2].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = x[i] - y[i];                                                   \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_MUL: {                                                        \
-      const T *y = t[1].data;                                                 \
-      T *o = t[2].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = x[i] * y[i];                                                   \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_SCALE: {                                                      \
-      double s = st__scalar_f64(call);                                        \
-      T *o = t[1].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = (T)(s * (double)x[i]);                                         \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_AXPY: {                                                       \
-      double s = st__scalar_f64(call);                                        \
-      T *y = t[1].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        y[i] = (T)(s * (double)x[i] + (double)y[i]);                          \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_RELU: {                                                       \
-      T *o = t[1].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = x[i] < (T)0 ? (T)0 : x[i];                                     \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_COPY:                                                         \
-      memcpy((T *)t[1].data + b, x + b, (e - b) * sizeof(T));                 \
-      break;                                                                  \
-    }                                                                         \
+#define CPU_FLOAT_EW(T, SUF)                                                   \
+  static void ew_##SUF(st__ew kind, st_op_call *call, size_t b, size_t e) {    \
+    st_tensor *t = call->tensors;                                              \
+    const T *x = t[0].data;                                                    \
+    switch (kind) {                                                            \
+    case ST__EW_ADD: {                                                         \
+      const T *y = t[1].data;                                                  \
+      T *o = t[2].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = x[i] + y[i];                                                    \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_SUB: {                                                         \
+      const T *y = t[1].data;                                                  \
+      T *o = t[2].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = x[i] - y[i];                                                    \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_MUL: {                                                         \
+      const T *y = t[1].data;                                                  \
+      T *o = t[2].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = x[i] * y[i];                                                    \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_SCALE: {                                                       \
+      double s = st__scalar_f64(call);                                         \
+      T *o = t[1].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = (T)(s * (double)x[i]);                                          \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_AXPY: {                                                        \
+      double s = st__scalar_f64(call);                                         \
+      T *y = t[1].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        y[i] = (T)(s * (double)x[i] + (double)y[i]);                           \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_RELU: {                                                        \
+      T *o = t[1].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = x[i] < (T)0 ? (T)0 : x[i];                                      \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_COPY:                                                          \
+      memcpy((T *)t[1].data + b, x + b, (e - b) * sizeof(T));                  \
+      break;                                                                   \
+    }                                                                          \
   }
 
 /* The same for one integer type T computed in unsigned U. RELU(v) is the
  * relu of one value (the identity for unsigned types). */
-#define CPU_INT_EW(T, U, SUF, RELU)                                           \
-  static void ew_##SUF(st__ew kind, st_op_call *call, size_t b, size_t e) {  \
-    st_tensor *t = call->tensors;                                             \
-    const T *x = t[0].data;                                                   \
-    switch (kind) {                                                           \
-    case ST__EW_ADD: {                                                        \
-      const T *y = t[1].data;                                                 \
-      T *o = t[2].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = (T)(U)((U)x[i] + (U)y[i]);                                     \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_SUB: {                                                        \
-      const T *y = t[1].data;                                                 \
-      T *o = t[2].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = (T)(U)((U)x[i] - (U)y[i]);                                     \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_MUL: {                                                        \
-      const T *y = t[1].data;                                                 \
-      T *o = t[2].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = (T)(U)((U)x[i] * (U)y[i]);                                     \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_SCALE: {                                                      \
-      U s = (U)st__scalar_u64(call);                                          \
-      T *o = t[1].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = (T)(U)(s * (U)x[i]);                                           \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_AXPY: {                                                       \
-      U s = (U)st__scalar_u64(call);                                          \
-      T *y = t[1].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        y[i] = (T)(U)(s * (U)x[i] + (U)y[i]);                                 \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_RELU: {                                                       \
-      T *o = t[1].data;                                                       \
-      for (size_t i = b; i < e; i++)                                          \
-        o[i] = RELU(x[i]);                                                    \
-      break;                                                                  \
-    }                                                                         \
-    case ST__EW_COPY:                                                         \
-      memcpy((T *)t[1].data + b, x + b, (e - b) * sizeof(T));                 \
-      break;                                                                  \
-    }                                                                         \
+#define CPU_INT_EW(T, U, SUF, RELU)                                            \
+  static void ew_##SUF(st__ew kind, st_op_call *call, size_t b, size_t e) {    \
+    st_tensor *t = call->tensors;                                              \
+    const T *x = t[0].data;                                                    \
+    switch (kind) {                                                            \
+    case ST__EW_ADD: {                                                         \
+      const T *y = t[1].data;                                                  \
+      T *o = t[2].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = (T)(U)((U)x[i] + (U)y[i]);                                      \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_SUB: {                                                         \
+      const T *y = t[1].data;                                                  \
+      T *o = t[2].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = (T)(U)((U)x[i] - (U)y[i]);                                      \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_MUL: {                                                         \
+      const T *y = t[1].data;                                                  \
+      T *o = t[2].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = (T)(U)((U)x[i] * (U)y[i]);                                      \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_SCALE: {                                                       \
+      U s = (U)st__scalar_u64(call);                                           \
+      T *o = t[1].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = (T)(U)(s * (U)x[i]);                                            \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_AXPY: {                                                        \
+      U s = (U)st__scalar_u64(call);                                           \
+      T *y = t[1].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        y[i] = (T)(U)(s * (U)x[i] + (U)y[i]);                                  \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_RELU: {                                                        \
+      T *o = t[1].data;                                                        \
+      for (size_t i = b; i < e; i++)                                           \
+        o[i] = RELU(x[i]);                                                     \
+      break;                                                                   \
+    }                                                                          \
+    case ST__EW_COPY:                                                          \
+      memcpy((T *)t[1].data + b, x + b, (e - b) * sizeof(T));                  \
+      break;                                                                   \
+    }                                                                          \
   }
 
 #define RELU_SIGNED(v) ((v) < 0 ? 0 : (v))
@@ -174,25 +174,25 @@ void st__cpu_elementwise(st__ew kind, st_op_call *call, size_t begin,
 /* i-k-j order with a double accumulator row: the inner loop streams a row
  * of b and of acc (vectorisable), and every c[i, j] is summed over k
  * ascending from 0.0, the golden's order. acc holds n doubles. */
-#define CPU_MATMUL(T, SUF)                                                    \
-  static void matmul_##SUF(st_op_call *call, size_t r0, size_t r1,           \
-                           double *acc) {                                     \
-    const T *a = call->tensors[0].data, *bm = call->tensors[1].data;          \
-    T *c = call->tensors[2].data;                                             \
-    size_t kk = (size_t)call->tensors[0].shape[1];                            \
-    size_t n = (size_t)call->tensors[1].shape[1];                             \
-    for (size_t i = r0; i < r1; i++) {                                        \
-      for (size_t j = 0; j < n; j++)                                          \
-        acc[j] = 0.0;                                                         \
-      for (size_t k = 0; k < kk; k++) {                                       \
-        double aik = (double)a[i * kk + k];                                   \
-        const T *brow = bm + k * n;                                           \
-        for (size_t j = 0; j < n; j++)                                        \
-          acc[j] += aik * (double)brow[j];                                    \
-      }                                                                       \
-      for (size_t j = 0; j < n; j++)                                          \
-        c[i * n + j] = (T)acc[j];                                             \
-    }                                                                         \
+#define CPU_MATMUL(T, SUF)                                                     \
+  static void matmul_##SUF(st_op_call *call, size_t r0, size_t r1,             \
+                           double *acc) {                                      \
+    const T *a = call->tensors[0].data, *bm = call->tensors[1].data;           \
+    T *c = call->tensors[2].data;                                              \
+    size_t kk = (size_t)call->tensors[0].shape[1];                             \
+    size_t n = (size_t)call->tensors[1].shape[1];                              \
+    for (size_t i = r0; i < r1; i++) {                                         \
+      for (size_t j = 0; j < n; j++)                                           \
+        acc[j] = 0.0;                                                          \
+      for (size_t k = 0; k < kk; k++) {                                        \
+        double aik = (double)a[i * kk + k];                                    \
+        const T *brow = bm + k * n;                                            \
+        for (size_t j = 0; j < n; j++)                                         \
+          acc[j] += aik * (double)brow[j];                                     \
+      }                                                                        \
+      for (size_t j = 0; j < n; j++)                                           \
+        c[i * n + j] = (T)acc[j];                                              \
+    }                                                                          \
   }
 
 CPU_MATMUL(float, f32)
@@ -200,33 +200,32 @@ CPU_MATMUL(double, f64)
 
 /* The exponentials are kept in tmp (cols doubles) rather than computed
  * twice; the values are the golden's. */
-#define CPU_SOFTMAX(T, SUF)                                                   \
-  static void softmax_##SUF(st_op_call *call, size_t r0, size_t r1,          \
-                            double *tmp) {                                    \
-    const T *x = call->tensors[0].data;                                       \
-    T *y = call->tensors[1].data;                                             \
-    size_t cols = (size_t)call->tensors[0].shape[1];                          \
-    for (size_t r = r0; r < r1; r++) {                                        \
-      const T *xr = x + r * cols;                                             \
-      T *yr = y + r * cols;                                                   \
-      double m = -INFINITY, sum = 0.0;                                        \
-      for (size_t j = 0; j < cols; j++)                                       \
-        if ((double)xr[j] > m)                                                \
-          m = (double)xr[j];                                                  \
-      for (size_t j = 0; j < cols; j++) {                                     \
-        tmp[j] = exp((double)xr[j] - m);                                      \
-        sum += tmp[j];                                                        \
-      }                                                                       \
-      for (size_t j = 0; j < cols; j++)                                       \
-        yr[j] = (T)(tmp[j] / sum);                                            \
-    }                                                                         \
+#define CPU_SOFTMAX(T, SUF)                                                    \
+  static void softmax_##SUF(st_op_call *call, size_t r0, size_t r1,            \
+                            double *tmp) {                                     \
+    const T *x = call->tensors[0].data;                                        \
+    T *y = call->tensors[1].data;                                              \
+    size_t cols = (size_t)call->tensors[0].shape[1];                           \
+    for (size_t r = r0; r < r1; r++) {                                         \
+      const T *xr = x + r * cols;                                              \
+      T *yr = y + r * cols;                                                    \
+      double m = -INFINITY, sum = 0.0;                                         \
+      for (size_t j = 0; j < cols; j++)                                        \
+        if ((double)xr[j] > m)                                                 \
+          m = (double)xr[j];                                                   \
+      for (size_t j = 0; j < cols; j++) {                                      \
+        tmp[j] = exp((double)xr[j] - m);                                       \
+        sum += tmp[j];                                                         \
+      }                                                                        \
+      for (size_t j = 0; j < cols; j++)                                        \
+        yr[j] = (T)(tmp[j] / sum);                                             \
+    }                                                                          \
   }
 
 CPU_SOFTMAX(float, f32)
 CPU_SOFTMAX(double, f64)
 
-void st__cpu_softmax_rows(st_op_call *call, size_t r0, size_t r1,
-                          double *tmp) {
+void st__cpu_softmax_rows(st_op_call *call, size_t r0, size_t r1, double *tmp) {
   if (call->tensors[0].dtype == ST_DTYPE_FLOAT32)
     softmax_f32(call, r0, r1, tmp);
   else if (call->tensors[0].dtype == ST_DTYPE_FLOAT64)
@@ -252,13 +251,13 @@ double st__cpu_sum_f64(const st_tensor *x, size_t b, size_t e) {
   return s;
 }
 
-#define CPU_SUM_INT(T, SUF)                                                   \
-  static uint64_t sum_##SUF(const void *data, size_t b, size_t e) {          \
-    const T *p = data;                                                        \
-    uint64_t s = 0;                                                           \
-    for (size_t i = b; i < e; i++)                                            \
-      s += (uint64_t)(int64_t)p[i];                                           \
-    return s;                                                                 \
+#define CPU_SUM_INT(T, SUF)                                                    \
+  static uint64_t sum_##SUF(const void *data, size_t b, size_t e) {            \
+    const T *p = data;                                                         \
+    uint64_t s = 0;                                                            \
+    for (size_t i = b; i < e; i++)                                             \
+      s += (uint64_t)(int64_t)p[i];                                            \
+    return s;                                                                  \
   }
 
 CPU_SUM_INT(int8_t, i8)
@@ -284,14 +283,14 @@ uint64_t st__cpu_sum_u64(const st_tensor *x, size_t b, size_t e) {
   }
 }
 
-#define CPU_TRANSPOSE(T, SUF)                                                 \
-  static void transpose_##SUF(const void *xv, void *yv, size_t rows,         \
-                              size_t cols, size_t r0, size_t r1) {            \
-    const T *x = xv;                                                          \
-    T *y = yv;                                                                \
-    for (size_t r = r0; r < r1; r++)                                          \
-      for (size_t j = 0; j < rows; j++)                                       \
-        y[r * rows + j] = x[j * cols + r];                                    \
+#define CPU_TRANSPOSE(T, SUF)                                                  \
+  static void transpose_##SUF(const void *xv, void *yv, size_t rows,           \
+                              size_t cols, size_t r0, size_t r1) {             \
+    const T *x = xv;                                                           \
+    T *y = yv;                                                                 \
+    for (size_t r = r0; r < r1; r++)                                           \
+      for (size_t j = 0; j < rows; j++)                                        \
+        y[r * rows + j] = x[j * cols + r];                                     \
   }
 
 CPU_TRANSPOSE(uint8_t, 1)
@@ -304,21 +303,27 @@ static st_status cpu_ew(st_op_call *call, st__ew kind) {
   if (rc != ST_OK)
     return rc;
   size_t b, e;
-  st_shard_range(call->tensors[0].numel, call->shard_index,
-                 call->shard_count, &b, &e);
+  st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
+                 &b, &e);
   st__cpu_elementwise(kind, call, b, e);
   return ST_OK;
 }
 
-static st_status cpu_copy(st_op_call *call) { return cpu_ew(call, ST__EW_COPY); }
+static st_status cpu_copy(st_op_call *call) {
+  return cpu_ew(call, ST__EW_COPY);
+}
 static st_status cpu_add(st_op_call *call) { return cpu_ew(call, ST__EW_ADD); }
 static st_status cpu_sub(st_op_call *call) { return cpu_ew(call, ST__EW_SUB); }
 static st_status cpu_mul(st_op_call *call) { return cpu_ew(call, ST__EW_MUL); }
 static st_status cpu_scale(st_op_call *call) {
   return cpu_ew(call, ST__EW_SCALE);
 }
-static st_status cpu_axpy(st_op_call *call) { return cpu_ew(call, ST__EW_AXPY); }
-static st_status cpu_relu(st_op_call *call) { return cpu_ew(call, ST__EW_RELU); }
+static st_status cpu_axpy(st_op_call *call) {
+  return cpu_ew(call, ST__EW_AXPY);
+}
+static st_status cpu_relu(st_op_call *call) {
+  return cpu_ew(call, ST__EW_RELU);
+}
 
 static st_status cpu_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
@@ -362,9 +367,8 @@ static st_status cpu_softmax(st_op_call *call) {
     return ST_OK;
   double *tmp = malloc(cols * sizeof *tmp);
   if (tmp == NULL)
-    return st_op_call_fail(call, ST_ENOMEM,
-                           "op 'softmax': out of memory for a row of %zu",
-                           cols);
+    return st_op_call_fail(
+        call, ST_ENOMEM, "op 'softmax': out of memory for a row of %zu", cols);
   st__cpu_softmax_rows(call, r0, r1, tmp);
   free(tmp);
   return ST_OK;

@@ -16,8 +16,8 @@
 #include "ops_impl.h"
 
 const char *const st__builtin_ops[] = {
-    "copy",   "add",    "sub",        "mul",       "scale", "axpy",
-    "relu",   "matmul", "softmax",    "reduce_sum", "transpose", NULL,
+    "copy", "add",    "sub",     "mul",        "scale",     "axpy",
+    "relu", "matmul", "softmax", "reduce_sum", "transpose", NULL,
 };
 
 static int is_binary(st__ew kind) {
@@ -68,9 +68,8 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
     }
     return;
   }
-  uint64_t s = (kind == ST__EW_SCALE || kind == ST__EW_AXPY)
-                   ? st__scalar_u64(call)
-                   : 0;
+  uint64_t s =
+      (kind == ST__EW_SCALE || kind == ST__EW_AXPY) ? st__scalar_u64(call) : 0;
   for (size_t i = begin; i < end; i++) {
     uint64_t a = st__elem_get_u64(&t[0], i), r = 0;
     switch (kind) {
@@ -115,8 +114,7 @@ void st__ref_matmul_rows(st_op_call *call, size_t r0, size_t r1) {
       for (size_t j = 0; j < n; j++) {
         double s = 0.0;
         for (size_t k = 0; k < kk; k++)
-          s += st__elem_get_f64(a, i * kk + k) *
-               st__elem_get_f64(b, k * n + j);
+          s += st__elem_get_f64(a, i * kk + k) * st__elem_get_f64(b, k * n + j);
         st__elem_set_f64(c, i * n + j, s);
       }
       continue;
@@ -233,22 +231,28 @@ static st_status ref_ew(st_op_call *call, st__ew kind) {
   if (rc != ST_OK)
     return rc;
   size_t b, e;
-  st_shard_range(call->tensors[0].numel, call->shard_index,
-                 call->shard_count, &b, &e);
+  st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
+                 &b, &e);
   ref_ctx c = {call, kind, b, NULL, NULL};
   st__parallel_for(e - b, (size_t)1 << 15, call->max_threads, ew_chunk, &c);
   return ST_OK;
 }
 
-static st_status ref_copy(st_op_call *call) { return ref_ew(call, ST__EW_COPY); }
+static st_status ref_copy(st_op_call *call) {
+  return ref_ew(call, ST__EW_COPY);
+}
 static st_status ref_add(st_op_call *call) { return ref_ew(call, ST__EW_ADD); }
 static st_status ref_sub(st_op_call *call) { return ref_ew(call, ST__EW_SUB); }
 static st_status ref_mul(st_op_call *call) { return ref_ew(call, ST__EW_MUL); }
 static st_status ref_scale(st_op_call *call) {
   return ref_ew(call, ST__EW_SCALE);
 }
-static st_status ref_axpy(st_op_call *call) { return ref_ew(call, ST__EW_AXPY); }
-static st_status ref_relu(st_op_call *call) { return ref_ew(call, ST__EW_RELU); }
+static st_status ref_axpy(st_op_call *call) {
+  return ref_ew(call, ST__EW_AXPY);
+}
+static st_status ref_relu(st_op_call *call) {
+  return ref_ew(call, ST__EW_RELU);
+}
 
 static st_status ref_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
@@ -256,8 +260,8 @@ static st_status ref_matmul(st_op_call *call) {
     return rc;
   size_t r0, r1;
   st__shard_rows(call, 2, &r0, &r1);
-  size_t per_row = (size_t)call->tensors[0].shape[1] *
-                   (size_t)call->tensors[1].shape[1];
+  size_t per_row =
+      (size_t)call->tensors[0].shape[1] * (size_t)call->tensors[1].shape[1];
   ref_ctx c = {call, ST__EW_COPY, r0, NULL, NULL};
   st__parallel_for(r1 - r0, rows_grain((size_t)1 << 16, per_row),
                    call->max_threads, matmul_chunk, &c);
@@ -271,9 +275,9 @@ static st_status ref_softmax(st_op_call *call) {
   size_t r0, r1;
   st__shard_rows(call, 1, &r0, &r1);
   ref_ctx c = {call, ST__EW_COPY, r0, NULL, NULL};
-  st__parallel_for(r1 - r0,
-                   rows_grain((size_t)1 << 14, (size_t)call->tensors[0].shape[1]),
-                   call->max_threads, softmax_chunk, &c);
+  st__parallel_for(
+      r1 - r0, rows_grain((size_t)1 << 14, (size_t)call->tensors[0].shape[1]),
+      call->max_threads, softmax_chunk, &c);
   return ST_OK;
 }
 
@@ -284,9 +288,9 @@ static st_status ref_transpose(st_op_call *call) {
   size_t r0, r1;
   st__shard_rows(call, 1, &r0, &r1);
   ref_ctx c = {call, ST__EW_COPY, r0, NULL, NULL};
-  st__parallel_for(r1 - r0,
-                   rows_grain((size_t)1 << 14, (size_t)call->tensors[1].shape[1]),
-                   call->max_threads, transpose_chunk, &c);
+  st__parallel_for(
+      r1 - r0, rows_grain((size_t)1 << 14, (size_t)call->tensors[1].shape[1]),
+      call->max_threads, transpose_chunk, &c);
   return ST_OK;
 }
 

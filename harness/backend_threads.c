@@ -48,53 +48,59 @@ static st_status thr_ew(st_op_call *call, st__ew kind) {
   if (rc != ST_OK)
     return rc;
   size_t b, e;
-  st_shard_range(call->tensors[0].numel, call->shard_index,
-                 call->shard_count, &b, &e);
+  st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
+                 &b, &e);
   thr_ctx c = {call, kind, b, NULL, NULL};
   st__parallel_for(e - b, EW_GRAIN, call->max_threads, ew_chunk, &c);
   return ST_OK;
 }
 
-static st_status thr_copy(st_op_call *call) { return thr_ew(call, ST__EW_COPY); }
+static st_status thr_copy(st_op_call *call) {
+  return thr_ew(call, ST__EW_COPY);
+}
 static st_status thr_add(st_op_call *call) { return thr_ew(call, ST__EW_ADD); }
 static st_status thr_sub(st_op_call *call) { return thr_ew(call, ST__EW_SUB); }
 static st_status thr_mul(st_op_call *call) { return thr_ew(call, ST__EW_MUL); }
 static st_status thr_scale(st_op_call *call) {
   return thr_ew(call, ST__EW_SCALE);
 }
-static st_status thr_axpy(st_op_call *call) { return thr_ew(call, ST__EW_AXPY); }
-static st_status thr_relu(st_op_call *call) { return thr_ew(call, ST__EW_RELU); }
+static st_status thr_axpy(st_op_call *call) {
+  return thr_ew(call, ST__EW_AXPY);
+}
+static st_status thr_relu(st_op_call *call) {
+  return thr_ew(call, ST__EW_RELU);
+}
 
 /* Rows [r0, r1) of c, in MB x NB tiles. Every c[i, j] is 0.0 plus
  * a[i, k] * b[k, j] for k ascending, in double: the golden's sum. */
-#define THR_MATMUL(T, SUF)                                                    \
-  static void matmul_##SUF(st_op_call *call, size_t r0, size_t r1) {         \
-    const T *a = call->tensors[0].data, *bm = call->tensors[1].data;          \
-    T *c = call->tensors[2].data;                                             \
-    size_t kk = (size_t)call->tensors[0].shape[1];                            \
-    size_t n = (size_t)call->tensors[1].shape[1];                             \
-    double acc[MB][NB];                                                       \
-    for (size_t i0 = r0; i0 < r1; i0 += MB) {                                 \
-      size_t mb = r1 - i0 < MB ? r1 - i0 : MB;                                \
-      for (size_t j0 = 0; j0 < n; j0 += NB) {                                 \
-        size_t nb = n - j0 < NB ? n - j0 : NB;                                \
-        for (size_t ii = 0; ii < mb; ii++)                                    \
-          for (size_t jj = 0; jj < nb; jj++)                                  \
-            acc[ii][jj] = 0.0;                                                \
-        for (size_t k = 0; k < kk; k++) {                                     \
-          const T *brow = bm + k * n + j0;                                    \
-          for (size_t ii = 0; ii < mb; ii++) {                                \
-            double aik = (double)a[(i0 + ii) * kk + k];                       \
-            double *ar = acc[ii];                                             \
-            for (size_t jj = 0; jj < nb; jj++)                                \
-              ar[jj] += aik * (double)brow[jj];                               \
-          }                                                                   \
-        }                                                                     \
-        for (size_t ii = 0; ii < mb; ii++)                                    \
-          for (size_t jj = 0; jj < nb; jj++)                                  \
-            c[(i0 + ii) * n + j0 + jj] = (T)acc[ii][jj];                      \
-      }                                                                       \
-    }                                                                         \
+#define THR_MATMUL(T, SUF)                                                     \
+  static void matmul_##SUF(st_op_call *call, size_t r0, size_t r1) {           \
+    const T *a = call->tensors[0].data, *bm = call->tensors[1].data;           \
+    T *c = call->tensors[2].data;                                              \
+    size_t kk = (size_t)call->tensors[0].shape[1];                             \
+    size_t n = (size_t)call->tensors[1].shape[1];                              \
+    double acc[MB][NB];                                                        \
+    for (size_t i0 = r0; i0 < r1; i0 += MB) {                                  \
+      size_t mb = r1 - i0 < MB ? r1 - i0 : MB;                                 \
+      for (size_t j0 = 0; j0 < n; j0 += NB) {                                  \
+        size_t nb = n - j0 < NB ? n - j0 : NB;                                 \
+        for (size_t ii = 0; ii < mb; ii++)                                     \
+          for (size_t jj = 0; jj < nb; jj++)                                   \
+            acc[ii][jj] = 0.0;                                                 \
+        for (size_t k = 0; k < kk; k++) {                                      \
+          const T *brow = bm + k * n + j0;                                     \
+          for (size_t ii = 0; ii < mb; ii++) {                                 \
+            double aik = (double)a[(i0 + ii) * kk + k];                        \
+            double *ar = acc[ii];                                              \
+            for (size_t jj = 0; jj < nb; jj++)                                 \
+              ar[jj] += aik * (double)brow[jj];                                \
+          }                                                                    \
+        }                                                                      \
+        for (size_t ii = 0; ii < mb; ii++)                                     \
+          for (size_t jj = 0; jj < nb; jj++)                                   \
+            c[(i0 + ii) * n + j0 + jj] = (T)acc[ii][jj];                       \
+      }                                                                        \
+    }                                                                          \
   }
 
 THR_MATMUL(float, f32)
@@ -122,8 +128,8 @@ static st_status thr_matmul(st_op_call *call) {
     return rc;
   size_t r0, r1;
   st__shard_rows(call, 2, &r0, &r1);
-  size_t per_row = (size_t)call->tensors[0].shape[1] *
-                   (size_t)call->tensors[1].shape[1];
+  size_t per_row =
+      (size_t)call->tensors[0].shape[1] * (size_t)call->tensors[1].shape[1];
   /* Whole MB-row tiles per chunk, except at the end. */
   size_t grain = rows_grain(per_row);
   grain = (grain + MB - 1) / MB * MB;
@@ -215,20 +221,20 @@ static st_status thr_reduce_sum(st_op_call *call) {
 
 /* Output rows [r0, r1) of y[C, R] = x[R, C]^T in TB x TB tiles, so both
  * the reads and the writes of a tile stay within a few cache lines. */
-#define THR_TRANSPOSE(T, SUF)                                                 \
-  static void transpose_##SUF(const void *xv, void *yv, size_t rows,         \
-                              size_t cols, size_t r0, size_t r1) {            \
-    const T *x = xv;                                                          \
-    T *y = yv;                                                                \
-    for (size_t rb = r0; rb < r1; rb += TB) {                                 \
-      size_t re = r1 - rb < TB ? r1 : rb + TB;                                \
-      for (size_t jb = 0; jb < rows; jb += TB) {                              \
-        size_t je = rows - jb < TB ? rows : jb + TB;                          \
-        for (size_t r = rb; r < re; r++)                                      \
-          for (size_t j = jb; j < je; j++)                                    \
-            y[r * rows + j] = x[j * cols + r];                                \
-      }                                                                       \
-    }                                                                         \
+#define THR_TRANSPOSE(T, SUF)                                                  \
+  static void transpose_##SUF(const void *xv, void *yv, size_t rows,           \
+                              size_t cols, size_t r0, size_t r1) {             \
+    const T *x = xv;                                                           \
+    T *y = yv;                                                                 \
+    for (size_t rb = r0; rb < r1; rb += TB) {                                  \
+      size_t re = r1 - rb < TB ? r1 : rb + TB;                                 \
+      for (size_t jb = 0; jb < rows; jb += TB) {                               \
+        size_t je = rows - jb < TB ? rows : jb + TB;                           \
+        for (size_t r = rb; r < re; r++)                                       \
+          for (size_t j = jb; j < je; j++)                                     \
+            y[r * rows + j] = x[j * cols + r];                                 \
+      }                                                                        \
+    }                                                                          \
   }
 
 THR_TRANSPOSE(uint8_t, 1)

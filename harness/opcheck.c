@@ -20,11 +20,11 @@ typedef enum dtype_class {
 } dtype_class;
 
 typedef enum shape_rule {
-  SHAPE_SAME = 0,    /* every tensor has the first one's shape */
-  SHAPE_MATMUL,      /* a[M,K], b[K,N], c[M,N] */
-  SHAPE_ROWS,        /* x[R,C], y[R,C] */
-  SHAPE_TRANSPOSE,   /* x[R,C], y[C,R] */
-  SHAPE_REDUCE       /* x any shape, out one element: [] or [1] */
+  SHAPE_SAME = 0,  /* every tensor has the first one's shape */
+  SHAPE_MATMUL,    /* a[M,K], b[K,N], c[M,N] */
+  SHAPE_ROWS,      /* x[R,C], y[R,C] */
+  SHAPE_TRANSPOSE, /* x[R,C], y[C,R] */
+  SHAPE_REDUCE     /* x any shape, out one element: [] or [1] */
 } shape_rule;
 
 typedef struct op_sig {
@@ -34,7 +34,7 @@ typedef struct op_sig {
   const char *scalar; /* NULL: no scalar */
   dtype_class dtypes;
   shape_rule shapes;
-  unsigned written;   /* bit i: tensor i is written (must not be an input) */
+  unsigned written; /* bit i: tensor i is written (must not be an input) */
 } op_sig;
 
 /* The built-in signatures (SPEC §2). Keep in step with st__builtin_ops. */
@@ -131,9 +131,7 @@ static const char *class_str(dtype_class c) {
   return "?";
 }
 
-static const char *tname(const st_tensor *t) {
-  return t->name ? t->name : "?";
-}
+static const char *tname(const st_tensor *t) { return t->name ? t->name : "?"; }
 
 static void format_shape(const st_tensor *t, char *buf, size_t size) {
   size_t len = 0;
@@ -165,8 +163,8 @@ static st_status check_count(st_op_call *call, const op_sig *s) {
       "op '%s': expected %zu tensor%s (%s) and %zu scalar%s%s, got %zu "
       "tensor%s and %zu scalar%s",
       s->op, s->n_tensors, plural(s->n_tensors), names, want_scalars,
-      plural(want_scalars), scalars, call->n_tensors,
-      plural(call->n_tensors), call->n_scalars, plural(call->n_scalars));
+      plural(want_scalars), scalars, call->n_tensors, plural(call->n_tensors),
+      call->n_scalars, plural(call->n_scalars));
 }
 
 /* A tensor whose fields disagree with each other would make a kernel read
@@ -178,8 +176,9 @@ static st_status check_consistent(st_op_call *call, const st_tensor *t) {
                            call->op, tname(t), (int)t->dtype);
   if (t->ndim < 0 || t->ndim > ST_MAX_DIMS)
     return st_op_call_fail(
-        call, ST_EBIND, "op '%s': tensor '%s' has %d dimensions (0..%d allowed)",
-        call->op, tname(t), t->ndim, ST_MAX_DIMS);
+        call, ST_EBIND,
+        "op '%s': tensor '%s' has %d dimensions (0..%d allowed)", call->op,
+        tname(t), t->ndim, ST_MAX_DIMS);
   size_t numel = 1;
   for (int d = 0; d < t->ndim; d++) {
     if (t->shape[d] < 0 ||
@@ -243,8 +242,7 @@ static st_status check_shapes(st_op_call *call, const op_sig *s) {
       return st_op_call_fail(call, ST_EBIND,
                              "op '%s': tensor '%s' has shape %s, expected "
                              "[%lld, N] (K = %lld from tensor '%s')",
-                             call->op, tname(&t[1]), got, k, k,
-                             tname(&t[0]));
+                             call->op, tname(&t[1]), got, k, k, tname(&t[0]));
     }
     if (t[2].shape[0] != m || t[2].shape[1] != n) {
       format_shape(&t[2], got, sizeof got);
@@ -252,17 +250,15 @@ static st_status check_shapes(st_op_call *call, const op_sig *s) {
           call, ST_EBIND,
           "op '%s': tensor '%s' has shape %s, expected [%lld, %lld] (M = "
           "%lld from tensor '%s', N = %lld from tensor '%s')",
-          call->op, tname(&t[2]), got, m, n, m, tname(&t[0]), n,
-          tname(&t[1]));
+          call->op, tname(&t[2]), got, m, n, m, tname(&t[0]), n, tname(&t[1]));
     }
     return ST_OK;
   }
   case SHAPE_ROWS:
   case SHAPE_TRANSPOSE: {
     if ((rc = want_2d(call, &t[0], "[R, C]")) != ST_OK ||
-        (rc = want_2d(call, &t[1], s->shapes == SHAPE_ROWS ? "[R, C]"
-                                                           : "[C, R]")) !=
-            ST_OK)
+        (rc = want_2d(call, &t[1],
+                      s->shapes == SHAPE_ROWS ? "[R, C]" : "[C, R]")) != ST_OK)
       return rc;
     long long r = t[0].shape[0], c = t[0].shape[1];
     long long w0 = s->shapes == SHAPE_ROWS ? r : c;
@@ -326,10 +322,9 @@ st_status st_op_check(st_op_call *call) {
     if ((rc = check_consistent(call, &t[i])) != ST_OK)
       return rc;
   if (!in_class(t[0].dtype, s->dtypes))
-    return st_op_call_fail(call, ST_EBIND,
-                           "op '%s': tensor '%s' has dtype %s, expected %s",
-                           call->op, tname(&t[0]), dtype_str(t[0].dtype),
-                           class_str(s->dtypes));
+    return st_op_call_fail(
+        call, ST_EBIND, "op '%s': tensor '%s' has dtype %s, expected %s",
+        call->op, tname(&t[0]), dtype_str(t[0].dtype), class_str(s->dtypes));
   for (size_t i = 1; i < s->n_tensors; i++)
     if (t[i].dtype != t[0].dtype)
       return st_op_call_fail(call, ST_EBIND,

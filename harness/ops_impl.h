@@ -34,7 +34,8 @@ st_status st__ops_register(st_registry *reg /* IN */,
                            const st__op_entry *ops /* IN */,
                            st_error *err /* OUT */) ST_WUR;
 /* The implementation of op in ops, or NULL. Thread-safety: any thread. */
-st_op_fn st__ops_find(const st__op_entry *ops /* IN */, const char *op /* IN */);
+st_op_fn st__ops_find(const st__op_entry *ops /* IN */,
+                      const char *op /* IN */);
 
 /* 1 for int8..int64 and uint8 (not bool). */
 int st__dtype_is_int(st_dtype dtype);
@@ -77,14 +78,12 @@ typedef enum st__ew {
 void st__ref_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,
                          size_t begin, size_t end);
 void st__ref_matmul_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1);
-void st__ref_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0,
-                          size_t r1);
+void st__ref_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1);
 void st__ref_transpose_rows(st_op_call *call /* IN/OUT */, size_t r0,
                             size_t r1);
 /* The sequential partial sum of x[begin, end) in double / in uint64_t. */
 double st__ref_sum_f64(const st_tensor *x /* IN */, size_t begin, size_t end);
-uint64_t st__ref_sum_u64(const st_tensor *x /* IN */, size_t begin,
-                         size_t end);
+uint64_t st__ref_sum_u64(const st_tensor *x /* IN */, size_t begin, size_t end);
 
 /* The cpu backend's typed kernels, which the threads backend splits over
  * the pool: element-wise over [begin, end) (any dtype; halves through the
@@ -95,8 +94,7 @@ void st__cpu_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,
 void st__cpu_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1,
                           double *tmp /* scratch */);
 double st__cpu_sum_f64(const st_tensor *x /* IN */, size_t begin, size_t end);
-uint64_t st__cpu_sum_u64(const st_tensor *x /* IN */, size_t begin,
-                         size_t end);
+uint64_t st__cpu_sum_u64(const st_tensor *x /* IN */, size_t begin, size_t end);
 
 /* reduce_sum's block range [*kb0, *kb1) for the call's shard, out of
  * ceil(numel / ST__REDUCE_BLOCK) blocks. */

@@ -29,22 +29,22 @@ typedef struct pool_job {
   st__range_fn fn;
   void *ctx;
   size_t n;
-  size_t chunk;            /* items per chunk (the last may be shorter) */
+  size_t chunk; /* items per chunk (the last may be shorter) */
   size_t n_chunks;
-  atomic_size_t next;      /* next chunk to claim */
-  atomic_size_t done;      /* chunks finished */
-  unsigned max_helpers;    /* threads besides the caller */
-  unsigned helpers;        /* guarded by: pool.mutex */
-  unsigned refs;           /* workers still inside run_chunks; guarded by: pool.mutex */
+  atomic_size_t next;   /* next chunk to claim */
+  atomic_size_t done;   /* chunks finished */
+  unsigned max_helpers; /* threads besides the caller */
+  unsigned helpers;     /* guarded by: pool.mutex */
+  unsigned refs; /* workers still inside run_chunks; guarded by: pool.mutex */
   struct pool_job *next_job; /* guarded by: pool.mutex */
 } pool_job;
 
 typedef struct pool_state {
   pthread_mutex_t mutex;
-  pthread_cond_t work;     /* a job was queued */
-  pthread_cond_t idle;     /* a job made progress (chunks done or refs 0) */
-  unsigned workers;        /* guarded by: mutex */
-  pool_job *jobs;          /* guarded by: mutex */
+  pthread_cond_t work; /* a job was queued */
+  pthread_cond_t idle; /* a job made progress (chunks done or refs 0) */
+  unsigned workers;    /* guarded by: mutex */
+  pool_job *jobs;      /* guarded by: mutex */
 } pool_state;
 
 static pool_state pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
@@ -103,8 +103,7 @@ static void run_chunks(pool_job *job) {
 /* The first job with unclaimed chunks and room for a helper. */
 static pool_job *find_job(void) {
   for (pool_job *j = pool.jobs; j != NULL; j = j->next_job)
-    if (j->helpers < j->max_helpers &&
-        atomic_load(&j->next) < j->n_chunks)
+    if (j->helpers < j->max_helpers && atomic_load(&j->next) < j->n_chunks)
       return j;
   return NULL;
 }

@@ -66,8 +66,8 @@ static st_op_fn find(const char *op, const char *backend) {
   st_op_fn fn = NULL;
   st_error err;
   st_error_clear(&err);
-  st_status rc = st_registry_lookup(reg, op, backend, ST_LOOKUP_KERNEL, &fn,
-                                    &err);
+  st_status rc =
+      st_registry_lookup(reg, op, backend, ST_LOOKUP_KERNEL, &fn, &err);
   if (rc != ST_OK)
     fail_msg("lookup %s on %s: %s", op, backend, err.message);
   return fn;
@@ -95,8 +95,8 @@ static st_status call_op(const char *backend, const char *op, st_tensor *t,
 }
 
 /* Runs op on backend as one shard with 2 threads and asserts success. */
-static void run_ok(const char *backend, const char *op, st_tensor *t,
-                   size_t nt, const st_scalar *s, size_t ns) {
+static void run_ok(const char *backend, const char *op, st_tensor *t, size_t nt,
+                   const st_scalar *s, size_t ns) {
   char msg[ST_OP_MESSAGE_MAX];
   st_status rc = call_op(backend, op, t, nt, s, ns, 0, 1, 2, msg, sizeof msg);
   if (rc != ST_OK)
@@ -149,8 +149,8 @@ static void sub_mul__float64_every_backend(void **state) {
 
 static void add__int8_wraps(void **state) {
   (void)state;
-  int8_t a[3] = {127, -128, 100}, b[3] = {1, -1, 27}, want[3] = {-128, 127,
-                                                                 127};
+  int8_t a[3] = {127, -128, 100}, b[3] = {1, -1, 27},
+         want[3] = {-128, 127, 127};
   for (size_t k = 0; k < N_BACKENDS; k++) {
     int8_t out[3] = {0};
     st_tensor t[3] = {mk("a", ST_DTYPE_INT8, IN, a, 1, SHAPE(3)),
@@ -317,9 +317,8 @@ static void copy__every_dtype_and_common(void **state) {
         src[i] = (uint8_t)(i % 3 == 0);
     for (size_t k = 0; k < 4; k++) {
       uint8_t dst[48] = {0};
-      st_tensor t[2] = {
-          mk("x", (st_dtype)d, IN, src, 1, SHAPE((int64_t)n)),
-          mk("y", (st_dtype)d, OUT, dst, 1, SHAPE((int64_t)n))};
+      st_tensor t[2] = {mk("x", (st_dtype)d, IN, src, 1, SHAPE((int64_t)n)),
+                        mk("y", (st_dtype)d, OUT, dst, 1, SHAPE((int64_t)n))};
       run_ok(copiers[k], "copy", t, 2, NULL, 0);
       assert_memory_equal(dst, src, sizeof src);
     }
@@ -447,7 +446,8 @@ static void matmul__random_matches_reference(void **state) {
   (void)state;
   enum { M = 37, K = 300, N = 263 };
   float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N);
-  float *gold = malloc(sizeof(float) * M * N), *c = malloc(sizeof(float) * M * N);
+  float *gold = malloc(sizeof(float) * M * N),
+        *c = malloc(sizeof(float) * M * N);
   assert_non_null(a);
   assert_non_null(b);
   assert_non_null(gold);
@@ -459,9 +459,8 @@ static void matmul__random_matches_reference(void **state) {
   st_tensor t[3] = {mk("a", ST_DTYPE_FLOAT32, IN, a, 2, SHAPE(M, K)),
                     mk("b", ST_DTYPE_FLOAT32, IN, b, 2, SHAPE(K, N)),
                     mk("c", ST_DTYPE_FLOAT32, OUT, gold, 2, SHAPE(M, N))};
-  assert_int_equal(call_op("reference", "matmul", t, 3, NULL, 0, 0, 1, 1,
-                           NULL, 0),
-                   ST_OK);
+  assert_int_equal(
+      call_op("reference", "matmul", t, 3, NULL, 0, 0, 1, 1, NULL, 0), ST_OK);
   t[2].data = c;
   static const unsigned threads[] = {1, 2, 4};
   for (size_t k = 1; k < N_BACKENDS; k++) {
@@ -479,9 +478,9 @@ static void matmul__random_matches_reference(void **state) {
     }
     memset(c, 0, sizeof(float) * M * N);
     for (unsigned s = 0; s < 3; s++)
-      assert_int_equal(call_op(backends[k], "matmul", t, 3, NULL, 0, s, 3, 2,
-                               NULL, 0),
-                       ST_OK);
+      assert_int_equal(
+          call_op(backends[k], "matmul", t, 3, NULL, 0, s, 3, 2, NULL, 0),
+          ST_OK);
     /* Same summation order as the golden: equal bit for bit. */
     assert_memory_equal(c, gold, sizeof(float) * M * N);
   }
@@ -747,8 +746,8 @@ static void expect_bind(const char *op, st_tensor *t, size_t nt,
                         const st_scalar *s, size_t ns, const char *want) {
   for (size_t k = 0; k < N_BACKENDS; k++) {
     char msg[ST_OP_MESSAGE_MAX];
-    st_status rc = call_op(backends[k], op, t, nt, s, ns, 0, 1, 1, msg,
-                           sizeof msg);
+    st_status rc =
+        call_op(backends[k], op, t, nt, s, ns, 0, 1, 1, msg, sizeof msg);
     assert_int_equal(rc, ST_EBIND);
     assert_string_equal(msg, want);
   }

@@ -69,8 +69,7 @@ static void parallel_for__visits_each_index_once(void **state) {
     for (size_t b = 0; b < sizeof grains / sizeof grains[0]; b++)
       for (size_t c = 0; c < sizeof threads / sizeof threads[0]; c++)
         if (!visit_all(ns[a], grains[b], threads[c]))
-          fail_msg("n=%zu grain=%zu threads=%u", ns[a], grains[b],
-                   threads[c]);
+          fail_msg("n=%zu grain=%zu threads=%u", ns[a], grains[b], threads[c]);
 }
 
 /* Records the begin of every chunk; the set is the same for any thread
@@ -106,8 +105,8 @@ static void parallel_for__chunks_independent_of_threads(void **state) {
       } else {
         for (size_t i = 0; i < N; i++)
           if (atomic_load(&c.starts[i]) != atomic_load(&first[i]))
-            fail_msg("grain %zu threads %u: chunk start %zu differs",
-                     grains[g], threads, i);
+            fail_msg("grain %zu threads %u: chunk start %zu differs", grains[g],
+                     threads, i);
         assert_int_equal(atomic_load(&c.ends_sum), first_ends);
       }
       free(c.starts);

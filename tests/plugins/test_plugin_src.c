@@ -6,7 +6,9 @@
  *   BADABI    a descriptor with ABI version 99
  *   NODESC    no scenetest_module at all
  *   NONOTE    a good descriptor without the platform note
- *   MISMATCH  note says "declared", descriptor says "actual" */
+ *   MISMATCH  note says "declared", descriptor says "actual"
+ *   PRINTS    platform "printer": an add that writes to stdout and stderr
+ *             (reports must stay intact) */
 #include <stdint.h>
 
 #include <scenetest/scenetest.h>
@@ -17,6 +19,7 @@
 #define NODESC 4
 #define NONOTE 5
 #define MISMATCH 6
+#define PRINTS 7
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   size_t i;
@@ -70,4 +73,21 @@ ST_PLUGIN_PLATFORMS("declared");
 static const char *const platforms[] = {"actual", NULL};
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, "mismatch", platforms, NULL};
+#elif KIND == PRINTS
+#include <stdio.h>
+ST_PLUGIN_PLATFORMS("printer");
+static const char *const platforms[] = {"printer", NULL};
+static st_status noisy_add(st_op_call *c) {
+  /* Looks like TAP on purpose: it must not reach the report. */
+  printf("ok 999 - printed by a kernel\nnot ok 1000 - also printed\n");
+  fflush(stdout);
+  fprintf(stderr, "kernel diagnostics on stderr\n");
+  return plugin_add(c);
+}
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "printer", "add", "printer", noisy_add,
+                              err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "printer", platforms, init};
 #endif
