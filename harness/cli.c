@@ -803,7 +803,7 @@ static int run_command(cli *c) {
     st_error err;
     st_error_clear(&err);
     if (st_plugin_load(reg, c->plugins[i], &err) != ST_OK) {
-      status = usage_error("--plugin %s", err.message);
+      status = usage_error("%s", err.message);
       goto out;
     }
   }

@@ -426,7 +426,8 @@ static void scene_load__random_garbage(void **state) {
     for (size_t i = 0; i < len; i++) {
       uint64_t r = rng_next(&seed);
       /* Half the rounds use YAML punctuation to get past the reader. */
-      buf[i] = printable ? "ab:-[]{},&*!|>'\"#\n 12.e"[r % 25] : (char)r;
+      static const char alphabet[] = "ab:-[]{},&*!|>'\"#\n 12.e";
+      buf[i] = printable ? alphabet[r % (sizeof alphabet - 1)] : (char)r;
     }
     st_error_list errs;
     st_status rc = load_str("garbage.yaml", buf, len, NULL, NULL, &errs);
@@ -450,7 +451,8 @@ static void scene_load__mutated_scenes(void **state) {
     int flips = 1 + (int)(rng_next(&seed) % 4);
     for (int f = 0; f < flips; f++) {
       uint64_t r = rng_next(&seed);
-      buf[r % len] = "0-9:[]{}x,\n &*'"[(r >> 32) % 16];
+      static const char alphabet[] = "0-9:[]{}x,\n &*'";
+      buf[r % len] = alphabet[(r >> 32) % (sizeof alphabet - 1)];
     }
     st_error_list errs;
     /* The name puts the scene in tests/scenes/good for its file: init. */

@@ -235,7 +235,7 @@ def later_formats_and_options_not_implemented():
     usage_error(Run(["run", "--format=json", GOOD_F]),
                 "--format json is not implemented yet; formats: text, tap")
     usage_error(Run(["run", "--plugin", "lazy:/x.so", GOOD_F]),
-                "--plugin is not implemented yet")
+                "plugin '/x.so': No such file or directory")
     usage_error(Run(["run", "--shard", "0/2", GOOD_F]),
                 "--shard is not implemented yet")
 

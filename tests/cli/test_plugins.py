@@ -113,7 +113,7 @@ for kind, reason in [("badabi", "ABI version 99, this scenetest has ABI "
                      ("nodesc", "no 'scenetest_module' descriptor")]:
     rc, out, err = run("run", "--plugin", plugin(kind), OPS)
     check("refuses %s" % kind, rc == 2 and
-          ("scenetest: error: --plugin plugin '%s': %s" %
+          ("scenetest: error: plugin '%s': %s" %
            (plugin(kind), reason)) in err, err)
     check("refuses %s before running anything" % kind, out == "", out)
 rc, out, err = run("run", "--plugin", os.path.join(TMP, "missing.so"), OPS)

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* Serialising what crosses a process boundary: a growable byte buffer with
+ * fixed-width little-endian fields and length-prefixed strings, a bounds-
+ * checked reader, and the encodings of st_event and st_case_result that an
+ * isolated child sends its parent. Frames on a byte stream are
+ * `u32 length | u8 type | payload`. Both ends are the same build, so the
+ * format carries no version. */
+#ifndef SCENETEST_HARNESS_WIRE_H
+#define SCENETEST_HARNESS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <scenetest/run.h>
+
+/* A growing output buffer. A failed allocation sets oom and later writes
+ * are dropped, so a writer checks once at the end. Owned by its user; free
+ * with st__wbuf_free. */
+typedef struct st__wbuf {
+  char *data;
+  size_t len;
+  size_t cap;
+  int oom;
+} st__wbuf;
+
+void st__wbuf_init(st__wbuf *b /* OUT */);
+void st__wbuf_free(st__wbuf *b /* IN/OUT */);
+void st__wbuf_bytes(st__wbuf *b, const void *p, size_t n);
+void st__wbuf_u8(st__wbuf *b, uint8_t v);
+void st__wbuf_u32(st__wbuf *b, uint32_t v);
+void st__wbuf_u64(st__wbuf *b, uint64_t v);
+void st__wbuf_i32(st__wbuf *b, int32_t v);
+/* A string or NULL (length 0xffffffff). */
+void st__wbuf_str(st__wbuf *b, const char *s /* may be NULL */);
+
+/* Reads fields out of p[0..len). Reading past the end, or a malformed
+ * string, sets bad and returns zeroes/NULL from then on. */
+typedef struct st__rbuf {
+  const char *p;
+  size_t len;
+  size_t off;
+  int bad;
+} st__rbuf;
+
+void st__rbuf_init(st__rbuf *r /* OUT */, const void *p, size_t len);
+uint8_t st__rbuf_u8(st__rbuf *r);
+uint32_t st__rbuf_u32(st__rbuf *r);
+uint64_t st__rbuf_u64(st__rbuf *r);
+int32_t st__rbuf_i32(st__rbuf *r);
+/* A malloc'd copy (caller frees) or NULL (a NULL string, or bad). */
+char *st__rbuf_str(st__rbuf *r);
+/* A pointer into the buffer at the next n bytes, or NULL. */
+const void *st__rbuf_bytes(st__rbuf *r, size_t n);
+
+/* One event, and its reverse: appends the decoded event to res. */
+void st__wire_put_event(st__wbuf *b, const st_event *ev /* IN */);
+st_status st__wire_get_event(st__rbuf *r, st_case_result *res /* IN/OUT */)
+    ST_WUR;
+/* A whole case result (identity, verdict, output, events). */
+void st__wire_put_result(st__wbuf *b, const st_case_result *res /* IN */);
+/* A new result (caller frees) or NULL when malformed / out of memory. */
+st_case_result *st__wire_get_result(st__rbuf *r);
+
+/* Appends a frame header for a payload of len bytes and type. */
+void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload);
+/* Writes all of p to fd (retrying EINTR and short writes). ST_EIO when the
+ * other end is gone. Thread-safety: one writer per fd. */
+st_status st__write_all(int fd, const void *p, size_t n) ST_WUR;
+/* Takes the first complete frame off the front of buf (len bytes):
+ * returns 1 and sets *type, *payload, *plen, *used; 0 if incomplete. */
+int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,
+                        const char **payload, size_t *plen, size_t *used);
+
+#endif
