@@ -52,14 +52,12 @@ static void *alloc_array(size_t count, size_t size) {
 }
 
 /* Where errors about an arg point: its init if known, else the arg. */
-static st_status arg_error(st_error *err, st_status code,
-                           const st__plan *plan, const st__rarg *ra,
-                           const char *fmt, ...) ST_PRINTF(5, 6);
-static st_status arg_error(st_error *err, st_status code,
-                           const st__plan *plan, const st__rarg *ra,
-                           const char *fmt, ...) {
-  const char *file =
-      plan->scene && plan->scene->file ? plan->scene->file : "";
+static st_status arg_error(st_error *err, st_status code, const st__plan *plan,
+                           const st__rarg *ra, const char *fmt, ...)
+    ST_PRINTF(5, 6);
+static st_status arg_error(st_error *err, st_status code, const st__plan *plan,
+                           const st__rarg *ra, const char *fmt, ...) {
+  const char *file = plan->scene && plan->scene->file ? plan->scene->file : "";
   int line = 0, column = 0;
   if (ra->arg != NULL) {
     line = ra->arg->init.line ? ra->arg->init.line : ra->arg->line;
@@ -105,9 +103,8 @@ static void fill_range(st_tensor *t, st__num start, st__num step) {
     /* start + i*step exactly, in wrapping unsigned arithmetic, then one
      * rounding into the dtype. */
     for (size_t i = 0; i < t->numel; i++)
-      st_tensor_set_i64(t, i,
-                        (int64_t)((uint64_t)start.i +
-                                  (uint64_t)i * (uint64_t)step.i));
+      st_tensor_set_i64(
+          t, i, (int64_t)((uint64_t)start.i + (uint64_t)i * (uint64_t)step.i));
     return;
   }
   for (size_t i = 0; i < t->numel; i++)
@@ -132,9 +129,8 @@ static void from_little_endian(st_tensor *t) { (void)t; }
 
 static st_status fill_file(st_tensor *t, const st__plan *plan,
                            const st__rarg *ra, st_error *err) {
-  const char *shown = ra->arg && ra->arg->init.path_given
-                          ? ra->arg->init.path_given
-                          : ra->path;
+  const char *shown =
+      ra->arg && ra->arg->init.path_given ? ra->arg->init.path_given : ra->path;
   st_status rc = ST_OK;
   if (ra->path == NULL)
     return arg_error(err, ST_EINVAL, plan, ra, "file init without a path");
@@ -149,8 +145,7 @@ static st_status fill_file(st_tensor *t, const st__plan *plan,
     goto out;
   }
   if (!S_ISREG(st.st_mode)) {
-    rc = arg_error(err, ST_EIO, plan, ra, "'%s' is not a regular file",
-                   shown);
+    rc = arg_error(err, ST_EIO, plan, ra, "'%s' is not a regular file", shown);
     goto out;
   }
   if ((uint64_t)st.st_size != (uint64_t)t->nbytes) {
@@ -186,8 +181,7 @@ out:
 }
 
 static st_status fill_tensor(st_tensor *t, const st__plan *plan,
-                             const st__rarg *ra, uint64_t seed,
-                             st_error *err) {
+                             const st__rarg *ra, uint64_t seed, st_error *err) {
   switch (ra->init) {
   case ST__INIT_ZEROS:
     if (t->nbytes > 0)
@@ -267,8 +261,8 @@ static void build_scalar(st_scalar *s, const st__rarg *ra) {
   s->f = (double)s->i;
 }
 
-st_status st__args_build(const st__plan *plan, uint64_t seed,
-                         st__argset *out, st_error *err) {
+st_status st__args_build(const st__plan *plan, uint64_t seed, st__argset *out,
+                         st_error *err) {
   st_status rc = ST_OK;
   size_t n_tensors = 0, n_scalars = 0;
   memset(out, 0, sizeof *out);

@@ -17,7 +17,7 @@
 
 #include "compare.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&        \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
     defined(__has_attribute)
 #if __has_attribute(target_clones)
 /* gcc 12 without -march stays at SSE2; the AVX2 clone doubles the lanes
@@ -134,8 +134,9 @@ static int fast_pass(const st_tensor *act, const st_tensor *exp, int is_f64,
 
 void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size) {
   size_t idx[ST_MAX_DIMS];
-  const int nd = t->ndim < 0 ? 0 : t->ndim > ST_MAX_DIMS ? ST_MAX_DIMS
-                                                          : t->ndim;
+  const int nd = t->ndim < 0             ? 0
+                 : t->ndim > ST_MAX_DIMS ? ST_MAX_DIMS
+                                         : t->ndim;
   size_t rest = i;
   for (int d = nd - 1; d >= 0; d--) {
     const size_t dim = t->shape[d] > 0 ? (size_t)t->shape[d] : 1;
@@ -148,8 +149,8 @@ void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size) {
   buf[0] = '\0';
   len += (size_t)snprintf(buf + len, size - len, "[");
   for (int d = 0; d < nd && len < size; d++)
-    len += (size_t)snprintf(buf + len, size - len, "%s%zu", d ? ", " : "",
-                            idx[d]);
+    len +=
+        (size_t)snprintf(buf + len, size - len, "%s%zu", d ? ", " : "", idx[d]);
   if (len < size)
     snprintf(buf + len, size - len, "]");
 }
@@ -166,8 +167,7 @@ static int same_layout(const st_tensor *a, const st_tensor *b) {
 
 /* One element as text: integers exactly, float64 with enough digits to
  * tell neighbours apart, narrower floats with %.9g. */
-static void format_value(const st_tensor *t, size_t i, char *buf,
-                         size_t size) {
+static void format_value(const st_tensor *t, size_t i, char *buf, size_t size) {
   if (!st_dtype_is_float(t->dtype))
     snprintf(buf, size, "%" PRId64, st_tensor_get_i64(t, i));
   else if (t->dtype == ST_DTYPE_FLOAT64)
@@ -180,8 +180,8 @@ static void format_value(const st_tensor *t, size_t i, char *buf,
  * mismatching elements, NaN propagating. Pinned to torch's
  * make_tensor_mismatch_msg (torch/testing/_comparison.py), which zeroes the
  * matching elements' differences before torch.max. */
-static st_status report(const st_tensor *act, const st_tensor *exp,
-                        double rtol, double atol, char *msg, size_t size) {
+static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
+                        double atol, char *msg, size_t size) {
   size_t count = 0, first = 0;
   double maxd = 0.0;
   for (size_t i = 0; i < act->numel; i++) {
@@ -213,24 +213,21 @@ static st_status report(const st_tensor *act, const st_tensor *exp,
   return ST_EMISMATCH;
 }
 
-st_status st__compare_close(const st_tensor *actual,
-                            const st_tensor *expected, double rtol,
-                            double atol, char *msg, size_t size) {
+st_status st__compare_close(const st_tensor *actual, const st_tensor *expected,
+                            double rtol, double atol, char *msg, size_t size) {
   if (msg != NULL && size > 0)
     msg[0] = '\0';
   if (!same_layout(actual, expected)) {
     if (msg != NULL && size > 0)
-      snprintf(msg, size,
-               "tensor '%s': cannot compare %s of %zu elements with %s of "
-               "%zu elements (dtype or shape differs)",
-               expected->name ? expected->name : "?",
-               st_dtype_name(actual->dtype) ? st_dtype_name(actual->dtype)
-                                            : "?",
-               actual->numel,
-               st_dtype_name(expected->dtype)
-                   ? st_dtype_name(expected->dtype)
-                   : "?",
-               expected->numel);
+      snprintf(
+          msg, size,
+          "tensor '%s': cannot compare %s of %zu elements with %s of "
+          "%zu elements (dtype or shape differs)",
+          expected->name ? expected->name : "?",
+          st_dtype_name(actual->dtype) ? st_dtype_name(actual->dtype) : "?",
+          actual->numel,
+          st_dtype_name(expected->dtype) ? st_dtype_name(expected->dtype) : "?",
+          expected->numel);
     return ST_EINVAL;
   }
   const size_t n = actual->numel;
@@ -282,8 +279,8 @@ st_status st__compare_exact(const st_tensor *after, const st_tensor *before,
     }
   }
   if (msg != NULL && size > 0) {
-    const size_t es = st_dtype_size(after->dtype) ? st_dtype_size(after->dtype)
-                                                  : 1;
+    const size_t es =
+        st_dtype_size(after->dtype) ? st_dtype_size(after->dtype) : 1;
     char index[ST_MAX_DIMS * 24 + 4];
     st__format_index(after, first / es, index, sizeof index);
     snprintf(msg, size,

@@ -11,8 +11,8 @@
 
 const char *st_dtype_name(st_dtype dtype) {
   switch (dtype) {
-#define XX(name, str, size)                                                   \
-  case ST_DTYPE_##name:                                                       \
+#define XX(name, str, size)                                                    \
+  case ST_DTYPE_##name:                                                        \
     return str;
     ST_DTYPE_MAP(XX)
 #undef XX
@@ -24,8 +24,8 @@ const char *st_dtype_name(st_dtype dtype) {
 
 size_t st_dtype_size(st_dtype dtype) {
   switch (dtype) {
-#define XX(name, str, size)                                                   \
-  case ST_DTYPE_##name:                                                       \
+#define XX(name, str, size)                                                    \
+  case ST_DTYPE_##name:                                                        \
     return size;
     ST_DTYPE_MAP(XX)
 #undef XX
@@ -38,10 +38,10 @@ size_t st_dtype_size(st_dtype dtype) {
 st_status st_dtype_parse(const char *name, st_dtype *out) {
   if (name == NULL)
     return ST_ENOTFOUND;
-#define XX(dname, str, size)                                                  \
-  if (strcmp(name, str) == 0) {                                               \
-    *out = ST_DTYPE_##dname;                                                  \
-    return ST_OK;                                                             \
+#define XX(dname, str, size)                                                   \
+  if (strcmp(name, str) == 0) {                                                \
+    *out = ST_DTYPE_##dname;                                                   \
+    return ST_OK;                                                              \
   }
   ST_DTYPE_MAP(XX)
 #undef XX

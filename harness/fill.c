@@ -77,8 +77,7 @@ uint64_t st__rng_bits(uint64_t key, uint64_t index) {
  * additive key a and an odd multiplier m. Within a block, element j maps to
  * triple32(j * m + a): a bijection of j, and with a per-tensor multiplier two
  * tensors' streams are not shifted copies of each other. */
-static void block_key(uint64_t key, uint64_t block, uint32_t *a,
-                      uint32_t *m) {
+static void block_key(uint64_t key, uint64_t block, uint32_t *a, uint32_t *m) {
   const uint64_t w = mix64(key ^ (BLOCK_C + block));
   *a = (uint32_t)w;
   *m = (uint32_t)(w >> 32) | 1u;
@@ -92,7 +91,7 @@ uint32_t st__rng_bits32(uint64_t key, uint64_t index) {
 
 /* ---- uniform float32: the hot loop ------------------------------------ */
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&        \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
     defined(__has_attribute)
 #if __has_attribute(target_clones)
 /* gcc 12 without -march leaves this at SSE2 (4 lanes, 32-bit multiplies
@@ -247,8 +246,7 @@ static void fill_randint(st_tensor *t, int64_t lo, int64_t hi, uint64_t key,
   for (size_t k = 0; k < n; k++) {
     const uint64_t i = first + k;
     __extension__ typedef unsigned __int128 u128;
-    const uint64_t off =
-        (uint64_t)(((u128)st__rng_bits(key, i) * span) >> 64);
+    const uint64_t off = (uint64_t)(((u128)st__rng_bits(key, i) * span) >> 64);
     st_tensor_set_i64(t, i, (int64_t)((uint64_t)lo + off));
   }
 }

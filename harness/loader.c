@@ -75,6 +75,26 @@ static void *arena_alloc(arena *a, size_t size) {
   return p;
 }
 
+/* Empties the arena but keeps one standard chunk: a stream of many small
+ * documents then allocates no memory per document. */
+static void arena_reset(arena *a) {
+  chunk *keep = NULL, *c = a->head;
+  while (c) {
+    chunk *n = c->next;
+    if (keep == NULL && c->cap == CHUNK_SIZE) {
+      keep = c;
+    } else {
+      free(c);
+    }
+    c = n;
+  }
+  if (keep) {
+    keep->used = 0;
+    keep->next = NULL;
+  }
+  a->head = keep;
+}
+
 static void arena_free(arena *a) {
   chunk *c = a->head;
   while (c) {
@@ -92,18 +112,35 @@ enum { N_SCALAR, N_SEQ, N_MAP };
 enum { S_NULL, S_INT, S_FLOAT, S_BOOL, S_STR, S_NAME };
 
 typedef struct node {
-  unsigned char kind; /* N_* */
-  unsigned char sk;   /* S_*, scalars */
-  int line, col;      /* 1-based */
-  size_t n;           /* children; a mapping holds key, value, key, ... */
-  struct node **kids;
-  const char *str; /* scalars: NUL-terminated, len bytes */
-  size_t len;
-  st__num num;  /* S_INT, S_FLOAT, S_BOOL (0/1) */
-  size_t size;  /* nodes in this subtree, aliases expanded */
-  int poison;   /* stands for an unknown alias (already reported): errors
-                   about it would only repeat that one */
+  unsigned char kind;   /* N_* */
+  unsigned char sk;     /* S_*, scalars */
+  unsigned char poison; /* stands for an unknown alias (already reported):
+                           errors about it would only repeat that one */
+  int line, col;        /* 1-based */
+  size_t size;          /* nodes in this subtree, aliases expanded */
+  /* Kept small (56 bytes): a values list of a million numbers is a
+   * million nodes. */
+  union {
+    struct {            /* N_SEQ, N_MAP (key, value, key, ...) */
+      struct node **kids;
+      size_t n;
+    };
+    struct {            /* N_SCALAR */
+      const char *str;  /* NUL-terminated, len bytes */
+      size_t len;
+      int64_t i;        /* S_INT, S_BOOL (0/1) */
+      double f;         /* S_INT (as double), S_FLOAT, S_BOOL */
+    };
+  };
 } node;
+
+static st__num node_num(const node *n) {
+  st__num v;
+  v.is_int = n->sk != S_FLOAT;
+  v.i = v.is_int ? n->i : 0;
+  v.f = n->f;
+  return v;
+}
 
 typedef struct anchor {
   const char *name;
@@ -141,6 +178,8 @@ typedef struct loader {
   unsigned char *valid_cases; /* of the scene being validated */
   st_scene **scenes; /* built from this file, not yet in the set */
   size_t n_scenes, cap_scenes;
+  size_t *index; /* of scenes[] by name */
+  size_t index_cap;
 } loader;
 
 static void lerr_v(loader *L, int line, int col, const char *fmt,
@@ -228,45 +267,107 @@ static double strtod_c(const char *s, char **end) {
   return strtod_l(s, end, c_locale);
 }
 
+/* Clinger's fast path for the common numbers: a decimal of at most 15
+ * digits scaled by at most 10^22 converts with one IEEE multiplication or
+ * division of two exact doubles, which is correctly rounded, so it is the
+ * double strtod returns. An integer of at most 18 digits cannot overflow
+ * int64. Returns S_INT, S_FLOAT, or -1 when the slow path must decide. */
+static int fast_number(const char *s, size_t len, int64_t *iv, double *fv) {
+  static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
+                               1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+                               1e18, 1e19, 1e20, 1e21, 1e22};
+  const char *p = s, *end = s + len;
+  int neg = 0, digits = 0, frac = 0, exp = 0;
+  uint64_t m = 0;
+  if (p < end && (*p == '-' || *p == '+'))
+    neg = *p++ == '-';
+  for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+    m = m * 10 + (uint64_t)(*p - '0');
+  if (p == end) {
+    if (digits == 0 || digits > 18)
+      return -1;
+    *iv = neg ? -(int64_t)m : (int64_t)m;
+    return S_INT;
+  }
+  if (*p == '.') {
+    for (p++; p < end && *p >= '0' && *p <= '9'; p++, digits++, frac++)
+      m = m * 10 + (uint64_t)(*p - '0');
+  }
+  if (digits == 0 || digits > 15)
+    return -1;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    int eneg = 0, ed = 0;
+    p++;
+    if (p < end && (*p == '-' || *p == '+'))
+      eneg = *p++ == '-';
+    for (; p < end && *p >= '0' && *p <= '9' && ed < 4; p++, ed++)
+      exp = exp * 10 + (*p - '0');
+    if (ed == 0 || ed >= 4)
+      return -1;
+    if (eneg)
+      exp = -exp;
+  }
+  if (p != end)
+    return -1;
+  int scale = exp - frac;
+  if (scale < -22 || scale > 22)
+    return -1;
+  double d = (double)m;
+  d = scale < 0 ? d / p10[-scale] : d * p10[scale];
+  *fv = neg ? -d : d;
+  return S_FLOAT;
+}
+
 /* SPEC §1: a plain scalar that strtoll parses in full is an integer, else
  * one that strtod parses in full a float; true/false are booleans. */
 static void scalar_type(node *n) {
   const char *s = n->str;
+  size_t len = n->len;
   char *end;
-  if (n->len == 0 || (n->len == 1 && s[0] == '~') || strcmp(s, "null") == 0) {
+  char c0 = s[0];
+  if (len == 0 || (len == 1 && c0 == '~') ||
+      (len == 4 && memcmp(s, "null", 4) == 0)) {
     n->sk = S_NULL;
     return;
   }
-  if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
+  if ((len == 4 && memcmp(s, "true", 4) == 0) ||
+      (len == 5 && memcmp(s, "false", 5) == 0)) {
     n->sk = S_BOOL;
-    n->num.is_int = 1;
-    n->num.i = s[0] == 't';
-    n->num.f = (double)n->num.i;
+    n->i = c0 == 't';
+    n->f = (double)n->i;
     return;
   }
   n->sk = S_NAME;
   /* Only these can start a number strtod accepts (no leading space in a
    * plain scalar): skip the conversions for every key and name. */
-  char c0 = s[0];
   if (!((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == '+' || c0 == '.' ||
         c0 == 'i' || c0 == 'I' || c0 == 'n' || c0 == 'N'))
     return;
-  if (strlen(s) != n->len)
+  /* A plain scalar holds no NUL (the reader rejects the byte and only
+   * double quotes have escapes), so s is exactly len bytes. */
+  int k = fast_number(s, len, &n->i, &n->f);
+  if (k == S_INT) {
+    n->sk = S_INT;
+    n->f = (double)n->i;
     return;
+  }
+  if (k == S_FLOAT) {
+    n->sk = S_FLOAT;
+    return;
+  }
   errno = 0;
   long long v = strtoll(s, &end, 10);
   if (*end == '\0' && end != s && errno == 0) {
     n->sk = S_INT;
-    n->num.is_int = 1;
-    n->num.i = v;
-    n->num.f = (double)v;
+    n->i = v;
+    n->f = (double)v;
     return;
   }
   double d = strtod_c(s, &end);
   if (*end == '\0' && end != s) {
     n->sk = S_FLOAT;
-    n->num.is_int = 0;
-    n->num.f = d;
+    n->f = d;
   }
 }
 
@@ -284,7 +385,8 @@ static node *node_new(loader *L, int kind, yaml_mark_t m) {
   return n;
 }
 
-static size_t anchor_hash(const char *s) {
+/* FNV-1a. */
+static size_t str_hash(const char *s) {
   size_t h = 1469598103934665603ULL;
   for (; *s; s++)
     h = (h ^ (unsigned char)*s) * 1099511628211ULL;
@@ -293,7 +395,7 @@ static size_t anchor_hash(const char *s) {
 
 static anchor *anchor_slot(loader *L, const char *name) {
   size_t mask = L->cap_anchors - 1;
-  for (size_t i = anchor_hash(name) & mask;; i = (i + 1) & mask)
+  for (size_t i = str_hash(name) & mask;; i = (i + 1) & mask)
     if (L->anchors[i].name == NULL || strcmp(L->anchors[i].name, name) == 0)
       return &L->anchors[i];
 }
@@ -564,18 +666,18 @@ static int take_bool(loader *L, const node *n, const char *key, int *out) {
     expected(L, n, "true or false", key);
     return -1;
   }
-  *out = (int)n->num.i;
+  *out = (int)n->i;
   return 0;
 }
 
 static int take_int(loader *L, const node *n, const char *key,
                     const char *what, int64_t lo, int64_t hi, int64_t *out) {
-  if (n->kind != N_SCALAR || n->sk != S_INT || n->num.i < lo ||
-      n->num.i > hi) {
+  if (n->kind != N_SCALAR || n->sk != S_INT || n->i < lo ||
+      n->i > hi) {
     expected(L, n, what, key);
     return -1;
   }
-  *out = n->num.i;
+  *out = n->i;
   return 0;
 }
 
@@ -584,11 +686,11 @@ static int is_num(const node *n) {
 }
 
 static int take_tol(loader *L, const node *n, const char *key, double *out) {
-  if (!is_num(n) || !isfinite(n->num.f) || n->num.f < 0) {
+  if (!is_num(n) || !isfinite(n->f) || n->f < 0) {
     expected(L, n, "a finite number >= 0", key);
     return -1;
   }
-  *out = n->num.f;
+  *out = n->f;
   return 0;
 }
 
@@ -600,7 +702,7 @@ static int take_val(loader *L, const node *n, const char *key,
   if (n->kind == N_SCALAR &&
       (n->sk == S_INT || n->sk == S_FLOAT || n->sk == S_BOOL)) {
     out->kind = ST__VAL_NUM;
-    out->num = n->num;
+    out->num = node_num(n);
     return 0;
   }
   if (n->kind == N_SCALAR && (n->sk == S_NAME || n->sk == S_STR) &&
@@ -753,9 +855,9 @@ static void take_shape(loader *L, const node *n, st__arg *a) {
   a->ndim = n->n;
   for (size_t i = 0; i < n->n; i++) {
     const node *d = n->kids[i];
-    if (d->kind == N_SCALAR && d->sk == S_INT && d->num.i >= 0) {
+    if (d->kind == N_SCALAR && d->sk == S_INT && d->i >= 0) {
       a->shape[i].kind = ST__VAL_NUM;
-      a->shape[i].num = d->num;
+      a->shape[i].num = node_num(d);
       a->shape[i].line = d->line;
       a->shape[i].column = d->col;
     } else if (d->kind == N_SCALAR && d->sk == S_NAME &&
@@ -896,7 +998,7 @@ static void take_init(loader *L, const node *n, st__arg *a) {
       /* The common case inline: a million numbers must load fast. */
       if (e->kind == N_SCALAR && (e->sk == S_INT || e->sk == S_FLOAT)) {
         in->values[i].kind = ST__VAL_NUM;
-        in->values[i].num = e->num;
+        in->values[i].num = node_num(e);
         in->values[i].line = e->line;
         in->values[i].column = e->col;
       } else if (take_val(L, e, "values", &in->values[i]) != 0 &&
@@ -925,11 +1027,13 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
     take_dtype(L, v[T_DTYPE], &a->dtype);
   if (v[T_SHAPE])
     take_shape(L, v[T_SHAPE], a);
-  if (v[T_INIT])
+  if (v[T_INIT]) {
     take_init(L, v[T_INIT], a);
-  else
-    a->init.kind = ST__INIT_ZEROS, a->init.line = n->line,
+  } else {
+    a->init.kind = ST__INIT_ZEROS; /* SPEC §1: the default */
+    a->init.line = n->line;
     a->init.column = n->col;
+  }
   if (v[T_ROLE]) {
     const node *r = v[T_ROLE];
     if (is_str(r) && strcmp(r->str, "input") == 0)
@@ -1095,7 +1199,7 @@ static void take_params(loader *L, const node *n, st__case *c) {
       n_names++;
     }
     if (is_num(v)) {
-      p->num = v->num;
+      p->num = node_num(v);
     } else if (is_str(v)) {
       p->is_str = 1;
       p->str = dupstr(L, v->str);
@@ -1135,7 +1239,7 @@ static void take_case(loader *L, const node *n, st__case *c) {
   if (v[C_MANUAL]) {
     const node *m = v[C_MANUAL];
     if (m->kind == N_SCALAR && m->sk == S_BOOL)
-      c->manual_all = (int)m->num.i;
+      c->manual_all = (int)m->i;
     else if (m->kind == N_SEQ)
       c->manual_platforms = take_platforms(L, m, "manual", &c->n_manual);
     else
@@ -1152,10 +1256,10 @@ static void take_case(loader *L, const node *n, st__case *c) {
     c->has_atol = 1;
   if (v[C_TIMEOUT]) {
     const node *t = v[C_TIMEOUT];
-    if (!is_num(t) || !isfinite(t->num.f) || !(t->num.f > 0))
+    if (!is_num(t) || !isfinite(t->f) || !(t->f > 0))
       expected(L, t, "a number of seconds > 0", "timeout");
     else
-      c->timeout = t->num.f;
+      c->timeout = t->f;
   }
 }
 
@@ -1224,15 +1328,52 @@ static const char *const scene_keys[] = {
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
        K_SKIP, K_ARGS, K_CASES };
 
+/* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
+static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
+                                  size_t cap, const char *name) {
+  if (cap == 0)
+    return NULL;
+  for (size_t i = str_hash(name) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+    if (slots[i] == 0)
+      return NULL;
+    if (strcmp(arr[slots[i] - 1]->name, name) == 0)
+      return arr[slots[i] - 1];
+  }
+}
+
+/* Makes room for count entries (rehashing arr[0..count-1) when it grows),
+ * then indexes arr[idx]. Returns -1 when out of memory. */
+static int index_add(st_scene *const *arr, size_t **slots, size_t *cap,
+                     size_t count, size_t idx) {
+  if (count * 2 > *cap) {
+    size_t ncap = *cap ? *cap : 16;
+    while (count * 2 > ncap)
+      ncap *= 2;
+    size_t *ns = calloc(ncap, sizeof *ns);
+    if (ns == NULL)
+      return -1;
+    free(*slots);
+    *slots = ns;
+    *cap = ncap;
+    for (size_t j = 0; j < count; j++)
+      if (j != idx)
+        (void)index_add(arr, slots, cap, count, j);
+  }
+  size_t i = str_hash(arr[idx]->name) & (*cap - 1);
+  while ((*slots)[i] != 0)
+    i = (i + 1) & (*cap - 1);
+  (*slots)[i] = idx + 1;
+  return 0;
+}
+
 static const st_scene *find_scene(const loader *L, const char *name) {
+  const st_scene *s = NULL;
   if (L->set)
-    for (size_t i = 0; i < L->set->count; i++)
-      if (strcmp(L->set->scenes[i]->name, name) == 0)
-        return L->set->scenes[i];
-  for (size_t i = 0; i < L->n_scenes; i++)
-    if (strcmp(L->scenes[i]->name, name) == 0)
-      return L->scenes[i];
-  return NULL;
+    s = index_find(L->set->scenes, L->set->name_index,
+                   L->set->name_index_cap, name);
+  if (s == NULL)
+    s = index_find(L->scenes, L->index, L->index_cap, name);
+  return s;
 }
 
 static int same_error(const st_error *a, const st_error *b) {
@@ -1361,7 +1502,14 @@ static void take_scene(loader *L, const node *root) {
     L->scenes = p;
     L->cap_scenes = cap;
   }
-  L->scenes[L->n_scenes++] = s;
+  L->scenes[L->n_scenes] = s;
+  if (index_add(L->scenes, &L->index, &L->index_cap, L->n_scenes + 1,
+                L->n_scenes) != 0) {
+    L->oom = 1;
+    st__scene_free(s);
+    return;
+  }
+  L->n_scenes++;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1417,7 +1565,7 @@ static void parse(loader *L) {
     switch (ev.type) {
     case YAML_DOCUMENT_START_EVENT:
       docs++;
-      arena_free(&L->ar);
+      arena_reset(&L->ar);
       if (L->anchors)
         memset(L->anchors, 0, L->cap_anchors * sizeof *L->anchors);
       L->n_anchors = 0;
@@ -1545,8 +1693,18 @@ static st_status load_buffer(st_scene_set *set, const char *name,
       set->scenes = p;
       set->capacity = cap;
     }
-    for (size_t i = 0; i < L.n_scenes; i++)
-      set->scenes[set->count++] = L.scenes[i];
+    for (size_t i = 0; i < L.n_scenes; i++) {
+      set->scenes[set->count] = L.scenes[i];
+      if (index_add(set->scenes, &set->name_index, &set->name_index_cap,
+                    set->count + 1, set->count) != 0) {
+        /* The scenes added so far stay (indexed); the rest are freed. */
+        memmove(L.scenes, L.scenes + i, (L.n_scenes - i) * sizeof *L.scenes);
+        L.n_scenes -= i;
+        rc = ST_ENOMEM;
+        goto out;
+      }
+      set->count++;
+    }
     L.n_scenes = 0;
   }
   if (errors) {
@@ -1558,6 +1716,7 @@ out:
   for (size_t i = 0; i < L.n_scenes; i++)
     st__scene_free(L.scenes[i]);
   free(L.scenes);
+  free(L.index);
   free(L.anchors);
   free(L.stack);
   free(L.kids);

@@ -8,7 +8,8 @@
  * boundaries depend only on (n, grain) and the thread count only decides
  * who runs which chunk. A forked child forgets the parent's pool (it
  * inherits none of its threads) through a pthread_atfork child handler and
- * makes its own on first use. */
+ * makes its own on first use. At exit the workers are stopped and joined
+ * (an atexit handler), so leak checkers see no threads left behind. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -41,15 +42,24 @@ typedef struct pool_job {
 
 typedef struct pool_state {
   pthread_mutex_t mutex;
-  pthread_cond_t work; /* a job was queued */
+  pthread_cond_t work; /* a job was queued, or shutdown */
   pthread_cond_t idle; /* a job made progress (chunks done or refs 0) */
   unsigned workers;    /* guarded by: mutex */
+  pthread_t *ids;      /* the workers, to join at exit; guarded by: mutex */
   pool_job *jobs;      /* guarded by: mutex */
+  int shutdown;        /* set once, at exit; guarded by: mutex */
 } pool_state;
 
-static pool_state pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                          PTHREAD_COND_INITIALIZER, 0, NULL};
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+#define POOL_STATE_INIT                                                        \
+  {                                                                            \
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,                       \
+        PTHREAD_COND_INITIALIZER, 0, NULL, NULL, 0                             \
+  }
+
+static pool_state pool = POOL_STATE_INIT;
+static pthread_once_t register_once = PTHREAD_ONCE_INIT;
+/* 1 on the pool's own threads. */
+static _Thread_local int tls_is_worker;
 
 unsigned st__ncores(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -71,13 +81,36 @@ static void atfork_parent(void) { pthread_mutex_unlock(&pool.mutex); }
  * old synchronisation objects may hold state about parent threads, so they
  * are re-created rather than unlocked). */
 static void atfork_child(void) {
-  pool_state fresh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                      PTHREAD_COND_INITIALIZER, 0, NULL};
+  pool_state fresh = POOL_STATE_INIT;
+  free(pool.ids); /* the child's copy of the parent's list */
   pool = fresh;
 }
 
-static void atfork_register(void) {
+/* At exit, stop and join the workers, so that leak checkers (valgrind,
+ * LeakSanitizer) see no live threads. Only when no loop is running and
+ * not from a worker (a chunk that calls exit()): joining then could wait
+ * for a long chunk or for itself, and the process is ending anyway. */
+static void pool_shutdown(void) {
+  pthread_mutex_lock(&pool.mutex);
+  if (pool.jobs != NULL || tls_is_worker || pool.shutdown) {
+    pthread_mutex_unlock(&pool.mutex);
+    return;
+  }
+  pool.shutdown = 1;
+  pthread_cond_broadcast(&pool.work);
+  unsigned n = pool.workers;
+  pthread_t *ids = pool.ids;
+  pool.ids = NULL;
+  pool.workers = 0;
+  pthread_mutex_unlock(&pool.mutex);
+  for (unsigned i = 0; i < n; i++)
+    pthread_join(ids[i], NULL);
+  free(ids);
+}
+
+static void pool_register(void) {
   (void)pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  (void)atexit(pool_shutdown);
 }
 
 static void run_chunks(pool_job *job) {
@@ -110,8 +143,9 @@ static pool_job *find_job(void) {
 
 static void *worker_main(void *arg) {
   (void)arg;
+  tls_is_worker = 1;
   pthread_mutex_lock(&pool.mutex);
-  for (;;) {
+  while (!pool.shutdown) {
     pool_job *job = find_job();
     if (job == NULL) {
       pthread_cond_wait(&pool.work, &pool.mutex);
@@ -127,6 +161,7 @@ static void *worker_main(void *arg) {
     if (--job->refs == 0)
       pthread_cond_broadcast(&pool.idle);
   }
+  pthread_mutex_unlock(&pool.mutex);
   return NULL;
 }
 
@@ -138,25 +173,23 @@ static void *worker_main(void *arg) {
 static void grow_locked(unsigned want) {
   if (want > POOL_MAX_WORKERS)
     want = POOL_MAX_WORKERS;
-  if (pool.workers >= want)
+  if (pool.workers >= want || pool.shutdown)
     return;
+  if (pool.ids == NULL) {
+    /* Room for the cap at once: the list never moves, so growing needs no
+     * realloc failure path (2 KiB). */
+    pool.ids = calloc(POOL_MAX_WORKERS, sizeof *pool.ids);
+    if (pool.ids == NULL)
+      return;
+  }
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  int attr_ok = pthread_attr_init(&attr) == 0;
-  if (attr_ok)
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   while (pool.workers < want) {
-    pthread_t t;
-    if (pthread_create(&t, attr_ok ? &attr : NULL, worker_main, NULL) != 0)
+    if (pthread_create(&pool.ids[pool.workers], NULL, worker_main, NULL) != 0)
       break;
-    if (!attr_ok)
-      pthread_detach(t);
     pool.workers++;
   }
-  if (attr_ok)
-    pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -190,7 +223,7 @@ void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
   atomic_init(&job.done, 0);
   job.max_helpers = threads - 1;
 
-  pthread_once(&atfork_once, atfork_register);
+  pthread_once(&register_once, pool_register);
   pthread_mutex_lock(&pool.mutex);
   grow_locked(threads - 1);
   job.next_job = pool.jobs;

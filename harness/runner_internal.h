@@ -19,6 +19,9 @@ typedef struct runctx {
   unsigned golden_threads;
   const st_observer *obs;
   size_t n_obs;
+  /* Level 3 (harness/level3.c): which worker pools belong to this run;
+   * 0 until its first level-3 case (run_setup's memset zeroes it). */
+  unsigned long l3_run;
 } runctx;
 
 typedef struct casectx {

@@ -37,6 +37,7 @@ void st_scene_set_free(st_scene_set *set) {
   for (size_t i = 0; i < set->count; i++)
     st__scene_free(set->scenes[i]);
   free(set->scenes);
+  free(set->name_index);
   free(set);
 }
 

@@ -128,6 +128,11 @@ struct st_scene_set {
   st_scene **scenes; /* owned */
   size_t count;
   size_t capacity;
+  /* The loader's hash index of scene names (slot = index + 1, 0 empty),
+   * so duplicate checks stay O(1) for thousands of scenes. Added by the
+   * loader; owned, freed by st_scene_set_free. */
+  size_t *name_index;
+  size_t name_index_cap;
 };
 
 /* One argument of one case, resolved. */

@@ -173,8 +173,7 @@ static void args_build__range_every_dtype(void **state) {
       if (dt == ST_DTYPE_BOOL)
         assert_int_equal(st_tensor_get_i64(&set.tensors[0], i), want != 0);
       else if (dt == ST_DTYPE_UINT8)
-        assert_int_equal(st_tensor_get_i64(&set.tensors[0], i),
-                         (uint8_t)want);
+        assert_int_equal(st_tensor_get_i64(&set.tensors[0], i), (uint8_t)want);
       else
         assert_true(st_tensor_get_f64(&set.tensors[0], i) == (double)want);
     }
@@ -247,8 +246,7 @@ static void args_build__scalars_take_their_dtype(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
-  add_tensor(&f, "x", ST_DTYPE_FLOAT32, 2, 0, ST__INIT_ZEROS, inum(0),
-             inum(0));
+  add_tensor(&f, "x", ST_DTYPE_FLOAT32, 2, 0, ST__INIT_ZEROS, inum(0), inum(0));
   add_scalar(&f, "f", ST_DTYPE_FLOAT32, fnum(0.1));
   add_scalar(&f, "d", ST_DTYPE_FLOAT64, fnum(0.1));
   add_scalar(&f, "i", ST_DTYPE_INT32, inum(-7));
@@ -274,10 +272,9 @@ static void args_build__scalars_take_their_dtype(void **state) {
 
 static void args_build__empty_tensor(void **state) {
   (void)state;
-  static const st__init_kind kinds[] = {ST__INIT_ZEROS,   ST__INIT_ONES,
-                                        ST__INIT_FILL,    ST__INIT_RANGE,
-                                        ST__INIT_UNIFORM, ST__INIT_NORMAL,
-                                        ST__INIT_RANDINT, ST__INIT_VALUES};
+  static const st__init_kind kinds[] = {
+      ST__INIT_ZEROS,   ST__INIT_ONES,   ST__INIT_FILL,    ST__INIT_RANGE,
+      ST__INIT_UNIFORM, ST__INIT_NORMAL, ST__INIT_RANDINT, ST__INIT_VALUES};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     fixture f;
     fixture_init(&f);
@@ -338,8 +335,7 @@ static void args_build__file_size_changed(void **state) {
   arg.init.line = 7;
   arg.init.column = 40;
   arg.init.path_given = "data/w.bin";
-  add_tensor(&f, "z", ST_DTYPE_FLOAT32, 1, 0, ST__INIT_ZEROS, inum(0),
-             inum(0));
+  add_tensor(&f, "z", ST_DTYPE_FLOAT32, 1, 0, ST__INIT_ZEROS, inum(0), inum(0));
   st__rarg *r = add_tensor(&f, "w", ST_DTYPE_FLOAT32, 3, 0, ST__INIT_FILE,
                            inum(0), inum(0));
   r->path = path;
@@ -364,8 +360,8 @@ static void args_build__file_missing(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
-  st__rarg *r = add_tensor(&f, "w", ST_DTYPE_INT8, 3, 0, ST__INIT_FILE,
-                           inum(0), inum(0));
+  st__rarg *r =
+      add_tensor(&f, "w", ST_DTYPE_INT8, 3, 0, ST__INIT_FILE, inum(0), inum(0));
   r->path = "/nonexistent/st_test_args.bin";
   st__argset set;
   st_error err;
@@ -391,8 +387,7 @@ static void rng_key__depends_on_names_and_seed(void **state) {
   assert_true(k != st__rng_key("s", "c", "y", 0));
   assert_true(k != st__rng_key("s", "c", "x", 1));
   /* The separators keep the boundaries between names. */
-  assert_true(st__rng_key("ab", "c", "x", 0) !=
-              st__rng_key("a", "bc", "x", 0));
+  assert_true(st__rng_key("ab", "c", "x", 0) != st__rng_key("a", "bc", "x", 0));
   assert_true(st__rng_key("s", "cx", "", 0) != st__rng_key("s", "c", "x", 0));
 }
 
@@ -486,8 +481,7 @@ static void fill_uniform_f32__crosses_block_boundary(void **state) {
     assert_true(whole[i] == want);
   }
   /* The two blocks are different streams, not one continued. */
-  assert_true(st__rng_bits32(key, UINT64_C(1) << 32) !=
-              st__rng_bits32(key, 0));
+  assert_true(st__rng_bits32(key, UINT64_C(1) << 32) != st__rng_bits32(key, 0));
 }
 
 static void fill_random__same_bytes_for_any_chunking(void **state) {
@@ -520,8 +514,8 @@ static void fill_random__same_bytes_for_any_chunking(void **state) {
         t.data = part;
         for (size_t first = 0; first < N; first += chunks[c]) {
           const size_t n = N - first < chunks[c] ? N - first : chunks[c];
-          assert_int_equal(
-              st__fill_random(&t, kinds[k], a, b, key, first, n), ST_OK);
+          assert_int_equal(st__fill_random(&t, kinds[k], a, b, key, first, n),
+                           ST_OK);
         }
         assert_memory_equal(whole, part, N * es);
       }
@@ -571,8 +565,8 @@ static void args_build__uniform_within_bounds(void **state) {
                fnum(2.5));
     /* An interval narrower than one float32 ulp at 1: rounding would
      * reach HI, which is excluded. */
-    add_tensor(&f, "v", float_dtypes[d], 1000, 0, ST__INIT_UNIFORM,
-               fnum(1.0), fnum(1.0 + 0x1p-23));
+    add_tensor(&f, "v", float_dtypes[d], 1000, 0, ST__INIT_UNIFORM, fnum(1.0),
+               fnum(1.0 + 0x1p-23));
     st__argset set;
     build_ok(&f, 0, &set);
     double sum = 0, mn = INFINITY, mx = -INFINITY;
@@ -706,8 +700,7 @@ static void args_build__every_allocation_failure_is_clean(void **state) {
   fixture_init(&f);
   add_tensor(&f, "a", ST_DTYPE_FLOAT32, 16, 0, ST__INIT_UNIFORM, inum(0),
              inum(1));
-  add_tensor(&f, "e", ST_DTYPE_FLOAT32, 0, 0, ST__INIT_ZEROS, inum(0),
-             inum(0));
+  add_tensor(&f, "e", ST_DTYPE_FLOAT32, 0, 0, ST__INIT_ZEROS, inum(0), inum(0));
   add_tensor(&f, "b", ST_DTYPE_INT8, 3, 3, ST__INIT_FILL, inum(2), inum(0));
   add_scalar(&f, "s", ST_DTYPE_INT32, inum(1));
   int failures = 0;

@@ -75,10 +75,9 @@ static void compare_close__message_format(void **state) {
   set2(&p, 300, 2.25, 2.0);
   set2(&p, 1000, 1.875, 2.0);
   assert_int_equal(cmp(&p, 1.3e-6, 1e-5, msg), ST_EMISMATCH);
-  assert_string_equal(msg,
-                      "tensor 'out': 3 of 1024 elements differ; first at "
-                      "[0, 5]: actual 1.5, expected 2; max abs diff 0.5; "
-                      "rtol 1.3e-06, atol 1e-05");
+  assert_string_equal(msg, "tensor 'out': 3 of 1024 elements differ; first at "
+                           "[0, 5]: actual 1.5, expected 2; max abs diff 0.5; "
+                           "rtol 1.3e-06, atol 1e-05");
   pair_free(&p);
 }
 
@@ -206,8 +205,8 @@ static void compare_close__rtol_atol_boundaries(void **state) {
 /* The float32 vectorized pre-pass must never call close what the double
  * rule calls a mismatch: random pairs straddling the boundary, counted
  * against the rule evaluated here in double. */
-static void compare_close__float32_fast_path_agrees_with_double_rule(
-    void **state) {
+static void
+compare_close__float32_fast_path_agrees_with_double_rule(void **state) {
   (void)state;
   enum { N = 100000 };
   pair p;
@@ -257,6 +256,34 @@ static void compare_close__float32_fast_path_agrees_with_double_rule(
   assert_int_equal(cmp(&p, 0.01, 0, msg), ST_EMISMATCH);
   assert_non_null(strstr(msg, "1 of 100000 elements differ; first at [777]"));
   pair_free(&p);
+}
+
+/* Tensors above the split threshold (8 MiB) are checked in two halves on
+ * two threads: a mismatch in either half, and at the seam, is found. */
+static void compare_close__large_tensor_both_halves(void **state) {
+  (void)state;
+  enum { N = 3 << 20 }; /* 12 MiB of float32, 24 MiB of float64 */
+  static const st_dtype dts[] = {ST_DTYPE_FLOAT32, ST_DTYPE_FLOAT64};
+  static const size_t where[] = {0, N / 2 - 1, N / 2, N / 2 + 1, N - 1};
+  for (size_t d = 0; d < 2; d++) {
+    pair p;
+    char msg[512];
+    pair_init(&p, "big", dts[d], 1, N, 0, 0);
+    for (size_t i = 0; i < N; i++)
+      set2(&p, i, (double)(i % 1000), (double)(i % 1000));
+    assert_int_equal(cmp(&p, 1e-6, 1e-6, msg), ST_OK);
+    for (size_t w = 0; w < sizeof where / sizeof where[0]; w++) {
+      char head[96];
+      st_tensor_set_f64(&p.a, where[w], -1.0);
+      assert_int_equal(cmp(&p, 1e-6, 1e-6, msg), ST_EMISMATCH);
+      snprintf(head, sizeof head, "1 of %d elements differ; first at [%zu]", N,
+               where[w]);
+      assert_non_null(strstr(msg, head));
+      st_tensor_set_f64(&p.a, where[w], (double)(where[w] % 1000));
+    }
+    assert_int_equal(cmp(&p, 1e-6, 1e-6, msg), ST_OK);
+    pair_free(&p);
+  }
 }
 
 static void compare_close__integers_and_bool(void **state) {
@@ -377,7 +404,9 @@ int main(void) {
       cmocka_unit_test(compare_close__infinities),
       cmocka_unit_test(compare_close__empty_tensors),
       cmocka_unit_test(compare_close__rtol_atol_boundaries),
-      cmocka_unit_test(compare_close__float32_fast_path_agrees_with_double_rule),
+      cmocka_unit_test(
+          compare_close__float32_fast_path_agrees_with_double_rule),
+      cmocka_unit_test(compare_close__large_tensor_both_halves),
       cmocka_unit_test(compare_close__integers_and_bool),
       cmocka_unit_test(compare_close__float16_values),
       cmocka_unit_test(compare_close__layout_mismatch),

@@ -123,7 +123,7 @@ static void f64_to_f16__overflow_inf_nan(void **state) {
   assert_int_equal(st_f64_to_f16(-INFINITY), 0xfc00);
   const uint16_t n = st_f64_to_f16(NAN);
   assert_true(f16_is_nan(n));
-  assert_true(n & 0x0200u); /* quiet */
+  assert_true(n & 0x0200u);                  /* quiet */
   assert_true(isnan(st_f16_to_f32(0x7c01))); /* signalling in, NaN out */
   assert_true(f32_bits(st_f16_to_f32(0x7c01)) & 0x00400000u);
   assert_true(isinf(st_f16_to_f32(0xfc00)) && st_f16_to_f32(0xfc00) < 0);
@@ -147,7 +147,7 @@ static void f16_round_trip__all_65536_patterns(void **state) {
       assert_int_equal(back64, h);
       /* The decoded value is the IEEE one. */
       const unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
-      double want = e == 31 ? INFINITY
+      double want = e == 31  ? INFINITY
                     : e == 0 ? ldexp(m, -24)
                              : ldexp(1024 + m, (int)e - 25);
       if (h & 0x8000u)
