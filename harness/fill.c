@@ -9,10 +9,17 @@
  * the benchmark's hot loop. Floating-point expressions here must not be
  * contracted into FMAs (that would change the bytes per machine): meson
  * builds with -std=c11, for which GCC defaults to -ffp-contract=off, and
- * the AVX2 clone below does not enable FMA anyway. tests/test_args.c checks
- * the bytes against a step-by-step scalar computation. */
+ * neither the AVX2 clone nor the AVX2 streaming loop enables FMA anyway.
+ * tests/test_args.c checks the bytes of both paths against a step-by-step
+ * scalar computation. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ST_HAVE_STREAM 1
+#endif
 
 #include "args.h"
 #include "fill.h"
@@ -127,6 +134,74 @@ static void f32_bounds(double hi, float *cap, float *below) {
   *below = nextafterf(c, -INFINITY);
 }
 
+#ifdef ST_HAVE_STREAM
+/* The same computation as uniform_f32_block, 8 lanes at a time, written
+ * with non-temporal stores. A large fill does not fit in the cache anyway,
+ * and ordinary stores first read every line they write (read for
+ * ownership): streaming stores skip that read, which on the benchmark
+ * machine takes the fill from about 1.1x to about 1.9x memcpy's GB/s. The
+ * bytes are identical to the portable loop's (same float32 operations, in
+ * the same order; tests/test_args.c checks it). dst must be 32-byte
+ * aligned and n a multiple of 8. */
+__attribute__((target("avx2"))) static void
+uniform_f32_stream(float *dst, size_t n, uint32_t j0, uint32_t a, uint32_t m,
+                   float lo, float w, float cap, float below) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i step = _mm256_set1_epi32((int)(8u * m));
+  __m256i x = _mm256_add_epi32(
+      _mm256_mullo_epi32(_mm256_add_epi32(_mm256_set1_epi32((int)j0), lanes),
+                         _mm256_set1_epi32((int)m)),
+      _mm256_set1_epi32((int)a));
+  const __m256i m1 = _mm256_set1_epi32((int)0xED5AD4BBu);
+  const __m256i m2 = _mm256_set1_epi32((int)0xAC4C1B51u);
+  const __m256i m3 = _mm256_set1_epi32((int)0x31848BABu);
+  const __m256 vlo = _mm256_set1_ps(lo), vw = _mm256_set1_ps(w);
+  const __m256 vcap = _mm256_set1_ps(cap), vbelow = _mm256_set1_ps(below);
+  const __m256 scale = _mm256_set1_ps(0x1p-24f);
+  for (size_t i = 0; i < n; i += 8) {
+    __m256i h = x;
+    x = _mm256_add_epi32(x, step);
+    h = _mm256_mullo_epi32(_mm256_xor_si256(h, _mm256_srli_epi32(h, 17)), m1);
+    h = _mm256_mullo_epi32(_mm256_xor_si256(h, _mm256_srli_epi32(h, 11)), m2);
+    h = _mm256_mullo_epi32(_mm256_xor_si256(h, _mm256_srli_epi32(h, 15)), m3);
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 14));
+    const __m256 u =
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(h, 8)), scale);
+    const __m256 r = _mm256_add_ps(vlo, _mm256_mul_ps(vw, u));
+    _mm256_stream_ps(
+        dst + i,
+        _mm256_blendv_ps(vbelow, r, _mm256_cmp_ps(r, vcap, _CMP_LT_OQ)));
+  }
+  _mm_sfence(); /* order the streaming stores before anything later */
+}
+#endif
+
+/* Below this a fill may still be in the cache when the kernel reads it, so
+ * ordinary stores are better. */
+#define STREAM_MIN_BYTES ((size_t)8 << 20)
+
+/* One block, choosing the streaming path for large fills on AVX2. */
+static void uniform_f32_any(float *dst, size_t n, uint32_t j0, uint32_t a,
+                            uint32_t m, float lo, float w, float cap,
+                            float below) {
+#ifdef ST_HAVE_STREAM
+  if (n * sizeof *dst >= STREAM_MIN_BYTES && __builtin_cpu_supports("avx2")) {
+    /* Head up to a 32-byte boundary and the tail: the portable loop. */
+    const size_t head = ((32 - ((uintptr_t)dst & 31)) & 31) / sizeof *dst;
+    if (((uintptr_t)dst & 3) == 0 && head < n) {
+      const size_t body = (n - head) & ~(size_t)7;
+      uniform_f32_block(dst, head, j0, a, m, lo, w, cap, below);
+      uniform_f32_stream(dst + head, body, j0 + (uint32_t)head, a, m, lo, w,
+                         cap, below);
+      uniform_f32_block(dst + head + body, n - head - body,
+                        j0 + (uint32_t)(head + body), a, m, lo, w, cap, below);
+      return;
+    }
+  }
+#endif
+  uniform_f32_block(dst, n, j0, a, m, lo, w, cap, below);
+}
+
 void st__fill_uniform_f32(float *dst, size_t n, uint64_t key, uint64_t first,
                           double lo, double hi) {
   if (!(hi > lo)) {
@@ -147,7 +222,7 @@ void st__fill_uniform_f32(float *dst, size_t n, uint64_t key, uint64_t first,
     const size_t take = (uint64_t)n < room ? n : (size_t)room;
     uint32_t a, m;
     block_key(key, block, &a, &m);
-    uniform_f32_block(dst, take, j0, a, m, flo, w, cap, below);
+    uniform_f32_any(dst, take, j0, a, m, flo, w, cap, below);
     dst += take;
     n -= take;
     first += take;

@@ -466,6 +466,34 @@ static void fill_uniform_f32__matches_scalar_steps(void **state) {
   free(got);
 }
 
+/* A fill large enough for the streaming-store path (8 MiB and up, on
+ * AVX2), starting off a 32-byte boundary: the same bytes as small chunks
+ * (which use the portable loop) and as the scalar steps. */
+static void fill_uniform_f32__large_fill_same_bytes(void **state) {
+  (void)state;
+  const size_t n = ((size_t)8 << 20) / sizeof(float) + 37;
+  float *big = malloc((n + 8) * sizeof *big);
+  float *small = malloc((n + 8) * sizeof *small);
+  assert_non_null(big);
+  assert_non_null(small);
+  const uint64_t key = st__rng_key("s", "c", "big", 9);
+  const double lo = -0.5, hi = 0.75;
+  st__fill_uniform_f32(big + 1, n, key, 5, lo, hi);
+  for (size_t first = 0; first < n; first += 4096) {
+    const size_t k = n - first < 4096 ? n - first : 4096;
+    st__fill_uniform_f32(small + 1 + first, k, key, 5 + first, lo, hi);
+  }
+  assert_memory_equal(big + 1, small + 1, n * sizeof *big);
+  for (size_t i = 0; i < n; i += 997) {
+    volatile float u = (float)(st__rng_bits32(key, 5 + i) >> 8) * 0x1p-24f;
+    volatile float p = (float)(hi - lo) * u;
+    volatile float r = (float)lo + p;
+    assert_true(big[1 + i] == r);
+  }
+  free(big);
+  free(small);
+}
+
 /* Across the 2^32-element block boundary of the 32-bit stream. */
 static void fill_uniform_f32__crosses_block_boundary(void **state) {
   (void)state;
@@ -765,6 +793,7 @@ int main(void) {
       cmocka_unit_test(rng_key__depends_on_names_and_seed),
       cmocka_unit_test(rng__documented_worked_example),
       cmocka_unit_test(fill_uniform_f32__matches_scalar_steps),
+      cmocka_unit_test(fill_uniform_f32__large_fill_same_bytes),
       cmocka_unit_test(fill_uniform_f32__crosses_block_boundary),
       cmocka_unit_test(fill_random__same_bytes_for_any_chunking),
       cmocka_unit_test(args_build__random_independent_of_arg_order),
