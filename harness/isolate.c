@@ -104,27 +104,50 @@ typedef struct child {
 
 /* ---- the child -------------------------------------------------------- */
 
+/* The child's event stream. Events are batched and flushed before each
+ * phase that runs foreign code (golden, rehost, run: a crash there keeps
+ * everything before it) and with the result: each write wakes the parent,
+ * and a parent that wakes touches pages it shares copy-on-write with the
+ * child, which is the dearest part of an isolated case. */
+typedef struct stream {
+  int fd;
+  st__wbuf pending;
+} stream;
+
+static void stream_flush(stream *st) {
+  /* A parent that stopped reading has killed us or will: nothing to do. */
+  if (!st->pending.oom && st->pending.len > 0 &&
+      st__write_all(st->fd, st->pending.data, st->pending.len) != ST_OK) {
+  }
+  st->pending.len = 0;
+}
+
 static void stream_event(void *data, const st_case_info *info,
                          const st_event *ev) {
-  int fd = *(int *)data;
-  st__wbuf p, f;
+  stream *st = data;
+  st__wbuf p;
   (void)info;
   st__wbuf_init(&p);
-  st__wbuf_init(&f);
   st__wire_put_event(&p, ev);
-  st__wire_frame(&f, FRAME_EVENT, &p);
-  /* A parent that stopped reading has killed us or will: nothing to do. */
-  if (!f.oom && st__write_all(fd, f.data, f.len) != ST_OK) {
-  }
+  st__wire_frame(&st->pending, FRAME_EVENT, &p);
   st__wbuf_free(&p);
-  st__wbuf_free(&f);
+}
+
+static void stream_phase_begin(void *data, const st_case_info *info,
+                               const char *phase, int round) {
+  (void)info;
+  (void)round;
+  if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
+      strcmp(phase, "run") == 0)
+    stream_flush(data);
 }
 
 static void child_main(runctx *rc, const st_case_ref *ref, size_t i,
                        size_t n, int res_w, int cap_w) {
   st_observer so;
   st_case_result *r;
-  st__wbuf p, f;
+  st__wbuf p;
+  stream st;
 
   /* The parent's worker pools and segments are not ours. */
   st__level3_forget_after_fork();
@@ -134,8 +157,11 @@ static void child_main(runctx *rc, const st_case_ref *ref, size_t i,
     _exit(120);
   if (cap_w > 2)
     close(cap_w);
+  st.fd = res_w;
+  st__wbuf_init(&st.pending);
   memset(&so, 0, sizeof so);
-  so.data = &res_w;
+  so.data = &st;
+  so.phase_begin = stream_phase_begin;
   so.phase_end = stream_event;
   rc->obs = &so;
   rc->n_obs = 1;
@@ -144,13 +170,13 @@ static void child_main(runctx *rc, const st_case_ref *ref, size_t i,
     _exit(121);
   st__level3_teardown(rc);
   st__wbuf_init(&p);
-  st__wbuf_init(&f);
   st__wire_put_result(&p, r);
-  st__wire_frame(&f, FRAME_RESULT, &p);
+  st__wire_frame(&st.pending, FRAME_RESULT, &p);
   fflush(stdout);
   fflush(stderr);
-  if (f.oom || st__write_all(res_w, f.data, f.len) != ST_OK)
+  if (st.pending.oom)
     _exit(122);
+  stream_flush(&st);
   /* _exit: no atexit handlers or leak checks of the parent's program run
    * in its copy. */
   _exit(0);
