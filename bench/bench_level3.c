@@ -40,7 +40,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void die(const char *what) {
+__attribute__((noreturn)) static void die(const char *what) {
   fprintf(stderr, "bench_level3: %s\n", what);
   exit(3);
 }
@@ -196,15 +196,13 @@ static double run_cases(const st_scene_set *set, st_registry *reg,
 }
 
 static void isolate_cost(st_registry *reg) {
-  char *text = malloc((size_t)ISO_CASES * 64 + 512);
+  static char text[(size_t)ISO_CASES * 64 + 512];
   size_t used;
   int i;
   st_scene_set *set = NULL;
   st_error_list errs;
   double best_fork = 1e9, best_iso = 1e9, best_in = 1e9;
-  if (text == NULL)
-    die("out of memory");
-  used = (size_t)sprintf(text,
+  used = (size_t)snprintf(text, sizeof text,
                          "scene: iso\nkernel: add\nargs:\n"
                          "  - {tensor: a, dtype: float32, shape: [64], "
                          "init: ones}\n"
@@ -213,7 +211,8 @@ static void isolate_cost(st_registry *reg) {
                          "  - {tensor: out, dtype: float32, shape: [64], "
                          "role: output}\ncases:\n");
   for (i = 0; i < ISO_CASES; i++)
-    used += (size_t)sprintf(text + used, "  - {name: c%d}\n", i);
+    used += (size_t)snprintf(text + used, sizeof text - used,
+                             "  - {name: c%d}\n", i);
   st_error_list_init(&errs);
   if (st_scene_set_new(&set) != ST_OK ||
       st_scene_set_load_string(set, "iso.yaml", text, used, NULL, &errs) !=
@@ -250,7 +249,6 @@ static void isolate_cost(st_registry *reg) {
   printf("isolate_cost us=%.1f ratio_to_fork_wait=%.2f (target <= 1.5)\n",
          (best_iso - best_in) * 1e6, (best_iso - best_in) / best_fork);
   st_scene_set_free(set);
-  free(text);
 }
 
 int main(void) {

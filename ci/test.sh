@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Quick start 2 and CI: installs what is missing, builds and runs the whole
 # test suite in ./build, then again in ./build-asan under AddressSanitizer
-# and UndefinedBehaviorSanitizer. The last line printed is
-# "N passed, N failed", counted over both runs; the exit status is non-zero
+# and UndefinedBehaviorSanitizer, then the concurrent tests in ./build-tsan
+# under ThreadSanitizer. The last line printed is
+# "N passed, N failed", counted over the three runs; the exit status is non-zero
 # if anything failed (or did not build).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -41,6 +42,25 @@ echo "== build-asan: AddressSanitizer + UndefinedBehaviorSanitizer" >&2
   run_suite build-asan 3 -Db_sanitize=address,undefined -Db_lundef=false
 ) || status=1
 
+echo "== build-tsan: ThreadSanitizer on the concurrent tests" >&2
+# The tests whose code runs on several threads: the registry's concurrent
+# repair, the runner at -j N, the thread pool and the threads backend. Tests
+# that fork are not built here (SPEC §9: TSan kills children forked from a
+# threaded parent).
+(
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  dir=build-tsan
+  tsan_tests=(test_registry test_runner test_pool test_ops)
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" -Db_sanitize=thread -Db_lundef=false || exit 1
+  fi
+  ninja -C "$dir" "${tsan_tests[@]/#/tests/}" || exit 1
+  rm -f "$dir/meson-logs/testlog.json"
+  meson test -C "$dir" --no-rebuild --print-errorlogs \
+    --timeout-multiplier 4 "${tsan_tests[@]}"
+) || status=1
+
 python3 ci/summarize-testlog.py build/meson-logs/testlog.json \
-  build-asan/meson-logs/testlog.json || status=1
+  build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json ||
+  status=1
 exit "$status"

@@ -98,8 +98,10 @@ uint32_t st__rng_bits32(uint64_t key, uint64_t index) {
 
 /* ---- uniform float32: the hot loop ------------------------------------ */
 
+/* Not under ThreadSanitizer: the ifunc resolver of a clone runs before the
+ * TSan runtime is initialised and crashes the program at load. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
-    defined(__has_attribute)
+    defined(__has_attribute) && !defined(__SANITIZE_THREAD__)
 #if __has_attribute(target_clones)
 /* gcc 12 without -march leaves this at SSE2 (4 lanes, 32-bit multiplies
  * emulated); the AVX2 clone is chosen at load time where the CPU has it. */
