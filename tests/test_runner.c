@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,12 +337,32 @@ static void st_run_case__golden_load_attributed_to_golden(void **state) {
   st_run_options opts;
   const char *watch[] = {"fixture=libst_fixture_golden.so*"};
   size_t i, n, loads = 0;
+  int fds[2];
+  char log[8192];
+  ssize_t got;
   load(f, "add", "add_load_golden", "", "");
   st_run_options_init(&opts);
   opts.watch = watch;
   opts.n_watch = 1;
   opts.strict_record = 1;
+  /* Capture this process's one record line. */
+  assert_int_equal(pipe(fds), 0);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  st_log_set_fd(fds[1]);
+  st_log_set_level(ST_LOG_TIMING);
+  st_record_reset();
   run1(f, &opts);
+  st_log_set_fd(2);
+  st_log_set_level(ST_LOG_WARNING);
+  got = read(fds[0], log, sizeof log - 1);
+  close(fds[0]);
+  close(fds[1]);
+  assert_true(got > 0);
+  log[got] = '\0';
+  /* The record, taken after golden, sees what golden loaded. */
+  assert_non_null(strstr(log, "[TIMING] torch_backend_autoload "));
+  assert_non_null(strstr(log, " fixture_loaded=true pid="));
+  assert_true(st_case_result_event(f->res, 3)->emitted);
   assert_int_equal(st_case_result_status(f->res), ST_CASE_PASS);
   st_assert_phases(f->res, "args", "golden", "record", "run", "compare");
   assert_int_equal(count_loaded(st_case_result_event(f->res, 1),
