@@ -20,6 +20,7 @@
 
 #include "args.h"
 #include "compare.h"
+#include "level3.h"
 #include "loadwatch.h"
 #include "pool.h"
 #include "result.h"
@@ -430,6 +431,8 @@ static int run_setup(runctx *rc, const st_run_options *opts,
 }
 
 static void run_teardown(runctx *rc, st_registry *owned) {
+  /* The run's level-3 worker pools end with it. */
+  st__level3_teardown(rc);
   st_watch_list_free(rc->watch, rc->n_watch);
   st_registry_free(owned);
 }
@@ -468,8 +471,15 @@ typedef struct sched {
   size_t n;
   size_t next;            /* guarded by: lock */
   int stop;               /* guarded by: lock */
+  int paused;             /* guarded by: lock; no new case may start */
+  size_t busy;            /* guarded by: lock; cases running on workers */
   st_case_result **done;  /* guarded by: lock */
 } sched;
+
+/* Level-3 cases fork worker processes, which is only safe from the
+ * scheduling thread while no other case (and so no thread pool) is
+ * running (SPEC §9): the runner threads leave them to it. */
+static int forks(const st_case_ref *ref) { return ref->scene->level == 3; }
 
 static int is_failure(const st_case_result *r) {
   return r == NULL || st_case_result_status(r) == ST_CASE_FAIL ||
@@ -482,14 +492,24 @@ static void *worker_main(void *arg) {
     size_t i;
     st_case_result *r;
     pthread_mutex_lock(&s->lock);
-    if (s->stop || s->next >= s->n) {
-      pthread_mutex_unlock(&s->lock);
-      return NULL;
+    for (;;) {
+      if (s->stop || s->next >= s->n) {
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+      }
+      if (s->paused) {
+        pthread_cond_wait(&s->cond, &s->lock);
+        continue;
+      }
+      i = s->next++;
+      if (!forks(&s->refs[i]))
+        break;
     }
-    i = s->next++;
+    s->busy++;
     pthread_mutex_unlock(&s->lock);
     r = st__run_one(s->rc, &s->refs[i], i, s->n, 0);
     pthread_mutex_lock(&s->lock);
+    s->busy--;
     s->done[i] = r ? r : (st_case_result *)-1;
     if (s->rc->opts->fail_fast && is_failure(r))
       s->stop = 1;
@@ -624,7 +644,23 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
       st_case_result *r;
       st__fill_info(&info, &rc, &refs[i], i, n);
       pthread_mutex_lock(&sc.lock);
-      while (sc.done[i] == NULL && (i < sc.next || !sc.stop))
+      if (forks(&refs[i]) && !sc.stop) {
+        /* Its turn: stop the runner threads from starting cases, wait for
+         * the running ones, run it here, then let them go on. */
+        sc.paused = 1;
+        while (sc.busy > 0)
+          pthread_cond_wait(&sc.cond, &sc.lock);
+        pthread_mutex_unlock(&sc.lock);
+        r = st__run_one(&rc, &refs[i], i, n, 0);
+        pthread_mutex_lock(&sc.lock);
+        sc.done[i] = r ? r : (st_case_result *)-1;
+        if (opts->fail_fast && is_failure(r))
+          sc.stop = 1;
+        sc.paused = 0;
+        pthread_cond_broadcast(&sc.cond);
+      }
+      while (sc.done[i] == NULL && !(sc.stop && (i >= sc.next ||
+                                                 forks(&refs[i]))))
         pthread_cond_wait(&sc.cond, &sc.lock);
       r = sc.done[i];
       sc.done[i] = NULL;
