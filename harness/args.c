@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -362,4 +363,14 @@ void st__argset_free(st__argset *set) {
   free(set->tensors);
   free(set->scalars);
   memset(set, 0, sizeof *set);
+}
+
+void st__args_tune_allocator(void) {
+#ifdef M_MMAP_THRESHOLD
+  /* 32 MiB is glibc's largest allowed threshold on 64-bit; the trim
+   * threshold keeps freed buffers for the next case instead of returning
+   * them to the kernel. mallopt's failure only leaves the default. */
+  (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  (void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
 }

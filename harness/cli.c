@@ -15,6 +15,7 @@
 
 #include <scenetest/scenetest.h>
 
+#include "args.h"
 #include "report.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
@@ -862,6 +863,7 @@ int main(int argc, char **argv) {
     return usage_error("no command given; commands: run, list, check (see "
                        "'scenetest --help')");
 
+  st__args_tune_allocator();
   memset(&c, 0, sizeof c);
   cmd = argv[1];
   if (strcmp(cmd, "run") == 0)
