@@ -143,84 +143,12 @@ static void drop_pool(st__wpool *wp) {
     }
 }
 
-static void log_phase(const casectx *cc, const st_event *ev) {
-  char round[24];
-  if (!st_log_enabled(ST_LOG_TIMING))
-    return;
-  if (ev->round < 0)
-    snprintf(round, sizeof round, "-");
-  else
-    snprintf(round, sizeof round, "%d", ev->round);
-  st_log(ST_LOG_TIMING,
-         "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
-         "status=%s",
-         (long)getpid(), cc->info.scene, cc->info.name, ev->name, round,
-         (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status));
-}
-
-static void notify(casectx *cc, const st_event *ev) {
-  size_t i;
-  if (!cc->live)
-    return;
-  for (i = 0; i < cc->run->n_obs; i++)
-    if (cc->run->obs[i].phase_end)
-      cc->run->obs[i].phase_end(cc->run->obs[i].data, &cc->info, ev);
-}
-
-/* st__phase_end (runner.c) for a phase whose `loaded` also lists what the
- * workers loaded ("worker N: PATH", SPEC §3). Those get no `load` event:
- * they are not in the harness's address space, so they cannot make its
- * record stale. Keep in step with st__phase_end. */
+/* The `loaded` list of a worker phase also names what the workers loaded
+ * ("worker N: PATH", SPEC §3). */
 static void phase_end_workers(casectx *cc, const char *name, int round,
                               uint64_t t0, st_phase_status status,
                               char **extra, size_t n_extra) {
-  uint64_t t1 = st__now_ns();
-  char **own = NULL;
-  const char **all = NULL;
-  size_t n_own = 0, i;
-  st_event ev;
-
-  if (st__loadwatch_poll(&own, &n_own) != ST_OK)
-    cc->oom = 1;
-  if (n_own + n_extra > 0) {
-    all = calloc(n_own + n_extra, sizeof *all);
-    if (all == NULL) {
-      cc->oom = 1;
-      n_extra = 0;
-    } else {
-      for (i = 0; i < n_own; i++)
-        all[i] = own[i];
-      for (i = 0; i < n_extra; i++)
-        all[n_own + i] = extra[i];
-    }
-  }
-  memset(&ev, 0, sizeof ev);
-  ev.name = name;
-  ev.round = round;
-  ev.start_ns = t0;
-  ev.dur_ns = t1 - t0;
-  ev.status = status;
-  ev.loaded = all;
-  ev.n_loaded = all ? n_own + n_extra : 0;
-  if (st__case_result_add_event(cc->res, &ev) != ST_OK)
-    cc->oom = 1;
-  log_phase(cc, &ev);
-  notify(cc, &ev);
-  for (i = 0; i < n_own; i++) {
-    st_event lev;
-    memset(&lev, 0, sizeof lev);
-    lev.name = "load";
-    lev.round = round;
-    lev.start_ns = t1;
-    lev.status = ST_PHASE_OK;
-    lev.object = own[i];
-    lev.phase = name;
-    if (st__case_result_add_event(cc->res, &lev) != ST_OK)
-      cc->oom = 1;
-    notify(cc, &lev);
-  }
-  free(all);
-  st__loadwatch_free(own, n_own);
+  st__phase_end_ex(cc, name, round, t0, status, 0, extra, n_extra);
 }
 
 /* reduce_sum's block partials, added in block order as level 2 adds its

@@ -79,42 +79,62 @@ static void log_phase(const casectx *cc, const st_event *ev) {
          (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status));
 }
 
-/* Ends a phase begun at t0: polls the loader for objects that became
- * loaded, records the phase event and one `load` event per object. */
-void st__phase_end(casectx *cc, const char *name, int round, uint64_t t0,
-                      st_phase_status status, int emitted) {
+void st__phase_end_ex(casectx *cc, const char *name, int round, uint64_t t0,
+                      st_phase_status status, int emitted,
+                      char *const *extra, size_t n_extra) {
   uint64_t t1 = st__now_ns();
-  char **loaded = NULL;
-  size_t n_loaded = 0, i;
+  char **own = NULL;
+  const char **all = NULL;
+  size_t n_own = 0, i;
   st_event ev;
 
-  if (st__loadwatch_poll(&loaded, &n_loaded) != ST_OK)
+  if (st__loadwatch_poll(&own, &n_own) != ST_OK)
     cc->oom = 1;
+  if (n_own + n_extra > 0) {
+    all = calloc(n_own + n_extra, sizeof *all);
+    if (all == NULL) {
+      cc->oom = 1;
+      n_own = n_extra = 0;
+    } else {
+      for (i = 0; i < n_own; i++)
+        all[i] = own[i];
+      for (i = 0; i < n_extra; i++)
+        all[n_own + i] = extra[i];
+    }
+  }
   memset(&ev, 0, sizeof ev);
   ev.name = name;
   ev.round = round;
   ev.start_ns = t0;
   ev.dur_ns = t1 - t0;
   ev.status = status;
-  ev.loaded = (const char *const *)loaded;
-  ev.n_loaded = n_loaded;
+  ev.loaded = all;
+  ev.n_loaded = n_own + n_extra;
   ev.emitted = emitted;
   add_event(cc, &ev);
   log_phase(cc, &ev);
   notify_phase_end(cc, &ev);
-  for (i = 0; i < n_loaded; i++) {
+  /* A `load` event only for what this process loaded: what workers loaded
+   * is not in its address space and cannot make its record stale. */
+  for (i = 0; i < n_own; i++) {
     st_event lev;
     memset(&lev, 0, sizeof lev);
     lev.name = "load";
     lev.round = round;
     lev.start_ns = t1;
     lev.status = ST_PHASE_OK;
-    lev.object = loaded[i];
+    lev.object = own[i];
     lev.phase = name;
     add_event(cc, &lev);
     notify_phase_end(cc, &lev);
   }
-  st__loadwatch_free(loaded, n_loaded);
+  free(all);
+  st__loadwatch_free(own, n_own);
+}
+
+void st__phase_end(casectx *cc, const char *name, int round, uint64_t t0,
+                   st_phase_status status, int emitted) {
+  st__phase_end_ex(cc, name, round, t0, status, emitted, NULL, 0);
 }
 
 void st__call_init(st_op_call *call, const char *op, const char *backend,

@@ -41,6 +41,12 @@ void st__phase_begin(casectx *cc, const char *name, int round);
  * the TIMING phase line, tells live observers. emitted is for `record`. */
 void st__phase_end(casectx *cc, const char *name, int round, uint64_t t0,
                    st_phase_status status, int emitted);
+/* st__phase_end whose event's `loaded` also lists extra (n_extra strings,
+ * borrowed), such as what level-3 workers loaded ("worker N: PATH"):
+ * those get no `load` event. */
+void st__phase_end_ex(casectx *cc, const char *name, int round, uint64_t t0,
+                      st_phase_status status, int emitted,
+                      char *const *extra, size_t n_extra);
 /* Prepares an op call over set (shard 0 of 1). */
 void st__call_init(st_op_call *call, const char *op, const char *backend,
                    st__argset *set, unsigned max_threads);
