@@ -82,6 +82,8 @@ static int bytes_add(bytes *b, const void *p, size_t n) {
 }
 
 static void bytes_take(bytes *b, size_t n) {
+  if (n == 0)
+    return; /* b->p may still be NULL */
   memmove(b->p, b->p + n, b->len - n);
   b->len -= n;
 }

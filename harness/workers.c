@@ -407,7 +407,8 @@ static void worker_run(wstate *ws, int sock, st__rbuf *r) {
                          ws->index);
     goto out;
   }
-  memcpy(t, ws->tensors, ws->n_tensors * sizeof *t);
+  if (ws->n_tensors > 0)
+    memcpy(t, ws->tensors, ws->n_tensors * sizeof *t);
   call.op = ws->op;
   call.backend = ws->backend;
   call.tensors = t;
