@@ -8,13 +8,13 @@ set -euo pipefail
 # libc6-dev is only a Recommends of gcc, and recommends are not installed:
 # without it gcc has no <stdio.h>.
 packages=(meson ninja-build pkg-config gcc libc6-dev libyaml-dev libcmocka-dev
-          python3 perl)
+          python3 perl valgrind)
 
 # What the build actually uses, checked directly rather than through dpkg:
 # a python3 or meson from elsewhere on PATH is as good as Debian's.
 have_all() {
   local cmd
-  for cmd in meson ninja pkg-config gcc python3 perl prove; do
+  for cmd in meson ninja pkg-config gcc python3 perl prove valgrind; do
     command -v "$cmd" >/dev/null 2>&1 || return 1
   done
   pkg-config --exists yaml-0.1 || return 1

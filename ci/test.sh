@@ -31,6 +31,21 @@ run_suite() {
 echo "== build: plain" >&2
 run_suite build 1 || status=1
 
+echo "== build under valgrind: the loader and the library's core" >&2
+# The loader's bad-input tests must be valgrind-clean too (no invalid
+# reads, no leaks). Logged under their own name so the plain run's log
+# stays. Skipped (and said so) where valgrind is not installed.
+if command -v valgrind >/dev/null 2>&1; then
+  rm -f build/meson-logs/valgrind.json
+  meson test -C build --no-rebuild --print-errorlogs --logbase valgrind \
+    --timeout-multiplier 4 \
+    --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect -q' \
+    test_loader test_scene test_args test_registry test_record test_runner ||
+    status=1
+else
+  echo "valgrind not installed: valgrind run skipped" >&2
+fi
+
 echo "== build-asan: AddressSanitizer + UndefinedBehaviorSanitizer" >&2
 # detect_leaks is the default on x86-64 Linux; it is set so that a platform
 # where it is not still checks for leaks. UBSan only prints by default:
@@ -60,7 +75,10 @@ echo "== build-tsan: ThreadSanitizer on the concurrent tests" >&2
     --timeout-multiplier 4 "${tsan_tests[@]}"
 ) || status=1
 
+valgrind_log=()
+[ -f build/meson-logs/valgrind.json ] && valgrind_log=(build/meson-logs/valgrind.json)
 python3 ci/summarize-testlog.py build/meson-logs/testlog.json \
+  "${valgrind_log[@]}" \
   build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json ||
   status=1
 exit "$status"
