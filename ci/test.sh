@@ -36,7 +36,7 @@ echo "== build under valgrind: the loader and the library's core" >&2
 # reads, no leaks). Logged under their own name so the plain run's log
 # stays. Skipped (and said so) where valgrind is not installed.
 if command -v valgrind >/dev/null 2>&1; then
-  rm -f build/meson-logs/valgrind.json
+  rm -f build/meson-logs/valgrind*.json
   meson test -C build --no-rebuild --print-errorlogs --logbase valgrind \
     --timeout-multiplier 4 \
     --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect -q' \
@@ -75,8 +75,12 @@ echo "== build-tsan: ThreadSanitizer on the concurrent tests" >&2
     --timeout-multiplier 4 "${tsan_tests[@]}"
 ) || status=1
 
+# meson names the log after the logbase and the wrapper:
+# valgrind-valgrind.json.
 valgrind_log=()
-[ -f build/meson-logs/valgrind.json ] && valgrind_log=(build/meson-logs/valgrind.json)
+for f in build/meson-logs/valgrind*.json; do
+  [ -f "$f" ] && valgrind_log+=("$f")
+done
 python3 ci/summarize-testlog.py build/meson-logs/testlog.json \
   "${valgrind_log[@]}" \
   build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json ||
