@@ -176,6 +176,8 @@ typedef struct cli {
   const char *events;
   st_load_options load;
   int max_arg_bytes_given;
+  int max_nodes_given;
+  const char *timeout_text; /* as given, for the rerun command */
 } cli;
 
 /* One line "scenetest: error: MESSAGE" on stderr (SPEC §6). */
@@ -371,6 +373,7 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
     if ((rc = parse_uint("max-nodes", val, 1, SIZE_MAX, &v)) != 0)
       return rc;
     c->load.max_nodes = (size_t)v;
+    c->max_nodes_given = 1;
     break;
   case OPT_REQUIRE_CASES:
     c->require_cases = 1;
@@ -388,9 +391,11 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
      * loads; the run takes the spec strings themselves. */
     st = st_watch_parse(val, &list, &n, &err);
     st_watch_list_free(list, n);
+    /* The library's message already names the option and its value. */
     if (st != ST_OK)
-      return usage_error("--watch '%s': %s", val,
-                         err.message[0] ? err.message : st_status_str(st));
+      return err.message[0] ? usage_error("%s", err.message)
+                            : usage_error("--watch '%s': %s", val,
+                                          st_status_str(st));
     c->watch[c->n_watch++] = val;
     break;
   }
@@ -410,6 +415,7 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
                          "(got '%s')",
                          val);
     c->timeout = t;
+    c->timeout_text = val;
     break;
   }
   case OPT_LATER:
@@ -624,7 +630,9 @@ static int cmd_list(const cli *c, const st_scene_set *set,
 }
 
 /* The options the rerun command must repeat to reproduce a case, beyond
- * --case, --seed and --platform. NULL on allocation failure. */
+ * --case, --seed and --platform: without --plugin a plugin's platform does
+ * not exist, without --max-nodes the file may not load, and without
+ * --timeout a hanging case hangs. NULL on allocation failure. */
 static char *rerun_options(const cli *c) {
   char *buf = NULL;
   size_t len = 0, i;
@@ -642,6 +650,18 @@ static char *rerun_options(const cli *c) {
     fputs(" --strict-record", f);
   if (c->max_arg_bytes_given)
     fprintf(f, " --max-arg-bytes %" PRIu64, c->load.max_arg_bytes);
+  if (c->max_nodes_given)
+    fprintf(f, " --max-nodes %zu", c->load.max_nodes);
+  if (c->isolate)
+    fputs(" --isolate", f);
+  if (c->timeout_text != NULL) {
+    fputs(" --timeout ", f);
+    st__shell_quote(f, c->timeout_text);
+  }
+  for (i = 0; i < c->n_plugins; i++) {
+    fputs(" --plugin ", f);
+    st__shell_quote(f, c->plugins[i]);
+  }
   for (i = 0; i < c->n_watch; i++) {
     fputs(" --watch ", f);
     st__shell_quote(f, c->watch[i]);
@@ -713,6 +733,16 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   cfg.out = report;
   cfg.tty = isatty(fileno(report));
   tap = c->format != NULL ? strcmp(c->format, "tap") == 0 : !cfg.tty;
+  /* Opened (and so truncated) even when nothing runs, like the report: a
+   * CI step that reads it finds zero cases, not a missing or stale file. */
+  if (c->events != NULL) {
+    events = fopen(c->events, "w");
+    if (events == NULL) {
+      status = usage_error("cannot open --events '%s': %s", c->events,
+                           strerror(errno));
+      goto out;
+    }
+  }
   if (status == 0) {
     /* Nothing to run: a TAP reader still needs a plan. */
     if (tap)
@@ -724,14 +754,6 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   if ((rerun = rerun_options(c)) == NULL)
     goto out;
   cfg.rerun_opts = rerun;
-  if (c->events != NULL) {
-    events = fopen(c->events, "w");
-    if (events == NULL) {
-      status = usage_error("cannot open --events '%s': %s", c->events,
-                           strerror(errno));
-      goto out;
-    }
-  }
 
   rc = tap ? st__report_tap_new(&cfg, &obs[n_obs])
            : st__report_text_new(&cfg, &obs[n_obs]);
@@ -828,8 +850,12 @@ static int run_command(cli *c) {
 out:
   st_scene_set_free(set);
   st_registry_free(reg);
-  if (fflush(stdout) != 0 && status == EXIT_PASS)
+  if ((fflush(stdout) != 0 || ferror(stdout)) && status == EXIT_PASS) {
+    fprintf(stderr, "scenetest: error: writing to standard output failed: "
+                    "%s\n",
+            strerror(errno));
     status = EXIT_INTERNAL;
+  }
   return status;
 }
 

@@ -1,21 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /* Isolation (--isolate, and --timeout for level-2 cases): each case runs in
  * a forked child, at most opts->jobs at a time, forked from the scheduling
- * thread. The child streams its events over a pipe as phases end, then
- * its whole result; its stdout and stderr go to a second pipe, where the
- * parent passes harness log lines ("[TIMING] ...", "[WARNING] ...") through
- * to its own stderr as they are and keeps everything else as the case's
- * captured output. A child that crashes fails its case with the signal's
- * name (keeping the events it sent); one past its timeout gets SIGTERM,
- * then SIGKILL after a grace, and fails as timed out. Observers see every
- * case in selection order. */
+ * thread. The child appends its events to a file (a memfd of its slot,
+ * kept for the run) as phases end, then its whole result; the parent reads
+ * the file once the child has exited. Its stdout and stderr go to a pipe,
+ * where the parent passes harness log lines ("[TIMING] ...",
+ * "[WARNING] ...") through to its own stderr as they are and keeps
+ * everything else as the case's captured output. A child that crashes
+ * fails its case with the signal's name (keeping the events it wrote); one
+ * past its timeout gets SIGTERM, then SIGKILL after a grace, and fails as
+ * timed out. Observers see every case in selection order.
+ *
+ * Cost: after a fork every page either process writes is a copy-on-write
+ * fault (a few microseconds each under virtualisation), so the parent
+ * keeps its per-slot buffers across cases, decodes only what it needs, and
+ * the child's frames go to a file rather than a pipe (no wake-up of the
+ * parent per write); see docs/benchmarks.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +43,9 @@ enum { FRAME_EVENT = 1, FRAME_RESULT = 2 };
 #define LINE_MAX_PENDING ((size_t)64 << 10)
 /* SIGTERM to SIGKILL for a child past its timeout. */
 #define KILL_GRACE_NS (500u * 1000000u)
+/* A slot's buffer or result file larger than this is given back after its
+ * case; smaller ones are kept for the next. */
+#define SLOT_KEEP ((size_t)256 << 10)
 
 static double case_timeout(const runctx *rc, const st_case_ref *ref) {
   const st__case *k = &ref->scene->cases[ref->index];
@@ -62,9 +75,8 @@ typedef struct bytes {
   size_t len, cap;
 } bytes;
 
-static int bytes_add(bytes *b, const void *p, size_t n) {
-  if (n == 0)
-    return 0;
+/* Makes room for n more bytes. */
+static int bytes_reserve(bytes *b, size_t n) {
   if (b->len + n > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
     char *q;
@@ -76,9 +88,27 @@ static int bytes_add(bytes *b, const void *p, size_t n) {
     b->p = q;
     b->cap = cap;
   }
+  return 0;
+}
+
+static int bytes_add(bytes *b, const void *p, size_t n) {
+  if (n == 0)
+    return 0;
+  if (bytes_reserve(b, n) != 0)
+    return -1;
   memcpy(b->p + b->len, p, n);
   b->len += n;
   return 0;
+}
+
+/* Empties b for the slot's next case, keeping its memory unless large. */
+static void bytes_reset(bytes *b) {
+  if (b->cap > SLOT_KEEP) {
+    free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+  }
+  b->len = 0;
 }
 
 static void bytes_take(bytes *b, size_t n) {
@@ -88,11 +118,17 @@ static void bytes_take(bytes *b, size_t n) {
   b->len -= n;
 }
 
+/* A slot: at most one running child. The result file and the buffers are
+ * kept across the slot's cases (allocating anew for each case would write
+ * to the heap's free lists, page after page, while a child runs). */
 typedef struct child {
   size_t index;
   pid_t pid;
-  int res_fd, cap_fd;
-  bytes res;        /* frames not parsed yet */
+  int res_fd;       /* the slot's result file (memfd), -1 until made */
+  int cap_fd;       /* the capture pipe's read end */
+  int pid_fd;       /* a pidfd of a child with a deadline, or -1 */
+  int exited;       /* pid_fd said the child has exited */
+  bytes res;        /* the frames, once the child has exited */
   bytes line;       /* the capture's current line */
   bytes captured;   /* what the child printed, log lines excepted */
   size_t dropped;
@@ -100,39 +136,61 @@ typedef struct child {
   double timeout;
   int timed_out;
   int oom;
-  st_case_result *partial; /* built from streamed events */
-  st_case_result *final;   /* the child's own result */
 } child;
 
 /* ---- the child -------------------------------------------------------- */
 
-/* The child's event stream. Events are batched and flushed before each
- * phase that runs foreign code (golden, rehost, run: a crash there keeps
- * everything before it) and with the result: each write wakes the parent,
- * and a parent that wakes touches pages it shares copy-on-write with the
- * child, which is the dearest part of an isolated case. */
+/* The child's event stream, appended to the slot's result file. Events
+ * are batched and written before each phase that runs foreign code
+ * (golden, rehost, run: a crash there keeps everything before it) and
+ * with the result. */
 typedef struct stream {
   int fd;
   st__wbuf pending;
 } stream;
 
 static void stream_flush(stream *st) {
-  /* A parent that stopped reading has killed us or will: nothing to do. */
+  /* A failed write (no space) loses the frames: the parent then reports
+   * a child that ended without its result. */
   if (!st->pending.oom && st->pending.len > 0 &&
       st__write_all(st->fd, st->pending.data, st->pending.len) != ST_OK) {
   }
   st->pending.len = 0;
 }
 
+/* A frame (wire.h: u32 length | u8 type | payload) encoded in place: the
+ * header first, its length patched once the payload is there. */
+static size_t frame_open(st__wbuf *b, uint8_t type) {
+  size_t at = b->len;
+  st__wbuf_u32(b, 0);
+  st__wbuf_u8(b, type);
+  return at;
+}
+
+static void frame_close(st__wbuf *b, size_t at) {
+  size_t n = b->len - at - 5, i;
+  if (b->oom)
+    return;
+  for (i = 0; i < 4; i++)
+    b->data[at + i] = (char)(unsigned char)((uint32_t)n >> (8 * i));
+}
+
 static void stream_event(void *data, const st_case_info *info,
                          const st_event *ev) {
   stream *st = data;
-  st__wbuf p;
+  size_t at = frame_open(&st->pending, FRAME_EVENT);
   (void)info;
-  st__wbuf_init(&p);
-  st__wire_put_event(&p, ev);
-  st__wire_frame(&st->pending, FRAME_EVENT, &p);
-  st__wbuf_free(&p);
+  st__wire_put_event(&st->pending, ev);
+  frame_close(&st->pending, at);
+}
+
+/* fflush takes the stream's lock, a write to a page the child shares
+ * copy-on-write with its parent: only when something is buffered. */
+static void flush_stdio(void) {
+  if (__fpending(stdout) > 0)
+    fflush(stdout);
+  if (__fpending(stderr) > 0)
+    fflush(stderr);
 }
 
 static void stream_phase_begin(void *data, const st_case_info *info,
@@ -148,8 +206,8 @@ static void child_main(runctx *rc, const st_case_ref *ref, size_t i,
                        size_t n, int res_w, int cap_w) {
   st_observer so;
   st_case_result *r;
-  st__wbuf p;
   stream st;
+  size_t at;
 
   /* The parent's worker pools and segments are not ours. */
   st__level3_forget_after_fork();
@@ -171,11 +229,10 @@ static void child_main(runctx *rc, const st_case_ref *ref, size_t i,
   if (r == NULL)
     _exit(121);
   st__level3_teardown(rc);
-  st__wbuf_init(&p);
-  st__wire_put_result(&p, r);
-  st__wire_frame(&st.pending, FRAME_RESULT, &p);
-  fflush(stdout);
-  fflush(stderr);
+  at = frame_open(&st.pending, FRAME_RESULT);
+  st__wire_put_result(&st.pending, r);
+  frame_close(&st.pending, at);
+  flush_stdio();
   if (st.pending.oom)
     _exit(122);
   stream_flush(&st);
@@ -231,34 +288,24 @@ static void route_lines(child *c, int at_eof) {
   }
 }
 
-static void parse_frames(child *c) {
-  uint8_t type;
-  const char *payload;
-  size_t plen, used;
-  while (st__wire_next_frame(c->res.p, c->res.len, &type, &payload, &plen,
-                             &used)) {
-    st__rbuf r;
-    st__rbuf_init(&r, payload, plen);
-    if (type == FRAME_EVENT && c->partial != NULL) {
-      if (st__wire_get_event(&r, c->partial) != ST_OK)
-        c->oom = 1;
-    } else if (type == FRAME_RESULT && c->final == NULL) {
-      c->final = st__wire_get_result(&r);
-      if (c->final == NULL)
-        c->oom = 1;
-    }
-    bytes_take(&c->res, used);
-  }
-}
-
-/* Reads what fd has now; closes it at EOF. Returns the bytes read. */
+/* Reads what fd has now, straight into `into` (or, out of memory, into a
+ * spill that is dropped, so the pipe still drains); closes it at EOF. */
 static void read_fd(int *fd, bytes *into, int *oom) {
-  char tmp[65536];
+  char spill[256];
   for (;;) {
-    ssize_t n = read(*fd, tmp, sizeof tmp);
+    char *dst = spill;
+    size_t room = sizeof spill;
+    ssize_t n;
+    if (bytes_reserve(into, 4096) == 0) {
+      dst = into->p + into->len;
+      room = into->cap - into->len;
+    } else {
+      *oom = 1;
+    }
+    n = read(*fd, dst, room);
     if (n > 0) {
-      if (bytes_add(into, tmp, (size_t)n) != 0)
-        *oom = 1;
+      if (dst != spill)
+        into->len += (size_t)n;
       continue;
     }
     if (n == 0) {
@@ -271,40 +318,125 @@ static void read_fd(int *fd, bytes *into, int *oom) {
   }
 }
 
-static void child_free(child *c) {
-  if (c->res_fd >= 0)
+/* Reads the frames the exited child wrote into c->res and rewinds the
+ * slot's file for its next case. */
+static void read_frames(child *c) {
+  off_t end = lseek(c->res_fd, 0, SEEK_CUR);
+  size_t got = 0;
+  c->res.len = 0;
+  if (end > 0 && bytes_reserve(&c->res, (size_t)end) != 0)
+    c->oom = 1;
+  else
+    while (end > 0 && got < (size_t)end) {
+      ssize_t k = pread(c->res_fd, c->res.p + got, (size_t)end - got,
+                        (off_t)got);
+      if (k < 0 && errno == EINTR)
+        continue;
+      if (k <= 0)
+        break; /* what is there is judged as it is */
+      got += (size_t)k;
+    }
+  c->res.len = got;
+  if (lseek(c->res_fd, 0, SEEK_SET) != 0 ||
+      (end > (off_t)SLOT_KEEP && ftruncate(c->res_fd, 0) != 0)) {
+    /* A file that cannot be rewound is not reused: the next case makes
+     * another. */
     close(c->res_fd);
+    c->res_fd = -1;
+  }
+}
+
+/* Ends the slot's case: closes its pipe and pidfd, keeps its buffers and
+ * result file for the next one. */
+static void child_end(child *c) {
   if (c->cap_fd >= 0)
     close(c->cap_fd);
+  if (c->pid_fd >= 0)
+    close(c->pid_fd);
+  c->cap_fd = c->pid_fd = -1;
+  c->pid = -1;
+  c->exited = 0;
+  bytes_reset(&c->res);
+  bytes_reset(&c->line);
+  bytes_reset(&c->captured);
+}
+
+/* Frees the slot's buffers and file (at the end of the run). */
+static void child_free(child *c) {
+  child_end(c);
+  if (c->res_fd >= 0)
+    close(c->res_fd);
+  c->res_fd = -1;
   free(c->res.p);
   free(c->line.p);
   free(c->captured.p);
-  st_case_result_free(c->partial);
-  st_case_result_free(c->final);
-  memset(c, 0, sizeof *c);
-  c->res_fd = c->cap_fd = -1;
-  c->pid = -1;
+  memset(&c->res, 0, sizeof c->res);
+  memset(&c->line, 0, sizeof c->line);
+  memset(&c->captured, 0, sizeof c->captured);
+}
+
+/* The result the child wrote (on a clean exit), else one built from the
+ * events it wrote before it ended, identity from the case. Only one of the
+ * two is decoded: the result frame repeats the events. */
+static st_case_result *decode_frames(runctx *rc, const st_case_ref *refs,
+                                     size_t n, child *c, int clean,
+                                     int *own) {
+  st_case_result *r = NULL;
+  st_case_info info;
+  const char *p = c->res.p, *payload;
+  size_t left = c->res.len, plen, used;
+  uint8_t type;
+  st__rbuf rb;
+
+  *own = 0;
+  while (clean && st__wire_next_frame(p, left, &type, &payload, &plen,
+                                      &used)) {
+    if (type == FRAME_RESULT) {
+      st__rbuf_init(&rb, payload, plen);
+      r = st__wire_get_result(&rb);
+      *own = r != NULL;
+      if (r != NULL)
+        return r;
+      c->oom = 1;
+      break;
+    }
+    p += used;
+    left -= used;
+  }
+  st__fill_info(&info, rc, &refs[c->index], c->index, n);
+  r = st__case_result_new(info.scene, info.name, info.file, info.line,
+                          info.platform, info.seed);
+  if (r == NULL)
+    return NULL;
+  p = c->res.p;
+  left = c->res.len;
+  while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
+    if (type == FRAME_EVENT) {
+      st__rbuf_init(&rb, payload, plen);
+      if (st__wire_get_event(&rb, r) != ST_OK)
+        c->oom = 1;
+    }
+    p += used;
+    left -= used;
+  }
+  return r;
 }
 
 /* The finished child's case result, with its captured output attached. */
 static st_case_result *child_result(runctx *rc, const st_case_ref *refs,
                                     size_t n, child *c, int status) {
   st_case_result *r;
-  st_case_info info;
   bytes out;
   const char *prior;
+  int clean = !c->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  int own;
 
-  st__fill_info(&info, rc, &refs[c->index], c->index, n);
-  if (c->final != NULL && !c->timed_out && WIFEXITED(status) &&
-      WEXITSTATUS(status) == 0) {
-    r = c->final;
-    c->final = NULL;
-  } else {
+  read_frames(c);
+  r = decode_frames(rc, refs, n, c, clean, &own);
+  if (r == NULL)
+    return NULL;
+  if (!own) {
     char how[160];
-    r = c->partial;
-    c->partial = NULL;
-    if (r == NULL)
-      return NULL;
     st__case_result_set_pid(r, (long)c->pid);
     st__case_result_set_duration(r, st__now_ns() - c->start);
     if (c->timed_out) {
@@ -322,7 +454,6 @@ static st_case_result *child_result(runctx *rc, const st_case_ref *refs,
           WIFEXITED(status) ? " before reporting its result" : "");
     }
   }
-  (void)info;
   /* Attach: what the child printed, then what its workers printed (the
    * result's own output, level 3). */
   memset(&out, 0, sizeof out);
@@ -350,6 +481,16 @@ static int is_failure(const st_case_result *r) {
          st_case_result_status(r) == ST_CASE_ERROR;
 }
 
+/* A pidfd of pid (close-on-exec), or -1 where the kernel has none. */
+static int pidfd_open_cloexec(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
 static st_case_result *error_result(runctx *rc, const st_case_ref *refs,
                                     size_t i, size_t n, const char *what,
                                     int e) {
@@ -372,63 +513,57 @@ static st_case_result *error_result(runctx *rc, const st_case_ref *refs,
 static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
                        size_t n, child *c, child *all, size_t n_all,
                        st_case_result **failed) {
-  int rp[2], cp[2];
+  int cp[2];
   pid_t pid;
   size_t j;
 
-  if (pipe2(rp, O_CLOEXEC) != 0) {
-    *failed = error_result(rc, refs, i, n, "pipe", errno);
+  /* The slot's result file, made by its first case (rewound after each). */
+  if (c->res_fd < 0 &&
+      (c->res_fd = memfd_create("scenetest-isolate", MFD_CLOEXEC)) < 0) {
+    *failed = error_result(rc, refs, i, n, "memfd_create", errno);
     return -1;
   }
   if (pipe2(cp, O_CLOEXEC) != 0) {
     *failed = error_result(rc, refs, i, n, "pipe", errno);
-    close(rp[0]);
-    close(rp[1]);
     return -1;
   }
-  memset(c, 0, sizeof *c);
   c->index = i;
-  c->res_fd = rp[0];
   c->cap_fd = cp[0];
+  c->pid_fd = -1;
+  c->exited = 0;
+  c->dropped = 0;
+  c->kill_at = 0;
+  c->timed_out = 0;
+  c->oom = 0;
   c->timeout = case_timeout(rc, &refs[i]);
-  {
-    st_case_info info;
-    st__fill_info(&info, rc, &refs[i], i, n);
-    c->partial = st__case_result_new(info.scene, info.name, info.file,
-                                     info.line, info.platform, info.seed);
-  }
   /* Buffered output would be written twice otherwise. */
-  fflush(stdout);
-  fflush(stderr);
+  flush_stdio();
   pid = fork();
   if (pid < 0) {
     int e = errno;
-    close(rp[1]);
     close(cp[1]);
-    child_free(c);
+    child_end(c);
     *failed = error_result(rc, refs, i, n, "fork", e);
     return -1;
   }
   if (pid == 0) {
     /* Other children's pipes: holding them would only confuse. */
     for (j = 0; j < n_all; j++)
-      if (&all[j] != c && all[j].pid > 0) {
-        if (all[j].res_fd >= 0)
-          close(all[j].res_fd);
-        if (all[j].cap_fd >= 0)
-          close(all[j].cap_fd);
-      }
-    close(rp[0]);
+      if (&all[j] != c && all[j].pid > 0 && all[j].cap_fd >= 0)
+        close(all[j].cap_fd);
     close(cp[0]);
-    child_main(rc, &refs[i], i, n, rp[1], cp[1]);
+    child_main(rc, &refs[i], i, n, c->res_fd, cp[1]);
   }
-  close(rp[1]);
   close(cp[1]);
-  fcntl(c->res_fd, F_SETFL, fcntl(c->res_fd, F_GETFL) | O_NONBLOCK);
-  fcntl(c->cap_fd, F_SETFL, fcntl(c->cap_fd, F_GETFL) | O_NONBLOCK);
+  /* Only O_NONBLOCK among the status flags a pipe's read end has. */
+  fcntl(c->cap_fd, F_SETFL, O_NONBLOCK);
   c->pid = pid;
   c->start = st__now_ns();
   c->deadline = c->timeout > 0 ? c->start + (uint64_t)(c->timeout * 1e9) : 0;
+  /* A child with a deadline is watched by a pidfd, so its exit wakes the
+   * poll (without one, the poll looks again every millisecond). */
+  if (c->deadline != 0)
+    c->pid_fd = pidfd_open_cloexec(pid);
   return 0;
 }
 
@@ -457,22 +592,32 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
   char *ready = NULL;
   struct pollfd *pf = NULL;
   size_t *who = NULL;
+  void *block;
   size_t next_start = 0, next_report = 0, running = 0, i;
   int stop = 0;
   st_status s = ST_OK;
 
-  kids = calloc(jobs, sizeof *kids);
-  done = calloc(n ? n : 1, sizeof *done);
-  ready = calloc(n ? n : 1, 1);
-  pf = calloc(2 * (size_t)jobs, sizeof *pf);
-  who = calloc(2 * (size_t)jobs, sizeof *who);
-  if (!kids || !done || !ready || !pf || !who) {
+  /* The bookkeeping in one block, in as few pages as it fits: the parent
+   * writes to it while children run. Ordered by alignment. */
+  if (n > SIZE_MAX / 16 - 1) {
     s = st_error_set(err, ST_ENOMEM, "out of memory");
-    goto out;
+    return s;
   }
+  block = calloc(1, jobs * sizeof *kids + 2 * (size_t)jobs * sizeof *who +
+                        (n + 1) * sizeof *done +
+                        2 * (size_t)jobs * sizeof *pf + n + 1);
+  if (block == NULL) {
+    s = st_error_set(err, ST_ENOMEM, "out of memory");
+    return s;
+  }
+  kids = block;
+  who = (size_t *)(void *)(kids + jobs);
+  done = (st_case_result **)(void *)(who + 2 * (size_t)jobs);
+  pf = (struct pollfd *)(void *)(done + n + 1);
+  ready = (char *)(pf + 2 * (size_t)jobs);
   for (i = 0; i < jobs; i++) {
     kids[i].pid = -1;
-    kids[i].res_fd = kids[i].cap_fd = -1;
+    kids[i].res_fd = kids[i].cap_fd = kids[i].pid_fd = -1;
   }
 
   while (next_report < n) {
@@ -535,22 +680,22 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
       int ms;
       if (c->pid <= 0)
         continue;
-      if (c->res_fd >= 0) {
-        pf[nf].fd = c->res_fd;
-        pf[nf].events = POLLIN;
-        who[nf++] = i;
-      }
       if (c->cap_fd >= 0) {
         pf[nf].fd = c->cap_fd;
         pf[nf].events = POLLIN;
         who[nf++] = i;
       }
+      if (c->pid_fd >= 0 && !c->exited) {
+        pf[nf].fd = c->pid_fd;
+        pf[nf].events = POLLIN;
+        who[nf++] = i;
+      }
       due = c->kill_at ? c->kill_at : c->deadline;
       ms = -1;
-      if (c->res_fd < 0 && c->cap_fd < 0)
-        ms = 1; /* both pipes at EOF: the child is exiting */
-      else if (c->timed_out && c->kill_at == 0)
-        ms = 20; /* killed; a grandchild may hold the pipes: look again */
+      if (c->pid_fd < 0 && c->cap_fd < 0)
+        ms = 1; /* the pipe at EOF: the child is exiting */
+      else if (c->pid_fd < 0 && c->timed_out && c->kill_at == 0)
+        ms = 20; /* killed; a grandchild may hold the pipe: look again */
       else if (due != 0)
         ms = due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
       if (ms >= 0 && (timeout_ms < 0 || ms < timeout_ms))
@@ -564,9 +709,8 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
       child *c = &kids[who[i]];
       if (pf[i].revents == 0)
         continue;
-      if (pf[i].fd == c->res_fd) {
-        read_fd(&c->res_fd, &c->res, &c->oom);
-        parse_frames(c);
+      if (pf[i].fd == c->pid_fd) {
+        c->exited = 1;
       } else if (pf[i].fd == c->cap_fd) {
         read_fd(&c->cap_fd, &c->line, &c->oom);
         route_lines(c, c->cap_fd < 0);
@@ -589,31 +733,31 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
         c->kill_at = 0;
         c->deadline = 0;
       }
-      /* A child is done when it has exited; its pipes may still hold
-       * what it wrote last, so drain them before judging. */
-      if (c->res_fd >= 0 || c->cap_fd >= 0) {
-        if (!c->timed_out)
+      /* A child is done when it has exited and its pipe is at EOF (it
+       * may still hold what the child wrote last: drained before
+       * judging); the file holds its frames. With a pidfd, exit is known
+       * without a system call. */
+      if (c->cap_fd >= 0) {
+        if (!c->timed_out || (c->pid_fd >= 0 && !c->exited))
           continue;
-        /* Killed: do not wait for a grandchild that holds the pipes. */
+        /* Killed: do not wait for a grandchild that holds the pipe. */
         w = waitpid(c->pid, &status, WNOHANG);
         if (w != c->pid)
           continue;
       } else if (c->deadline != 0) {
-        /* Both pipes at EOF: the child is exiting. Not a blocking wait, so
-         * a child that closed them and hangs still meets its deadline. */
+        /* The pipe at EOF: the child is exiting. Not a blocking wait, so
+         * a child that closed it and hangs still meets its deadline. */
+        if (c->pid_fd >= 0 && !c->exited)
+          continue;
         w = waitpid(c->pid, &status, WNOHANG);
         if (w == 0)
           continue;
       } else {
-        /* No deadline: a child that closed its pipes without exiting
+        /* No deadline: a child that closed its pipe without exiting
          * would hang its case as any hanging kernel does without
          * --timeout; the usual child is already exiting. */
         while ((w = waitpid(c->pid, &status, 0)) < 0 && errno == EINTR)
           ;
-      }
-      if (c->res_fd >= 0) {
-        read_fd(&c->res_fd, &c->res, &c->oom);
-        parse_frames(c);
       }
       if (c->cap_fd >= 0)
         read_fd(&c->cap_fd, &c->line, &c->oom);
@@ -622,29 +766,23 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
       if (rc->opts->fail_fast && is_failure(done[c->index]))
         stop = 1;
       ready[c->index] = 1;
-      child_free(c);
+      child_end(c);
       running--;
     }
   }
 out:
-  if (kids != NULL) {
-    for (i = 0; i < jobs; i++)
-      if (kids[i].pid > 0) {
-        /* Only on an internal error: no child may outlive the run. */
-        int status;
-        kill(kids[i].pid, SIGKILL);
-        while (waitpid(kids[i].pid, &status, 0) < 0 && errno == EINTR)
-          ;
-        child_free(&kids[i]);
-      }
+  for (i = 0; i < jobs; i++) {
+    if (kids[i].pid > 0) {
+      /* Only on an internal error: no child may outlive the run. */
+      int status;
+      kill(kids[i].pid, SIGKILL);
+      while (waitpid(kids[i].pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    }
+    child_free(&kids[i]);
   }
-  if (done != NULL)
-    for (i = 0; i < n; i++)
-      st_case_result_free(done[i]);
-  free(kids);
-  free(done);
-  free(ready);
-  free(pf);
-  free(who);
+  for (i = 0; i < n; i++)
+    st_case_result_free(done[i]);
+  free(block);
   return s;
 }

@@ -83,14 +83,18 @@ void st__level3_shutdown(void) {
 void st__level3_forget_after_fork(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   l3pool *p = pools;
-  l3_lock = fresh;
+  /* Written only if it differs: a page the child writes is a
+   * copy-on-write fault (an isolated case's dearest cost). */
+  if (memcmp(&l3_lock, &fresh, sizeof fresh) != 0)
+    l3_lock = fresh;
   while (p != NULL) {
     l3pool *next = p->next;
     st__wpool_forget(p->wp);
     free(p);
     p = next;
   }
-  pools = NULL;
+  if (pools != NULL)
+    pools = NULL;
   st__seg_pool_forget_after_fork();
 }
 

@@ -657,6 +657,16 @@ static int ident_ok(const char *s, size_t len) {
 
 /* An identifier (scene, case, arg, param name). */
 static char *take_ident(loader *L, const node *n, const char *key) {
+  if (n->kind == N_SCALAR && ident_ok(n->str, n->len) &&
+      (n->sk == S_INT || n->sk == S_FLOAT || n->sk == S_BOOL)) {
+    /* `nan`, `inf`, `true`: identifier-shaped, but SPEC §1 makes a plain
+     * scalar that strtod parses (or true/false) a number or a boolean;
+     * say so, or "expected an identifier, got nan" reads as a paradox. */
+    nerr(L, n, "expected %s for '%s', got %s, which is a %s; quote it to "
+         "use it as a name",
+         IDENT_EXPECT, key, n->str, n->sk == S_BOOL ? "boolean" : "number");
+    return NULL;
+  }
   if (n->kind != N_SCALAR || !ident_ok(n->str, n->len) ||
       !(n->sk == S_STR || n->sk == S_NAME)) {
     expected(L, n, IDENT_EXPECT, key);
@@ -734,6 +744,11 @@ static int take_val(loader *L, const node *n, const char *key,
 static void map_fields(loader *L, const node *map, const char *what,
                        const char *const *keys, size_t nkeys,
                        const node **vals, const node **knodes) {
+  /* The key nodes are needed to name the first of a duplicate key even
+   * when the caller does not want them. */
+  const node *own[16];
+  if (knodes == NULL && nkeys <= sizeof own / sizeof own[0])
+    knodes = own;
   for (size_t i = 0; i < nkeys; i++) {
     vals[i] = NULL;
     if (knodes)
@@ -811,8 +826,15 @@ static void check_unique(loader *L, named *items, size_t n,
       first = i;
       continue;
     }
-    lerr(L, items[i].line, items[i].col, "%s '%s' (first given at %d:%d)%s",
-         prefix, items[i].name, items[first].line, items[first].col, suffix);
+    /* An alias repeats its anchor's node, positions included. */
+    if (items[i].line == items[first].line && items[i].col == items[first].col)
+      lerr(L, items[i].line, items[i].col,
+           "%s '%s' (given again through an alias of this node)%s", prefix,
+           items[i].name, suffix);
+    else
+      lerr(L, items[i].line, items[i].col, "%s '%s' (first given at %d:%d)%s",
+           prefix, items[i].name, items[first].line, items[first].col,
+           suffix);
   }
 }
 
@@ -916,6 +938,11 @@ static void take_file(loader *L, const node *n, st__init *in) {
   if (joined == NULL)
     return;
   real = realpath(joined, NULL);
+  if (real == NULL && errno == ENOMEM) {
+    /* realpath allocates its result: not a problem of the file. */
+    L->oom = 1;
+    goto out;
+  }
   if (real == NULL) {
     nerr(L, n, "cannot open file '%.200s': %s", given, strerror(errno));
     goto out;
@@ -1458,9 +1485,13 @@ static void take_scene(loader *L, const node *root) {
     s->line = v[K_SCENE]->line;
     s->column = v[K_SCENE]->col;
   }
-  if (v[K_LEVEL] &&
-      take_int(L, v[K_LEVEL], "level", "2 (chip) or 3 (node)", 2, 3, &x) == 0)
-    s->level = (int)x;
+  int level_ok = 1;
+  if (v[K_LEVEL]) {
+    level_ok =
+        take_int(L, v[K_LEVEL], "level", "2 (chip) or 3 (node)", 2, 3, &x) == 0;
+    if (level_ok)
+      s->level = (int)x;
+  }
   if (v[K_KERNEL])
     s->kernel = take_string(L, v[K_KERNEL], "an op name", "kernel");
   if (v[K_GOLDEN])
@@ -1475,7 +1506,9 @@ static void take_scene(loader *L, const node *root) {
     if (take_int(L, v[K_WORKERS], "workers", "an integer from 1 to 64", 1, 64,
                  &x) == 0)
       s->workers = (unsigned)x;
-    if (s->level != 3)
+    /* With a bad level, which one was meant is unknown: that error is
+     * enough (the first cause wins). */
+    if (s->level != 3 && level_ok)
       nerr(L, k[K_WORKERS],
            "'workers' is only valid at level 3; expected no 'workers' in a "
            "level-%d scene",
@@ -1630,8 +1663,10 @@ static int err_cmp(const st_error *a, const st_error *b) {
   return 0;
 }
 
+/* NULL with errno ENOMEM when out of memory (realpath allocates too). */
 static char *dir_of(const char *name) {
   char *copy = strdup(name), *slash, *real;
+  int saved;
   if (copy == NULL)
     return NULL;
   slash = strrchr(copy, '/');
@@ -1643,7 +1678,9 @@ static char *dir_of(const char *name) {
     *slash = '\0';
     real = realpath(copy, NULL);
   }
+  saved = errno;
   free(copy);
+  errno = saved;
   return real;
 }
 
@@ -1664,7 +1701,10 @@ static st_status load_buffer(st_scene_set *set, const char *name,
   L.len = length;
   L.opts = opts;
   L.set = set;
+  errno = 0;
   L.dir = dir_of(name);
+  if (L.dir == NULL && errno == ENOMEM)
+    L.oom = 1;
   st_error_list_init(&L.errs);
 
   parse(&L);
@@ -1760,6 +1800,26 @@ static st_status io_error(st_error_list *errors, const char *fmt,
   return ST_ELOAD;
 }
 
+/* 1 if the set already loaded this regular file, else records it and
+ * returns 0; -1 when out of memory. */
+static int file_seen(st_scene_set *set, const struct stat *sb) {
+  struct st__file_id id = {(unsigned long long)sb->st_dev,
+                           (unsigned long long)sb->st_ino};
+  for (size_t i = 0; i < set->n_files; i++)
+    if (set->files[i].dev == id.dev && set->files[i].ino == id.ino)
+      return 1;
+  if (set->n_files == set->files_cap) {
+    size_t cap = set->files_cap ? set->files_cap * 2 : 16;
+    struct st__file_id *v = realloc(set->files, cap * sizeof *v);
+    if (v == NULL)
+      return -1;
+    set->files = v;
+    set->files_cap = cap;
+  }
+  set->files[set->n_files++] = id;
+  return 0;
+}
+
 static st_status load_file(st_scene_set *set, const char *path,
                            const st_load_options *opts,
                            st_error_list *errors) {
@@ -1777,6 +1837,13 @@ static st_status load_file(st_scene_set *set, const char *path,
   if (S_ISDIR(sb.st_mode)) {
     rc = io_error(errors, "cannot read '%s': %s", path, EISDIR);
     goto out;
+  }
+  if (S_ISREG(sb.st_mode)) {
+    int seen = file_seen(set, &sb);
+    if (seen != 0) {
+      rc = seen > 0 ? ST_OK : ST_ENOMEM;
+      goto out;
+    }
   }
   cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1
                                               : 4096;

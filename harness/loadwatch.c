@@ -95,30 +95,38 @@ st_status st__loadwatch_poll(char ***out, size_t *n) {
     goto out;
   }
   sorted = n_seen;
+  /* Everything that can fail comes before anything is marked seen: an
+   * object is either seen and reported, or neither (and the next call
+   * reports it), never seen and lost. */
+  if (n_seen + c.n > cap_seen) {
+    size_t cap = cap_seen ? cap_seen : 64;
+    char **p;
+    while (cap < n_seen + c.n)
+      cap *= 2;
+    p = realloc(seen, cap * sizeof *p);
+    if (p == NULL) {
+      rc = ST_ENOMEM;
+      goto out;
+    }
+    seen = p;
+    cap_seen = cap;
+  }
+  /* Reported only after the first call: what was loaded before anyone
+   * looked belongs to no phase. */
+  for (i = 0; i < c.n && primed; i++) {
+    if (is_seen(c.items[i], sorted))
+      continue;
+    fresh[n_fresh] = strdup(c.items[i]);
+    if (fresh[n_fresh] == NULL) {
+      rc = ST_ENOMEM;
+      goto out;
+    }
+    n_fresh++;
+  }
   for (i = 0; i < c.n; i++) {
     if (is_seen(c.items[i], sorted))
       continue;
-    if (n_seen == cap_seen) {
-      size_t cap = cap_seen ? cap_seen * 2 : 64;
-      char **p = realloc(seen, cap * sizeof *p);
-      if (p == NULL) {
-        rc = ST_ENOMEM;
-        goto out;
-      }
-      seen = p;
-      cap_seen = cap;
-    }
     seen[n_seen++] = c.items[i];
-    /* Reported only after the first call: what was loaded before anyone
-     * looked belongs to no phase. */
-    if (primed) {
-      fresh[n_fresh] = strdup(c.items[i]);
-      if (fresh[n_fresh] == NULL) {
-        rc = ST_ENOMEM;
-        goto out;
-      }
-      n_fresh++;
-    }
     c.items[i] = NULL;
   }
   last_adds = adds;

@@ -319,8 +319,12 @@ int st_record_emit(const st_watch *list, size_t count) {
    * process of its own that has not emitted yet. */
   emit = emitted_pid != self;
   if (emit) {
-    st_record_format(list, count, line, sizeof line);
-    st_log(ST_LOG_TIMING, "%s", line);
+    /* Formatted only to be logged: an isolated child that formats a line
+     * the level drops only pays for it (page faults, under --isolate). */
+    if (st_log_enabled(ST_LOG_TIMING)) {
+      st_record_format(list, count, line, sizeof line);
+      st_log(ST_LOG_TIMING, "%s", line);
+    }
     emitted_pid = self;
   }
   pthread_mutex_unlock(&emit_lock);

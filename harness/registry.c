@@ -261,6 +261,8 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
   m->mod = mod;
   for (i = 0; mod->platforms != NULL && mod->platforms[i] != NULL; i++)
     if (find_back(reg, mod->platforms[i], 1) == NULL) {
+      /* Not added: adding it again must run its init. */
+      reg->n_mods--;
       pthread_mutex_unlock(&reg->lock);
       return st_error_set(err, ST_ENOMEM, "out of memory");
     }
@@ -376,7 +378,8 @@ static int mod_serves(const modrec *m, const char *backend) {
 }
 
 /* Repairs backend once, under repair_lock. Returns ST_OK when the backend
- * is (now, or already) repaired. */
+ * is (now, or already) repaired, ST_ENOMEM when memory ran out on the
+ * way. */
 static st_status repair(st_registry *reg, const char *backend) {
   st_status rc = ST_OK;
   size_t i, n;
@@ -411,7 +414,8 @@ static st_status repair(st_registry *reg, const char *backend) {
     } else {
       st_log(ST_LOG_WARNING, "lazy plugin '%s' for backend '%s': %s",
              l->path, backend, err.message);
-      rc = ST_EPLUGIN;
+      if (rc != ST_ENOMEM)
+        rc = err.code == ST_ENOMEM ? ST_ENOMEM : ST_EPLUGIN;
     }
     tls_in_init--;
   }
@@ -436,7 +440,10 @@ static st_status repair(st_registry *reg, const char *backend) {
       st_log(ST_LOG_WARNING,
              "repair of backend '%s': init of module '%s' failed again: %s",
              backend, mod->name, err.message);
-      rc = ST_EKERNEL;
+      /* Out of memory is the lookup's failure, not the module's: the
+       * caller must not fall back as if the module lacked the op. */
+      if (rc != ST_ENOMEM)
+        rc = err.code == ST_ENOMEM ? ST_ENOMEM : ST_EKERNEL;
     }
   }
 
@@ -453,41 +460,38 @@ static st_status repair(st_registry *reg, const char *backend) {
   return rc;
 }
 
+/* Writes the backends that implement op, sorted (so the message does not
+ * depend on registration order) and without duplicates. It allocates
+ * nothing: the message must be right when memory has run out too. Each
+ * pass picks the smallest name after the previous one. */
 static void implementers(st_registry *reg, const char *op, char *buf,
                          size_t size) {
-  size_t i, j, used = 0, count = 0;
-  const char **names;
+  size_t i, used = 0, count = 0;
+  const char *prev = NULL;
   buf[0] = '\0';
   pthread_mutex_lock(&reg->lock);
-  names = malloc((reg->n_entries + 1) * sizeof *names);
-  if (names != NULL) {
+  for (;;) {
+    const char *next = NULL;
+    int w;
     for (i = 0; i < reg->n_entries; i++) {
-      if (strcmp(reg->entries[i].op, op) != 0)
+      const char *b = reg->entries[i].backend;
+      if (strcmp(reg->entries[i].op, op) != 0 ||
+          (prev != NULL && strcmp(b, prev) <= 0))
         continue;
-      for (j = 0; j < count; j++)
-        if (strcmp(names[j], reg->entries[i].backend) == 0)
-          break;
-      if (j == count)
-        names[count++] = reg->entries[i].backend;
+      if (next == NULL || strcmp(b, next) < 0)
+        next = b;
     }
-    /* Sorted, so the message does not depend on registration order. */
-    for (i = 1; i < count; i++)
-      for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-        const char *t = names[j];
-        names[j] = names[j - 1];
-        names[j - 1] = t;
-      }
-    for (i = 0; i < count && used + 1 < size; i++) {
-      int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
-                       names[i]);
-      if (w < 0)
-        break;
-      used += (size_t)w;
-    }
+    if (next == NULL || used + 1 >= size)
+      break;
+    w = snprintf(buf + used, size - used, "%s%s", count ? ", " : "", next);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+    count++;
+    prev = next;
   }
   if (count == 0)
     snprintf(buf, size, "none");
-  free(names);
   pthread_mutex_unlock(&reg->lock);
 }
 
@@ -506,6 +510,7 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
                              st_op_fn *out, st_error *err) {
   st_op_fn fn;
   int repaired;
+  st_status repair_rc = ST_OK;
   char impl[512];
 
   *out = NULL;
@@ -524,11 +529,16 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
     }
     pthread_mutex_unlock(&reg->lock);
     if (!repaired)
-      (void)repair(reg, backend);
+      repair_rc = repair(reg, backend);
     /* 3. Retry the exact registration. */
     fn = exact(reg, op, backend);
     if (fn != NULL)
       goto found;
+    /* A repair cut short by memory may have missed the registration: a
+     * fallback now would silently run some other implementation. */
+    if (repair_rc == ST_ENOMEM)
+      return st_error_set(err, ST_ENOMEM,
+                          "out of memory repairing backend '%s'", backend);
   }
   /* 3. Then the op's common implementation. */
   fn = exact(reg, op, ST_BACKEND_COMMON);

@@ -215,13 +215,16 @@ void st__seg_pool_forget_after_fork(void) {
    * lock (forks happen outside pool calls), so the list is consistent. A
    * fresh mutex replaces the inherited one all the same. */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-  pool.lock = fresh;
+  /* Written only if they differ: copy-on-write faults (level3.c). */
+  if (memcmp(&pool.lock, &fresh, sizeof fresh) != 0)
+    pool.lock = fresh;
   while (s != NULL) {
     st__seg *next = s->next;
     seg_destroy(s);
     s = next;
   }
-  pool.list = NULL;
+  if (pool.list != NULL)
+    pool.list = NULL;
 }
 
 typedef struct span {

@@ -33,6 +33,27 @@ struct st_run_result {
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+/* The message of a case whose own message could not be copied: static, so
+ * that running out of memory never loses the reason a case did not pass
+ * (SQLite keeps a static "out of memory" message for the same purpose). */
+static char oom_message[] = "out of memory";
+
+static void message_free(char *m) {
+  if (m != oom_message)
+    free(m);
+}
+
+/* Takes a copy of message as the case's; when there is no memory for it,
+ * the case is an error saying so. */
+static void message_set(st_case_result *r, const char *message) {
+  message_free(r->message);
+  r->message = dup_or_null(message);
+  if (message != NULL && r->message == NULL) {
+    r->status = ST_CASE_ERROR;
+    r->message = oom_message;
+  }
+}
+
 st_case_result *st__case_result_new(const char *scene, const char *kase,
                                     const char *file, int line,
                                     const char *platform, uint64_t seed) {
@@ -74,7 +95,7 @@ void st_case_result_free(st_case_result *r) {
   free(r->kase);
   free(r->file);
   free(r->platform);
-  free(r->message);
+  message_free(r->message);
   free(r->output);
   free(r);
 }
@@ -130,15 +151,14 @@ void st__case_result_set_status(st_case_result *r, st_case_status status,
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    r->message = strdup(buf);
+    message_set(r, buf);
   }
 }
 
 void st__case_result_override(st_case_result *r, st_case_status status,
                               const char *message) {
   r->status = status;
-  free(r->message);
-  r->message = dup_or_null(message);
+  message_set(r, message);
 }
 
 void st__case_result_set_output(st_case_result *r, const char *text,

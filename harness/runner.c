@@ -245,6 +245,7 @@ int st__case_prepare(casectx *cc, const st_scene *scene, size_t ci,
   st_op_call call;
   st_op_fn golden = NULL;
   st_phase_status ps = ST_PHASE_OK;
+  st_status rs;
   uint64_t t0;
 
   memset(d, 0, sizeof *d);
@@ -258,8 +259,12 @@ int st__case_prepare(casectx *cc, const st_scene *scene, size_t ci,
   /* args: the load already enforced the byte cap for every case. */
   st__phase_begin(cc, "args", -1);
   t0 = st__now_ns();
-  if (st__plan_resolve(scene, ci, UINT64_MAX, &d->plan, NULL) != ST_OK) {
-    st_error_set(&err, ST_ELOAD, "cannot resolve the case's arguments");
+  rs = st__plan_resolve(scene, ci, UINT64_MAX, &d->plan, NULL);
+  if (rs != ST_OK) {
+    if (rs == ST_ENOMEM)
+      st_error_set(&err, ST_ENOMEM, "out of memory resolving the case");
+    else
+      st_error_set(&err, ST_ELOAD, "cannot resolve the case's arguments");
     ps = ST_PHASE_ERROR;
   } else if (st__args_build(&d->plan, opts->seed, &d->args, &err) != ST_OK ||
              st__argset_clone(&d->args, &d->init) != ST_OK) {
@@ -424,9 +429,11 @@ static int run_setup(runctx *rc, const st_run_options *opts,
   rc->opts = opts;
   *owned = NULL;
   if (opts->registry == NULL) {
-    if (st_registry_new_builtin(owned) != ST_OK)
-      return st_error_set(err, ST_EINTERNAL,
-                          "cannot create the built-in registry");
+    st_status s = st_registry_new_builtin(owned);
+    if (s != ST_OK)
+      return st_error_set(err, s == ST_ENOMEM ? ST_ENOMEM : ST_EINTERNAL,
+                          "cannot create the built-in registry: %s",
+                          st_status_str(s));
     rc->reg = *owned;
   } else {
     rc->reg = opts->registry;
@@ -592,7 +599,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
   st_run_result *run = NULL;
   st_run_info rinfo;
   st_status s;
-  int saved_stdout = -1, stop = 0;
+  int saved_stdout = -1, stop = 0, lost = 0;
   unsigned jobs = opts->jobs ? opts->jobs : 1;
   sched sc;
   pthread_t *threads = NULL;
@@ -685,17 +692,21 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
       r = sc.done[i];
       sc.done[i] = NULL;
       pthread_mutex_unlock(&sc.lock);
-      if (r == (st_case_result *)-1)
+      if (r == (st_case_result *)-1) {
+        /* It ran, but out of memory left no result: not a skip. */
         r = NULL;
-      if (r != NULL)
+        lost = 1;
+      } else if (r != NULL) {
         st__replay(&rc, &info, r);
-      else {
+      } else {
         r = st__not_run(&rc, &info);
         for (j = 0; j < n_observers; j++)
           if (observers[j].case_begin)
             observers[j].case_begin(observers[j].data, &info);
       }
       st__run_result_set(run, i, r);
+      if (r == NULL)
+        lost = 1;
       for (j = 0; r != NULL && j < n_observers; j++)
         if (observers[j].case_end)
           observers[j].case_end(observers[j].data, &info, r);
@@ -719,12 +730,21 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
         r = st__run_one(&rc, &refs[i], i, n, 1);
       }
       st__run_result_set(run, i, r);
+      if (r == NULL)
+        lost = 1;
       for (j = 0; r != NULL && j < n_observers; j++)
         if (observers[j].case_end)
           observers[j].case_end(observers[j].data, &info, r);
       if (opts->fail_fast && is_failure(r))
         stop = 1;
     }
+  }
+  if (lost) {
+    /* A case without a result would count as neither passed nor failed:
+     * the run as a whole has failed. */
+    s = st_error_set(err, ST_ENOMEM, "out of memory recording a case's "
+                     "result");
+    goto restore;
   }
   for (j = 0; j < n_observers; j++)
     if (observers[j].run_end)

@@ -52,6 +52,7 @@ void st_scene_set_free(st_scene_set *set) {
     st__scene_free(set->scenes[i]);
   free(set->scenes);
   free(set->name_index);
+  free(set->files);
   free(set);
 }
 
@@ -472,9 +473,12 @@ static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
     if (!n.is_int || n.i < 0) {
       char nb[64], cb[200];
       num_str(&n, nb, sizeof nb);
+      /* A float such as 4.0 prints as "4": say why it is not an integer. */
       rerr(c, v->line, v->column,
-           "dimension %zu of '%s' is %s%s; expected a non-negative integer",
-           d, a->name, nb, in_case(c, pdep, cb, sizeof cb));
+           "dimension %zu of '%s' is %s%s%s; expected a non-negative integer",
+           d, a->name, nb,
+           !n.is_int && isfinite(n.f) && floor(n.f) == n.f ? " (a float)" : "",
+           in_case(c, pdep, cb, sizeof cb));
       bad = 1;
       continue;
     }

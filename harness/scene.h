@@ -133,6 +133,14 @@ struct st_scene_set {
    * loader; owned, freed by st_scene_set_free. */
   size_t *name_index;
   size_t name_index_cap;
+  /* (device, inode) of every file loaded into the set: a file named twice
+   * (say, a directory and a file in it) is loaded once, as pytest does,
+   * instead of clashing with itself. Added by the loader; owned, freed by
+   * st_scene_set_free. */
+  struct st__file_id {
+    unsigned long long dev, ino;
+  } *files;
+  size_t n_files, files_cap;
 };
 
 /* One argument of one case, resolved. */

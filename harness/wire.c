@@ -68,7 +68,8 @@ void st__wbuf_str(st__wbuf *b, const char *s) {
   if (n >= NULL_STR)
     n = NULL_STR - 1;
   st__wbuf_u32(b, (uint32_t)n);
-  st__wbuf_bytes(b, s, n);
+  /* With its NUL, so that a reader can use it in place. */
+  st__wbuf_bytes(b, s, n + 1);
 }
 
 void st__rbuf_init(st__rbuf *r, const void *p, size_t len) {
@@ -113,18 +114,27 @@ uint64_t st__rbuf_u64(st__rbuf *r) {
 
 int32_t st__rbuf_i32(st__rbuf *r) { return (int32_t)st__rbuf_u32(r); }
 
-char *st__rbuf_str(st__rbuf *r) {
+const char *st__rbuf_strview(st__rbuf *r) {
   uint32_t n = st__rbuf_u32(r);
   const char *p;
-  char *s;
   if (r->bad || n == NULL_STR)
     return NULL;
-  p = st__rbuf_bytes(r, n);
-  if (p == NULL || memchr(p, '\0', n) != NULL) {
+  p = st__rbuf_bytes(r, (size_t)n + 1);
+  if (p == NULL || memchr(p, '\0', n) != NULL || p[n] != '\0') {
     r->bad = 1;
     return NULL;
   }
-  s = malloc((size_t)n + 1);
+  return p;
+}
+
+char *st__rbuf_str(st__rbuf *r) {
+  const char *p = st__rbuf_strview(r);
+  size_t n;
+  char *s;
+  if (p == NULL)
+    return NULL;
+  n = strlen(p);
+  s = malloc(n + 1);
   if (s == NULL) {
     r->bad = 1;
     return NULL;
@@ -149,15 +159,18 @@ void st__wire_put_event(st__wbuf *b, const st_event *ev) {
   st__wbuf_i32(b, ev->emitted);
 }
 
+/* Decoded in place (strings point into r's buffer; add_event copies them):
+ * no allocation but the event's own, and the loaded list's when there is
+ * one. */
 st_status st__wire_get_event(st__rbuf *r, st_case_result *res) {
   st_event ev;
-  char **loaded = NULL;
-  char *name, *object = NULL, *phase = NULL;
+  const char **loaded = NULL;
+  const char *name, *object = NULL, *phase = NULL;
   uint32_t n, i;
   st_status s = ST_EINVAL;
 
   memset(&ev, 0, sizeof ev);
-  name = st__rbuf_str(r);
+  name = st__rbuf_strview(r);
   ev.round = st__rbuf_i32(r);
   ev.start_ns = st__rbuf_u64(r);
   ev.dur_ns = st__rbuf_u64(r);
@@ -172,9 +185,9 @@ st_status st__wire_get_event(st__rbuf *r, st_case_result *res) {
       goto out;
   }
   for (i = 0; i < n; i++)
-    loaded[i] = st__rbuf_str(r);
-  object = st__rbuf_str(r);
-  phase = st__rbuf_str(r);
+    loaded[i] = st__rbuf_strview(r);
+  object = st__rbuf_strview(r);
+  phase = st__rbuf_strview(r);
   ev.emitted = st__rbuf_i32(r);
   if (r->bad)
     goto out;
@@ -182,19 +195,13 @@ st_status st__wire_get_event(st__rbuf *r, st_case_result *res) {
     if (loaded[i] == NULL)
       goto out;
   ev.name = name;
-  ev.loaded = (const char *const *)loaded;
+  ev.loaded = loaded;
   ev.n_loaded = n;
   ev.object = object;
   ev.phase = phase;
   s = st__case_result_add_event(res, &ev);
 out:
-  if (loaded != NULL)
-    for (i = 0; i < n; i++)
-      free(loaded[i]);
   free(loaded);
-  free(name);
-  free(object);
-  free(phase);
   return s;
 }
 
@@ -218,13 +225,13 @@ void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
 }
 
 st_case_result *st__wire_get_result(st__rbuf *r) {
-  char *scene = st__rbuf_str(r), *kase = st__rbuf_str(r);
-  char *file = st__rbuf_str(r);
+  const char *scene = st__rbuf_strview(r), *kase = st__rbuf_strview(r);
+  const char *file = st__rbuf_strview(r);
   int line = st__rbuf_i32(r);
-  char *platform = st__rbuf_str(r);
+  const char *platform = st__rbuf_strview(r);
   uint64_t seed = st__rbuf_u64(r);
   st_case_status status = (st_case_status)st__rbuf_i32(r);
-  char *message = st__rbuf_str(r), *output = st__rbuf_str(r);
+  const char *message = st__rbuf_strview(r), *output = st__rbuf_strview(r);
   uint64_t duration = st__rbuf_u64(r);
   long pid = (long)st__rbuf_u64(r);
   int stale = st__rbuf_i32(r);
@@ -232,10 +239,10 @@ st_case_result *st__wire_get_result(st__rbuf *r) {
   st_case_result *res = NULL;
 
   if (r->bad)
-    goto out;
+    return NULL;
   res = st__case_result_new(scene, kase, file, line, platform, seed);
   if (res == NULL)
-    goto out;
+    return NULL;
   if (message != NULL)
     st__case_result_set_status(res, status, "%s", message);
   else
@@ -251,13 +258,6 @@ st_case_result *st__wire_get_result(st__rbuf *r) {
       res = NULL;
       break;
     }
-out:
-  free(scene);
-  free(kase);
-  free(file);
-  free(platform);
-  free(message);
-  free(output);
   return res;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Serialising what crosses a process boundary: a growable byte buffer with
- * fixed-width little-endian fields and length-prefixed strings, a bounds-
- * checked reader, and the encodings of st_event and st_case_result that an
+ * fixed-width little-endian fields and length-prefixed strings (u32 length,
+ * the bytes, a NUL; 0xffffffff for NULL), a bounds-checked reader, and the
+ * encodings of st_event and st_case_result that an
  * isolated child sends its parent. Frames on a byte stream are
  * `u32 length | u8 type | payload`. Both ends are the same build, so the
  * format carries no version. */
@@ -49,6 +50,9 @@ uint64_t st__rbuf_u64(st__rbuf *r);
 int32_t st__rbuf_i32(st__rbuf *r);
 /* A malloc'd copy (caller frees) or NULL (a NULL string, or bad). */
 char *st__rbuf_str(st__rbuf *r);
+/* The same string in place (strings are written with their NUL): valid as
+ * long as the buffer, or NULL. */
+const char *st__rbuf_strview(st__rbuf *r);
 /* A pointer into the buffer at the next n bytes, or NULL. */
 const void *st__rbuf_bytes(st__rbuf *r, size_t n);
 

@@ -582,8 +582,19 @@ static void scene_load__duplicate_scene_across_loads(void **state) {
   st_scene_set *set;
   st_error_list errs;
   const char *path = "tests/scenes/good/anchors.yml";
+  size_t len;
+  char *text = read_all(path, &len);
+  assert_non_null(text);
   assert_int_equal(load(path, NULL, &set, &errs), ST_OK);
-  assert_int_equal(st_scene_set_load_path(set, path, NULL, &errs), ST_ELOAD);
+  /* The same file again is skipped (a file named twice loads once)... */
+  assert_int_equal(st_scene_set_load_path(set, path, NULL, &errs), ST_OK);
+  assert_int_equal(st_scene_set_count(set), 1);
+  assert_int_equal(errs.count, 0);
+  /* ...its scenes from another file clash. */
+  assert_int_equal(st_scene_set_load_string(set, "other.yml", text, len, NULL,
+                                            &errs),
+                   ST_ELOAD);
+  free(text);
   assert_int_equal(st_scene_set_count(set), 1);
   assert_one_error(&errs, "duplicate scene 'anchored' (first defined at "
                           "tests/scenes/good/anchors.yml:2:8)");

@@ -34,7 +34,9 @@ ST_EXTERN void st_scene_set_free(st_scene_set *set /* IN, owned */);
  * *.yml (names starting with '.' skipped, bytewise-sorted path order).
  * Every error found is appended to errors (one per problem, with file,
  * line and column); returns ST_ELOAD if there was any, and then nothing of
- * that file is added. opts may be NULL (defaults).
+ * that file is added. A file the set has already loaded (the same device
+ * and inode, whatever the path) is skipped: ST_OK, nothing added. opts may
+ * be NULL (defaults).
  * Thread-safety: one thread per set. */
 ST_EXTERN st_status st_scene_set_load_path(st_scene_set *set /* IN/OUT */,
                                            const char *path /* IN */,

@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: MIT
+"""Regression tests from an adversarial pass over the CLI against the SPEC
+(§1, §6, §7), printing TAP 13.
+
+Usage: test_qa.py PATH/TO/scenetest PATH/TO/st_plugin_prints.so
+
+Each test pins one discrepancy that was found and fixed: the exact
+behaviour a user relies on, run through the binary on scene files written
+to a temporary directory. Standard library only.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+EXE = os.path.abspath(sys.argv[1])
+PLUGIN = os.path.abspath(sys.argv[2])  # provides platform 'printer', op add
+TMP = tempfile.mkdtemp(prefix="scenetest-qa-")
+
+GOOD = """\
+scene: vadd
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - name: small
+    params: {N: 16}
+"""
+
+# The kernel adds, the golden subtracts: a wrong result (fail).
+MISMATCH = """\
+scene: mismatch
+kernel: add
+golden: sub
+args:
+  - {tensor: a, dtype: float32, shape: [4], init: ones}
+  - {tensor: b, dtype: float32, shape: [4], init: {fill: 2.0}}
+  - {tensor: out, dtype: float32, shape: [4], role: output}
+cases:
+  - name: wrong
+"""
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+GOOD_F = write("dir/good.yaml", GOOD)
+MISMATCH_F = write("mismatch.yaml", MISMATCH)
+EMPTY_DIR = os.path.join(TMP, "empty")
+os.makedirs(EMPTY_DIR)
+
+
+class Run:
+    def __init__(self, args, cwd=None, stdout=subprocess.PIPE, shell=False):
+        e = dict(os.environ)
+        e["NO_COLOR"] = "1"
+        cmd = args if shell else [EXE] + args
+        p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, env=e,
+                           cwd=cwd, timeout=120, shell=shell)
+        self.args = args
+        self.rc = p.returncode
+        self.out = (p.stdout or b"").decode("utf-8", "replace")
+        self.err = p.stderr.decode("utf-8", "replace")
+
+    def describe(self):
+        return "args=%r rc=%d\nstdout:\n%s\nstderr:\n%s" % (
+            self.args, self.rc, self.out, self.err)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what, run=None):
+    if not cond:
+        raise Failure(what + ("\n" + run.describe() if run else ""))
+
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+@test
+def watch__bad_spec_names_the_option_once():
+    r = Run(["run", "--watch", "bad", GOOD_F])
+    check(r.rc == 2 and r.out == "", "exit 2, nothing on stdout", r)
+    check(r.err == "scenetest: error: --watch 'bad': expected NAME=GLOB"
+          "[,GLOB...] with NAME an identifier\n", "one plain line", r)
+
+
+@test
+def rerun__repeats_the_load_and_timeout_options():
+    r = Run(["run", "--format", "tap", "--log-level", "warning",
+             "--max-nodes", "5000", "--timeout", "60", MISMATCH_F])
+    check(r.rc == 1, "exit 1", r)
+    want = ("    rerun: \"scenetest run --case 'mismatch::wrong' --seed 0 "
+            "--platform cpu --max-nodes 5000 --timeout 60 %s\"\n"
+            % MISMATCH_F)
+    check(want in r.out, "rerun line %r" % want, r)
+    # The printed command reproduces the failure, and only that case.
+    line = [l for l in r.out.splitlines() if l.startswith("    rerun: ")][0]
+    argv = shlex.split(json.loads(line[len("    rerun: "):]))
+    check(argv[0] == "scenetest", "starts with the program name", r)
+    again = Run(argv[1:] + ["--format", "tap", "--log-level", "warning"])
+    check(again.rc == 1 and "\nnot ok 1 - mismatch::wrong\n" in again.out
+          and "1..1\n" in again.out, "the rerun fails the same case", again)
+
+
+@test
+def rerun__repeats_the_plugin():
+    r = Run(["run", "--format", "text", "--log-level", "warning",
+             "--plugin", PLUGIN, "--platform", "printer", MISMATCH_F])
+    check(r.rc == 1, "exit 1", r)
+    want = ("      rerun: scenetest run --case 'mismatch::wrong' --seed 0 "
+            "--platform printer --plugin %s %s\n" % (PLUGIN, MISMATCH_F))
+    check(want in r.out, "rerun line %r" % want, r)
+    argv = shlex.split(want.split("rerun: ", 1)[1])
+    again = Run(argv[1:] + ["--format", "tap", "--log-level", "warning"])
+    check(again.rc == 1 and "\nnot ok 1 - mismatch::wrong\n" in again.out,
+          "without --plugin the platform would not exist", again)
+
+
+@test
+def load__same_file_twice_loads_once():
+    r = Run(["list", GOOD_F, GOOD_F])
+    check(r.rc == 0 and r.out == "vadd::small\n", "listed once", r)
+    r = Run(["list", os.path.dirname(GOOD_F), GOOD_F])
+    check(r.rc == 0 and r.out == "vadd::small\n",
+          "a directory and a file in it", r)
+    link = os.path.join(TMP, "link.yaml")
+    os.symlink(GOOD_F, link)
+    r = Run(["list", GOOD_F, link])
+    check(r.rc == 0 and r.out == "vadd::small\n", "a symlink to it", r)
+
+
+@test
+def load__same_scene_in_a_copy_is_an_error():
+    copy = write("copy.yaml", GOOD)
+    r = Run(["check", GOOD_F, copy])
+    check(r.rc == 2 and r.out == "", "exit 2", r)
+    check(r.err == "%s:1:8: error: duplicate scene 'vadd' (first defined at "
+          "%s:1:8)\n" % (copy, GOOD_F), "names both files", r)
+
+
+@test
+def events__written_when_nothing_is_selected():
+    path = write("stale.jsonl", "stale\n")
+    r = Run(["run", "--format", "tap", "--events", path, EMPTY_DIR])
+    check(r.rc == 0 and "no cases selected" in r.err, "exit 0", r)
+    with open(path) as f:
+        check(f.read() == "", "the events file is truncated to no lines")
+
+
+@test
+def stdout__write_error_is_exit_3_with_a_message():
+    if not os.path.exists("/dev/full"):
+        return "SKIP no /dev/full"
+    for cmd in ("list", "check"):
+        with open("/dev/full", "wb") as full:
+            r = Run([cmd, GOOD_F], stdout=full)
+        check(r.rc == 3, "%s: exit 3" % cmd, r)
+        check(r.err.startswith("scenetest: error: writing to standard output "
+                               "failed"), "%s: says why" % cmd, r)
+
+
+@test
+def load__number_shaped_names_say_quote_them():
+    path = write("nan.yaml", GOOD.replace("scene: vadd", "scene: nan"))
+    r = Run(["check", path])
+    check(r.rc == 2, "exit 2", r)
+    check(r.err == "%s:1:8: error: expected an identifier ([A-Za-z_]"
+          "[A-Za-z0-9_]*, at most 128 characters) for 'scene', got nan, which "
+          "is a number; quote it to use it as a name\n" % path, "message", r)
+    path = write("nanq.yaml", GOOD.replace("scene: vadd", 'scene: "nan"'))
+    r = Run(["list", path])
+    check(r.rc == 0 and r.out == "nan::small\n", "quoted it is a name", r)
+
+
+def main():
+    print("TAP version 13")
+    print("1..%d" % len(TESTS))
+    failed = 0
+    for i, fn in enumerate(TESTS, 1):
+        name = fn.__name__
+        try:
+            res = fn()
+        except Failure as e:
+            failed += 1
+            print("not ok %d - %s" % (i, name))
+            for line in str(e).splitlines():
+                print("# " + line)
+            continue
+        except Exception:  # a crash of the test itself
+            failed += 1
+            print("not ok %d - %s" % (i, name))
+            for line in traceback.format_exc().splitlines():
+                print("# " + line)
+            continue
+        if isinstance(res, str) and res.startswith("SKIP "):
+            print("ok %d - %s # SKIP %s" % (i, name, res[5:]))
+        else:
+            print("ok %d - %s" % (i, name))
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
