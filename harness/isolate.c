@@ -126,7 +126,8 @@ typedef struct child {
   pid_t pid;
   int res_fd;       /* the slot's result file (memfd), -1 until made */
   int cap_fd;       /* the capture pipe's read end */
-  int pid_fd;       /* a pidfd of a child with a deadline, or -1 */
+  int cap_w;        /* our copy of its write end, held while pid_fd is */
+  int pid_fd;       /* a pidfd of the child, or -1 (none to be had) */
   int exited;       /* pid_fd said the child has exited */
   bytes res;        /* the frames, once the child has exited */
   bytes line;       /* the capture's current line */
@@ -351,9 +352,11 @@ static void read_frames(child *c) {
 static void child_end(child *c) {
   if (c->cap_fd >= 0)
     close(c->cap_fd);
+  if (c->cap_w >= 0)
+    close(c->cap_w);
   if (c->pid_fd >= 0)
     close(c->pid_fd);
-  c->cap_fd = c->pid_fd = -1;
+  c->cap_fd = c->cap_w = c->pid_fd = -1;
   c->pid = -1;
   c->exited = 0;
   bytes_reset(&c->res);
@@ -529,6 +532,7 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
   }
   c->index = i;
   c->cap_fd = cp[0];
+  c->cap_w = -1;
   c->pid_fd = -1;
   c->exited = 0;
   c->dropped = 0;
@@ -549,22 +553,43 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
   if (pid == 0) {
     /* Other children's pipes: holding them would only confuse. */
     for (j = 0; j < n_all; j++)
-      if (&all[j] != c && all[j].pid > 0 && all[j].cap_fd >= 0)
-        close(all[j].cap_fd);
+      if (&all[j] != c && all[j].pid > 0) {
+        if (all[j].cap_fd >= 0)
+          close(all[j].cap_fd);
+        if (all[j].cap_w >= 0)
+          close(all[j].cap_w);
+      }
     close(cp[0]);
     child_main(rc, &refs[i], i, n, c->res_fd, cp[1]);
   }
-  close(cp[1]);
+  /* With a pidfd, the child's exit is what wakes us, once; we hold the
+   * pipe's write end meanwhile, so that the pipe's end-of-file (which the
+   * child's exit would cause a moment before, waking us early onto a cold
+   * CPU to wait again) never comes first. Without one, the end-of-file
+   * says the child is exiting. */
+  c->pid_fd = pidfd_open_cloexec(pid);
+  if (c->pid_fd >= 0)
+    c->cap_w = cp[1];
+  else
+    close(cp[1]);
   /* Only O_NONBLOCK among the status flags a pipe's read end has. */
   fcntl(c->cap_fd, F_SETFL, O_NONBLOCK);
   c->pid = pid;
   c->start = st__now_ns();
   c->deadline = c->timeout > 0 ? c->start + (uint64_t)(c->timeout * 1e9) : 0;
-  /* A child with a deadline is watched by a pidfd, so its exit wakes the
-   * poll (without one, the poll looks again every millisecond). */
-  if (c->deadline != 0)
-    c->pid_fd = pidfd_open_cloexec(pid);
   return 0;
+}
+
+/* Case i is finished: marks it ready for its turn in the report and tells
+ * the observers now (case_finish, in finish order: SPEC §6 --events). */
+static void finish(runctx *rc, const st_case_ref *refs, size_t n, size_t i,
+                   st_case_result *const *done, char *ready) {
+  ready[i] = 1;
+  if (done[i] != NULL) {
+    st_case_info info;
+    st__fill_info(&info, rc, &refs[i], i, n);
+    st__notify_finish(rc, &info, done[i]);
+  }
 }
 
 static void report(runctx *rc, const st_case_ref *refs, size_t n, size_t i,
@@ -617,7 +642,7 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
   ready = (char *)(pf + 2 * (size_t)jobs);
   for (i = 0; i < jobs; i++) {
     kids[i].pid = -1;
-    kids[i].res_fd = kids[i].cap_fd = kids[i].pid_fd = -1;
+    kids[i].res_fd = kids[i].cap_fd = kids[i].cap_w = kids[i].pid_fd = -1;
   }
 
   while (next_report < n) {
@@ -641,7 +666,8 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
         st_case_info info;
         st__fill_info(&info, rc, &refs[next_start], next_start, n);
         done[next_start] = st__not_run(rc, &info);
-        ready[next_start++] = 1;
+        finish(rc, refs, n, next_start, done, ready);
+        next_start++;
         continue;
       }
       if (!must_isolate(rc, &refs[next_start])) {
@@ -654,7 +680,8 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
                                        0);
         if (rc->opts->fail_fast && is_failure(done[next_start]))
           stop = 1;
-        ready[next_start++] = 1;
+        finish(rc, refs, n, next_start, done, ready);
+        next_start++;
         continue;
       }
       for (slot = 0; slot < jobs && kids[slot].pid > 0; slot++)
@@ -663,7 +690,8 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
                       &done[next_start]) != 0) {
         if (rc->opts->fail_fast)
           stop = 1;
-        ready[next_start++] = 1;
+        finish(rc, refs, n, next_start, done, ready);
+        next_start++;
         continue;
       }
       running++;
@@ -733,12 +761,21 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
         c->kill_at = 0;
         c->deadline = 0;
       }
-      /* A child is done when it has exited and its pipe is at EOF (it
-       * may still hold what the child wrote last: drained before
-       * judging); the file holds its frames. With a pidfd, exit is known
-       * without a system call. */
-      if (c->cap_fd >= 0) {
-        if (!c->timed_out || (c->pid_fd >= 0 && !c->exited))
+      /* A child is done when it has exited; its pipe may still hold what
+       * it wrote last (drained before judging), its file holds its
+       * frames. With a pidfd, exit is what the pidfd says, and whatever
+       * the child's own children still hold does not keep the case. */
+      if (c->pid_fd >= 0) {
+        if (!c->exited)
+          continue;
+        w = waitpid(c->pid, &status, WNOHANG);
+        if (w == 0) {
+          c->exited = 0; /* not yet waitable: poll the pidfd again */
+          continue;
+        }
+      } else if (c->cap_fd >= 0) {
+        /* No pidfd: the pipe's end-of-file says the child is exiting. */
+        if (!c->timed_out)
           continue;
         /* Killed: do not wait for a grandchild that holds the pipe. */
         w = waitpid(c->pid, &status, WNOHANG);
@@ -747,8 +784,6 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
       } else if (c->deadline != 0) {
         /* The pipe at EOF: the child is exiting. Not a blocking wait, so
          * a child that closed it and hangs still meets its deadline. */
-        if (c->pid_fd >= 0 && !c->exited)
-          continue;
         w = waitpid(c->pid, &status, WNOHANG);
         if (w == 0)
           continue;
@@ -759,13 +794,17 @@ st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
         while ((w = waitpid(c->pid, &status, 0)) < 0 && errno == EINTR)
           ;
       }
+      if (c->cap_w >= 0) {
+        close(c->cap_w);
+        c->cap_w = -1;
+      }
       if (c->cap_fd >= 0)
         read_fd(&c->cap_fd, &c->line, &c->oom);
       route_lines(c, 1);
       done[c->index] = child_result(rc, refs, n, c, status);
       if (rc->opts->fail_fast && is_failure(done[c->index]))
         stop = 1;
-      ready[c->index] = 1;
+      finish(rc, refs, n, c->index, done, ready);
       child_end(c);
       running--;
     }

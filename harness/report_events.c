@@ -93,7 +93,7 @@ st_status st__report_events_new(const st__report_config *cfg,
     return ST_ENOMEM;
   st->out = cfg->out;
   obs->data = st;
-  obs->case_end = events_case_end;
+  obs->case_finish = events_case_end;
   return ST_OK;
 }
 

@@ -499,6 +499,9 @@ typedef struct sched {
   size_t next;            /* guarded by: lock */
   int stop;               /* guarded by: lock */
   int paused;             /* guarded by: lock; no new case may start */
+  size_t *finished;       /* guarded by: lock; indexes in finish order */
+  size_t n_finished;      /* guarded by: lock */
+  size_t n_notified;      /* guarded by: lock; finished ones told */
   size_t busy;            /* guarded by: lock; cases running on workers */
   st_case_result **done;  /* guarded by: lock */
 } sched;
@@ -511,6 +514,31 @@ static int forks(const st_case_ref *ref) { return ref->scene->level == 3; }
 static int is_failure(const st_case_result *r) {
   return r == NULL || st_case_result_status(r) == ST_CASE_FAIL ||
          st_case_result_status(r) == ST_CASE_ERROR;
+}
+
+void st__notify_finish(runctx *rc, const st_case_info *info,
+                       const st_case_result *r) {
+  size_t j;
+  for (j = 0; j < rc->n_obs; j++)
+    if (rc->obs[j].case_finish)
+      rc->obs[j].case_finish(rc->obs[j].data, info, r);
+}
+
+/* Tells the observers about every case that finished since the last call,
+ * in finish order. Needs s->lock; releases it around the callbacks. Only
+ * the scheduling thread calls it, and only it clears done[]. */
+static void drain_finished(sched *s) {
+  while (s->n_notified < s->n_finished) {
+    size_t k = s->finished[s->n_notified++];
+    st_case_result *r = s->done[k];
+    st_case_info info;
+    if (r == NULL || r == (st_case_result *)-1)
+      continue;
+    pthread_mutex_unlock(&s->lock);
+    st__fill_info(&info, s->rc, &s->refs[k], k, s->n);
+    st__notify_finish(s->rc, &info, r);
+    pthread_mutex_lock(&s->lock);
+  }
 }
 
 static void *worker_main(void *arg) {
@@ -538,6 +566,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&s->lock);
     s->busy--;
     s->done[i] = r ? r : (st_case_result *)-1;
+    s->finished[s->n_finished++] = i;
     if (s->rc->opts->fail_fast && is_failure(r))
       s->stop = 1;
     pthread_cond_broadcast(&s->cond);
@@ -655,9 +684,11 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
     sc.refs = refs;
     sc.n = n;
     sc.done = calloc(n, sizeof *sc.done);
+    sc.finished = calloc(n, sizeof *sc.finished);
     threads = calloc(jobs, sizeof *threads);
-    if (sc.done == NULL || threads == NULL) {
+    if (sc.done == NULL || sc.finished == NULL || threads == NULL) {
       free(sc.done);
+      free(sc.finished);
       s = st_error_set(err, ST_ENOMEM, "out of memory");
       goto restore;
     }
@@ -669,6 +700,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
     for (i = 0; i < n; i++) {
       st_case_info info;
       st_case_result *r;
+      int unrun = 0;
       st__fill_info(&info, &rc, &refs[i], i, n);
       pthread_mutex_lock(&sc.lock);
       if (forks(&refs[i]) && !sc.stop) {
@@ -681,14 +713,19 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
         r = st__run_one(&rc, &refs[i], i, n, 0);
         pthread_mutex_lock(&sc.lock);
         sc.done[i] = r ? r : (st_case_result *)-1;
+        sc.finished[sc.n_finished++] = i;
         if (opts->fail_fast && is_failure(r))
           sc.stop = 1;
         sc.paused = 0;
         pthread_cond_broadcast(&sc.cond);
       }
-      while (sc.done[i] == NULL && !(sc.stop && (i >= sc.next ||
-                                                 forks(&refs[i]))))
+      for (;;) {
+        drain_finished(&sc);
+        if (sc.done[i] != NULL ||
+            (sc.stop && (i >= sc.next || forks(&refs[i]))))
+          break;
         pthread_cond_wait(&sc.cond, &sc.lock);
+      }
       r = sc.done[i];
       sc.done[i] = NULL;
       pthread_mutex_unlock(&sc.lock);
@@ -700,6 +737,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
         st__replay(&rc, &info, r);
       } else {
         r = st__not_run(&rc, &info);
+        unrun = 1;
         for (j = 0; j < n_observers; j++)
           if (observers[j].case_begin)
             observers[j].case_begin(observers[j].data, &info);
@@ -707,6 +745,8 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
       st__run_result_set(run, i, r);
       if (r == NULL)
         lost = 1;
+      if (r != NULL && unrun)
+        st__notify_finish(&rc, &info, r);
       for (j = 0; r != NULL && j < n_observers; j++)
         if (observers[j].case_end)
           observers[j].case_end(observers[j].data, &info, r);
@@ -714,6 +754,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
     for (i = 0; i < n_threads; i++)
       pthread_join(threads[i], NULL);
     free(sc.done);
+    free(sc.finished);
     pthread_cond_destroy(&sc.cond);
     pthread_mutex_destroy(&sc.lock);
   } else {
@@ -732,6 +773,8 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
       st__run_result_set(run, i, r);
       if (r == NULL)
         lost = 1;
+      if (r != NULL)
+        st__notify_finish(&rc, &info, r);
       for (j = 0; r != NULL && j < n_observers; j++)
         if (observers[j].case_end)
           observers[j].case_end(observers[j].data, &info, r);

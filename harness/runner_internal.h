@@ -97,6 +97,9 @@ void st__fill_info(st_case_info *info, const runctx *rc,
  * end). */
 void st__replay(runctx *rc, const st_case_info *info,
                 const st_case_result *r);
+/* Calls every observer's case_finish. */
+void st__notify_finish(runctx *rc, const st_case_info *info,
+                       const st_case_result *r);
 /* The result of a case that --fail-fast left unrun (status skip). */
 st_case_result *st__not_run(const runctx *rc, const st_case_info *info);
 

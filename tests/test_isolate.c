@@ -5,7 +5,8 @@
  * child pid), which reaches our stderr as it is while the kernel's output
  * is captured; a hanging kernel is killed at the timeout and the run goes
  * on; -j runs children side by side and observers still see selection
- * order; --fail-fast leaves the rest unrun; no child is left behind. Kept
+ * order; --fail-fast leaves the rest unrun; no child is left behind; a
+ * case ends when its child does, whatever a grandchild still holds. Kept
  * out of the ThreadSanitizer build (it forks). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -324,6 +325,56 @@ static void st_run__isolate_jobs_keep_selection_order(void **state) {
   l3t_assert_no_children();
 }
 
+/* Leaves a grandchild behind, holding the child's stdout and stderr (the
+ * capture) and waiting; prints its pid so that the test can end it. The
+ * alarm ends it anyway if the test cannot. */
+static st_status orphan_add(st_op_call *c) {
+  pid_t pid = fork();
+  if (pid < 0)
+    return st_op_call_fail(c, ST_EKERNEL, "fork failed");
+  if (pid == 0) {
+    alarm(60);
+    for (;;)
+      pause();
+  }
+  printf("grandchild pid=%ld\n", (long)pid);
+  fflush(stdout);
+  return l3t_add(c);
+}
+
+/* The case is done when its child has exited: a grandchild that still
+ * holds the capture pipe does not keep it (without the pidfd, the run
+ * would wait for the pipe's end until the case's timeout). What the child
+ * printed is kept. */
+static void st_run__isolate_grandchild_holding_output(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  st_error err;
+  const st_case_result *r;
+  const char *out, *at;
+  long gc = 0;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_register(f->reg, "isotest", "orphan_add",
+                                        "l3plat", orphan_add, &err),
+                   ST_OK);
+  load3(f, "orphan_add", ", timeout: 20");
+  st_run_options_init(&opts);
+  opts.isolate = 1;
+  run_all(f, &opts, NULL);
+  r = st_run_result_get(f->run, 1);
+  out = st_case_result_output(r);
+  assert_non_null(out);
+  at = strstr(out, "grandchild pid=");
+  assert_non_null(at);
+  gc = strtol(at + strlen("grandchild pid="), NULL, 10);
+  assert_true(gc > 1);
+  assert_int_equal(kill((pid_t)gc, SIGKILL), 0);
+  assert_int_equal(st_case_result_status(r), ST_CASE_PASS);
+  assert_int_equal(st_case_result_status(st_run_result_get(f->run, 2)),
+                   ST_CASE_PASS);
+  l3t_assert_no_children();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -334,6 +385,7 @@ int main(void) {
       T(st_run__isolate_fail_fast_leaves_rest_unrun),
       T(st_run__isolate_level3_case),
       T(st_run__isolate_jobs_keep_selection_order),
+      T(st_run__isolate_grandchild_holding_output),
 #undef T
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,25 @@ static st_status add_load_strict(st_op_call *c) {
   return add_f32(c);
 }
 
+/* Blocks until the observer has seen case "b" finish (bounded: a broken
+ * finish order fails the test instead of hanging it). */
+static pthread_mutex_t order_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t order_cond = PTHREAD_COND_INITIALIZER;
+static int b_finished;
+static st_status add_wait_b(st_op_call *c) {
+  struct timespec until;
+  int ok = 1;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 20;
+  pthread_mutex_lock(&order_lock);
+  while (!b_finished && ok)
+    ok = pthread_cond_timedwait(&order_cond, &order_lock, &until) == 0;
+  pthread_mutex_unlock(&order_lock);
+  if (!b_finished)
+    return st_op_call_fail(c, ST_EKERNEL, "case b never finished first");
+  return add_f32(c);
+}
+
 static int run_calls;
 static st_status add_counting(st_op_call *c) {
   run_calls++;
@@ -89,6 +110,7 @@ static st_status test_init(st_registry *reg, st_error *err) {
       {"add_load_run", "testplat", add_load_run},
       {"add_load_strict", "testplat", add_load_strict},
       {"add_counting", "testplat", add_counting},
+      {"add_wait_b", "testplat", add_wait_b},
       {"add_load_golden", ST_BACKEND_REFERENCE, add_load_golden},
   };
   size_t i;
@@ -509,6 +531,82 @@ static void obs_case_end(void *data, const st_case_info *info,
     snprintf(o->names[o->n++], sizeof o->names[0], "%s", info->name);
 }
 
+typedef struct finish_log {
+  char finished[8][8];
+  char ended[8][8];
+  size_t n_finished, n_ended;
+} finish_log;
+
+static void fin_case_finish(void *data, const st_case_info *info,
+                            const st_case_result *r) {
+  finish_log *o = data;
+  (void)r;
+  if (o->n_finished < 8)
+    snprintf(o->finished[o->n_finished++], 8, "%s", info->name);
+  if (strcmp(info->name, "b") == 0) {
+    pthread_mutex_lock(&order_lock);
+    b_finished = 1;
+    pthread_cond_broadcast(&order_cond);
+    pthread_mutex_unlock(&order_lock);
+  }
+}
+
+static void fin_case_end(void *data, const st_case_info *info,
+                         const st_case_result *r) {
+  finish_log *o = data;
+  (void)r;
+  if (o->n_ended < 8)
+    snprintf(o->ended[o->n_ended++], 8, "%s", info->name);
+}
+
+static void st_run__case_finish_in_finish_order(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  st_run_result *r = NULL;
+  st_error err;
+  st_error_list errs;
+  finish_log log;
+  st_observer obs;
+  /* Case a's kernel waits until the observer saw b finish: at -j 2,
+   * case_finish must come b then a, case_end a then b. */
+  const char *text = "scene: sa\nkernel: add_wait_b\ngolden: add\nargs:\n"
+                     "  - {tensor: x, dtype: float32, shape: [4]}\n"
+                     "  - {tensor: y, dtype: float32, shape: [4]}\n"
+                     "  - {tensor: z, dtype: float32, shape: [4], "
+                     "role: output}\ncases:\n  - {name: a}\n"
+                     "---\nscene: sb\nkernel: add\nargs:\n"
+                     "  - {tensor: x, dtype: float32, shape: [4]}\n"
+                     "  - {tensor: y, dtype: float32, shape: [4]}\n"
+                     "  - {tensor: z, dtype: float32, shape: [4], "
+                     "role: output}\ncases:\n  - {name: b}\n";
+  memset(&log, 0, sizeof log);
+  memset(&obs, 0, sizeof obs);
+  obs.data = &log;
+  obs.case_finish = fin_case_finish;
+  obs.case_end = fin_case_end;
+  b_finished = 0;
+  st_error_list_init(&errs);
+  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
+  assert_int_equal(st_scene_set_load_string(f->set, "fin.yaml", text,
+                                            strlen(text), NULL, &errs),
+                   ST_OK);
+  st_error_list_free(&errs);
+  st_run_options_init(&opts);
+  opts.registry = f->reg;
+  opts.platform = "testplat";
+  opts.jobs = 2;
+  st_error_clear(&err);
+  assert_int_equal(st_run(f->set, &opts, &obs, 1, &r, &err), ST_OK);
+  assert_int_equal(st_run_result_exit_code(r), 0);
+  assert_int_equal(log.n_finished, 2);
+  assert_string_equal(log.finished[0], "b");
+  assert_string_equal(log.finished[1], "a");
+  assert_int_equal(log.n_ended, 2);
+  assert_string_equal(log.ended[0], "a");
+  assert_string_equal(log.ended[1], "b");
+  st_run_result_free(r);
+}
+
 static void st_run__fail_fast_skips_the_rest(void **state) {
   fixture *f = *state;
   st_run_options opts;
@@ -604,6 +702,7 @@ int main(void) {
       T(st_run_case__strict_record_makes_stale_an_error),
       T(st_run_case__strict_record_quiet_when_fresh),
       T(st_run__jobs_give_same_events),
+      T(st_run__case_finish_in_finish_order),
       T(st_run__fail_fast_skips_the_rest),
       T(st_run__unknown_platform_is_usage_error),
       T(st_run_case__kernel_runs_once_per_round),

@@ -99,7 +99,9 @@ typedef struct st_run_info {
 } st_run_info;
 
 /* Callbacks of a run. Any may be NULL. Called from the scheduling thread,
- * one at a time, case_end in the order cases finish. */
+ * one at a time. case_begin, the phase callbacks and case_end come in
+ * selection order (under -j and --isolate a case's are replayed when it is
+ * its turn); case_finish comes in the order cases finished. */
 typedef struct st_observer {
   void *data;
   void (*run_begin)(void *data, const st_run_info *info);
@@ -111,6 +113,13 @@ typedef struct st_observer {
   void (*case_end)(void *data, const st_case_info *info,
                    const st_case_result *result);
   void (*run_end)(void *data, const st_run_result *result);
+  /* Once per case, in the order cases finished: under -j or --isolate a
+   * case may finish (and this be called) before an earlier case's
+   * case_end; at -j 1 it comes right before case_end. Cases --fail-fast
+   * left unrun "finish" when they are reported. The --events writer uses
+   * it (SPEC §6: "in the order the cases finished"). */
+  void (*case_finish)(void *data, const st_case_info *info,
+                      const st_case_result *result);
 } st_observer;
 
 /* A selected case: a scene of the set and a case index in it. */

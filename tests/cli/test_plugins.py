@@ -154,10 +154,10 @@ check("printing kernel: its output went to stderr",
 
 
 # -j 2 gives the same events as -j 1, less timings and pids.
-def events(jobs):
-    path = os.path.join(TMP, "events-j%d.jsonl" % jobs)
+def events(jobs, *extra):
+    path = os.path.join(TMP, "events-j%d%s.jsonl" % (jobs, "".join(extra)))
     rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
-                       "-j", str(jobs), "--events", path, SCENES)
+                       "-j", str(jobs), "--events", path, *extra, SCENES)
     with open(path) as f:
         objs = [json.loads(l) for l in f if l.strip()]
     for o in objs:
@@ -178,6 +178,20 @@ check("-j 1 passes on scenes/", rc1 == 0 and len(e1) > 10, "rc=%d" % rc1)
 check("-j 2 passes on scenes/", rc2 == 0, "rc=%d" % rc2)
 check("-j 2 events equal -j 1 events", e1 == e2,
       "first difference: %s" % next(((a, b) for a, b in zip(e1, e2)
+                                     if a != b), None))
+
+
+def summary(objs):
+    return [(o["scene"], o["case"], o["status"],
+             [ev["name"] for ev in o["events"]]) for o in objs]
+
+
+rc3, e3 = events(2, "--isolate")
+check("--isolate -j 2 passes on scenes/", rc3 == 0, "rc=%d" % rc3)
+check("--isolate -j 2 writes every case's events, as -j 1",
+      summary(e3) == summary(e1),
+      "first difference: %s" % next(((a, b) for a, b in
+                                     zip(summary(e1), summary(e3))
                                      if a != b), None))
 
 print("TAP version 13")
