@@ -1961,7 +1961,8 @@ st_status st_scene_set_load_path(st_scene_set *set, const char *path,
   pathlist pl = {0};
   st_status rc = collect(path, &pl, 0, errors);
   if (rc != ST_ENOMEM) {
-    qsort(pl.v, pl.n, sizeof *pl.v, path_cmp);
+    if (pl.n > 1) /* an empty directory has no array at all */
+      qsort(pl.v, pl.n, sizeof *pl.v, path_cmp);
     for (size_t i = 0; i < pl.n; i++) {
       st_status r = load_file(set, pl.v[i], opts, errors);
       if (r == ST_ENOMEM) {
