@@ -225,16 +225,17 @@ static st_status fill_tensor(st_tensor *t, const st__plan *plan,
 /* A scalar carries its value as its dtype holds it: a float32 scalar 0.1
  * is the float nearest 0.1, an integer scalar is exact. */
 static void build_scalar(st_scalar *s, const st__rarg *ra) {
+  /* The value goes through a one-element tensor of the scalar's dtype. */
+  unsigned char buf[8];
+  st_tensor tmp = {0};
+  tmp.dtype = ra->dtype;
+  tmp.numel = 1;
+  tmp.nbytes = st_dtype_size(ra->dtype);
+  tmp.data = buf;
+  store_num(&tmp, 0, ra->value);
   s->name = ra->name;
   s->dtype = ra->dtype;
   if (st_dtype_is_float(ra->dtype)) {
-    unsigned char buf[8];
-    st_tensor tmp = {0};
-    tmp.dtype = ra->dtype;
-    tmp.numel = 1;
-    tmp.nbytes = st_dtype_size(ra->dtype);
-    tmp.data = buf;
-    store_num(&tmp, 0, ra->value);
     s->is_int = 0;
     s->f = st_tensor_get_f64(&tmp, 0);
     if (ra->value.is_int)
@@ -250,13 +251,6 @@ static void build_scalar(st_scalar *s, const st__rarg *ra) {
     return;
   }
   /* Integer and bool: wrap (or v != 0) exactly as a tensor element would. */
-  unsigned char buf[8];
-  st_tensor tmp = {0};
-  tmp.dtype = ra->dtype;
-  tmp.numel = 1;
-  tmp.nbytes = st_dtype_size(ra->dtype);
-  tmp.data = buf;
-  store_num(&tmp, 0, ra->value);
   s->is_int = 1;
   s->i = st_tensor_get_i64(&tmp, 0);
   s->f = (double)s->i;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What the built-in backends share: element access for every dtype, the
- * scalar and shard helpers, registering an op table, and the `common`
- * module, whose `copy` is the fallback any platform gets (a plugin platform
- * that does not implement copy still runs copy scenes). */
+ * scalar and shard helpers, the element-wise and reduce_sum drivers over
+ * the thread pool, registering an op table, and the `common` module, whose
+ * `copy` is the fallback any platform gets (a plugin platform that does
+ * not implement copy still runs copy scenes). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends.h"
@@ -164,6 +166,137 @@ void st__shard_rows(const st_op_call *call, size_t out, size_t *r0,
                     size_t *r1) {
   size_t rows = (size_t)call->tensors[out].shape[0];
   st_shard_range(rows, call->shard_index, call->shard_count, r0, r1);
+}
+
+/* Items per element-wise chunk: large enough that a chunk costs far more
+ * than claiming it, small enough to balance over a few cores. */
+#define EW_GRAIN ((size_t)1 << 15)
+
+typedef struct ew_ctx {
+  st_op_call *call;
+  st__ew kind;
+  st__ew_fn ew;
+  size_t offset; /* first element of the shard */
+} ew_ctx;
+
+static void ew_chunk(void *ctx, size_t b, size_t e) {
+  ew_ctx *c = ctx;
+  c->ew(c->kind, c->call, c->offset + b, c->offset + e);
+}
+
+st_status st__ew_pool(st_op_call *call, st__ew kind, st__ew_fn ew) {
+  st_status rc = st_op_check(call);
+  if (rc != ST_OK)
+    return rc;
+  size_t b, e;
+  st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
+                 &b, &e);
+  ew_ctx c = {call, kind, ew, b};
+  st__parallel_for(e - b, EW_GRAIN, call->max_threads, ew_chunk, &c);
+  return ST_OK;
+}
+
+typedef struct rows_ctx {
+  st_op_call *call;
+  st__rows_fn rows;
+  size_t offset; /* first row of the shard */
+} rows_ctx;
+
+static void rows_chunk(void *ctx, size_t b, size_t e) {
+  rows_ctx *c = ctx;
+  c->rows(c->call, c->offset + b, c->offset + e);
+}
+
+void st__rows_pool(st_op_call *call, size_t r0, size_t r1, size_t grain,
+                   st__rows_fn rows) {
+  rows_ctx c = {call, rows, r0};
+  st__parallel_for(r1 - r0, grain, call->max_threads, rows_chunk, &c);
+}
+
+typedef struct reduce_ctx {
+  st_op_call *call;
+  size_t offset; /* first block of the shard */
+  st__sum_f64_fn sum_f;
+  st__sum_u64_fn sum_u;
+  double *partial_f; /* one of the two, by dtype */
+  uint64_t *partial_u;
+} reduce_ctx;
+
+static void reduce_chunk(void *ctx, size_t b, size_t e) {
+  reduce_ctx *c = ctx;
+  const st_tensor *x = &c->call->tensors[0];
+  for (size_t k = b; k < e; k++) {
+    size_t lo, hi;
+    st__reduce_block_range(x, c->offset + k, &lo, &hi);
+    if (c->partial_f)
+      c->partial_f[k] = c->sum_f(x, lo, hi);
+    else
+      c->partial_u[k] = c->sum_u(x, lo, hi);
+  }
+}
+
+st_status st__reduce_sum_pool(st_op_call *call, st__sum_f64_fn sum_f,
+                              st__sum_u64_fn sum_u) {
+  st_status rc = st_op_check(call);
+  if (rc != ST_OK)
+    return rc;
+  const st_tensor *x = &call->tensors[0];
+  st_tensor *out = &call->tensors[1];
+  int is_int = st__dtype_is_int(x->dtype);
+  size_t kb0, kb1;
+  st__reduce_shard_blocks(call, &kb0, &kb1);
+  size_t nb = kb1 - kb0;
+  reduce_ctx c = {call, kb0, sum_f, sum_u, NULL, NULL};
+  if (nb > 0) {
+    if (is_int)
+      c.partial_u = malloc(nb * sizeof *c.partial_u);
+    else
+      c.partial_f = malloc(nb * sizeof *c.partial_f);
+    if (c.partial_u == NULL && c.partial_f == NULL)
+      return st_op_call_fail(call, ST_ENOMEM,
+                             "op 'reduce_sum': out of memory for %zu block "
+                             "partials",
+                             nb);
+    st__parallel_for(nb, 1, call->max_threads, reduce_chunk, &c);
+  }
+  if (is_int) {
+    uint64_t total = 0;
+    for (size_t k = 0; k < nb; k++)
+      total += c.partial_u[k];
+    st__elem_set_u64(out, 0, total);
+  } else {
+    double total = 0.0;
+    for (size_t k = 0; k < nb; k++)
+      total += c.partial_f[k];
+    st__elem_set_f64(out, 0, total);
+  }
+  free(c.partial_u);
+  free(c.partial_f);
+  return ST_OK;
+}
+
+void st__transpose_by_size(st_op_call *call, size_t r0, size_t r1,
+                           const st__transpose_fn kernels[4]) {
+  const st_tensor *x = &call->tensors[0];
+  void *y = call->tensors[1].data;
+  size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
+  switch (st__elem_size(x)) {
+  case 1:
+    kernels[0](x->data, y, rows, cols, r0, r1);
+    break;
+  case 2:
+    kernels[1](x->data, y, rows, cols, r0, r1);
+    break;
+  case 4:
+    kernels[2](x->data, y, rows, cols, r0, r1);
+    break;
+  case 8:
+    kernels[3](x->data, y, rows, cols, r0, r1);
+    break;
+  default:
+    st__ref_transpose_rows(call, r0, r1);
+    break;
+  }
 }
 
 st_status st__ops_register(st_registry *reg, const char *module,

@@ -298,6 +298,9 @@ CPU_TRANSPOSE(uint16_t, 2)
 CPU_TRANSPOSE(uint32_t, 4)
 CPU_TRANSPOSE(uint64_t, 8)
 
+static const st__transpose_fn transpose_kernels[4] = {
+    transpose_1, transpose_2, transpose_4, transpose_8};
+
 static st_status cpu_ew(st_op_call *call, st__ew kind) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
@@ -309,21 +312,8 @@ static st_status cpu_ew(st_op_call *call, st__ew kind) {
   return ST_OK;
 }
 
-static st_status cpu_copy(st_op_call *call) {
-  return cpu_ew(call, ST__EW_COPY);
-}
-static st_status cpu_add(st_op_call *call) { return cpu_ew(call, ST__EW_ADD); }
-static st_status cpu_sub(st_op_call *call) { return cpu_ew(call, ST__EW_SUB); }
-static st_status cpu_mul(st_op_call *call) { return cpu_ew(call, ST__EW_MUL); }
-static st_status cpu_scale(st_op_call *call) {
-  return cpu_ew(call, ST__EW_SCALE);
-}
-static st_status cpu_axpy(st_op_call *call) {
-  return cpu_ew(call, ST__EW_AXPY);
-}
-static st_status cpu_relu(st_op_call *call) {
-  return cpu_ew(call, ST__EW_RELU);
-}
+/* The element-wise ops, cpu_copy .. cpu_relu. */
+ST__EW_OPS(cpu, cpu_ew)
 
 static st_status cpu_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
@@ -408,41 +398,14 @@ static st_status cpu_transpose(st_op_call *call) {
     return rc;
   size_t r0, r1;
   st__shard_rows(call, 1, &r0, &r1);
-  const st_tensor *x = &call->tensors[0];
-  size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
-  void *y = call->tensors[1].data;
-  switch (st__elem_size(x)) {
-  case 1:
-    transpose_1(x->data, y, rows, cols, r0, r1);
-    break;
-  case 2:
-    transpose_2(x->data, y, rows, cols, r0, r1);
-    break;
-  case 4:
-    transpose_4(x->data, y, rows, cols, r0, r1);
-    break;
-  case 8:
-    transpose_8(x->data, y, rows, cols, r0, r1);
-    break;
-  default:
-    st__ref_transpose_rows(call, r0, r1);
-    break;
-  }
+  st__transpose_by_size(call, r0, r1, transpose_kernels);
   return ST_OK;
 }
 
 const st__op_entry st__cpu_ops[] = {
-    {"copy", cpu_copy},
-    {"add", cpu_add},
-    {"sub", cpu_sub},
-    {"mul", cpu_mul},
-    {"scale", cpu_scale},
-    {"axpy", cpu_axpy},
-    {"relu", cpu_relu},
-    {"matmul", cpu_matmul},
-    {"softmax", cpu_softmax},
-    {"reduce_sum", cpu_reduce_sum},
-    {"transpose", cpu_transpose},
+#define XX(name) {#name, cpu_##name},
+    ST__BUILTIN_OP_MAP(XX)
+#undef XX
     {NULL, NULL},
 };
 

@@ -16,8 +16,10 @@
 #include "ops_impl.h"
 
 const char *const st__builtin_ops[] = {
-    "copy", "add",    "sub",     "mul",        "scale",     "axpy",
-    "relu", "matmul", "softmax", "reduce_sum", "transpose", NULL,
+#define XX(name) #name,
+    ST__BUILTIN_OP_MAP(XX)
+#undef XX
+    NULL,
 };
 
 static int is_binary(st__ew kind) {
@@ -180,79 +182,17 @@ uint64_t st__ref_sum_u64(const st_tensor *x, size_t begin, size_t end) {
   return s;
 }
 
-typedef struct ref_ctx {
-  st_op_call *call;
-  st__ew kind;
-  size_t offset; /* first element/row/block of the shard */
-  double *partial_f;
-  uint64_t *partial_u;
-} ref_ctx;
-
-static void ew_chunk(void *ctx, size_t b, size_t e) {
-  ref_ctx *c = ctx;
-  st__ref_elementwise(c->kind, c->call, c->offset + b, c->offset + e);
-}
-
-static void matmul_chunk(void *ctx, size_t b, size_t e) {
-  ref_ctx *c = ctx;
-  st__ref_matmul_rows(c->call, c->offset + b, c->offset + e);
-}
-
-static void softmax_chunk(void *ctx, size_t b, size_t e) {
-  ref_ctx *c = ctx;
-  st__ref_softmax_rows(c->call, c->offset + b, c->offset + e);
-}
-
-static void transpose_chunk(void *ctx, size_t b, size_t e) {
-  ref_ctx *c = ctx;
-  st__ref_transpose_rows(c->call, c->offset + b, c->offset + e);
-}
-
-static void reduce_chunk(void *ctx, size_t b, size_t e) {
-  ref_ctx *c = ctx;
-  const st_tensor *x = &c->call->tensors[0];
-  for (size_t k = b; k < e; k++) {
-    size_t lo, hi;
-    st__reduce_block_range(x, c->offset + k, &lo, &hi);
-    if (c->partial_f)
-      c->partial_f[k] = st__ref_sum_f64(x, lo, hi);
-    else
-      c->partial_u[k] = st__ref_sum_u64(x, lo, hi);
-  }
-}
-
 /* Rows per chunk so that a chunk is about `work` element operations. */
 static size_t rows_grain(size_t work, size_t per_row) {
   return per_row >= work ? 1 : work / (per_row ? per_row : 1);
 }
 
 static st_status ref_ew(st_op_call *call, st__ew kind) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t b, e;
-  st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
-                 &b, &e);
-  ref_ctx c = {call, kind, b, NULL, NULL};
-  st__parallel_for(e - b, (size_t)1 << 15, call->max_threads, ew_chunk, &c);
-  return ST_OK;
+  return st__ew_pool(call, kind, st__ref_elementwise);
 }
 
-static st_status ref_copy(st_op_call *call) {
-  return ref_ew(call, ST__EW_COPY);
-}
-static st_status ref_add(st_op_call *call) { return ref_ew(call, ST__EW_ADD); }
-static st_status ref_sub(st_op_call *call) { return ref_ew(call, ST__EW_SUB); }
-static st_status ref_mul(st_op_call *call) { return ref_ew(call, ST__EW_MUL); }
-static st_status ref_scale(st_op_call *call) {
-  return ref_ew(call, ST__EW_SCALE);
-}
-static st_status ref_axpy(st_op_call *call) {
-  return ref_ew(call, ST__EW_AXPY);
-}
-static st_status ref_relu(st_op_call *call) {
-  return ref_ew(call, ST__EW_RELU);
-}
+/* The element-wise ops, ref_copy .. ref_relu. */
+ST__EW_OPS(ref, ref_ew)
 
 static st_status ref_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
@@ -262,9 +202,8 @@ static st_status ref_matmul(st_op_call *call) {
   st__shard_rows(call, 2, &r0, &r1);
   size_t per_row =
       (size_t)call->tensors[0].shape[1] * (size_t)call->tensors[1].shape[1];
-  ref_ctx c = {call, ST__EW_COPY, r0, NULL, NULL};
-  st__parallel_for(r1 - r0, rows_grain((size_t)1 << 16, per_row),
-                   call->max_threads, matmul_chunk, &c);
+  st__rows_pool(call, r0, r1, rows_grain((size_t)1 << 16, per_row),
+                st__ref_matmul_rows);
   return ST_OK;
 }
 
@@ -274,10 +213,9 @@ static st_status ref_softmax(st_op_call *call) {
     return rc;
   size_t r0, r1;
   st__shard_rows(call, 1, &r0, &r1);
-  ref_ctx c = {call, ST__EW_COPY, r0, NULL, NULL};
-  st__parallel_for(
-      r1 - r0, rows_grain((size_t)1 << 14, (size_t)call->tensors[0].shape[1]),
-      call->max_threads, softmax_chunk, &c);
+  st__rows_pool(call, r0, r1,
+                rows_grain((size_t)1 << 14, (size_t)call->tensors[0].shape[1]),
+                st__ref_softmax_rows);
   return ST_OK;
 }
 
@@ -287,10 +225,9 @@ static st_status ref_transpose(st_op_call *call) {
     return rc;
   size_t r0, r1;
   st__shard_rows(call, 1, &r0, &r1);
-  ref_ctx c = {call, ST__EW_COPY, r0, NULL, NULL};
-  st__parallel_for(
-      r1 - r0, rows_grain((size_t)1 << 14, (size_t)call->tensors[1].shape[1]),
-      call->max_threads, transpose_chunk, &c);
+  st__rows_pool(call, r0, r1,
+                rows_grain((size_t)1 << 14, (size_t)call->tensors[1].shape[1]),
+                st__ref_transpose_rows);
   return ST_OK;
 }
 
@@ -298,56 +235,13 @@ static st_status ref_transpose(st_op_call *call) {
  * own blocks into `out`; the harness combines the shards' partials. With
  * one shard `out` is the whole sum. */
 static st_status ref_reduce_sum(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  const st_tensor *x = &call->tensors[0];
-  st_tensor *out = &call->tensors[1];
-  int is_int = st__dtype_is_int(x->dtype);
-  size_t kb0, kb1;
-  st__reduce_shard_blocks(call, &kb0, &kb1);
-  size_t nb = kb1 - kb0;
-  ref_ctx c = {call, ST__EW_COPY, kb0, NULL, NULL};
-  if (nb > 0) {
-    if (is_int)
-      c.partial_u = malloc(nb * sizeof *c.partial_u);
-    else
-      c.partial_f = malloc(nb * sizeof *c.partial_f);
-    if (c.partial_u == NULL && c.partial_f == NULL)
-      return st_op_call_fail(call, ST_ENOMEM,
-                             "op 'reduce_sum': out of memory for %zu block "
-                             "partials",
-                             nb);
-    st__parallel_for(nb, 1, call->max_threads, reduce_chunk, &c);
-  }
-  if (is_int) {
-    uint64_t total = 0;
-    for (size_t k = 0; k < nb; k++)
-      total += c.partial_u[k];
-    st__elem_set_u64(out, 0, total);
-  } else {
-    double total = 0.0;
-    for (size_t k = 0; k < nb; k++)
-      total += c.partial_f[k];
-    st__elem_set_f64(out, 0, total);
-  }
-  free(c.partial_u);
-  free(c.partial_f);
-  return ST_OK;
+  return st__reduce_sum_pool(call, st__ref_sum_f64, st__ref_sum_u64);
 }
 
 const st__op_entry st__reference_ops[] = {
-    {"copy", ref_copy},
-    {"add", ref_add},
-    {"sub", ref_sub},
-    {"mul", ref_mul},
-    {"scale", ref_scale},
-    {"axpy", ref_axpy},
-    {"relu", ref_relu},
-    {"matmul", ref_matmul},
-    {"softmax", ref_softmax},
-    {"reduce_sum", ref_reduce_sum},
-    {"transpose", ref_transpose},
+#define XX(name) {#name, ref_##name},
+    ST__BUILTIN_OP_MAP(XX)
+#undef XX
     {NULL, NULL},
 };
 

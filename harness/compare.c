@@ -16,20 +16,7 @@
 #include <unistd.h>
 
 #include "compare.h"
-
-/* Not under ThreadSanitizer: the ifunc resolver of a clone runs before the
- * TSan runtime is initialised and crashes the program at load. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
-    defined(__has_attribute) && !defined(__SANITIZE_THREAD__)
-#if __has_attribute(target_clones)
-/* gcc 12 without -march stays at SSE2; the AVX2 clone doubles the lanes
- * where the CPU has it (chosen once, at load time). */
-#define ST_HOT_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef ST_HOT_CLONES
-#define ST_HOT_CLONES
-#endif
+#include "hot.h"
 
 /* The closeness rule, in double, pinned to torch.isclose
  * (torch/_refs/__init__.py, isclose): close = (a == e) |

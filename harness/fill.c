@@ -23,6 +23,7 @@
 
 #include "args.h"
 #include "fill.h"
+#include "hot.h"
 
 /* Constants of splitmix64 (Steele, Lea, Flood 2014; the finalizer is
  * Stafford's "Mix13" variant, as in java.util.SplittableRandom). */
@@ -98,23 +99,11 @@ uint32_t st__rng_bits32(uint64_t key, uint64_t index) {
 
 /* ---- uniform float32: the hot loop ------------------------------------ */
 
-/* Not under ThreadSanitizer: the ifunc resolver of a clone runs before the
- * TSan runtime is initialised and crashes the program at load. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
-    defined(__has_attribute) && !defined(__SANITIZE_THREAD__)
-#if __has_attribute(target_clones)
-/* gcc 12 without -march leaves this at SSE2 (4 lanes, 32-bit multiplies
- * emulated); the AVX2 clone is chosen at load time where the CPU has it. */
-#define ST_HOT_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef ST_HOT_CLONES
-#define ST_HOT_CLONES
-#endif
-
 /* One block (j0 + n <= 2^32). Every operation is float32, rounded once:
  * u exact, w*u rounded, lo + (w*u) rounded; values that reach cap (the
- * smallest float >= HI) become below (the largest float < HI). */
+ * smallest float >= HI) become below (the largest float < HI). At SSE2
+ * this loop has 4 lanes and emulated 32-bit multiplies, hence the AVX2
+ * clone (hot.h). */
 ST_HOT_CLONES
 static void uniform_f32_block(float *restrict dst, size_t n, uint32_t j0,
                               uint32_t a, uint32_t m, float lo, float w,

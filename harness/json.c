@@ -75,7 +75,24 @@ static void put_utf8(FILE *f, uint32_t cp) {
   }
 }
 
-void st__json_string_n(FILE *f, const char *s, size_t n) {
+/* A code point that is not a control character, in ASCII: printable
+ * ASCII as itself, anything past it as a \u or \U escape. */
+static void put_ascii_cp(FILE *f, uint32_t cp) {
+  if (cp < 0x7F)
+    fputc((int)cp, f);
+  else if (cp <= 0xFFFF)
+    fprintf(f, "\\u%04x", (unsigned)cp);
+  else
+    fprintf(f, "\\U%08x", (unsigned)cp);
+}
+
+/* How a dialect writes a code point that is not one of the escapes that
+ * JSON and YAML share (quote, backslash, \n, \r, \t). */
+typedef void (*put_cp_fn)(FILE *f, uint32_t cp);
+
+/* s[0, n) as a double-quoted string: the shared escapes here, every other
+ * code point through put_cp. */
+static void put_quoted(FILE *f, const char *s, size_t n, put_cp_fn put_cp) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
 
@@ -90,12 +107,6 @@ void st__json_string_n(FILE *f, const char *s, size_t n) {
     case '\\':
       fputs("\\\\", f);
       break;
-    case '\b':
-      fputs("\\b", f);
-      break;
-    case '\f':
-      fputs("\\f", f);
-      break;
     case '\n':
       fputs("\\n", f);
       break;
@@ -106,16 +117,40 @@ void st__json_string_n(FILE *f, const char *s, size_t n) {
       fputs("\\t", f);
       break;
     default:
-      /* U+2028/U+2029 are valid JSON but end lines in JavaScript and in
-       * some line-oriented readers; JSON Lines stays one object a line. */
-      if (cp < 0x20 || cp == 0x7F || cp == 0x2028 || cp == 0x2029 ||
-          cp == REPLACEMENT)
-        fprintf(f, "\\u%04x", (unsigned)cp);
-      else
-        put_utf8(f, cp);
+      put_cp(f, cp);
     }
   }
   fputc('"', f);
+}
+
+static void put_json_cp(FILE *f, uint32_t cp) {
+  if (cp == '\b')
+    fputs("\\b", f);
+  else if (cp == '\f')
+    fputs("\\f", f);
+  /* U+2028/U+2029 are valid JSON but end lines in JavaScript and in some
+   * line-oriented readers; JSON Lines stays one object a line. */
+  else if (cp < 0x20 || cp == 0x7F || cp == 0x2028 || cp == 0x2029 ||
+           cp == REPLACEMENT)
+    fprintf(f, "\\u%04x", (unsigned)cp);
+  else
+    put_utf8(f, cp);
+}
+
+/* TAP::Parser::YAMLish::Reader (Test::Harness 3.44) understands \xXX but
+ * not \uXXXX, so control characters use \x. Everything past ASCII is
+ * escaped as \u/\U (YAML 1.1 §5.7): prove -v prints a "Wide character"
+ * warning for any non-ASCII text in a TAP line, and a reader that does not
+ * know \u keeps the escape as text. */
+static void put_yaml_cp(FILE *f, uint32_t cp) {
+  if (cp < 0x20 || cp == 0x7F)
+    fprintf(f, "\\x%02x", (unsigned)cp);
+  else
+    put_ascii_cp(f, cp);
+}
+
+void st__json_string_n(FILE *f, const char *s, size_t n) {
+  put_quoted(f, s, n, put_json_cp);
 }
 
 void st__json_string(FILE *f, const char *s) {
@@ -126,51 +161,10 @@ void st__json_string(FILE *f, const char *s) {
 }
 
 void st__yaml_string(FILE *f, const char *s) {
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0, n;
-
-  if (s == NULL) {
+  if (s == NULL)
     fputs("~", f);
-    return;
-  }
-  n = strlen(s);
-  fputc('"', f);
-  while (i < n) {
-    uint32_t cp;
-    i += st__utf8_next(p + i, n - i, &cp);
-    switch (cp) {
-    case '"':
-      fputs("\\\"", f);
-      break;
-    case '\\':
-      fputs("\\\\", f);
-      break;
-    case '\n':
-      fputs("\\n", f);
-      break;
-    case '\r':
-      fputs("\\r", f);
-      break;
-    case '\t':
-      fputs("\\t", f);
-      break;
-    default:
-      /* TAP::Parser::YAMLish::Reader (Test::Harness 3.44) understands
-       * \xXX but not \uXXXX, so control characters use \x. Everything
-       * past ASCII is escaped as \u/\U (YAML 1.1 §5.7): prove -v prints
-       * a "Wide character" warning for any non-ASCII text in a TAP line,
-       * and a reader that does not know \u keeps the escape as text. */
-      if (cp < 0x20 || cp == 0x7F)
-        fprintf(f, "\\x%02x", (unsigned)cp);
-      else if (cp < 0x7F)
-        fputc((int)cp, f);
-      else if (cp <= 0xFFFF)
-        fprintf(f, "\\u%04x", (unsigned)cp);
-      else
-        fprintf(f, "\\U%08x", (unsigned)cp);
-    }
-  }
-  fputc('"', f);
+  else
+    put_quoted(f, s, strlen(s), put_yaml_cp);
 }
 
 void st__ascii_line(FILE *f, const char *s) {
@@ -182,11 +176,7 @@ void st__ascii_line(FILE *f, const char *s) {
     i += st__utf8_next(p + i, n - i, &cp);
     if (cp < 0x20 || cp == 0x7F)
       fputc(' ', f);
-    else if (cp < 0x7F)
-      fputc((int)cp, f);
-    else if (cp <= 0xFFFF)
-      fprintf(f, "\\u%04x", (unsigned)cp);
     else
-      fprintf(f, "\\U%08x", (unsigned)cp);
+      put_ascii_cp(f, cp);
   }
 }

@@ -290,10 +290,7 @@ void st__run_level3(casectx *cc, const st_scene *scene, size_t ci) {
 
   st__case_record(cc);
   for (r = 0; r < d.rounds; r++) {
-    if (r > 0)
-      st__case_reset(cc, &d, r);
-    st__phase_begin(cc, "run", (int)r);
-    t0 = st__now_ns();
+    t0 = st__case_run_begin(cc, &d, r);
     ps = ST_PHASE_OK;
     st__wpool_run(wp, r, deadline, timeout, &wr);
     if (wr.status == ST_OK) {

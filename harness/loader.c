@@ -34,20 +34,6 @@
 #define MAX_ERRORS 100
 #define MAX_IDENT 128
 
-/* calloc through malloc: glibc's calloc bypasses the thread cache, so
- * short-lived blocks freed right after (plans, name lists) would be carved
- * from and merged back into the top chunk every time, each merge running
- * malloc_consolidate; the loader spent a third of its time there. */
-static void *zalloc(size_t n, size_t size) {
-  size_t bytes;
-  if (__builtin_mul_overflow(n, size, &bytes))
-    return NULL;
-  void *p = malloc(bytes ? bytes : 1);
-  if (p)
-    memset(p, 0, bytes);
-  return p;
-}
-
 /* ------------------------------------------------------------------ */
 /* Arena                                                               */
 
@@ -419,7 +405,7 @@ static void anchor_set(loader *L, const char *name, node *target) {
     size_t cap = L->cap_anchors ? L->cap_anchors * 2 : 64;
     anchor *old = L->anchors;
     size_t oldcap = L->cap_anchors;
-    L->anchors = zalloc(cap, sizeof *L->anchors);
+    L->anchors = st__zalloc(cap, sizeof *L->anchors);
     if (L->anchors == NULL) {
       L->anchors = old;
       L->oom = 1;
@@ -883,7 +869,7 @@ static void take_shape(loader *L, const node *n, st__arg *a) {
          ST_MAX_DIMS);
     return;
   }
-  a->shape = zalloc(n->n ? n->n : 1, sizeof *a->shape);
+  a->shape = st__zalloc(n->n ? n->n : 1, sizeof *a->shape);
   if (a->shape == NULL) {
     L->oom = 1;
     return;
@@ -1028,7 +1014,7 @@ static void take_init(loader *L, const node *n, st__arg *a) {
       expected(L, v, "a list of numbers", "values");
       return;
     }
-    in->values = zalloc(v->n ? v->n : 1, sizeof *in->values);
+    in->values = st__zalloc(v->n ? v->n : 1, sizeof *in->values);
     if (in->values == NULL) {
       L->oom = 1;
       return;
@@ -1119,8 +1105,8 @@ static void take_args(loader *L, const node *n, st_scene *s) {
     expected(L, n, "a list of tensor and scalar args", "args");
     return;
   }
-  s->args = zalloc(n->n ? n->n : 1, sizeof *s->args);
-  named *names = zalloc(n->n ? n->n : 1, sizeof *names);
+  s->args = st__zalloc(n->n ? n->n : 1, sizeof *s->args);
+  named *names = st__zalloc(n->n ? n->n : 1, sizeof *names);
   size_t n_names = 0;
   if (s->args == NULL || names == NULL) {
     L->oom = 1;
@@ -1196,7 +1182,7 @@ enum { C_NAME, C_PARAMS, C_PLATFORMS, C_MANUAL, C_SKIP, C_ROUNDS, C_RTOL,
 
 static char **take_platforms(loader *L, const node *n, const char *key,
                              size_t *count) {
-  char **v = zalloc(n->n ? n->n : 1, sizeof *v);
+  char **v = st__zalloc(n->n ? n->n : 1, sizeof *v);
   if (v == NULL) {
     L->oom = 1;
     return NULL;
@@ -1213,8 +1199,8 @@ static void take_params(loader *L, const node *n, st__case *c) {
     return;
   }
   size_t np = n->n / 2;
-  c->params = zalloc(np ? np : 1, sizeof *c->params);
-  named *names = zalloc(np ? np : 1, sizeof *names);
+  c->params = st__zalloc(np ? np : 1, sizeof *c->params);
+  named *names = st__zalloc(np ? np : 1, sizeof *names);
   size_t n_names = 0;
   if (c->params == NULL || names == NULL) {
     L->oom = 1;
@@ -1315,8 +1301,8 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
          "with a name each");
     return;
   }
-  s->cases = zalloc(n->n, sizeof *s->cases);
-  named *names = zalloc(n->n, sizeof *names);
+  s->cases = st__zalloc(n->n, sizeof *s->cases);
+  named *names = st__zalloc(n->n, sizeof *names);
   size_t n_names = 0;
   if (s->cases == NULL || names == NULL) {
     L->oom = 1;
@@ -1324,7 +1310,7 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
     return;
   }
   free(L->valid_cases);
-  L->valid_cases = valid = zalloc(n->n, 1);
+  L->valid_cases = valid = st__zalloc(n->n, 1);
   if (valid == NULL) {
     L->oom = 1;
     free(names);
@@ -1390,7 +1376,7 @@ static int index_add(st_scene *const *arr, size_t **slots, size_t *cap,
     size_t ncap = *cap ? *cap : 16;
     while (count * 2 > ncap)
       ncap *= 2;
-    size_t *ns = zalloc(ncap, sizeof *ns);
+    size_t *ns = st__zalloc(ncap, sizeof *ns);
     if (ns == NULL)
       return -1;
     free(*slots);
@@ -1463,7 +1449,7 @@ static void take_scene(loader *L, const node *root) {
          got);
     return;
   }
-  st_scene *s = zalloc(1, sizeof *s);
+  st_scene *s = st__zalloc(1, sizeof *s);
   if (s == NULL) {
     L->oom = 1;
     return;

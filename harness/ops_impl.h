@@ -15,6 +15,47 @@
  * whole blocks. */
 #define ST__REDUCE_BLOCK ((size_t)4096)
 
+/* The built-in ops (SPEC §2), XX(name) each, in the order of
+ * st__builtin_ops and of every built-in op table: one list, so a backend
+ * cannot miss an op. */
+#define ST__BUILTIN_OP_MAP(XX)                                                 \
+  XX(copy)                                                                     \
+  XX(add)                                                                      \
+  XX(sub)                                                                      \
+  XX(mul)                                                                      \
+  XX(scale)                                                                    \
+  XX(axpy)                                                                     \
+  XX(relu)                                                                     \
+  XX(matmul)                                                                   \
+  XX(softmax)                                                                  \
+  XX(reduce_sum)                                                               \
+  XX(transpose)
+
+/* Defines a backend's seven element-wise ops, PREFIX_copy .. PREFIX_relu,
+ * each returning EW(call, its st__ew kind). */
+#define ST__EW_OPS(PREFIX, EW)                                                 \
+  static st_status PREFIX##_copy(st_op_call *call) {                           \
+    return EW(call, ST__EW_COPY);                                              \
+  }                                                                            \
+  static st_status PREFIX##_add(st_op_call *call) {                            \
+    return EW(call, ST__EW_ADD);                                               \
+  }                                                                            \
+  static st_status PREFIX##_sub(st_op_call *call) {                            \
+    return EW(call, ST__EW_SUB);                                               \
+  }                                                                            \
+  static st_status PREFIX##_mul(st_op_call *call) {                            \
+    return EW(call, ST__EW_MUL);                                               \
+  }                                                                            \
+  static st_status PREFIX##_scale(st_op_call *call) {                          \
+    return EW(call, ST__EW_SCALE);                                             \
+  }                                                                            \
+  static st_status PREFIX##_axpy(st_op_call *call) {                           \
+    return EW(call, ST__EW_AXPY);                                              \
+  }                                                                            \
+  static st_status PREFIX##_relu(st_op_call *call) {                           \
+    return EW(call, ST__EW_RELU);                                              \
+  }
+
 /* One op implementation of a backend. Tables end with {NULL, NULL}. */
 typedef struct st__op_entry {
   const char *op;
@@ -104,9 +145,51 @@ void st__reduce_shard_blocks(const st_op_call *call /* IN */,
 void st__reduce_block_range(const st_tensor *x /* IN */, size_t k,
                             size_t *begin /* OUT */, size_t *end /* OUT */);
 
+/* A typed transpose kernel: output rows [r0, r1) of y[cols, rows] =
+ * x[rows, cols]^T, for elements of one size. */
+typedef void (*st__transpose_fn)(const void *x, void *y, size_t rows,
+                                 size_t cols, size_t r0, size_t r1);
+/* Output rows [r0, r1) of transpose through kernels[0..3], the kernels for
+ * 1-, 2-, 4- and 8-byte elements, by x's element size (any dtype of those
+ * sizes: the kernels move bits); any other size through
+ * st__ref_transpose_rows. */
+void st__transpose_by_size(st_op_call *call /* IN/OUT */, size_t r0,
+                           size_t r1, const st__transpose_fn kernels[4]);
+
 /* The rows (dimension 0) of the op's output tensor (tensor index `out`)
  * that the call's shard computes. */
 void st__shard_rows(const st_op_call *call /* IN */, size_t out,
                     size_t *r0 /* OUT */, size_t *r1 /* OUT */);
+
+/* An element-wise kernel over [begin, end) (st__ref_elementwise,
+ * st__cpu_elementwise) and a block sum (st__ref_sum_*, st__cpu_sum_*):
+ * what the reference and threads backends plug into the pool drivers
+ * below. */
+typedef void (*st__ew_fn)(st__ew kind, st_op_call *call, size_t begin,
+                          size_t end);
+typedef double (*st__sum_f64_fn)(const st_tensor *x, size_t begin,
+                                 size_t end);
+typedef uint64_t (*st__sum_u64_fn)(const st_tensor *x, size_t begin,
+                                   size_t end);
+
+/* An element-wise op over the pool: checks the call, then runs ew on
+ * chunks of the shard's elements. Thread-safety: any thread. */
+st_status st__ew_pool(st_op_call *call /* IN/OUT */, st__ew kind,
+                      st__ew_fn ew);
+/* A row kernel over output rows [r0, r1) (st__ref_matmul_rows and the
+ * like). */
+typedef void (*st__rows_fn)(st_op_call *call, size_t r0, size_t r1);
+/* Output rows [r0, r1) over the pool, in chunks of grain rows (the chunk
+ * boundaries depend on r1 - r0 and grain only), each chunk by rows.
+ * Thread-safety: any thread. */
+void st__rows_pool(st_op_call *call /* IN/OUT */, size_t r0, size_t r1,
+                   size_t grain, st__rows_fn rows);
+/* reduce_sum over the pool: checks the call, sums the shard's blocks in
+ * parallel (sum_f for floats, sum_u for integers) and combines the
+ * partials in block order. With shard_count > 1 (level 3) `out` gets the
+ * partial sum of the shard's blocks and the harness combines the shards;
+ * with one shard, the sum. Thread-safety: any thread. */
+st_status st__reduce_sum_pool(st_op_call *call /* IN/OUT */,
+                              st__sum_f64_fn sum_f, st__sum_u64_fn sum_u);
 
 #endif

@@ -320,13 +320,20 @@ void st__case_record(casectx *cc) {
   st__phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
 }
 
-void st__case_reset(casectx *cc, st__casedata *d, unsigned round) {
+static void case_reset(casectx *cc, st__casedata *d, unsigned round) {
   uint64_t t0;
   /* Later rounds start from the initial outputs again. */
   st__phase_begin(cc, "reset", (int)round);
   t0 = st__now_ns();
   st__argset_copy_data(&d->args, &d->init, 1);
   st__phase_end(cc, "reset", (int)round, t0, ST_PHASE_OK, 0);
+}
+
+uint64_t st__case_run_begin(casectx *cc, st__casedata *d, unsigned round) {
+  if (round > 0)
+    case_reset(cc, d, round);
+  st__phase_begin(cc, "run", (int)round);
+  return st__now_ns();
 }
 
 int st__case_compare(casectx *cc, st__casedata *d, unsigned round) {
@@ -355,10 +362,7 @@ static void run_level2(casectx *cc, const st_scene *scene, size_t ci) {
     goto out;
   st__case_record(cc);
   for (r = 0; r < d.rounds; r++) {
-    if (r > 0)
-      st__case_reset(cc, &d, r);
-    st__phase_begin(cc, "run", (int)r);
-    t0 = st__now_ns();
+    t0 = st__case_run_begin(cc, &d, r);
     ps = ST_PHASE_OK;
     if (kernel == NULL) {
       st_error_clear(&err);

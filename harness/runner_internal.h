@@ -80,8 +80,10 @@ int st__case_prepare(casectx *cc, const st_scene *scene, size_t ci,
 void st__casedata_free(st__casedata *d);
 /* The `record` phase. */
 void st__case_record(casectx *cc);
-/* The `reset` phase of round (> 0): outputs back to their initial bytes. */
-void st__case_reset(casectx *cc, st__casedata *d, unsigned round);
+/* Begins round's `run` phase; from round 1 on, after a `reset` phase that
+ * puts the outputs back to their initial bytes. Returns the run phase's
+ * start time, for st__phase_end. */
+uint64_t st__case_run_begin(casectx *cc, st__casedata *d, unsigned round);
 /* The `compare` phase of round (nothing under skip_golden). Returns 1 if
  * the case may go on. */
 int st__case_compare(casectx *cc, st__casedata *d, unsigned round);

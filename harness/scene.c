@@ -18,11 +18,8 @@
 
 #include "scene.h"
 
-/* calloc through malloc: glibc's calloc bypasses the thread cache, so
- * short-lived blocks freed right after (plans, name lists) would be carved
- * from and merged back into the top chunk every time, each merge running
- * malloc_consolidate; the loader spent a third of its time there. */
-static void *zalloc(size_t n, size_t size) {
+/* Declared in scene.h, which says why it is not calloc. */
+void *st__zalloc(size_t n, size_t size) {
   size_t bytes;
   if (__builtin_mul_overflow(n, size, &bytes))
     return NULL;
@@ -41,7 +38,7 @@ void st_load_options_init(st_load_options *opts) {
 }
 
 st_status st_scene_set_new(st_scene_set **out) {
-  *out = zalloc(1, sizeof **out);
+  *out = st__zalloc(1, sizeof **out);
   return *out ? ST_OK : ST_ENOMEM;
 }
 
@@ -798,7 +795,8 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
       c.sorted[i] = &c.kase->params[i];
     qsort(c.sorted, c.kase->n_params, sizeof *c.sorted, param_cmp);
   }
-  out->args = zalloc(scene->n_args ? scene->n_args : 1, sizeof *out->args);
+  out->args =
+      st__zalloc(scene->n_args ? scene->n_args : 1, sizeof *out->args);
   if (out->args == NULL) {
     rc = ST_ENOMEM;
     goto out;

@@ -193,4 +193,12 @@ void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
 /* Frees one scene; accepts NULL. */
 void st__scene_free(st_scene *scene /* IN, owned */);
 
+/* n * size zeroed bytes (at least one), or NULL when out of memory or when
+ * the product overflows; free with free(). calloc through malloc: glibc's
+ * calloc bypasses the thread cache, so short-lived blocks freed right after
+ * (plans, name lists) would be carved from and merged back into the top
+ * chunk every time, each merge running malloc_consolidate; the loader spent
+ * a third of its time there. Thread-safety: any thread. */
+void *st__zalloc(size_t n, size_t size);
+
 #endif
