@@ -62,6 +62,10 @@ void st__report_events_write(FILE *out, const st_case_result *res) {
   st__json_string(out, st_case_status_name(st_case_result_status(res)));
   fputs(", \"message\": ", out);
   st__json_string(out, st_case_result_message(res));
+  /* What an isolated child or a level-3 worker printed (null when
+   * nothing was captured). */
+  fputs(", \"output\": ", out);
+  st__json_string(out, st_case_result_output(res));
   fprintf(out,
           ", \"pid\": %ld, \"duration_ns\": %" PRIu64
           ", \"record_stale\": %s, \"events\": [",

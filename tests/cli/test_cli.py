@@ -459,8 +459,8 @@ def output_file_gets_the_report():
     check(text.startswith("TAP version 13\n1..2\n"), "TAP in file: " + text)
 
 
-EVENT_KEYS = {"scene", "case", "platform", "status", "message", "pid",
-              "duration_ns", "record_stale", "events"}
+EVENT_KEYS = {"scene", "case", "platform", "status", "message", "output",
+              "pid", "duration_ns", "record_stale", "events"}
 PHASE_KEYS = {"name", "round", "start_ns", "dur_ns", "status", "loaded"}
 
 

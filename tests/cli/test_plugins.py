@@ -152,6 +152,22 @@ check("printing kernel: its output went to stderr",
       "ok 999 - printed by a kernel" in err and
       "kernel diagnostics on stderr" in err, err)
 
+# Isolated, what the kernel printed is captured and kept in the events.
+EVP = os.path.join(TMP, "printed.jsonl")
+rc, out, err = run("run", "--format", "tap", "--isolate", "--events", EVP,
+                   "--plugin", plugin("prints"), "--platform", "printer",
+                   FLAKY)
+with open(EVP) as f:
+    objs = [json.loads(l) for l in f if l.strip()]
+check("isolated printing kernel: output in the events",
+      rc == 0 and len(objs) == 1 and
+      "ok 999 - printed by a kernel" in (objs[0].get("output") or "") and
+      "kernel diagnostics on stderr" in (objs[0].get("output") or ""),
+      repr(objs))
+check("isolated printing kernel: report intact",
+      out.splitlines() == ["TAP version 13", "1..1",
+                           "ok 1 - flaky_add::repaired"], repr(out))
+
 
 # -j 2 gives the same events as -j 1, less timings and pids.
 def events(jobs, *extra):

@@ -200,7 +200,8 @@ static void events_write__spec_fields(void **state) {
       got,
       "{\"scene\": \"vector_add\", \"case\": \"small\", \"platform\": "
       "\"cpu\", \"status\": \"fail\", \"message\": \"out: \\\"bad\\\"\\n"
-      "\\ufffd\", \"pid\": 4242, \"duration_ns\": 51000, \"record_stale\": "
+      "\\ufffd\", \"output\": null, \"pid\": 4242, \"duration_ns\": 51000, "
+      "\"record_stale\": "
       "false, \"events\": ["
       "{\"name\": \"args\", \"round\": null, \"start_ns\": 5, \"dur_ns\": "
       "1200, \"status\": \"ok\", \"loaded\": []}, "
