@@ -22,10 +22,11 @@ typedef enum st_log_level {
  * Thread-safety: any thread (atomic). */
 ST_EXTERN void st_log_set_level(int level);
 ST_EXTERN int st_log_get_level(void);
-/* Parses "debug".."null" (any case) or a number 0..100. */
+/* Parses "debug".."null" (any case) or a number 0..100.
+ * Thread-safety: any thread. */
 ST_EXTERN st_status st_log_level_parse(const char *text /* IN */,
                                        int *out /* OUT */) ST_WUR;
-/* 1 if a message at level would be written. */
+/* 1 if a message at level would be written. Thread-safety: any thread. */
 ST_EXTERN int st_log_enabled(int level);
 /* Writes "[LEVEL] message\n" to the log fd with one write(2), so lines from
  * threads and processes do not interleave. Thread-safety: any thread. */

@@ -39,7 +39,8 @@ typedef enum st_lookup_kind {
  * with st_registry_free(). Thread-safety: any thread. */
 ST_EXTERN st_status st_registry_new(st_registry **out /* OUT */) ST_WUR;
 /* Creates a registry holding the built-in modules (reference, cpu,
- * threads, common). */
+ * threads, common). Caller has ownership; free with st_registry_free().
+ * Thread-safety: any thread. */
 ST_EXTERN st_status st_registry_new_builtin(st_registry **out /* OUT */)
     ST_WUR;
 /* Accepts NULL. Thread-safety: no other call on reg may be running. */

@@ -140,7 +140,9 @@ ST_EXTERN st_status st_select_cases(const st_scene_set *set /* IN */,
 
 /* Runs the selected cases. Returns ST_OK when the cases ran (whatever
  * their verdicts; see st_run_result_exit_code), ST_EUSAGE for a selection
- * or option error (nothing ran). *out is the caller's (st_run_result_free).
+ * or option error (an unknown platform, a bad watch spec, a selector that
+ * selects nothing: nothing ran). observers may be NULL when n_observers is
+ * 0; they are borrowed for the run. *out is the caller's (st_run_result_free).
  * Thread-safety: one run per process at a time (it may redirect fd 1). */
 ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
                            const st_run_options *opts /* IN */,
@@ -148,14 +150,26 @@ ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
                            size_t n_observers, st_run_result **out /* OUT */,
                            st_error *err /* OUT */) ST_WUR;
 
-/* Runs one case (no selection) and returns its result; for tests and
- * embedders. Thread-safety: any thread. */
+/* Runs one case (no selection) in the calling process and returns its
+ * result (*out is the caller's, st_case_result_free); for tests and
+ * embedders. No observers are called; of opts it uses platform, rounds,
+ * skip_golden, seed, golden_threads, strict_record, watch and registry
+ * (selectors, manual, jobs, fail_fast, redirect_stdout, isolate and
+ * timeout belong to st_run and are ignored). An unknown platform or a bad
+ * watch spec is ST_EUSAGE, a case_index out of range ST_EINVAL; a case
+ * that fails or errors is still ST_OK, its verdict in the result.
+ * Thread-safety: any thread for a level-2 scene (concurrent calls share
+ * the thread pool, the loader watch and the record state, which are
+ * thread-safe). A level-3 scene forks worker processes: call it only while
+ * no other case runs in the process (SPEC §9). */
 ST_EXTERN st_status st_run_case(const st_scene *scene /* IN */,
                                 size_t case_index,
                                 const st_run_options *opts /* IN */,
                                 st_case_result **out /* OUT */,
                                 st_error *err /* OUT */) ST_WUR;
 
+/* Result accessors read a result that no longer changes: any thread.
+ * Strings and events are owned by the result. Accepts NULL. */
 ST_EXTERN void st_run_result_free(st_run_result *res /* IN, owned */);
 ST_EXTERN size_t st_run_result_count(const st_run_result *res /* IN */);
 /* In the order of selection. Owned by res. */
@@ -167,6 +181,7 @@ ST_EXTERN size_t st_run_result_count_status(const st_run_result *res,
 /* 0 all passed or skipped, 1 a case failed or errored. */
 ST_EXTERN int st_run_result_exit_code(const st_run_result *res /* IN */);
 
+/* Accepts NULL. Do not free a result owned by an st_run_result. */
 ST_EXTERN void st_case_result_free(st_case_result *res /* IN, owned */);
 ST_EXTERN const char *st_case_result_scene(const st_case_result *res);
 ST_EXTERN const char *st_case_result_case(const st_case_result *res);

@@ -41,16 +41,19 @@ ST_EXTERN void st_scene_set_free(st_scene_set *set /* IN, owned */);
 ST_EXTERN st_status st_scene_set_load_path(st_scene_set *set /* IN/OUT */,
                                            const char *path /* IN */,
                                            const st_load_options *opts /* IN */,
-                                           st_error_list *errors /* OUT */)
+                                           st_error_list *errors /* OUT, may be NULL */)
     ST_WUR;
-/* Loads scenes from a string; name is used as the file name in errors and
- * as the base for `file:` inits (relative to its directory). */
+/* Loads scenes from a string (length bytes; it need not be NUL-terminated),
+ * with the same rules and error reporting as st_scene_set_load_path; name
+ * is used as the file name in errors and as the base for `file:` inits
+ * (relative to its directory). The text is not kept.
+ * Thread-safety: one thread per set. */
 ST_EXTERN st_status st_scene_set_load_string(st_scene_set *set /* IN/OUT */,
                                              const char *name /* IN */,
                                              const char *text /* IN */,
                                              size_t length,
                                              const st_load_options *opts /* IN */,
-                                             st_error_list *errors /* OUT */)
+                                             st_error_list *errors /* OUT, may be NULL */)
     ST_WUR;
 
 /* Enumeration. Returned pointers are owned by the set and live as long as
