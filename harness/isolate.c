@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -517,7 +518,7 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
                        size_t n, child *c, child *all, size_t n_all,
                        st_case_result **failed) {
   int cp[2];
-  pid_t pid;
+  pid_t pid, parent = getpid();
   size_t j;
 
   /* The slot's result file, made by its first case (rewound after each). */
@@ -551,6 +552,11 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
     return -1;
   }
   if (pid == 0) {
+    /* A harness killed by a signal (SIGINT from kill(1), not the
+     * terminal's whole group) takes its children along, as it takes its
+     * level-3 workers: none is left running a hung kernel. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+      _exit(123);
     /* Other children's pipes: holding them would only confuse. */
     for (j = 0; j < n_all; j++)
       if (&all[j] != c && all[j].pid > 0) {

@@ -48,6 +48,7 @@ typedef struct backrec {
   char *name;
   int repaired;         /* guarded by: lock */
   unsigned repairs;     /* guarded by: lock */
+  char why[384];        /* guarded by: lock; why a lazy plugin did not load */
 } backrec;
 
 struct st_registry {
@@ -197,6 +198,7 @@ static backrec *find_back(st_registry *reg, const char *name, int create) {
     return NULL;
   reg->backs[reg->n_backs].repaired = 0;
   reg->backs[reg->n_backs].repairs = 0;
+  reg->backs[reg->n_backs].why[0] = '\0';
   return &reg->backs[reg->n_backs++];
 }
 
@@ -414,6 +416,14 @@ static st_status repair(st_registry *reg, const char *backend) {
     } else {
       st_log(ST_LOG_WARNING, "lazy plugin '%s' for backend '%s': %s",
              l->path, backend, err.message);
+      /* Kept for the missing-implementation message: the case's report
+       * must say why, not only a WARNING on stderr. */
+      pthread_mutex_lock(&reg->lock);
+      b = find_back(reg, backend, 0);
+      if (b != NULL)
+        snprintf(b->why, sizeof b->why, "%.*s", (int)sizeof b->why - 1,
+                 err.message);
+      pthread_mutex_unlock(&reg->lock);
       if (rc != ST_ENOMEM)
         rc = err.code == ST_ENOMEM ? ST_ENOMEM : ST_EPLUGIN;
     }
@@ -511,7 +521,7 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
   st_op_fn fn;
   int repaired;
   st_status repair_rc = ST_OK;
-  char impl[512];
+  char impl[512], why[448] = "";
 
   *out = NULL;
   /* 1. An exact registration wins. */
@@ -546,12 +556,19 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
     goto found;
   /* 4. Fail, naming who does implement it. */
   implementers(reg, op, impl, sizeof impl);
+  pthread_mutex_lock(&reg->lock);
+  {
+    backrec *b = find_back(reg, backend, 0);
+    if (b != NULL && b->why[0] != '\0')
+      snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b->why);
+  }
+  pthread_mutex_unlock(&reg->lock);
   return st_error_set(err, ST_EMISSING,
                       "BackendImplementationMissing: backend '%s' is missing "
                       "required implementation: %s for op '%s' "
-                      "(implemented by: %s)",
+                      "(implemented by: %s)%s",
                       backend, kind == ST_LOOKUP_GOLDEN ? "golden" : "kernel",
-                      op, impl);
+                      op, impl, why);
 found:
   *out = fn;
   return ST_OK;

@@ -8,7 +8,8 @@
  *   NONOTE    a good descriptor without the platform note
  *   MISMATCH  note says "declared", descriptor says "actual"
  *   PRINTS    platform "printer": an add that writes to stdout and stderr
- *             (reports must stay intact) */
+ *             (reports must stay intact)
+ *   HANGS     platform "hanger": an add that never returns */
 #include <stdint.h>
 
 #include <scenetest/scenetest.h>
@@ -20,6 +21,7 @@
 #define NONOTE 5
 #define MISMATCH 6
 #define PRINTS 7
+#define HANGS 8
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   size_t i;
@@ -90,4 +92,21 @@ static st_status init(st_registry *reg, st_error *err) {
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, "printer", platforms, init};
+#elif KIND == HANGS
+#include <unistd.h>
+ST_PLUGIN_PLATFORMS("hanger");
+static const char *const platforms[] = {"hanger", NULL};
+/* A kernel that never returns: only a signal ends it. */
+static st_status hanging_add(st_op_call *c) {
+  (void)c;
+  for (;;)
+    pause();
+  return ST_OK;
+}
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "hanger", "add", "hanger", hanging_add,
+                              err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "hanger", platforms, init};
 #endif

@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: MIT
+"""Regression tests from an adversarial pass over the process side (SPEC
+§3, §6, §7: level 3, --isolate, --timeout, signals), printing TAP 13.
+
+Usage: test_qa2.py PATH/TO/scenetest PATH/TO/st_plugin_hangs.so \
+       PATH/TO/st_plugin_mismatch.so
+
+Each test pins one behaviour a user relies on, run through the binary on
+scene files written to a temporary directory, with a plugin whose kernel
+never returns (platform 'hanger'). Waits are bounded polls of /proc, never
+sleeps as synchronization. Standard library only.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+EXE = os.path.abspath(sys.argv[1])
+PLUGIN = os.path.abspath(sys.argv[2])  # platform 'hanger': add never returns
+# Its note declares platform 'declared', its descriptor says 'actual'.
+MISMATCH = os.path.abspath(sys.argv[3])
+TMP = tempfile.mkdtemp(prefix="scenetest-qa2-")
+
+SCENE = """\
+scene: %(name)s
+%(level)skernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: ones}
+  - {tensor: b, dtype: float32, shape: [N], init: ones}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - {name: one, params: {N: 64}%(timeout)s}
+  - {name: two, params: {N: 64}}
+"""
+
+
+def write(name, level3=False, timeout=None):
+    path = os.path.join(TMP, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(SCENE % {
+            "name": name,
+            "level": "level: 3\nworkers: 2\n" if level3 else "",
+            "timeout": ", timeout: %s" % timeout if timeout else ""})
+    return path
+
+
+L2 = write("hang2")
+L3 = write("hang3", level3=True)
+L2_CASE_TIMEOUT = write("hang2t", timeout="0.2")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def stat_of(pid):
+    """(state, ppid, starttime) of a process, or None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            s = f.read()
+    except OSError:
+        return None
+    rest = s[s.rindex(")") + 2:].split()
+    return rest[0], int(rest[1]), rest[19]
+
+
+def descendants(root):
+    """{pid: starttime} of every live (not zombie) descendant of root."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = stat_of(int(d))
+            if st is not None and st[0] != "Z":
+                kids.setdefault(st[1], []).append((int(d), st[2]))
+    out, todo = {}, [root]
+    while todo:
+        for pid, start in kids.get(todo.pop(), []):
+            out[pid] = start
+            todo.append(pid)
+    return out
+
+
+def alive(pid, start):
+    st = stat_of(pid)
+    return st is not None and st[0] != "Z" and st[2] == start
+
+
+def wait_for(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.02)  # a bounded poll, not synchronization by sleep
+    return pred()
+
+
+def run(args, timeout=60):
+    t0 = time.monotonic()
+    p = subprocess.run([EXE] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout,
+                       env=dict(os.environ, NO_COLOR="1"))
+    return (p.returncode, p.stdout.decode("utf-8", "replace"),
+            p.stderr.decode("utf-8", "replace"), time.monotonic() - t0)
+
+
+def sigint_leaves_nothing(extra, scene, want):
+    """SIGINT to the harness alone (kill(1), not a terminal's ^C to the
+    whole group) while `want` descendants hang: none may be left."""
+    p = subprocess.Popen(
+        [EXE, "run", "--plugin", PLUGIN, "--platform", "hanger",
+         "--log-level", "warning", "--format", "tap"] + extra + [scene],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        seen = {}
+
+        def started():
+            seen.update(descendants(p.pid))
+            return len(seen) >= want
+        check(wait_for(started, 30), "%d descendants started, saw %r"
+              % (want, seen))
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        check(p.returncode == -signal.SIGINT,
+              "the harness dies of SIGINT, got %r" % p.returncode)
+        check(wait_for(lambda: not any(alive(q, s) for q, s in seen.items()),
+                       10),
+              "children of a killed harness still run: %r" % sorted(
+                  q for q, s in seen.items() if alive(q, s)))
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+@test
+def isolate__sigint_to_harness_ends_isolated_children():
+    # Two isolated children, each running the hanging kernel.
+    sigint_leaves_nothing(["--isolate", "-j", "2"], L2, 2)
+
+
+@test
+def isolate__sigint_to_harness_ends_level3_grandchildren():
+    # One isolated child and its two level-3 workers.
+    sigint_leaves_nothing(["--isolate"], L3, 3)
+
+
+@test
+def level3__sigint_to_harness_ends_workers():
+    sigint_leaves_nothing([], L3, 2)
+
+
+@test
+def timeout__fractional_seconds_end_hanging_cases():
+    for extra, scene, how in (
+            ([], L3, "(level-3 workers killed and replaced)"),
+            ([], L2, "(child pid "),
+            (["--isolate", "-j", "2"], L3, "(child pid ")):
+        rc, out, err, took = run(
+            ["run", "--plugin", PLUGIN, "--platform", "hanger", "--timeout",
+             "0.25", "--format", "tap", "--log-level", "warning"] + extra +
+            [scene])
+        check(rc == 1, "exit 1 for %r, got %d\n%s%s" % (extra, rc, out, err))
+        check(out.count("not ok ") == 2 and
+              out.count('message: "timed out after 0.25 s ' + how) == 2,
+              "both cases time out at 0.25 s for %r:\n%s" % (extra, out))
+        check(took < 20, "bounded: took %.1f s" % took)
+
+
+@test
+def timeout__case_key_overrides_the_option():
+    # 'one' says timeout: 0.2; 'two' runs under --timeout 0.4.
+    rc, out, err, _ = run(
+        ["run", "--plugin", PLUGIN, "--platform", "hanger", "--timeout",
+         "0.4", "--format", "tap", "--log-level", "warning", L2_CASE_TIMEOUT])
+    check(rc == 1, "exit 1, got %d\n%s%s" % (rc, out, err))
+    check('message: "timed out after 0.2 s ' in out and
+          'message: "timed out after 0.4 s ' in out,
+          "each case has its own deadline:\n" + out)
+
+
+@test
+def lazy__note_mismatch_is_named_in_the_case_message():
+    # The load fails when the first lookup misses; the case's own message
+    # (not only a WARNING on stderr) must say why, at level 2 and 3.
+    rc, out, err, _ = run(
+        ["run", "--plugin", "lazy:" + MISMATCH, "--platform", "declared",
+         "--format", "tap", "--log-level", "error", L2, L3])
+    check(rc == 1, "exit 1, got %d\n%s%s" % (rc, out, err))
+    want = ("kernel for op 'add' (implemented by: cpu, reference, threads); "
+            "a lazy plugin did not load: plugin '%s': declared platforms "
+            "'declared' differ from its descriptor's" % MISMATCH)
+    check(out.count(want) == 4, "every case names the reason:\n" + out)
+
+
+def main():
+    print("TAP version 13")
+    print("1..%d" % len(TESTS))
+    failed = 0
+    for i, fn in enumerate(TESTS, 1):
+        name = fn.__name__
+        try:
+            fn()
+        except Failure as e:
+            failed += 1
+            print("not ok %d - %s" % (i, name))
+            for line in str(e).splitlines():
+                print("# " + line)
+            continue
+        except Exception:  # a crash of the test itself
+            failed += 1
+            print("not ok %d - %s" % (i, name))
+            for line in traceback.format_exc().splitlines():
+                print("# " + line)
+            continue
+        print("ok %d - %s" % (i, name))
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
