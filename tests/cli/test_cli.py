@@ -17,10 +17,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 
 EXE = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="scenetest-cli-")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taptest  # noqa: E402  (after sys.path)
+from taptest import Failure, Run, check, main, test  # noqa: E402,F401
+
+taptest.EXE = EXE
+
+
+def write(name, text):
+    return taptest.write(TMP, name, text)
 
 GOOD = """\
 scene: vadd
@@ -80,12 +89,6 @@ cases:
 BAD = "scene: [unclosed\nkernel: add\n"
 
 
-def write(name, text):
-    path = os.path.join(TMP, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
 
 
 GOOD_F = write("good.yaml", GOOD)
@@ -97,30 +100,7 @@ DIR = os.path.dirname(write("dir/sub/good.yml", GOOD))
 write("dir/.hidden.yaml", BAD)
 
 
-class Run:
-    def __init__(self, args, env=None):
-        e = dict(os.environ)
-        e["NO_COLOR"] = "1"
-        e.update(env or {})
-        p = subprocess.run([EXE] + args, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, env=e, timeout=120)
-        self.args = args
-        self.rc = p.returncode
-        self.out = p.stdout.decode("utf-8", "replace")
-        self.err = p.stderr.decode("utf-8", "replace")
 
-    def describe(self):
-        return "args=%r rc=%d\nstdout:\n%s\nstderr:\n%s" % (
-            self.args, self.rc, self.out, self.err)
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what, run=None):
-    if not cond:
-        raise Failure(what + ("\n" + run.describe() if run else ""))
 
 
 def usage_error(run, message=None):
@@ -144,12 +124,10 @@ def tap_lines_only(run):
         check(TAP_LINE.match(line), "not a TAP line: %r" % line, run)
 
 
-TESTS = []
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
+
+
 
 
 # --- version, help, usage errors -------------------------------------------
@@ -585,33 +563,5 @@ def meson_reads_tap_without_errors():
               p.stdout.decode("utf-8", "replace"), r)
 
 
-def main():
-    print("TAP version 13")
-    print("1..%d" % len(TESTS))
-    failed = 0
-    for i, fn in enumerate(TESTS, 1):
-        name = fn.__name__
-        try:
-            res = fn()
-        except Failure as e:
-            failed += 1
-            print("not ok %d - %s" % (i, name))
-            for line in str(e).splitlines():
-                print("# " + line)
-            continue
-        except Exception:  # a crash of the test itself
-            failed += 1
-            print("not ok %d - %s" % (i, name))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-            continue
-        if isinstance(res, str) and res.startswith("SKIP "):
-            print("ok %d - %s # SKIP %s" % (i, name, res[5:]))
-        else:
-            print("ok %d - %s" % (i, name))
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(TMP))

@@ -12,15 +12,22 @@ to a temporary directory. Standard library only.
 import json
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 import tempfile
-import traceback
 
 EXE = os.path.abspath(sys.argv[1])
 PLUGIN = os.path.abspath(sys.argv[2])  # provides platform 'printer', op add
 TMP = tempfile.mkdtemp(prefix="scenetest-qa-")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taptest  # noqa: E402  (after sys.path)
+from taptest import Failure, Run, check, main, test  # noqa: E402,F401
+
+taptest.EXE = EXE
+
+
+def write(name, text):
+    return taptest.write(TMP, name, text)
 
 GOOD = """\
 scene: vadd
@@ -48,12 +55,6 @@ cases:
 """
 
 
-def write(name, text):
-    path = os.path.join(TMP, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
 
 
 GOOD_F = write("dir/good.yaml", GOOD)
@@ -62,38 +63,13 @@ EMPTY_DIR = os.path.join(TMP, "empty")
 os.makedirs(EMPTY_DIR)
 
 
-class Run:
-    def __init__(self, args, cwd=None, stdout=subprocess.PIPE, shell=False):
-        e = dict(os.environ)
-        e["NO_COLOR"] = "1"
-        cmd = args if shell else [EXE] + args
-        p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, env=e,
-                           cwd=cwd, timeout=120, shell=shell)
-        self.args = args
-        self.rc = p.returncode
-        self.out = (p.stdout or b"").decode("utf-8", "replace")
-        self.err = p.stderr.decode("utf-8", "replace")
-
-    def describe(self):
-        return "args=%r rc=%d\nstdout:\n%s\nstderr:\n%s" % (
-            self.args, self.rc, self.out, self.err)
 
 
-class Failure(Exception):
-    pass
 
 
-def check(cond, what, run=None):
-    if not cond:
-        raise Failure(what + ("\n" + run.describe() if run else ""))
 
 
-TESTS = []
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 @test
@@ -192,33 +168,5 @@ def load__number_shaped_names_say_quote_them():
     check(r.rc == 0 and r.out == "nan::small\n", "quoted it is a name", r)
 
 
-def main():
-    print("TAP version 13")
-    print("1..%d" % len(TESTS))
-    failed = 0
-    for i, fn in enumerate(TESTS, 1):
-        name = fn.__name__
-        try:
-            res = fn()
-        except Failure as e:
-            failed += 1
-            print("not ok %d - %s" % (i, name))
-            for line in str(e).splitlines():
-                print("# " + line)
-            continue
-        except Exception:  # a crash of the test itself
-            failed += 1
-            print("not ok %d - %s" % (i, name))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-            continue
-        if isinstance(res, str) and res.startswith("SKIP "):
-            print("ok %d - %s # SKIP %s" % (i, name, res[5:]))
-        else:
-            print("ok %d - %s" % (i, name))
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(TMP))
