@@ -155,12 +155,28 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* Loads text as file `name` into f->set; fails the test with every load
+ * error when it does not load. */
+static void load_text(fixture *f, const char *name, const char *text) {
+  st_error_list errs;
+  size_t i;
+  st_error_list_init(&errs);
+  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
+  if (st_scene_set_load_string(f->set, name, text, strlen(text), NULL,
+                               &errs) != ST_OK) {
+    char buf[2048];
+    for (i = 0; i < errs.count; i++)
+      print_error("%s\n", st_error_format(&errs.items[i], buf, sizeof buf));
+    st_error_list_free(&errs);
+    fail_msg("scene %s did not load", name);
+  }
+  st_error_list_free(&errs);
+}
+
 /* A scene adding two float32 vectors; kernel/golden/extra lines vary. */
 static void load(fixture *f, const char *kernel, const char *golden,
                  const char *scene_extra, const char *case_extra) {
   char text[4096];
-  st_error_list errs;
-  size_t i;
   snprintf(text, sizeof text,
            "scene: t\n"
            "kernel: %s\n"
@@ -176,17 +192,7 @@ static void load(fixture *f, const char *kernel, const char *golden,
            "    params: {N: 16}\n"
            "%s",
            kernel, golden, scene_extra, case_extra);
-  st_error_list_init(&errs);
-  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
-  if (st_scene_set_load_string(f->set, "t.yaml", text, strlen(text), NULL,
-                               &errs) != ST_OK) {
-    char buf[2048];
-    for (i = 0; i < errs.count; i++)
-      print_error("%s\n", st_error_format(&errs.items[i], buf, sizeof buf));
-    st_error_list_free(&errs);
-    fail_msg("scene did not load");
-  }
-  st_error_list_free(&errs);
+  load_text(f, "t.yaml", text);
 }
 
 static void run1(fixture *f, const st_run_options *opts_in) {
@@ -467,7 +473,6 @@ static void st_run__jobs_give_same_events(void **state) {
   st_error err;
   char text[8192];
   size_t i, j, used = 0;
-  st_error_list errs;
 
   used += (size_t)snprintf(text + used, sizeof text - used,
                            "scene: many\nkernel: add\nargs:\n"
@@ -482,12 +487,7 @@ static void st_run__jobs_give_same_events(void **state) {
                              "  - {name: c%zu, params: {N: %zu}, rounds: "
                              "%zu}\n",
                              i, 100 + i * 37, 1 + i % 3);
-  st_error_list_init(&errs);
-  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
-  assert_int_equal(st_scene_set_load_string(f->set, "many.yaml", text,
-                                            strlen(text), NULL, &errs),
-                   ST_OK);
-  st_error_list_free(&errs);
+  load_text(f, "many.yaml", text);
   st_run_options_init(&opts);
   opts.registry = f->reg;
   opts.platform = "threads";
@@ -564,7 +564,6 @@ static void st_run__case_finish_in_finish_order(void **state) {
   st_run_options opts;
   st_run_result *r = NULL;
   st_error err;
-  st_error_list errs;
   finish_log log;
   st_observer obs;
   /* Case a's kernel waits until the observer saw b finish: at -j 2,
@@ -585,12 +584,7 @@ static void st_run__case_finish_in_finish_order(void **state) {
   obs.case_finish = fin_case_finish;
   obs.case_end = fin_case_end;
   b_finished = 0;
-  st_error_list_init(&errs);
-  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
-  assert_int_equal(st_scene_set_load_string(f->set, "fin.yaml", text,
-                                            strlen(text), NULL, &errs),
-                   ST_OK);
-  st_error_list_free(&errs);
+  load_text(f, "fin.yaml", text);
   st_run_options_init(&opts);
   opts.registry = f->reg;
   opts.platform = "testplat";
@@ -612,7 +606,6 @@ static void st_run__fail_fast_skips_the_rest(void **state) {
   st_run_options opts;
   st_run_result *r = NULL;
   st_error err;
-  st_error_list errs;
   order_log log;
   st_observer obs;
   const char *text = "scene: ff\nkernel: add_wrong\ngolden: add\nargs:\n"
@@ -626,12 +619,7 @@ static void st_run__fail_fast_skips_the_rest(void **state) {
   memset(&obs, 0, sizeof obs);
   obs.data = &log;
   obs.case_end = obs_case_end;
-  st_error_list_init(&errs);
-  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
-  assert_int_equal(st_scene_set_load_string(f->set, "ff.yaml", text,
-                                            strlen(text), NULL, &errs),
-                   ST_OK);
-  st_error_list_free(&errs);
+  load_text(f, "ff.yaml", text);
   st_run_options_init(&opts);
   opts.registry = f->reg;
   opts.platform = "testplat";
