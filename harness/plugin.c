@@ -184,11 +184,14 @@ static st_status load_now(st_registry *reg, const char *path, int lazy,
    * in the registry. */
   st_error_clear(&inner);
   rc = st_registry_add_module(reg, mod, &inner);
-  if (rc == ST_EABI || rc == ST_ECONFLICT || rc == ST_EINVAL)
-    return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
-                        inner.message);
+  if (rc != ST_OK && !st__registry_has_module(reg, mod))
+    /* Refused before its init ran: an ABI mismatch, another module with
+     * its name, no memory. */
+    return st_error_set(err, rc == ST_ENOMEM ? ST_ENOMEM : ST_EPLUGIN,
+                        "plugin '%s': %s", path, inner.message);
   if (rc != ST_OK)
-    /* Not fatal: the module is incomplete and its backend's repair
+    /* Its init failed (a conflicting registration included): not fatal
+     * (SPEC §5). The module is incomplete and its backend's repair
      * retries the init. */
     st_log(ST_LOG_WARNING, "plugin '%s'%s: init of module '%s' failed: %s",
            path, lazy ? " (lazy)" : "", mod->name, inner.message);

@@ -644,6 +644,16 @@ int st__registry_is_repaired(st_registry *reg, const char *backend) {
   return r;
 }
 
+int st__registry_has_module(st_registry *reg, const st_module *mod) {
+  modrec *m;
+  int r;
+  pthread_mutex_lock(&reg->lock);
+  m = find_mod(reg, mod->name);
+  r = m != NULL && m->mod == mod;
+  pthread_mutex_unlock(&reg->lock);
+  return r;
+}
+
 int st__registry_module_complete(st_registry *reg, const char *module) {
   modrec *m;
   int r;

@@ -23,6 +23,9 @@ st_status st__registry_add_lazy(st_registry *reg, const char *path,
 unsigned st__registry_repair_count(st_registry *reg, const char *backend);
 /* 1 if backend carries the repaired mark. Thread-safety: any thread. */
 int st__registry_is_repaired(st_registry *reg, const char *backend);
+/* 1 if the descriptor mod is added (its init may have failed).
+ * Thread-safety: any thread. */
+int st__registry_has_module(st_registry *reg, const st_module *mod);
 /* 1 if module name's init has completed. Thread-safety: any thread. */
 int st__registry_module_complete(st_registry *reg, const char *module);
 

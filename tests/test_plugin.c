@@ -151,6 +151,32 @@ static void st_plugin_load__failing_init_is_repaired(void **state) {
   st_registry_free(reg);
 }
 
+static void st_plugin_load__conflicting_init_is_a_warning(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  st_op_fn before = NULL, after = NULL, own = NULL;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "cpu", ST_LOOKUP_KERNEL, &before, &err),
+      ST_OK);
+  /* The init's second registration conflicts with the built-in cpu add:
+   * an init error, so a WARNING and an incomplete module (SPEC §5), not a
+   * refused plugin. */
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_CONFLICT, &err), ST_OK);
+  assert_int_equal(st__registry_module_complete(reg, "clash"), 0);
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "cpu", ST_LOOKUP_KERNEL, &after, &err),
+      ST_OK);
+  assert_ptr_equal(after, before);
+  /* What it registered before the conflict stands. */
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "clash", ST_LOOKUP_KERNEL, &own, &err),
+      ST_OK);
+  assert_ptr_not_equal(own, before);
+  st_registry_free(reg);
+}
+
 static void st_plugin_load__example_add_only(void **state) {
   st_registry *reg = builtin();
   st_error err;
@@ -184,6 +210,7 @@ int main(void) {
       cmocka_unit_test(st_plugin_load__lazy_does_not_dlopen),
       cmocka_unit_test(st_plugin_load__refusals_name_path_and_reason),
       cmocka_unit_test(st_plugin_load__failing_init_is_repaired),
+      cmocka_unit_test(st_plugin_load__conflicting_init_is_a_warning),
       cmocka_unit_test(st_plugin_load__example_add_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,8 @@
  *   NODESC    no scenetest_module at all
  *   NONOTE    a good descriptor without the platform note
  *   MISMATCH  note says "declared", descriptor says "actual"
+ *   CONFLICT  platform "clash": its init registers a different add on the
+ *             built-in "cpu" backend (a conflicting registration)
  *   PRINTS    platform "printer": an add that writes to stdout and stderr
  *             (reports must stay intact)
  *   HANGS     platform "hanger": an add that never returns */
@@ -21,6 +23,7 @@
 #define NONOTE 5
 #define MISMATCH 6
 #define PRINTS 7
+#define CONFLICT 9
 #define HANGS 8
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
@@ -75,6 +78,18 @@ ST_PLUGIN_PLATFORMS("declared");
 static const char *const platforms[] = {"actual", NULL};
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, "mismatch", platforms, NULL};
+#elif KIND == CONFLICT
+ST_PLUGIN_PLATFORMS("clash");
+static const char *const platforms[] = {"clash", NULL};
+static st_status init(st_registry *reg, st_error *err) {
+  st_status rc = st_registry_register(reg, "clash", "add", "clash",
+                                      plugin_add, err);
+  if (rc != ST_OK)
+    return rc;
+  return st_registry_register(reg, "clash", "add", "cpu", plugin_add, err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "clash", platforms, init};
 #elif KIND == PRINTS
 #include <stdio.h>
 ST_PLUGIN_PLATFORMS("printer");
