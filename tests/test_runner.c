@@ -155,6 +155,13 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* Options of a run on f's registry and platform. */
+static void init_opts(fixture *f, st_run_options *opts, const char *platform) {
+  st_run_options_init(opts);
+  opts->registry = f->reg;
+  opts->platform = platform;
+}
+
 /* Loads text as file `name` into f->set; fails the test with every load
  * error when it does not load. */
 static void load_text(fixture *f, const char *name, const char *text) {
@@ -488,9 +495,7 @@ static void st_run__jobs_give_same_events(void **state) {
                              "%zu}\n",
                              i, 100 + i * 37, 1 + i % 3);
   load_text(f, "many.yaml", text);
-  st_run_options_init(&opts);
-  opts.registry = f->reg;
-  opts.platform = "threads";
+  init_opts(f, &opts, "threads");
   st_error_clear(&err);
   assert_int_equal(st_run(f->set, &opts, NULL, 0, &r1, &err), ST_OK);
   opts.jobs = 3;
@@ -585,9 +590,7 @@ static void st_run__case_finish_in_finish_order(void **state) {
   obs.case_end = fin_case_end;
   b_finished = 0;
   load_text(f, "fin.yaml", text);
-  st_run_options_init(&opts);
-  opts.registry = f->reg;
-  opts.platform = "testplat";
+  init_opts(f, &opts, "testplat");
   opts.jobs = 2;
   st_error_clear(&err);
   assert_int_equal(st_run(f->set, &opts, &obs, 1, &r, &err), ST_OK);
@@ -620,9 +623,7 @@ static void st_run__fail_fast_skips_the_rest(void **state) {
   obs.data = &log;
   obs.case_end = obs_case_end;
   load_text(f, "ff.yaml", text);
-  st_run_options_init(&opts);
-  opts.registry = f->reg;
-  opts.platform = "testplat";
+  init_opts(f, &opts, "testplat");
   opts.fail_fast = 1;
   st_error_clear(&err);
   assert_int_equal(st_run(f->set, &opts, &obs, 1, &r, &err), ST_OK);
@@ -647,9 +648,7 @@ static void st_run__unknown_platform_is_usage_error(void **state) {
   st_run_result *r = NULL;
   st_error err;
   load(f, "add", "add", "", "");
-  st_run_options_init(&opts);
-  opts.registry = f->reg;
-  opts.platform = "nosuch";
+  init_opts(f, &opts, "nosuch");
   st_error_clear(&err);
   assert_int_equal(st_run(f->set, &opts, NULL, 0, &r, &err), ST_EUSAGE);
   assert_null(r);
