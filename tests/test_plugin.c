@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <scenetest/scenetest.h>
 
@@ -130,6 +131,55 @@ static void st_plugin_load__refusals_name_path_and_reason(void **state) {
   st_error_clear(&err);
   assert_int_equal(st_plugin_load(reg, "lazy:" ST_SOURCE_ROOT, &err),
                    ST_EPLUGIN);
+  assert_string_equal(err.message,
+                      "plugin '" ST_SOURCE_ROOT "': not a regular file");
+  st_registry_free(reg);
+}
+
+static void st_plugin_load__not_an_object(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  const char *text = ST_SOURCE_ROOT "/meson.build";
+  char want[2048], cut[] = "/tmp/scenetest-cut-XXXXXX";
+  unsigned char head[64];
+  FILE *f;
+  int fd;
+  (void)state;
+  /* A text file: the lazy reader says what it expected... */
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, "lazy:" ST_SOURCE_ROOT "/meson.build",
+                                  &err),
+                   ST_EPLUGIN);
+  snprintf(want, sizeof want,
+           "plugin '%s': not a 64-bit ELF shared object", text);
+  assert_string_equal(err.message, want);
+  /* ...and dlopen's reason is passed on for an eager one. */
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, text, &err), ST_EPLUGIN);
+  snprintf(want, sizeof want, "plugin '%s': cannot load: ", text);
+  assert_memory_equal(err.message, want, strlen(want));
+  /* An ELF header whose program headers are cut off. */
+  f = fopen(ST_PLUGIN_GOOD, "rb");
+  assert_non_null(f);
+  assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+  fclose(f);
+  fd = mkstemp(cut);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, head, sizeof head), (ssize_t)sizeof head);
+  close(fd);
+  st_error_clear(&err);
+  snprintf(want, sizeof want, "lazy:%s", cut);
+  assert_int_equal(st_plugin_load(reg, want, &err), ST_EPLUGIN);
+  snprintf(want, sizeof want, "plugin '%s': truncated program headers",
+           cut);
+  assert_string_equal(err.message, want);
+  unlink(cut);
+  /* A note that lists no platform. */
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, "lazy:" ST_PLUGIN_EMPTYNOTE, &err),
+                   ST_EPLUGIN);
+  assert_string_equal(err.message, "plugin '" ST_PLUGIN_EMPTYNOTE
+                                   "': declares no platform");
   st_registry_free(reg);
 }
 
@@ -210,6 +260,7 @@ int main(void) {
       cmocka_unit_test(st_plugin_load__lazy_does_not_dlopen),
       cmocka_unit_test(st_plugin_load__refusals_name_path_and_reason),
       cmocka_unit_test(st_plugin_load__failing_init_is_repaired),
+      cmocka_unit_test(st_plugin_load__not_an_object),
       cmocka_unit_test(st_plugin_load__conflicting_init_is_a_warning),
       cmocka_unit_test(st_plugin_load__example_add_only),
   };

@@ -7,6 +7,7 @@
  *   NODESC    no scenetest_module at all
  *   NONOTE    a good descriptor without the platform note
  *   MISMATCH  note says "declared", descriptor says "actual"
+ *   EMPTYNOTE a platform note that lists no platform
  *   CONFLICT  platform "clash": its init registers a different add on the
  *             built-in "cpu" backend (a conflicting registration)
  *   PRINTS    platform "printer": an add that writes to stdout and stderr
@@ -24,6 +25,7 @@
 #define MISMATCH 6
 #define PRINTS 7
 #define CONFLICT 9
+#define EMPTYNOTE 10
 #define HANGS 8
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
@@ -78,6 +80,11 @@ ST_PLUGIN_PLATFORMS("declared");
 static const char *const platforms[] = {"actual", NULL};
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, "mismatch", platforms, NULL};
+#elif KIND == EMPTYNOTE
+ST_PLUGIN_PLATFORMS("");
+static const char *const platforms[] = {NULL};
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "emptynote", platforms, NULL};
 #elif KIND == CONFLICT
 ST_PLUGIN_PLATFORMS("clash");
 static const char *const platforms[] = {"clash", NULL};
