@@ -21,8 +21,8 @@
 
 #include <scenetest/scene.h>
 
-#include "args.h"
-#include "compare.h"
+#include "case/args.h"
+#include "case/compare.h"
 
 #define BUF_BYTES ((size_t)64 << 20)
 #define MEM_REPS 9

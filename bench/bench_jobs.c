@@ -12,7 +12,7 @@
 
 #include <scenetest/scenetest.h>
 
-#include "args.h"
+#include "case/args.h"
 
 #define N_CASES 16
 #define REPS 5

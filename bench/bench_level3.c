@@ -22,9 +22,9 @@
 
 #include <scenetest/scenetest.h>
 
-#include "level3.h"
-#include "rehost.h"
-#include "workers.h"
+#include "case/level3/level3.h"
+#include "case/level3/rehost.h"
+#include "case/level3/workers.h"
 
 #define REHOST_BYTES ((size_t)64 << 20)
 #define REPS 9

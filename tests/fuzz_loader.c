@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scene.h"
+#include "scene/scene.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "args.h"
-#include "fill.h"
+#include "case/args.h"
+#include "case/fill.h"
 
 /* ---- building plans by hand ------------------------------------------- */
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
+#include "case/compare.h"
 
 typedef struct pair {
   st_tensor a, e;

@@ -20,7 +20,7 @@
 #include <scenetest/testing.h>
 
 #include "l3_testing.h"
-#include "level3.h"
+#include "case/level3/level3.h"
 
 typedef struct fixture {
   st_registry *reg;

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "scene.h"
+#include "scene/scene.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

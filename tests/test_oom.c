@@ -28,8 +28,8 @@
 
 #include <scenetest/scenetest.h>
 
-#include "loadwatch.h"
-#include "registry_internal.h"
+#include "base/loadwatch.h"
+#include "ops/registry_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* The interposer                                                      */

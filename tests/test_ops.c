@@ -19,8 +19,8 @@
 #include <scenetest/op.h>
 #include <scenetest/registry.h>
 
-#include "backends.h"
-#include "ops_impl.h"
+#include "ops/backends.h"
+#include "ops/ops_impl.h"
 
 static const char *const backends[] = {"reference", "cpu", "threads"};
 #define N_BACKENDS (sizeof backends / sizeof backends[0])

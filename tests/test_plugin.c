@@ -16,8 +16,8 @@
 
 #include <scenetest/scenetest.h>
 
-#include "loadwatch.h"
-#include "registry_internal.h"
+#include "base/loadwatch.h"
+#include "ops/registry_internal.h"
 
 static int is_loaded_cb(const char *path, void *data) {
   const char **want = data;

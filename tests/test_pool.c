@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool.h"
+#include "base/pool.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define ST_TEST_TSAN 1

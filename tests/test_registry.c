@@ -13,7 +13,7 @@
 
 #include <scenetest/scenetest.h>
 
-#include "registry_internal.h"
+#include "ops/registry_internal.h"
 
 static st_status impl_a(st_op_call *c) { (void)c; return ST_OK; }
 static st_status impl_b(st_op_call *c) { (void)c; return ST_OK; }

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rehost.h"
-#include "result.h"
-#include "wire.h"
+#include "case/level3/rehost.h"
+#include "case/result.h"
+#include "case/wire.h"
 
 /* An argset of n float32 tensors named t0.., tensor i with sizes[i]
  * elements filled with i + element/1000. */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scene.h"
+#include "scene/scene.h"
 
 static int to_source_root(void **state) {
   (void)state;

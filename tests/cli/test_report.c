@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "report.h"
-#include "result.h"
+#include "report/json.h"
+#include "report/report.h"
+#include "case/result.h"
 
 /* A memory stream and its buffer: open, write, then take the text. */
 typedef struct mem {

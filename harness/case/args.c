@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/* The `args` phase: turns a case's plan into bound arguments. Owns the
+ * argset (64-byte aligned tensor buffers, scalars), the deterministic
+ * inits (zeros, ones, fill, range, values), reading `file:` inits, and the
+ * hand-off of random inits to harness/fill.c; also cloning and copying
+ * argsets for golden and round snapshots. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "case/args.h"
+#include "case/fill.h"
+
+/* Buffers are aligned to a cache line (and to any vector width up to
+ * AVX-512), so kernels may use aligned loads. */
+#define ST_ALIGN 64
+
+_Thread_local long st__args_fail_after = -1;
+
+/* Counts down the fault-injection hook (SQLite's sqlite3FaultSim idea):
+ * returns 1 when this allocation must fail. */
+static int fault(void) {
+  if (st__args_fail_after < 0)
+    return 0;
+  if (st__args_fail_after == 0)
+    return 1;
+  st__args_fail_after--;
+  return 0;
+}
+
+static void *alloc_buffer(size_t nbytes) {
+  void *p = NULL;
+  if (fault())
+    return NULL;
+  if (posix_memalign(&p, ST_ALIGN, nbytes) != 0)
+    return NULL;
+  return p;
+}
+
+static void *alloc_array(size_t count, size_t size) {
+  if (count == 0)
+    return NULL;
+  if (fault())
+    return NULL;
+  return calloc(count, size);
+}
+
+/* Where errors about an arg point: its init if known, else the arg. */
+static st_status arg_error(st_error *err, st_status code, const st__plan *plan,
+                           const st__rarg *ra, const char *fmt, ...)
+    ST_PRINTF(5, 6);
+static st_status arg_error(st_error *err, st_status code, const st__plan *plan,
+                           const st__rarg *ra, const char *fmt, ...) {
+  const char *file = plan->scene && plan->scene->file ? plan->scene->file : "";
+  int line = 0, column = 0;
+  if (ra->arg != NULL) {
+    line = ra->arg->init.line ? ra->arg->init.line : ra->arg->line;
+    column = ra->arg->init.line ? ra->arg->init.column : ra->arg->column;
+  }
+  char msg[ST_ERROR_MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (line > 0)
+    return st_error_set_at(err, code, file, line, column, "tensor '%s': %s",
+                           ra->name, msg);
+  return st_error_set(err, code, "tensor '%s': %s", ra->name, msg);
+}
+
+/* Stores one literal: exact integers through the int64 path (one rounding
+ * into float dtypes, wrap into integer ones), others through double. */
+static void store_num(st_tensor *t, size_t i, st__num v) {
+  if (v.is_int)
+    st_tensor_set_i64(t, i, v.i);
+  else
+    st_tensor_set_f64(t, i, v.f);
+}
+
+/* Every element equal to v: store element 0, then double the filled
+ * prefix with memcpy. */
+static void fill_const(st_tensor *t, st__num v) {
+  if (t->numel == 0)
+    return;
+  store_num(t, 0, v);
+  unsigned char *p = t->data;
+  size_t done = st_dtype_size(t->dtype);
+  while (done < t->nbytes) {
+    const size_t k = done < t->nbytes - done ? done : t->nbytes - done;
+    memcpy(p + done, p, k);
+    done += k;
+  }
+}
+
+static void fill_range(st_tensor *t, st__num start, st__num step) {
+  if (start.is_int && step.is_int) {
+    /* start + i*step exactly, in wrapping unsigned arithmetic, then one
+     * rounding into the dtype. */
+    for (size_t i = 0; i < t->numel; i++)
+      st_tensor_set_i64(
+          t, i, (int64_t)((uint64_t)start.i + (uint64_t)i * (uint64_t)step.i));
+    return;
+  }
+  for (size_t i = 0; i < t->numel; i++)
+    st_tensor_set_f64(t, i, start.f + (double)i * step.f);
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+/* `file:` data is little-endian (SPEC §1). */
+static void from_little_endian(st_tensor *t) {
+  const size_t es = st_dtype_size(t->dtype);
+  unsigned char *p = t->data;
+  for (size_t i = 0; i < t->numel; i++, p += es)
+    for (size_t k = 0; k < es / 2; k++) {
+      const unsigned char c = p[k];
+      p[k] = p[es - 1 - k];
+      p[es - 1 - k] = c;
+    }
+}
+#else
+static void from_little_endian(st_tensor *t) { (void)t; }
+#endif
+
+static st_status fill_file(st_tensor *t, const st__plan *plan,
+                           const st__rarg *ra, st_error *err) {
+  const char *shown =
+      ra->arg && ra->arg->init.path_given ? ra->arg->init.path_given : ra->path;
+  st_status rc = ST_OK;
+  if (ra->path == NULL)
+    return arg_error(err, ST_EINVAL, plan, ra, "file init without a path");
+  const int fd = open(ra->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return arg_error(err, ST_EIO, plan, ra, "cannot open '%s': %s", shown,
+                     strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    rc = arg_error(err, ST_EIO, plan, ra, "cannot stat '%s': %s", shown,
+                   strerror(errno));
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    rc = arg_error(err, ST_EIO, plan, ra, "'%s' is not a regular file", shown);
+    goto out;
+  }
+  if ((uint64_t)st.st_size != (uint64_t)t->nbytes) {
+    rc = arg_error(err, ST_EIO, plan, ra,
+                   "file '%s' has %lld bytes, expected %zu (it changed "
+                   "since the scene was loaded)",
+                   shown, (long long)st.st_size, t->nbytes);
+    goto out;
+  }
+  size_t got = 0;
+  while (got < t->nbytes) {
+    const ssize_t r = read(fd, (unsigned char *)t->data + got, t->nbytes - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      rc = arg_error(err, ST_EIO, plan, ra, "cannot read '%s': %s", shown,
+                     strerror(errno));
+      goto out;
+    }
+    if (r == 0) {
+      rc = arg_error(err, ST_EIO, plan, ra,
+                     "file '%s' ended early (it changed while being "
+                     "read)",
+                     shown);
+      goto out;
+    }
+    got += (size_t)r;
+  }
+  from_little_endian(t);
+out:
+  close(fd);
+  return rc;
+}
+
+static st_status fill_tensor(st_tensor *t, const st__plan *plan,
+                             const st__rarg *ra, uint64_t seed, st_error *err) {
+  switch (ra->init) {
+  case ST__INIT_ZEROS:
+    if (t->nbytes > 0)
+      memset(t->data, 0, t->nbytes);
+    return ST_OK;
+  case ST__INIT_ONES: {
+    const st__num one = {1, 1, 1.0};
+    fill_const(t, one);
+    return ST_OK;
+  }
+  case ST__INIT_FILL:
+    fill_const(t, ra->a);
+    return ST_OK;
+  case ST__INIT_RANGE:
+    fill_range(t, ra->a, ra->b);
+    return ST_OK;
+  case ST__INIT_UNIFORM:
+  case ST__INIT_NORMAL:
+  case ST__INIT_RANDINT: {
+    const char *scene = plan->scene ? plan->scene->name : "";
+    const char *kase = plan->kase ? plan->kase->name : "";
+    const uint64_t key = st__rng_key(scene, kase, ra->name, seed);
+    return st__fill_random(t, ra->init, ra->a, ra->b, key, 0, t->numel);
+  }
+  case ST__INIT_VALUES:
+    if (ra->n_values != t->numel)
+      return arg_error(err, ST_EINVAL, plan, ra,
+                       "values has %zu entries, expected %zu", ra->n_values,
+                       t->numel);
+    for (size_t i = 0; i < t->numel; i++)
+      store_num(t, i, ra->values[i]);
+    return ST_OK;
+  case ST__INIT_FILE:
+    return fill_file(t, plan, ra, err);
+  }
+  return arg_error(err, ST_EINVAL, plan, ra, "unknown init kind %d",
+                   (int)ra->init);
+}
+
+/* A scalar carries its value as its dtype holds it: a float32 scalar 0.1
+ * is the float nearest 0.1, an integer scalar is exact. */
+static void build_scalar(st_scalar *s, const st__rarg *ra) {
+  /* The value goes through a one-element tensor of the scalar's dtype. */
+  unsigned char buf[8];
+  st_tensor tmp = {0};
+  tmp.dtype = ra->dtype;
+  tmp.numel = 1;
+  tmp.nbytes = st_dtype_size(ra->dtype);
+  tmp.data = buf;
+  store_num(&tmp, 0, ra->value);
+  s->name = ra->name;
+  s->dtype = ra->dtype;
+  if (st_dtype_is_float(ra->dtype)) {
+    s->is_int = 0;
+    s->f = st_tensor_get_f64(&tmp, 0);
+    if (ra->value.is_int)
+      s->i = ra->value.i;
+    else if (isnan(s->f))
+      s->i = 0;
+    else if (s->f >= 0x1p63)
+      s->i = INT64_MAX;
+    else if (s->f < -0x1p63)
+      s->i = INT64_MIN;
+    else
+      s->i = (int64_t)s->f;
+    return;
+  }
+  /* Integer and bool: wrap (or v != 0) exactly as a tensor element would. */
+  s->is_int = 1;
+  s->i = st_tensor_get_i64(&tmp, 0);
+  s->f = (double)s->i;
+}
+
+st_status st__args_build(const st__plan *plan, uint64_t seed, st__argset *out,
+                         st_error *err) {
+  st_status rc = ST_OK;
+  size_t n_tensors = 0, n_scalars = 0;
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < plan->n_args; i++) {
+    if (plan->args[i].is_tensor)
+      n_tensors++;
+    else
+      n_scalars++;
+  }
+  out->tensors = alloc_array(n_tensors, sizeof *out->tensors);
+  out->scalars = alloc_array(n_scalars, sizeof *out->scalars);
+  if ((n_tensors && !out->tensors) || (n_scalars && !out->scalars)) {
+    rc = st_error_set(err, ST_ENOMEM, "out of memory building arguments");
+    goto fail;
+  }
+  for (size_t i = 0; i < plan->n_args; i++) {
+    const st__rarg *ra = &plan->args[i];
+    if (!ra->is_tensor) {
+      build_scalar(&out->scalars[out->n_scalars++], ra);
+      continue;
+    }
+    st_tensor *t = &out->tensors[out->n_tensors];
+    t->name = ra->name;
+    t->dtype = ra->dtype;
+    t->role = ra->role;
+    t->ndim = ra->ndim;
+    memcpy(t->shape, ra->shape, sizeof t->shape);
+    t->numel = ra->numel;
+    t->nbytes = ra->nbytes;
+    t->data = NULL;
+    if (t->nbytes > 0) {
+      t->data = alloc_buffer(t->nbytes);
+      if (t->data == NULL) {
+        rc = arg_error(err, ST_ENOMEM, plan, ra,
+                       "out of memory allocating %zu bytes", t->nbytes);
+        goto fail;
+      }
+    }
+    out->n_tensors++; /* owned by out from here on */
+    rc = fill_tensor(t, plan, ra, seed, err);
+    if (rc != ST_OK)
+      goto fail;
+  }
+  return ST_OK;
+fail:
+  st__argset_free(out);
+  return rc;
+}
+
+st_status st__argset_clone(const st__argset *src, st__argset *dst) {
+  memset(dst, 0, sizeof *dst);
+  dst->tensors = alloc_array(src->n_tensors, sizeof *dst->tensors);
+  dst->scalars = alloc_array(src->n_scalars, sizeof *dst->scalars);
+  if ((src->n_tensors && !dst->tensors) || (src->n_scalars && !dst->scalars))
+    goto fail;
+  if (src->n_scalars)
+    memcpy(dst->scalars, src->scalars, src->n_scalars * sizeof *src->scalars);
+  dst->n_scalars = src->n_scalars;
+  for (size_t i = 0; i < src->n_tensors; i++) {
+    st_tensor *t = &dst->tensors[i];
+    *t = src->tensors[i];
+    t->data = NULL;
+    if (t->nbytes > 0) {
+      t->data = alloc_buffer(t->nbytes);
+      if (t->data == NULL)
+        goto fail;
+      memcpy(t->data, src->tensors[i].data, t->nbytes);
+    }
+    dst->n_tensors++;
+  }
+  return ST_OK;
+fail:
+  st__argset_free(dst);
+  return ST_ENOMEM;
+}
+
+void st__argset_copy_data(st__argset *dst, const st__argset *src,
+                          int outputs_only) {
+  const size_t n =
+      dst->n_tensors < src->n_tensors ? dst->n_tensors : src->n_tensors;
+  for (size_t i = 0; i < n; i++) {
+    const st_tensor *s = &src->tensors[i];
+    st_tensor *d = &dst->tensors[i];
+    if (outputs_only && s->role == ST_ROLE_INPUT)
+      continue;
+    const size_t k = d->nbytes < s->nbytes ? d->nbytes : s->nbytes;
+    if (k > 0)
+      memcpy(d->data, s->data, k);
+  }
+}
+
+void st__argset_free(st__argset *set) {
+  if (set == NULL)
+    return;
+  for (size_t i = 0; i < set->n_tensors; i++)
+    free(set->tensors[i].data);
+  free(set->tensors);
+  free(set->scalars);
+  memset(set, 0, sizeof *set);
+}
+
+void st__args_tune_allocator(void) {
+#ifdef M_MMAP_THRESHOLD
+  /* 32 MiB is glibc's largest allowed threshold on 64-bit; the trim
+   * threshold keeps freed buffers for the next case instead of returning
+   * them to the kernel. mallopt's failure only leaves the default. */
+  (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  (void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}

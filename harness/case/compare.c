@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* The `compare` phase's checks: outputs against golden with torch's
+ * allclose rule, inputs bit-exactly against their pre-run bytes, and the
+ * mismatch messages (multi-index, both values, max abs diff).
+ *
+ * Built at -O3 (harness/meson.build). A passing compare is the common case
+ * and the benchmark's: float32 and float64 have a vectorized pass that only
+ * decides "all close"; the element-at-a-time pass that counts, finds the
+ * first index and the max diff runs only when that pass finds a suspect. */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "case/compare.h"
+#include "base/hot.h"
+
+/* The closeness rule, in double, pinned to torch.isclose
+ * (torch/_refs/__init__.py, isclose): close = (a == e) |
+ * (isfinite(|a - e|) & (|a - e| <= atol + rtol * |e|)). So equal
+ * infinities are close (a == e, although inf - inf is NaN), an infinity
+ * against anything else is not (the difference is not finite), and NaN is
+ * never close (equal_nan=False). */
+static inline int is_close(double a, double e, double rtol, double atol) {
+  const double d = fabs(a - e);
+  return a == e || (d <= DBL_MAX && d <= atol + rtol * fabs(e));
+}
+
+/* float32 in float32 arithmetic, 8 lanes with AVX2, conservatively: an
+ * element passes here only if the float32 computation says it is close with
+ * a margin that covers its rounding (every float32 operation is within a
+ * relative 2^-24 of the double one; underflow adds at most 2^-150 absolute;
+ * 2^-20 relative plus 2^-148 covers both). Returns nonzero if any element
+ * needs the exact double check. Requires 0 <= rtol, atol <= 1e30 (the
+ * caller checks), so the float tolerances are finite and not NaN. */
+ST_HOT_CLONES
+static int suspects_f32(const float *restrict a, const float *restrict e,
+                        size_t n, float rtol, float atol) {
+  int32_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    const float x = a[i], y = e[i];
+    const float d = fabsf(x - y);
+    const float tol = (atol + rtol * fabsf(y)) * (1.0f - 0x1p-20f) - 0x1p-148f;
+    const int32_t eq = x == y, le = d <= tol, fin = d <= FLT_MAX;
+    bad |= ((eq | le) & fin) ^ 1;
+  }
+  return bad != 0;
+}
+
+/* float64: the exact rule itself, vectorized; nonzero if any mismatch. */
+ST_HOT_CLONES
+static int mismatch_f64(const double *restrict a, const double *restrict e,
+                        size_t n, double rtol, double atol) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    const double x = a[i], y = e[i];
+    const double d = fabs(x - y);
+    const int64_t eq = x == y, le = d <= atol + rtol * fabs(y),
+                  fin = d <= DBL_MAX;
+    bad |= ((eq | le) & fin) ^ 1;
+  }
+  return bad != 0;
+}
+
+/* One core cannot read memory as fast as two: on the benchmark machine one
+ * thread reads about 13 GB/s and two about 21 GB/s, and a compare reads
+ * two tensors. Large tensors are therefore split between the calling
+ * thread and one helper thread, joined before returning (no thread
+ * outlives the call, so forking stays safe). Below the threshold, thread
+ * start-up would cost more than it saves. */
+#define SPLIT_MIN_BYTES ((size_t)8 << 20)
+
+typedef struct half_job {
+  const void *a, *e;
+  size_t n;
+  int is_f64;
+  double rtol, atol;
+  int result;
+} half_job;
+
+static int run_job(const half_job *j) {
+  if (j->is_f64)
+    return mismatch_f64(j->a, j->e, j->n, j->rtol, j->atol);
+  return suspects_f32(j->a, j->e, j->n, (float)j->rtol, (float)j->atol);
+}
+
+static void *job_thread(void *arg) {
+  half_job *j = arg;
+  j->result = run_job(j);
+  return NULL;
+}
+
+/* The vectorized pass over a whole tensor, split in two when it is large
+ * and the machine has a second core. Nonzero if any element needs the
+ * element-at-a-time pass. */
+static int fast_pass(const st_tensor *act, const st_tensor *exp, int is_f64,
+                     double rtol, double atol) {
+  const size_t n = act->numel;
+  const size_t es = is_f64 ? 8 : 4;
+  half_job lo = {act->data, exp->data, n, is_f64, rtol, atol, 0};
+  if (act->nbytes < SPLIT_MIN_BYTES || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    return run_job(&lo);
+  /* Split on a 64-byte boundary so neither half starts mid-line. */
+  const size_t mid = (n / 2) & ~(size_t)(64 / es - 1);
+  half_job hi = {(const char *)act->data + mid * es,
+                 (const char *)exp->data + mid * es,
+                 n - mid,
+                 is_f64,
+                 rtol,
+                 atol,
+                 0};
+  lo.n = mid;
+  pthread_t th;
+  if (pthread_create(&th, NULL, job_thread, &hi) != 0)
+    return run_job(&lo) | run_job(&hi);
+  const int r = run_job(&lo);
+  pthread_join(th, NULL);
+  return r | hi.result;
+}
+
+void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size) {
+  size_t idx[ST_MAX_DIMS];
+  const int nd = t->ndim < 0             ? 0
+                 : t->ndim > ST_MAX_DIMS ? ST_MAX_DIMS
+                                         : t->ndim;
+  size_t rest = i;
+  for (int d = nd - 1; d >= 0; d--) {
+    const size_t dim = t->shape[d] > 0 ? (size_t)t->shape[d] : 1;
+    idx[d] = rest % dim;
+    rest /= dim;
+  }
+  if (size == 0)
+    return;
+  size_t len = 0;
+  buf[0] = '\0';
+  len += (size_t)snprintf(buf + len, size - len, "[");
+  for (int d = 0; d < nd && len < size; d++)
+    len +=
+        (size_t)snprintf(buf + len, size - len, "%s%zu", d ? ", " : "", idx[d]);
+  if (len < size)
+    snprintf(buf + len, size - len, "]");
+}
+
+static int same_layout(const st_tensor *a, const st_tensor *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim || a->numel != b->numel ||
+      a->nbytes != b->nbytes)
+    return 0;
+  for (int d = 0; d < a->ndim && d < ST_MAX_DIMS; d++)
+    if (a->shape[d] != b->shape[d])
+      return 0;
+  return 1;
+}
+
+/* One element as text: integers exactly, float64 with enough digits to
+ * tell neighbours apart, narrower floats with %.9g. */
+static void format_value(const st_tensor *t, size_t i, char *buf, size_t size) {
+  if (!st_dtype_is_float(t->dtype))
+    snprintf(buf, size, "%" PRId64, st_tensor_get_i64(t, i));
+  else if (t->dtype == ST_DTYPE_FLOAT64)
+    snprintf(buf, size, "%.17g", st_tensor_get_f64(t, i));
+  else
+    snprintf(buf, size, "%.9g", st_tensor_get_f64(t, i));
+}
+
+/* The detailed pass: count, first mismatch and the max abs diff over the
+ * mismatching elements, NaN propagating. Pinned to torch's
+ * make_tensor_mismatch_msg (torch/testing/_comparison.py), which zeroes the
+ * matching elements' differences before torch.max. */
+static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
+                        double atol, char *msg, size_t size) {
+  size_t count = 0, first = 0;
+  double maxd = 0.0;
+  for (size_t i = 0; i < act->numel; i++) {
+    const double a = st_tensor_get_f64(act, i);
+    const double e = st_tensor_get_f64(exp, i);
+    if (is_close(a, e, rtol, atol))
+      continue;
+    if (count++ == 0)
+      first = i;
+    const double d = fabs(a - e);
+    if (isnan(d) || isnan(maxd))
+      maxd = NAN;
+    else if (d > maxd)
+      maxd = d;
+  }
+  if (count == 0)
+    return ST_OK;
+  if (msg != NULL && size > 0) {
+    char index[ST_MAX_DIMS * 24 + 4], va[48], ve[48];
+    st__format_index(act, first, index, sizeof index);
+    format_value(act, first, va, sizeof va);
+    format_value(exp, first, ve, sizeof ve);
+    snprintf(msg, size,
+             "tensor '%s': %zu of %zu elements differ; first at %s: actual "
+             "%s, expected %s; max abs diff %.9g; rtol %g, atol %g",
+             exp->name ? exp->name : (act->name ? act->name : "?"), count,
+             act->numel, index, va, ve, maxd, rtol, atol);
+  }
+  return ST_EMISMATCH;
+}
+
+st_status st__compare_close(const st_tensor *actual, const st_tensor *expected,
+                            double rtol, double atol, char *msg, size_t size) {
+  if (msg != NULL && size > 0)
+    msg[0] = '\0';
+  if (!same_layout(actual, expected)) {
+    if (msg != NULL && size > 0)
+      snprintf(
+          msg, size,
+          "tensor '%s': cannot compare %s of %zu elements with %s of "
+          "%zu elements (dtype or shape differs)",
+          expected->name ? expected->name : "?",
+          st_dtype_name(actual->dtype) ? st_dtype_name(actual->dtype) : "?",
+          actual->numel,
+          st_dtype_name(expected->dtype) ? st_dtype_name(expected->dtype) : "?",
+          expected->numel);
+    return ST_EINVAL;
+  }
+  const size_t n = actual->numel;
+  if (n == 0)
+    return ST_OK;
+  switch (actual->dtype) {
+  case ST_DTYPE_FLOAT32:
+    if (rtol >= 0 && rtol <= 1e30 && atol >= 0 && atol <= 1e30 &&
+        !fast_pass(actual, expected, 0, rtol, atol))
+      return ST_OK;
+    break;
+  case ST_DTYPE_FLOAT64:
+    if (!fast_pass(actual, expected, 1, rtol, atol))
+      return ST_OK;
+    break;
+  case ST_DTYPE_FLOAT16:
+  case ST_DTYPE_BFLOAT16:
+    break;
+  default:
+    /* Integers and bool: equal bytes are equal values, which are close
+     * under any tolerance (bool bytes other than 0/1 fall through to the
+     * element pass, which reads them as true). */
+    if (memcmp(actual->data, expected->data, actual->nbytes) == 0)
+      return ST_OK;
+    break;
+  }
+  return report(actual, expected, rtol, atol, msg, size);
+}
+
+st_status st__compare_exact(const st_tensor *after, const st_tensor *before,
+                            char *msg, size_t size) {
+  if (msg != NULL && size > 0)
+    msg[0] = '\0';
+  if (!same_layout(after, before)) {
+    if (msg != NULL && size > 0)
+      snprintf(msg, size, "input '%s': shape or dtype changed",
+               before->name ? before->name : "?");
+    return ST_EINVAL;
+  }
+  if (after->nbytes == 0 ||
+      memcmp(after->data, before->data, after->nbytes) == 0)
+    return ST_OK;
+  const unsigned char *p = after->data, *q = before->data;
+  size_t count = 0, first = 0;
+  for (size_t i = 0; i < after->nbytes; i++) {
+    if (p[i] != q[i]) {
+      if (count++ == 0)
+        first = i;
+    }
+  }
+  if (msg != NULL && size > 0) {
+    const size_t es =
+        st_dtype_size(after->dtype) ? st_dtype_size(after->dtype) : 1;
+    char index[ST_MAX_DIMS * 24 + 4];
+    st__format_index(after, first / es, index, sizeof index);
+    snprintf(msg, size,
+             "input '%s' was modified by the kernel: %zu of %zu bytes "
+             "differ; first at element %s",
+             before->name ? before->name : "?", count, after->nbytes, index);
+  }
+  return ST_EMISMATCH;
+}

@@ -1,0 +1,1149 @@
+/* SPDX-License-Identifier: MIT */
+/* The level-3 worker pool (workers.h): forking workers, the command
+ * protocol over SOCK_SEQPACKET (one datagram per command or reply, so no
+ * framing), the workers' loop, and the harness's waits that notice a dying
+ * worker or a deadline instead of hanging.
+ *
+ * Messages (little-endian fields, wire.h encoders):
+ *   MAP   op, backend, max_threads, reduce, n_blocks, scratch id, the
+ *         segments (id, size; their fds ride along with SCM_RIGHTS), the
+ *         tensor layout (name, dtype, role, shape, segment id) and scalars
+ *   RUN   round, shard index, shard count
+ *   REPLY status, lookup flag, message, objects loaded since the last reply
+ * A worker keeps its mappings across cases keyed by segment id (the
+ * harness pools segments, so the next case usually sends the same ones)
+ * and unmaps those a MAP no longer names. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <scenetest/op.h>
+
+#include "base/loadwatch.h"
+#include "ops/ops_impl.h"
+#include "base/pool.h"
+#include "case/wire.h"
+#include "case/level3/workers.h"
+
+enum { MSG_MAP = 1, MSG_RUN = 2, MSG_REPLY = 3 };
+
+/* Largest datagram either side sends; the default AF_UNIX send buffer
+ * (about 208 KiB) must hold it. */
+#define MSG_MAX ((size_t)160 << 10)
+/* A worker's socket end is moved to this fd; everything above is closed. */
+#define WORKER_SOCK_FD 3
+
+typedef struct worker {
+  pid_t pid;
+  int sock;      /* harness end; -1 once closed */
+  int out;       /* read end of the worker's stdout+stderr; -1 at EOF */
+  char *buf;     /* captured output since the last take */
+  size_t len, cap;
+  size_t dropped;
+  int reaped;
+  int status;    /* wait status once reaped */
+  int awaiting;  /* a reply is due */
+  st_status reply_status;
+  int reply_lookup;
+  char *reply_message;
+} worker;
+
+struct st__wpool {
+  unsigned n;
+  worker *w;
+  int broken;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+const char *st__signal_name(int sig, char *buf, size_t size) {
+  const char *abbrev = sigabbrev_np(sig);
+  if (abbrev != NULL)
+    snprintf(buf, size, "SIG%s", abbrev);
+  else
+    snprintf(buf, size, "signal %d", sig);
+  return buf;
+}
+
+void st__describe_wait(int status, char *buf, size_t size) {
+  char name[32];
+  if (WIFSIGNALED(status)) {
+    const char *desc = sigdescr_np(WTERMSIG(status));
+    snprintf(buf, size, "killed by signal %s (%s)",
+             st__signal_name(WTERMSIG(status), name, sizeof name),
+             desc ? desc : "unknown signal");
+  } else if (WIFEXITED(status)) {
+    snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+  } else {
+    snprintf(buf, size, "stopped (wait status %#x)", (unsigned)status);
+  }
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void st__wresult_free(st__wresult *r) {
+  size_t i;
+  if (r == NULL)
+    return;
+  for (i = 0; i < r->n_loaded; i++)
+    free(r->loaded[i]);
+  free(r->loaded);
+  r->loaded = NULL;
+  r->n_loaded = 0;
+}
+
+static void wresult_init(st__wresult *r) {
+  memset(r, 0, sizeof *r);
+  r->status = ST_OK;
+}
+
+static void wresult_fail(st__wresult *r, st_status s, const char *fmt, ...)
+    ST_PRINTF(3, 4);
+static void wresult_fail(st__wresult *r, st_status s, const char *fmt, ...) {
+  va_list ap;
+  if (r->status != ST_OK)
+    return;
+  r->status = s;
+  va_start(ap, fmt);
+  vsnprintf(r->message, sizeof r->message, fmt, ap);
+  va_end(ap);
+}
+
+static void wresult_add_loaded(st__wresult *r, unsigned index,
+                               const char *path) {
+  char **p = realloc(r->loaded, (r->n_loaded + 1) * sizeof *p);
+  size_t n = strlen(path) + 32;
+  if (p == NULL)
+    return;
+  r->loaded = p;
+  p[r->n_loaded] = malloc(n);
+  if (p[r->n_loaded] == NULL)
+    return;
+  snprintf(p[r->n_loaded], n, "worker %u: %s", index, path);
+  r->n_loaded++;
+}
+
+/* Sends one datagram with optional fds. */
+static int send_msg(int sock, const void *p, size_t n, const int *fds,
+                    size_t nfds) {
+  struct msghdr mh;
+  struct iovec iov;
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * (ST__WORKERS_MAX_SEGMENTS + 1))];
+    struct cmsghdr align;
+  } u;
+  ssize_t w;
+  memset(&mh, 0, sizeof mh);
+  iov.iov_base = (void *)p;
+  iov.iov_len = n;
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (nfds > 0) {
+    struct cmsghdr *c;
+    memset(&u, 0, sizeof u);
+    mh.msg_control = u.buf;
+    mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+    c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+  }
+  do
+    w = sendmsg(sock, &mh, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+  return w == (ssize_t)n ? 0 : -1;
+}
+
+/* ---- the worker ------------------------------------------------------- */
+
+typedef struct wmap {
+  uint64_t id;
+  size_t size;
+  void *map;
+} wmap;
+
+typedef struct wstate {
+  unsigned index;
+  st_registry *reg;
+  wmap *maps;
+  size_t n_maps;
+  char *op, *backend;
+  unsigned max_threads;
+  int reduce;
+  uint64_t n_blocks;
+  void *scratch;
+  st_tensor *tensors;
+  size_t n_tensors;
+  st_scalar *scalars;
+  size_t n_scalars;
+  st_op_fn fn;
+} wstate;
+
+static void layout_free(wstate *ws) {
+  size_t i;
+  for (i = 0; i < ws->n_tensors; i++)
+    free((char *)ws->tensors[i].name);
+  for (i = 0; i < ws->n_scalars; i++)
+    free((char *)ws->scalars[i].name);
+  free(ws->tensors);
+  free(ws->scalars);
+  free(ws->op);
+  free(ws->backend);
+  ws->tensors = NULL;
+  ws->scalars = NULL;
+  ws->n_tensors = ws->n_scalars = 0;
+  ws->op = ws->backend = NULL;
+  ws->fn = NULL;
+  ws->scratch = NULL;
+}
+
+static void *map_of(const wstate *ws, uint64_t id) {
+  size_t i;
+  for (i = 0; i < ws->n_maps; i++)
+    if (ws->maps[i].id == id)
+      return ws->maps[i].map;
+  return NULL;
+}
+
+static void reply(int sock, st_status status, int lookup, const char *message,
+                  char **loaded, size_t n_loaded) {
+  st__wbuf b;
+  size_t i;
+  st__wbuf_init(&b);
+  st__wbuf_u32(&b, MSG_REPLY);
+  st__wbuf_i32(&b, (int32_t)status);
+  st__wbuf_i32(&b, lookup);
+  st__wbuf_str(&b, message);
+  /* Keep the datagram bounded: a plugin that pulls in hundreds of
+   * libraries reports the ones that fit. */
+  {
+    size_t budget = MSG_MAX - 4096, used = 0, n = 0;
+    for (i = 0; i < n_loaded; i++) {
+      if (used + strlen(loaded[i]) + 4 > budget)
+        break;
+      used += strlen(loaded[i]) + 4;
+      n++;
+    }
+    st__wbuf_u32(&b, (uint32_t)n);
+    for (i = 0; i < n; i++)
+      st__wbuf_str(&b, loaded[i]);
+  }
+  if (b.oom || send_msg(sock, b.data, b.len, NULL, 0) != 0)
+    _exit(4);
+  st__wbuf_free(&b);
+}
+
+static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
+                       size_t nfds) {
+  wmap *maps = NULL;
+  size_t i, j, n_segs;
+  uint64_t scratch_id;
+  char msg[512] = "";
+  st_status status = ST_OK;
+
+  layout_free(ws);
+  ws->op = st__rbuf_str(r);
+  ws->backend = st__rbuf_str(r);
+  ws->max_threads = st__rbuf_u32(r);
+  ws->reduce = (int)st__rbuf_u32(r);
+  ws->n_blocks = st__rbuf_u64(r);
+  scratch_id = st__rbuf_u64(r);
+  n_segs = st__rbuf_u32(r);
+  if (r->bad || n_segs != nfds || ws->op == NULL || ws->backend == NULL) {
+    status = ST_EINTERNAL;
+    snprintf(msg, sizeof msg, "worker %u: malformed map message", ws->index);
+    goto out;
+  }
+  maps = calloc(n_segs ? n_segs : 1, sizeof *maps);
+  if (maps == NULL) {
+    status = ST_ENOMEM;
+    snprintf(msg, sizeof msg, "worker %u: out of memory", ws->index);
+    goto out;
+  }
+  for (i = 0; i < n_segs; i++) {
+    maps[i].id = st__rbuf_u64(r);
+    maps[i].size = (size_t)st__rbuf_u64(r);
+    maps[i].map = NULL;
+    for (j = 0; j < ws->n_maps; j++)
+      if (ws->maps[j].id == maps[i].id && ws->maps[j].map != NULL) {
+        /* Already mapped in an earlier case: keep the mapping (its pages
+         * are faulted in already). */
+        maps[i].map = ws->maps[j].map;
+        ws->maps[j].map = NULL;
+        break;
+      }
+    if (maps[i].map == NULL && status == ST_OK) {
+      void *m = mmap(NULL, maps[i].size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     fds[i], 0);
+      if (m == MAP_FAILED) {
+        status = ST_ENOMEM;
+        snprintf(msg, sizeof msg, "worker %u: cannot map a %zu-byte segment: %s",
+                 ws->index, maps[i].size, strerror(errno));
+      } else {
+        maps[i].map = m;
+      }
+    }
+  }
+  for (j = 0; j < ws->n_maps; j++)
+    if (ws->maps[j].map != NULL)
+      munmap(ws->maps[j].map, ws->maps[j].size);
+  free(ws->maps);
+  ws->maps = maps;
+  ws->n_maps = n_segs;
+  maps = NULL;
+  if (status != ST_OK)
+    goto out;
+
+  ws->n_tensors = st__rbuf_u32(r);
+  if (ws->n_tensors > (r->len - r->off) / 8) {
+    ws->n_tensors = 0;
+    r->bad = 1;
+  }
+  ws->tensors = calloc(ws->n_tensors ? ws->n_tensors : 1,
+                       sizeof *ws->tensors);
+  for (i = 0; ws->tensors != NULL && i < ws->n_tensors && !r->bad; i++) {
+    st_tensor *t = &ws->tensors[i];
+    int d;
+    uint64_t id;
+    t->name = st__rbuf_str(r);
+    t->dtype = (st_dtype)st__rbuf_i32(r);
+    t->role = (st_role)st__rbuf_i32(r);
+    t->ndim = st__rbuf_i32(r);
+    if (t->ndim < 0 || t->ndim > ST_MAX_DIMS) {
+      r->bad = 1;
+      break;
+    }
+    for (d = 0; d < t->ndim; d++)
+      t->shape[d] = (int64_t)st__rbuf_u64(r);
+    t->numel = (size_t)st__rbuf_u64(r);
+    t->nbytes = (size_t)st__rbuf_u64(r);
+    id = st__rbuf_u64(r);
+    t->data = id ? map_of(ws, id) : NULL;
+    if (id && t->data == NULL)
+      r->bad = 1;
+  }
+  ws->n_scalars = st__rbuf_u32(r);
+  if (ws->n_scalars > (r->len - r->off) / 8) {
+    ws->n_scalars = 0;
+    r->bad = 1;
+  }
+  ws->scalars = calloc(ws->n_scalars ? ws->n_scalars : 1,
+                       sizeof *ws->scalars);
+  for (i = 0; ws->scalars != NULL && i < ws->n_scalars && !r->bad; i++) {
+    st_scalar *s = &ws->scalars[i];
+    uint64_t bits;
+    s->name = st__rbuf_str(r);
+    s->dtype = (st_dtype)st__rbuf_i32(r);
+    s->is_int = st__rbuf_i32(r);
+    s->i = (int64_t)st__rbuf_u64(r);
+    bits = st__rbuf_u64(r);
+    memcpy(&s->f, &bits, sizeof s->f);
+  }
+  ws->scratch = scratch_id ? map_of(ws, scratch_id) : NULL;
+  if (r->bad || ws->tensors == NULL || ws->scalars == NULL ||
+      (ws->reduce && ws->n_blocks > 0 && ws->scratch == NULL)) {
+    status = ST_EINTERNAL;
+    snprintf(msg, sizeof msg, "worker %u: malformed map message", ws->index);
+  }
+out:
+  free(maps);
+  for (i = 0; i < nfds; i++)
+    close(fds[i]);
+  reply(sock, status, 0, msg, NULL, 0);
+}
+
+static void worker_run(wstate *ws, int sock, st__rbuf *r) {
+  unsigned shard_index, shard_count;
+  st_op_call call;
+  st_tensor *t = NULL;
+  st_status rc = ST_OK;
+  st_error err;
+  char **loaded = NULL;
+  size_t n_loaded = 0;
+  int lookup = 0;
+
+  (void)st__rbuf_u32(r); /* round: for diagnostics only */
+  shard_index = st__rbuf_u32(r);
+  shard_count = st__rbuf_u32(r);
+  memset(&call, 0, sizeof call);
+  st_error_clear(&err);
+  if (r->bad || ws->op == NULL) {
+    rc = st_op_call_fail(&call, ST_EINTERNAL, "worker %u: no case mapped",
+                         ws->index);
+    goto out;
+  }
+  /* The kernel is resolved here, in the worker: a plugin loaded after the
+   * fork is not in this address space until the registry loads it. */
+  if (ws->fn == NULL &&
+      st_registry_lookup(ws->reg, ws->op, ws->backend, ST_LOOKUP_KERNEL,
+                         &ws->fn, &err) != ST_OK) {
+    rc = err.code != ST_OK ? err.code : ST_EMISSING;
+    snprintf(call.message, sizeof call.message, "%.*s",
+             (int)sizeof call.message - 1, err.message);
+    lookup = 1;
+    goto out;
+  }
+  /* A fresh copy per round: an implementation may scribble on its
+   * st_tensor array, never on the layout. */
+  t = malloc((ws->n_tensors ? ws->n_tensors : 1) * sizeof *t);
+  if (t == NULL) {
+    rc = st_op_call_fail(&call, ST_ENOMEM, "worker %u: out of memory",
+                         ws->index);
+    goto out;
+  }
+  if (ws->n_tensors > 0)
+    memcpy(t, ws->tensors, ws->n_tensors * sizeof *t);
+  call.op = ws->op;
+  call.backend = ws->backend;
+  call.tensors = t;
+  call.n_tensors = ws->n_tensors;
+  call.scalars = ws->scalars;
+  call.n_scalars = ws->n_scalars;
+  call.shard_index = shard_index;
+  call.shard_count = shard_count;
+  call.max_threads = ws->max_threads;
+  rc = st_op_check(&call);
+  if (rc != ST_OK)
+    goto out;
+  if (!ws->reduce) {
+    rc = ws->fn(&call);
+  } else {
+    /* reduce_sum: one call per block of this worker's blocks (shard k of
+     * n_blocks is exactly block k), each into a private one-element out,
+     * so the harness can add the block partials in block order as level 2
+     * does: the result does not depend on the worker count. */
+    uint64_t cell = 0;
+    size_t kb0, kb1, k;
+    st_tensor priv = t[1];
+    unsigned char *scratch = ws->scratch;
+    priv.data = &cell;
+    st_shard_range((size_t)ws->n_blocks, shard_index, shard_count, &kb0,
+                   &kb1);
+    for (k = kb0; k < kb1 && rc == ST_OK; k++) {
+      st_op_call bc = call;
+      st_tensor pair[2];
+      pair[0] = t[0];
+      pair[1] = priv;
+      bc.tensors = pair;
+      bc.shard_index = (unsigned)k;
+      bc.shard_count = (unsigned)ws->n_blocks;
+      bc.message[0] = '\0';
+      rc = ws->fn(&bc);
+      if (rc != ST_OK) {
+        memcpy(call.message, bc.message, sizeof call.message);
+        break;
+      }
+      if (st__dtype_is_int(pair[1].dtype)) {
+        uint64_t v = st__elem_get_u64(&pair[1], 0);
+        memcpy(scratch + 8 * k, &v, 8);
+      } else {
+        double v = st__elem_get_f64(&pair[1], 0);
+        memcpy(scratch + 8 * k, &v, 8);
+      }
+    }
+  }
+out:
+  free(t);
+  /* What the kernel printed reaches the capture pipe before the reply, so
+   * the harness attaches it to this case. */
+  fflush(stdout);
+  fflush(stderr);
+  if (st__loadwatch_poll(&loaded, &n_loaded) != ST_OK) {
+    loaded = NULL;
+    n_loaded = 0;
+  }
+  reply(sock, rc, lookup, call.message, loaded, n_loaded);
+  st__loadwatch_free(loaded, n_loaded);
+}
+
+static void worker_main(unsigned index, st_registry *reg) {
+  wstate ws;
+  char *buf = malloc(MSG_MAX);
+  int fds[ST__WORKERS_MAX_SEGMENTS + 3];
+  union {
+    char c[CMSG_SPACE(sizeof(int) * (ST__WORKERS_MAX_SEGMENTS + 3))];
+    struct cmsghdr align;
+  } u;
+
+  memset(&ws, 0, sizeof ws);
+  ws.index = index;
+  ws.reg = reg;
+  if (buf == NULL)
+    _exit(5);
+  for (;;) {
+    struct msghdr mh;
+    struct iovec iov;
+    struct cmsghdr *c;
+    ssize_t n;
+    size_t nfds = 0;
+    st__rbuf r;
+    uint32_t type;
+
+    memset(&mh, 0, sizeof mh);
+    iov.iov_base = buf;
+    iov.iov_len = MSG_MAX;
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = u.c;
+    mh.msg_controllen = sizeof u.c;
+    n = recvmsg(WORKER_SOCK_FD, &mh, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      _exit(0); /* the harness closed its end (or went away): done */
+    for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        if (nfds + k > sizeof fds / sizeof fds[0])
+          _exit(6);
+        memcpy(fds + nfds, CMSG_DATA(c), k * sizeof(int));
+        nfds += k;
+      }
+    if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+      _exit(6);
+    st__rbuf_init(&r, buf, (size_t)n);
+    type = st__rbuf_u32(&r);
+    if (type == MSG_MAP)
+      worker_map(&ws, WORKER_SOCK_FD, &r, fds, nfds);
+    else if (type == MSG_RUN)
+      worker_run(&ws, WORKER_SOCK_FD, &r);
+    else
+      _exit(6);
+  }
+}
+
+/* ---- the pool, harness side ------------------------------------------ */
+
+static void drain(worker *w) {
+  char tmp[16384];
+  while (w->out >= 0) {
+    ssize_t n = read(w->out, tmp, sizeof tmp);
+    if (n > 0) {
+      size_t keep = (size_t)n;
+      if (w->len + keep > ST__WORKERS_OUTPUT_MAX)
+        keep = w->len < ST__WORKERS_OUTPUT_MAX
+                   ? ST__WORKERS_OUTPUT_MAX - w->len
+                   : 0;
+      w->dropped += (size_t)n - keep;
+      if (keep > 0 && w->len + keep > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        char *p;
+        while (cap < w->len + keep)
+          cap *= 2;
+        p = realloc(w->buf, cap);
+        if (p == NULL) {
+          w->dropped += keep;
+          keep = 0;
+        } else {
+          w->buf = p;
+          w->cap = cap;
+        }
+      }
+      if (keep > 0) {
+        memcpy(w->buf + w->len, tmp, keep);
+        w->len += keep;
+      }
+      continue;
+    }
+    if (n == 0) {
+      close(w->out);
+      w->out = -1;
+      break;
+    }
+    if (errno == EINTR)
+      continue;
+    break; /* EAGAIN: nothing more now */
+  }
+}
+
+static void drain_until_eof(worker *w, int ms) {
+  uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+  while (w->out >= 0) {
+    struct pollfd pf;
+    uint64_t t;
+    drain(w);
+    t = now_ns();
+    if (w->out < 0 || t >= end)
+      break;
+    pf.fd = w->out;
+    pf.events = POLLIN;
+    poll(&pf, 1, (int)((end - t) / 1000000u) + 1);
+  }
+}
+
+/* Waits until every worker in p has exited or ms passed; returns 1 when
+ * all are reaped. */
+static int reap_all(st__wpool *p, int ms) {
+  uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+  for (;;) {
+    unsigned i, left = 0;
+    for (i = 0; i < p->n; i++) {
+      worker *w = &p->w[i];
+      if (w->reaped || w->pid <= 0)
+        continue;
+      pid_t r = waitpid(w->pid, &w->status, WNOHANG);
+      if (r == w->pid || (r < 0 && errno == ECHILD))
+        w->reaped = 1;
+      else
+        left++;
+    }
+    if (left == 0)
+      return 1;
+    if (now_ns() >= end)
+      return 0;
+    /* Not a synchronisation sleep: a bounded grace for exits we cannot
+     * wait on with a file descriptor. */
+    poll(NULL, 0, 2);
+  }
+}
+
+static void kill_all(st__wpool *p, int sig) {
+  unsigned i;
+  for (i = 0; i < p->n; i++)
+    if (!p->w[i].reaped && p->w[i].pid > 0)
+      kill(p->w[i].pid, sig);
+}
+
+/* Kills every worker (SIGTERM, then SIGKILL after the grace), reaps them
+ * and drains what they printed. */
+static void pool_kill(st__wpool *p) {
+  unsigned i;
+  kill_all(p, SIGTERM);
+  if (!reap_all(p, ST__WORKERS_GRACE_MS)) {
+    kill_all(p, SIGKILL);
+    for (i = 0; i < p->n; i++) {
+      worker *w = &p->w[i];
+      if (!w->reaped && w->pid > 0) {
+        while (waitpid(w->pid, &w->status, 0) < 0 && errno == EINTR)
+          ;
+        w->reaped = 1;
+      }
+    }
+  }
+  for (i = 0; i < p->n; i++) {
+    worker *w = &p->w[i];
+    /* Reaped: the write end is closed, so this reaches EOF soon (unless
+     * a process the kernel spawned still holds it: hence the bound). */
+    drain_until_eof(w, 100);
+    if (w->sock >= 0) {
+      close(w->sock);
+      w->sock = -1;
+    }
+  }
+  p->broken = 1;
+}
+
+static void worker_close_fds(worker *w) {
+  if (w->sock >= 0)
+    close(w->sock);
+  if (w->out >= 0)
+    close(w->out);
+  w->sock = w->out = -1;
+}
+
+static void pool_free(st__wpool *p) {
+  unsigned i;
+  for (i = 0; i < p->n; i++) {
+    worker_close_fds(&p->w[i]);
+    free(p->w[i].buf);
+    free(p->w[i].reply_message);
+  }
+  free(p->w);
+  free(p);
+}
+
+/* Ensures fds 0..2 are open so socketpair/pipe never hand out 1 or 2,
+ * which the child's dup2 dance assumes. */
+static void ensure_std_fds(void) {
+  int fd;
+  for (fd = 0; fd < 3; fd++)
+    if (fcntl(fd, F_GETFD) < 0) {
+      int n = open("/dev/null", O_RDWR);
+      if (n >= 0 && n != fd) {
+        dup2(n, fd);
+        close(n);
+      }
+    }
+}
+
+/* In the new worker: stdout/stderr to the capture pipe, the socket at
+ * WORKER_SOCK_FD, every other inherited fd closed (other workers' sockets,
+ * segment fds, an isolated child's pipes: holding them would keep pipes
+ * from reaching EOF in whoever waits on them). */
+static void worker_child(st__wpool *p, unsigned index, int sock, int out_w,
+                         st_registry *reg, pid_t parent) {
+  (void)p;
+  /* The segments the harness had mapped at fork are its business. */
+  st__seg_pool_forget_after_fork();
+  if (dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
+    _exit(7);
+  if (sock != WORKER_SOCK_FD && dup2(sock, WORKER_SOCK_FD) < 0)
+    _exit(7);
+  if (close_range(WORKER_SOCK_FD + 1, ~0u, 0) != 0) {
+    long fd, max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 65536)
+      max = 65536;
+    for (fd = WORKER_SOCK_FD + 1; fd < max; fd++)
+      close((int)fd);
+  }
+  /* If the harness dies, so do we (checked once more against the race
+   * where it died before prctl). */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(0);
+  signal(SIGPIPE, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  /* Objects loaded from here on are the worker's to report. */
+  {
+    char **l;
+    size_t nl;
+    if (st__loadwatch_poll(&l, &nl) == ST_OK)
+      st__loadwatch_free(l, nl);
+  }
+  worker_main(index, reg);
+  _exit(0);
+}
+
+st_status st__wpool_start(unsigned n, st_registry *reg, st__wpool **out,
+                          st_error *err) {
+  st__wpool *p;
+  unsigned i;
+  pid_t self = getpid();
+
+  *out = NULL;
+  if (n == 0)
+    return st_error_set(err, ST_EINVAL, "level 3 needs at least 1 worker");
+  p = calloc(1, sizeof *p);
+  if (p == NULL || (p->w = calloc(n, sizeof *p->w)) == NULL) {
+    free(p);
+    return st_error_set(err, ST_ENOMEM, "out of memory starting workers");
+  }
+  for (i = 0; i < n; i++)
+    p->w[i].sock = p->w[i].out = -1;
+  ensure_std_fds();
+  /* Buffered output would otherwise be written twice (or by a worker). */
+  fflush(stdout);
+  fflush(stderr);
+  for (i = 0; i < n; i++) {
+    int sv[2], pp[2];
+    pid_t pid;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+      st_error_set(err, ST_EINTERNAL, "cannot start worker %u: socketpair: %s",
+                   i, strerror(errno));
+      goto fail;
+    }
+    if (pipe2(pp, O_CLOEXEC) != 0) {
+      st_error_set(err, ST_EINTERNAL, "cannot start worker %u: pipe: %s", i,
+                   strerror(errno));
+      close(sv[0]);
+      close(sv[1]);
+      goto fail;
+    }
+    pid = fork();
+    if (pid < 0) {
+      st_error_set(err, ST_EINTERNAL, "cannot start worker %u: fork: %s", i,
+                   strerror(errno));
+      close(sv[0]);
+      close(sv[1]);
+      close(pp[0]);
+      close(pp[1]);
+      goto fail;
+    }
+    if (pid == 0) {
+      close(sv[0]);
+      close(pp[0]);
+      worker_child(p, i, sv[1], pp[1], reg, self);
+    }
+    close(sv[1]);
+    close(pp[1]);
+    p->w[i].pid = pid;
+    p->w[i].sock = sv[0];
+    p->w[i].out = pp[0];
+    p->n = i + 1;
+    fcntl(pp[0], F_SETFL, fcntl(pp[0], F_GETFL) | O_NONBLOCK);
+  }
+  *out = p;
+  return ST_OK;
+fail:
+  if (p->n > 0)
+    pool_kill(p);
+  pool_free(p);
+  return err ? err->code : ST_EINTERNAL;
+}
+
+void st__wpool_stop(st__wpool *p) {
+  unsigned i;
+  if (p == NULL)
+    return;
+  /* EOF on the socket is the workers' signal to exit. */
+  for (i = 0; i < p->n; i++)
+    if (p->w[i].sock >= 0) {
+      close(p->w[i].sock);
+      p->w[i].sock = -1;
+    }
+  if (!reap_all(p, ST__WORKERS_GRACE_MS))
+    pool_kill(p);
+  pool_free(p);
+}
+
+void st__wpool_forget(st__wpool *p) {
+  if (p != NULL)
+    pool_free(p);
+}
+
+unsigned st__wpool_size(const st__wpool *p) { return p->n; }
+
+long st__wpool_pid(const st__wpool *p, unsigned i) {
+  return i < p->n ? (long)p->w[i].pid : -1;
+}
+
+int st__wpool_broken(st__wpool *p) {
+  unsigned i;
+  if (p->broken)
+    return 1;
+  for (i = 0; i < p->n; i++) {
+    worker *w = &p->w[i];
+    pid_t r = waitpid(w->pid, &w->status, WNOHANG);
+    if (r == w->pid) {
+      w->reaped = 1;
+      p->broken = 1;
+    }
+  }
+  return p->broken;
+}
+
+/* A worker's socket reported EOF or an error: it is dying. Reaps it (it
+ * has closed everything, so it exits promptly; SIGKILL after the grace
+ * otherwise), kills the others, and describes the death. */
+static void worker_died(st__wpool *p, unsigned i, st__wresult *out) {
+  worker *w = &p->w[i];
+  char how[160];
+  uint64_t end = now_ns() + (uint64_t)ST__WORKERS_GRACE_MS * 1000000u * 5;
+  while (!w->reaped) {
+    pid_t r = waitpid(w->pid, &w->status, WNOHANG);
+    if (r == w->pid || (r < 0 && errno != EINTR)) {
+      w->reaped = 1;
+      break;
+    }
+    if (now_ns() >= end) {
+      kill(w->pid, SIGKILL);
+      while (waitpid(w->pid, &w->status, 0) < 0 && errno == EINTR)
+        ;
+      w->reaped = 1;
+      break;
+    }
+    poll(NULL, 0, 1);
+  }
+  st__describe_wait(w->status, how, sizeof how);
+  pool_kill(p);
+  out->broken = 1;
+  wresult_fail(out, ST_EKERNEL, "worker %u (pid %ld) died: %s", i,
+               (long)w->pid, how);
+}
+
+static void timed_out(st__wpool *p, double timeout_s, st__wresult *out) {
+  pool_kill(p);
+  out->broken = 1;
+  out->timed_out = 1;
+  wresult_fail(out, ST_EKERNEL,
+               "timed out after %g s (level-3 workers killed and replaced)",
+               timeout_s);
+}
+
+/* Waits for the replies of every worker with awaiting set, draining their
+ * output meanwhile. Stops at the first death or at the deadline. */
+static void wait_replies(st__wpool *p, uint64_t deadline, double timeout_s,
+                         st__wresult *out) {
+  struct pollfd *pf = calloc(2 * (size_t)p->n, sizeof *pf);
+  unsigned *who = calloc(2 * (size_t)p->n, sizeof *who);
+  char *buf = malloc(MSG_MAX);
+  unsigned i;
+
+  if (pf == NULL || who == NULL || buf == NULL) {
+    wresult_fail(out, ST_ENOMEM, "out of memory waiting for workers");
+    /* The replies are lost to us: the pool cannot be trusted any more. */
+    pool_kill(p);
+    out->broken = 1;
+    goto done;
+  }
+  for (;;) {
+    nfds_t n = 0;
+    unsigned left = 0;
+    int timeout_ms = -1, r;
+    for (i = 0; i < p->n; i++) {
+      worker *w = &p->w[i];
+      if (w->awaiting) {
+        left++;
+        pf[n].fd = w->sock;
+        pf[n].events = POLLIN;
+        who[n++] = i;
+      }
+      if (w->out >= 0) {
+        pf[n].fd = w->out;
+        pf[n].events = POLLIN;
+        who[n++] = i | 0x80000000u;
+      }
+    }
+    if (left == 0)
+      break;
+    if (deadline != 0) {
+      uint64_t t = now_ns();
+      if (t >= deadline) {
+        timed_out(p, timeout_s, out);
+        goto done;
+      }
+      timeout_ms = (int)((deadline - t + 999999u) / 1000000u);
+    }
+    r = poll(pf, n, timeout_ms);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      wresult_fail(out, ST_EINTERNAL, "poll: %s", strerror(errno));
+      pool_kill(p);
+      out->broken = 1;
+      goto done;
+    }
+    for (i = 0; i < n; i++) {
+      worker *w;
+      if (pf[i].revents == 0)
+        continue;
+      w = &p->w[who[i] & 0x7fffffffu];
+      if (who[i] & 0x80000000u) {
+        drain(w);
+        continue;
+      }
+      {
+        ssize_t got = recv(w->sock, buf, MSG_MAX, MSG_DONTWAIT);
+        st__rbuf rb;
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+          continue;
+        if (got <= 0) {
+          worker_died(p, who[i], out);
+          goto done;
+        }
+        st__rbuf_init(&rb, buf, (size_t)got);
+        if (st__rbuf_u32(&rb) != MSG_REPLY) {
+          wresult_fail(out, ST_EINTERNAL,
+                       "worker %u sent a malformed reply", who[i]);
+          pool_kill(p);
+          out->broken = 1;
+          goto done;
+        }
+        w->reply_status = (st_status)st__rbuf_i32(&rb);
+        w->reply_lookup = st__rbuf_i32(&rb);
+        free(w->reply_message);
+        w->reply_message = st__rbuf_str(&rb);
+        {
+          uint32_t k, nl = st__rbuf_u32(&rb);
+          for (k = 0; k < nl && !rb.bad; k++) {
+            char *path = st__rbuf_str(&rb);
+            if (path != NULL)
+              wresult_add_loaded(out, who[i], path);
+            free(path);
+          }
+        }
+        w->awaiting = 0;
+      }
+    }
+  }
+  /* Every worker answered: the first failure by worker index speaks. */
+  for (i = 0; i < p->n; i++) {
+    worker *w = &p->w[i];
+    if (w->reply_status != ST_OK && out->status == ST_OK) {
+      out->is_lookup = w->reply_lookup;
+      wresult_fail(out, w->reply_status, "%s",
+                   w->reply_message && w->reply_message[0]
+                       ? w->reply_message
+                       : st_status_str(w->reply_status));
+    }
+  }
+done:
+  for (i = 0; i < p->n; i++)
+    p->w[i].awaiting = 0;
+  free(pf);
+  free(who);
+  free(buf);
+}
+
+static void send_all(st__wpool *p, const st__wbuf *b, const int *fds,
+                     size_t nfds, uint64_t deadline, double timeout_s,
+                     st__wresult *out, int per_worker_shard) {
+  unsigned i;
+  for (i = 0; i < p->n; i++) {
+    worker *w = &p->w[i];
+    int rc;
+    w->reply_status = ST_OK;
+    w->reply_lookup = 0;
+    if (per_worker_shard) {
+      /* RUN: the shard index is the last-but-one field. */
+      unsigned char *q = (unsigned char *)b->data + b->len - 8;
+      q[0] = (unsigned char)i;
+      q[1] = (unsigned char)(i >> 8);
+      q[2] = (unsigned char)(i >> 16);
+      q[3] = (unsigned char)(i >> 24);
+    }
+    rc = send_msg(w->sock, b->data, b->len, fds, nfds);
+    if (rc != 0) {
+      /* A worker that cannot take a command is dead or dying. */
+      worker_died(p, i, out);
+      return;
+    }
+    w->awaiting = 1;
+  }
+  wait_replies(p, deadline, timeout_s, out);
+}
+
+void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
+                   double timeout_s, st__wresult *out) {
+  st__wbuf b;
+  int fds[ST__WORKERS_MAX_SEGMENTS + 1];
+  size_t nfds = 0, i, k;
+  const st__argset *a = wc->args;
+
+  wresult_init(out);
+  if (p->broken) {
+    wresult_fail(out, ST_EINTERNAL, "the worker pool is broken");
+    out->broken = 1;
+    return;
+  }
+  if (wc->rh->n + (wc->scratch ? 1 : 0) > ST__WORKERS_MAX_SEGMENTS) {
+    wresult_fail(out, ST_ELIMIT,
+                 "level 3 passes at most %u tensors to the workers; this "
+                 "case has %zu",
+                 ST__WORKERS_MAX_SEGMENTS, wc->rh->n);
+    return;
+  }
+  st__wbuf_init(&b);
+  st__wbuf_u32(&b, MSG_MAP);
+  st__wbuf_str(&b, wc->op);
+  st__wbuf_str(&b, wc->backend);
+  st__wbuf_u32(&b, wc->max_threads);
+  st__wbuf_u32(&b, (uint32_t)(wc->reduce != 0));
+  st__wbuf_u64(&b, (uint64_t)wc->n_blocks);
+  st__wbuf_u64(&b, wc->scratch ? wc->scratch->id : 0);
+  st__wbuf_u32(&b, (uint32_t)(wc->rh->n + (wc->scratch ? 1 : 0)));
+  for (i = 0; i < wc->rh->n; i++) {
+    st__wbuf_u64(&b, wc->rh->segs[i]->id);
+    st__wbuf_u64(&b, wc->rh->segs[i]->size);
+    fds[nfds++] = wc->rh->segs[i]->fd;
+  }
+  if (wc->scratch != NULL) {
+    st__wbuf_u64(&b, wc->scratch->id);
+    st__wbuf_u64(&b, wc->scratch->size);
+    fds[nfds++] = wc->scratch->fd;
+  }
+  st__wbuf_u32(&b, (uint32_t)a->n_tensors);
+  for (i = 0; i < a->n_tensors; i++) {
+    const st_tensor *t = &a->tensors[i];
+    uint64_t id = 0;
+    int d;
+    for (k = 0; k < wc->rh->n; k++)
+      if (wc->rh->tensor[k] == i)
+        id = wc->rh->segs[k]->id;
+    st__wbuf_str(&b, t->name);
+    st__wbuf_i32(&b, (int32_t)t->dtype);
+    st__wbuf_i32(&b, (int32_t)t->role);
+    st__wbuf_i32(&b, t->ndim);
+    for (d = 0; d < t->ndim && d < ST_MAX_DIMS; d++)
+      st__wbuf_u64(&b, (uint64_t)t->shape[d]);
+    st__wbuf_u64(&b, t->numel);
+    st__wbuf_u64(&b, t->nbytes);
+    st__wbuf_u64(&b, id);
+  }
+  st__wbuf_u32(&b, (uint32_t)a->n_scalars);
+  for (i = 0; i < a->n_scalars; i++) {
+    const st_scalar *s = &a->scalars[i];
+    uint64_t bits;
+    memcpy(&bits, &s->f, sizeof bits);
+    st__wbuf_str(&b, s->name);
+    st__wbuf_i32(&b, (int32_t)s->dtype);
+    st__wbuf_i32(&b, s->is_int);
+    st__wbuf_u64(&b, (uint64_t)s->i);
+    st__wbuf_u64(&b, bits);
+  }
+  if (b.oom || b.len > MSG_MAX) {
+    wresult_fail(out, b.oom ? ST_ENOMEM : ST_ELIMIT,
+                 "the case's argument layout is too large for the workers "
+                 "(%zu bytes)",
+                 b.len);
+  } else {
+    send_all(p, &b, fds, nfds, deadline, timeout_s, out, 0);
+  }
+  st__wbuf_free(&b);
+}
+
+void st__wpool_run(st__wpool *p, unsigned round, uint64_t deadline,
+                   double timeout_s, st__wresult *out) {
+  st__wbuf b;
+  wresult_init(out);
+  if (p->broken) {
+    wresult_fail(out, ST_EINTERNAL, "the worker pool is broken");
+    out->broken = 1;
+    return;
+  }
+  st__wbuf_init(&b);
+  st__wbuf_u32(&b, MSG_RUN);
+  st__wbuf_u32(&b, round);
+  st__wbuf_u32(&b, 0); /* shard index: set per worker */
+  st__wbuf_u32(&b, p->n);
+  if (b.oom)
+    wresult_fail(out, ST_ENOMEM, "out of memory");
+  else
+    send_all(p, &b, NULL, 0, deadline, timeout_s, out, 1);
+  st__wbuf_free(&b);
+}
+
+void st__wpool_take_output(st__wpool *p, char **text, size_t *len) {
+  st__wbuf b;
+  unsigned i;
+  *text = NULL;
+  *len = 0;
+  st__wbuf_init(&b);
+  for (i = 0; i < p->n; i++) {
+    worker *w = &p->w[i];
+    char head[96];
+    drain(w);
+    if (w->len == 0 && w->dropped == 0)
+      continue;
+    snprintf(head, sizeof head, "--- worker %u (pid %ld) ---\n", i,
+             (long)w->pid);
+    st__wbuf_bytes(&b, head, strlen(head));
+    st__wbuf_bytes(&b, w->buf, w->len);
+    if (w->len > 0 && w->buf[w->len - 1] != '\n')
+      st__wbuf_u8(&b, '\n');
+    if (w->dropped > 0) {
+      snprintf(head, sizeof head, "[... %zu more bytes not kept]\n",
+               w->dropped);
+      st__wbuf_bytes(&b, head, strlen(head));
+    }
+    w->len = 0;
+    w->dropped = 0;
+  }
+  if (b.len == 0 || b.oom) {
+    st__wbuf_free(&b);
+    return;
+  }
+  st__wbuf_u8(&b, '\0');
+  if (b.oom) {
+    st__wbuf_free(&b);
+    return;
+  }
+  *text = b.data;
+  *len = b.len - 1;
+}

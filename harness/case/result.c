@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* Case and run results: what a case did (status, message, captured output)
+ * and its events, deep-copied so they outlive the run. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "case/result.h"
+
+struct st_case_result {
+  char *scene;
+  char *kase;
+  char *file;
+  char *platform;
+  int line;
+  uint64_t seed;
+  st_case_status status;
+  char *message;
+  char *output;
+  uint64_t duration_ns;
+  long pid;
+  int record_stale;
+  st_event *events;
+  size_t n_events;
+  size_t cap_events;
+};
+
+struct st_run_result {
+  st_case_result **cases;
+  size_t count;
+};
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* The message of a case whose own message could not be copied: static, so
+ * that running out of memory never loses the reason a case did not pass
+ * (SQLite keeps a static "out of memory" message for the same purpose). */
+static char oom_message[] = "out of memory";
+
+static void message_free(char *m) {
+  if (m != oom_message)
+    free(m);
+}
+
+/* Takes a copy of message as the case's; when there is no memory for it,
+ * the case is an error saying so. */
+static void message_set(st_case_result *r, const char *message) {
+  message_free(r->message);
+  r->message = dup_or_null(message);
+  if (message != NULL && r->message == NULL) {
+    r->status = ST_CASE_ERROR;
+    r->message = oom_message;
+  }
+}
+
+st_case_result *st__case_result_new(const char *scene, const char *kase,
+                                    const char *file, int line,
+                                    const char *platform, uint64_t seed) {
+  st_case_result *r = calloc(1, sizeof *r);
+  if (r == NULL)
+    return NULL;
+  r->scene = strdup(scene ? scene : "");
+  r->kase = strdup(kase ? kase : "");
+  r->file = strdup(file ? file : "");
+  r->platform = strdup(platform ? platform : "");
+  r->line = line;
+  r->seed = seed;
+  r->status = ST_CASE_PASS;
+  if (!r->scene || !r->kase || !r->file || !r->platform) {
+    st_case_result_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+static void event_free(st_event *ev) {
+  size_t i;
+  for (i = 0; i < ev->n_loaded; i++)
+    free((char *)ev->loaded[i]);
+  free((void *)ev->loaded);
+  free((char *)ev->name);
+  free((char *)ev->object);
+  free((char *)ev->phase);
+}
+
+void st_case_result_free(st_case_result *r) {
+  size_t i;
+  if (r == NULL)
+    return;
+  for (i = 0; i < r->n_events; i++)
+    event_free(&r->events[i]);
+  free(r->events);
+  free(r->scene);
+  free(r->kase);
+  free(r->file);
+  free(r->platform);
+  message_free(r->message);
+  free(r->output);
+  free(r);
+}
+
+st_status st__case_result_add_event(st_case_result *r, const st_event *ev) {
+  st_event *e;
+  size_t i;
+  char **loaded = NULL;
+
+  if (r->n_events == r->cap_events) {
+    size_t cap = r->cap_events ? r->cap_events * 2 : 16;
+    st_event *p = realloc(r->events, cap * sizeof *p);
+    if (p == NULL)
+      return ST_ENOMEM;
+    r->events = p;
+    r->cap_events = cap;
+  }
+  e = &r->events[r->n_events];
+  *e = *ev;
+  e->name = dup_or_null(ev->name);
+  e->object = dup_or_null(ev->object);
+  e->phase = dup_or_null(ev->phase);
+  e->loaded = NULL;
+  e->n_loaded = 0;
+  if (ev->n_loaded > 0) {
+    loaded = calloc(ev->n_loaded, sizeof *loaded);
+    if (loaded != NULL)
+      for (i = 0; i < ev->n_loaded; i++)
+        loaded[i] = dup_or_null(ev->loaded[i]);
+    e->loaded = (const char *const *)loaded;
+    e->n_loaded = loaded ? ev->n_loaded : 0;
+  }
+  if (e->name == NULL || (ev->object && !e->object) ||
+      (ev->phase && !e->phase) || (ev->n_loaded > 0 && loaded == NULL)) {
+    event_free(e);
+    return ST_ENOMEM;
+  }
+  for (i = 0; i < e->n_loaded; i++)
+    if (e->loaded[i] == NULL) {
+      event_free(e);
+      return ST_ENOMEM;
+    }
+  r->n_events++;
+  return ST_OK;
+}
+
+void st__case_result_set_status(st_case_result *r, st_case_status status,
+                                const char *fmt, ...) {
+  r->status = status;
+  if (fmt != NULL && r->message == NULL) {
+    va_list ap;
+    char buf[2048];
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    message_set(r, buf);
+  }
+}
+
+void st__case_result_override(st_case_result *r, st_case_status status,
+                              const char *message) {
+  r->status = status;
+  message_set(r, message);
+}
+
+void st__case_result_set_output(st_case_result *r, const char *text,
+                                size_t length) {
+  free(r->output);
+  r->output = NULL;
+  if (text == NULL)
+    return;
+  r->output = malloc(length + 1);
+  if (r->output != NULL) {
+    memcpy(r->output, text, length);
+    r->output[length] = '\0';
+  }
+}
+
+void st__case_result_set_duration(st_case_result *r, uint64_t ns) {
+  r->duration_ns = ns;
+}
+void st__case_result_set_pid(st_case_result *r, long pid) { r->pid = pid; }
+void st__case_result_set_record_stale(st_case_result *r, int stale) {
+  r->record_stale = stale;
+}
+
+const char *st_case_result_scene(const st_case_result *r) { return r->scene; }
+const char *st_case_result_case(const st_case_result *r) { return r->kase; }
+const char *st_case_result_file(const st_case_result *r) { return r->file; }
+int st_case_result_line(const st_case_result *r) { return r->line; }
+const char *st_case_result_platform(const st_case_result *r) {
+  return r->platform;
+}
+uint64_t st_case_result_seed(const st_case_result *r) { return r->seed; }
+st_case_status st_case_result_status(const st_case_result *r) {
+  return r->status;
+}
+const char *st_case_result_message(const st_case_result *r) {
+  return r->message;
+}
+const char *st_case_result_output(const st_case_result *r) {
+  return r->output;
+}
+uint64_t st_case_result_duration_ns(const st_case_result *r) {
+  return r->duration_ns;
+}
+long st_case_result_pid(const st_case_result *r) { return r->pid; }
+int st_case_result_record_stale(const st_case_result *r) {
+  return r->record_stale;
+}
+size_t st_case_result_event_count(const st_case_result *r) {
+  return r->n_events;
+}
+const st_event *st_case_result_event(const st_case_result *r, size_t i) {
+  return i < r->n_events ? &r->events[i] : NULL;
+}
+
+const char *st_case_status_name(st_case_status s) {
+  switch (s) {
+  case ST_CASE_PASS:
+    return "pass";
+  case ST_CASE_FAIL:
+    return "fail";
+  case ST_CASE_ERROR:
+    return "error";
+  case ST_CASE_SKIP:
+    return "skip";
+  }
+  return "unknown";
+}
+
+const char *st_phase_status_name(st_phase_status s) {
+  switch (s) {
+  case ST_PHASE_OK:
+    return "ok";
+  case ST_PHASE_FAIL:
+    return "fail";
+  case ST_PHASE_ERROR:
+    return "error";
+  case ST_PHASE_SKIP:
+    return "skip";
+  }
+  return "unknown";
+}
+
+st_run_result *st__run_result_new(size_t count) {
+  st_run_result *run = calloc(1, sizeof *run);
+  if (run == NULL)
+    return NULL;
+  run->cases = calloc(count ? count : 1, sizeof *run->cases);
+  if (run->cases == NULL) {
+    free(run);
+    return NULL;
+  }
+  run->count = count;
+  return run;
+}
+
+void st__run_result_set(st_run_result *run, size_t index,
+                        st_case_result *res) {
+  st_case_result_free(run->cases[index]);
+  run->cases[index] = res;
+}
+
+void st_run_result_free(st_run_result *run) {
+  size_t i;
+  if (run == NULL)
+    return;
+  for (i = 0; i < run->count; i++)
+    st_case_result_free(run->cases[i]);
+  free(run->cases);
+  free(run);
+}
+
+size_t st_run_result_count(const st_run_result *run) { return run->count; }
+
+const st_case_result *st_run_result_get(const st_run_result *run, size_t i) {
+  return i < run->count ? run->cases[i] : NULL;
+}
+
+size_t st_run_result_count_status(const st_run_result *run,
+                                  st_case_status status) {
+  size_t i, n = 0;
+  for (i = 0; i < run->count; i++)
+    if (run->cases[i] != NULL && run->cases[i]->status == status)
+      n++;
+  return n;
+}
+
+int st_run_result_exit_code(const st_run_result *run) {
+  return (st_run_result_count_status(run, ST_CASE_FAIL) +
+          st_run_result_count_status(run, ST_CASE_ERROR)) > 0
+             ? 1
+             : 0;
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/* The byte encodings of wire.h: buffers, readers, events, case results
+ * and frames, used by isolation (harness/isolate.c) to carry a child's
+ * result to its parent. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "case/result.h"
+#include "case/wire.h"
+
+#define NULL_STR 0xffffffffu
+
+void st__wbuf_init(st__wbuf *b) { memset(b, 0, sizeof *b); }
+
+void st__wbuf_free(st__wbuf *b) {
+  if (b == NULL)
+    return;
+  free(b->data);
+  memset(b, 0, sizeof *b);
+}
+
+void st__wbuf_bytes(st__wbuf *b, const void *p, size_t n) {
+  if (b->oom || n == 0)
+    return;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    char *q;
+    while (cap < b->len + n)
+      cap *= 2;
+    q = realloc(b->data, cap);
+    if (q == NULL) {
+      b->oom = 1;
+      return;
+    }
+    b->data = q;
+    b->cap = cap;
+  }
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+}
+
+void st__wbuf_u8(st__wbuf *b, uint8_t v) { st__wbuf_bytes(b, &v, 1); }
+
+void st__wbuf_u32(st__wbuf *b, uint32_t v) {
+  unsigned char x[4];
+  int i;
+  for (i = 0; i < 4; i++)
+    x[i] = (unsigned char)(v >> (8 * i));
+  st__wbuf_bytes(b, x, 4);
+}
+
+void st__wbuf_u64(st__wbuf *b, uint64_t v) {
+  st__wbuf_u32(b, (uint32_t)v);
+  st__wbuf_u32(b, (uint32_t)(v >> 32));
+}
+
+void st__wbuf_i32(st__wbuf *b, int32_t v) { st__wbuf_u32(b, (uint32_t)v); }
+
+void st__wbuf_str(st__wbuf *b, const char *s) {
+  size_t n;
+  if (s == NULL) {
+    st__wbuf_u32(b, NULL_STR);
+    return;
+  }
+  n = strlen(s);
+  if (n >= NULL_STR)
+    n = NULL_STR - 1;
+  st__wbuf_u32(b, (uint32_t)n);
+  /* With its NUL, so that a reader can use it in place. */
+  st__wbuf_bytes(b, s, n + 1);
+}
+
+void st__rbuf_init(st__rbuf *r, const void *p, size_t len) {
+  r->p = p;
+  r->len = len;
+  r->off = 0;
+  r->bad = 0;
+}
+
+const void *st__rbuf_bytes(st__rbuf *r, size_t n) {
+  const void *p;
+  if (r->bad || n > r->len - r->off) {
+    r->bad = 1;
+    return NULL;
+  }
+  p = r->p + r->off;
+  r->off += n;
+  return p;
+}
+
+uint8_t st__rbuf_u8(st__rbuf *r) {
+  const unsigned char *p = st__rbuf_bytes(r, 1);
+  return p ? p[0] : 0;
+}
+
+uint32_t st__rbuf_u32(st__rbuf *r) {
+  const unsigned char *p = st__rbuf_bytes(r, 4);
+  uint32_t v = 0;
+  int i;
+  if (p == NULL)
+    return 0;
+  for (i = 0; i < 4; i++)
+    v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+
+uint64_t st__rbuf_u64(st__rbuf *r) {
+  uint64_t lo = st__rbuf_u32(r);
+  uint64_t hi = st__rbuf_u32(r);
+  return lo | (hi << 32);
+}
+
+int32_t st__rbuf_i32(st__rbuf *r) { return (int32_t)st__rbuf_u32(r); }
+
+const char *st__rbuf_strview(st__rbuf *r) {
+  uint32_t n = st__rbuf_u32(r);
+  const char *p;
+  if (r->bad || n == NULL_STR)
+    return NULL;
+  p = st__rbuf_bytes(r, (size_t)n + 1);
+  if (p == NULL || memchr(p, '\0', n) != NULL || p[n] != '\0') {
+    r->bad = 1;
+    return NULL;
+  }
+  return p;
+}
+
+char *st__rbuf_str(st__rbuf *r) {
+  const char *p = st__rbuf_strview(r);
+  size_t n;
+  char *s;
+  if (p == NULL)
+    return NULL;
+  n = strlen(p);
+  s = malloc(n + 1);
+  if (s == NULL) {
+    r->bad = 1;
+    return NULL;
+  }
+  memcpy(s, p, n);
+  s[n] = '\0';
+  return s;
+}
+
+void st__wire_put_event(st__wbuf *b, const st_event *ev) {
+  size_t i;
+  st__wbuf_str(b, ev->name);
+  st__wbuf_i32(b, ev->round);
+  st__wbuf_u64(b, ev->start_ns);
+  st__wbuf_u64(b, ev->dur_ns);
+  st__wbuf_i32(b, (int32_t)ev->status);
+  st__wbuf_u32(b, (uint32_t)ev->n_loaded);
+  for (i = 0; i < ev->n_loaded; i++)
+    st__wbuf_str(b, ev->loaded[i]);
+  st__wbuf_str(b, ev->object);
+  st__wbuf_str(b, ev->phase);
+  st__wbuf_i32(b, ev->emitted);
+}
+
+/* Decoded in place (strings point into r's buffer; add_event copies them):
+ * no allocation but the event's own, and the loaded list's when there is
+ * one. */
+st_status st__wire_get_event(st__rbuf *r, st_case_result *res) {
+  st_event ev;
+  const char **loaded = NULL;
+  const char *name, *object = NULL, *phase = NULL;
+  uint32_t n, i;
+  st_status s = ST_EINVAL;
+
+  memset(&ev, 0, sizeof ev);
+  name = st__rbuf_strview(r);
+  ev.round = st__rbuf_i32(r);
+  ev.start_ns = st__rbuf_u64(r);
+  ev.dur_ns = st__rbuf_u64(r);
+  ev.status = (st_phase_status)st__rbuf_i32(r);
+  n = st__rbuf_u32(r);
+  /* Each string takes at least 4 bytes: a count beyond that is corrupt. */
+  if (r->bad || name == NULL || n > (r->len - r->off) / 4)
+    goto out;
+  if (n > 0) {
+    loaded = calloc(n, sizeof *loaded);
+    if (loaded == NULL)
+      goto out;
+  }
+  for (i = 0; i < n; i++)
+    loaded[i] = st__rbuf_strview(r);
+  object = st__rbuf_strview(r);
+  phase = st__rbuf_strview(r);
+  ev.emitted = st__rbuf_i32(r);
+  if (r->bad)
+    goto out;
+  for (i = 0; i < n; i++)
+    if (loaded[i] == NULL)
+      goto out;
+  ev.name = name;
+  ev.loaded = loaded;
+  ev.n_loaded = n;
+  ev.object = object;
+  ev.phase = phase;
+  s = st__case_result_add_event(res, &ev);
+out:
+  free(loaded);
+  return s;
+}
+
+void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
+  size_t i, n = st_case_result_event_count(res);
+  st__wbuf_str(b, st_case_result_scene(res));
+  st__wbuf_str(b, st_case_result_case(res));
+  st__wbuf_str(b, st_case_result_file(res));
+  st__wbuf_i32(b, st_case_result_line(res));
+  st__wbuf_str(b, st_case_result_platform(res));
+  st__wbuf_u64(b, st_case_result_seed(res));
+  st__wbuf_i32(b, (int32_t)st_case_result_status(res));
+  st__wbuf_str(b, st_case_result_message(res));
+  st__wbuf_str(b, st_case_result_output(res));
+  st__wbuf_u64(b, st_case_result_duration_ns(res));
+  st__wbuf_u64(b, (uint64_t)st_case_result_pid(res));
+  st__wbuf_i32(b, st_case_result_record_stale(res));
+  st__wbuf_u32(b, (uint32_t)n);
+  for (i = 0; i < n; i++)
+    st__wire_put_event(b, st_case_result_event(res, i));
+}
+
+st_case_result *st__wire_get_result(st__rbuf *r) {
+  const char *scene = st__rbuf_strview(r), *kase = st__rbuf_strview(r);
+  const char *file = st__rbuf_strview(r);
+  int line = st__rbuf_i32(r);
+  const char *platform = st__rbuf_strview(r);
+  uint64_t seed = st__rbuf_u64(r);
+  st_case_status status = (st_case_status)st__rbuf_i32(r);
+  const char *message = st__rbuf_strview(r), *output = st__rbuf_strview(r);
+  uint64_t duration = st__rbuf_u64(r);
+  long pid = (long)st__rbuf_u64(r);
+  int stale = st__rbuf_i32(r);
+  uint32_t n = st__rbuf_u32(r), i;
+  st_case_result *res = NULL;
+
+  if (r->bad)
+    return NULL;
+  res = st__case_result_new(scene, kase, file, line, platform, seed);
+  if (res == NULL)
+    return NULL;
+  if (message != NULL)
+    st__case_result_set_status(res, status, "%s", message);
+  else
+    st__case_result_set_status(res, status, NULL);
+  if (output != NULL)
+    st__case_result_set_output(res, output, strlen(output));
+  st__case_result_set_duration(res, duration);
+  st__case_result_set_pid(res, pid);
+  st__case_result_set_record_stale(res, stale);
+  for (i = 0; i < n; i++)
+    if (st__wire_get_event(r, res) != ST_OK) {
+      st_case_result_free(res);
+      res = NULL;
+      break;
+    }
+  return res;
+}
+
+void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload) {
+  st__wbuf_u32(out, (uint32_t)payload->len);
+  st__wbuf_u8(out, type);
+  st__wbuf_bytes(out, payload->data, payload->len);
+}
+
+st_status st__write_all(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n > 0) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return ST_EIO;
+    }
+    c += w;
+    n -= (size_t)w;
+  }
+  return ST_OK;
+}
+
+int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,
+                        const char **payload, size_t *plen, size_t *used) {
+  st__rbuf r;
+  uint32_t n;
+  if (len < 5)
+    return 0;
+  st__rbuf_init(&r, buf, len);
+  n = st__rbuf_u32(&r);
+  if ((size_t)n > len - 5)
+    return 0;
+  *type = st__rbuf_u8(&r);
+  *payload = buf + 5;
+  *plen = n;
+  *used = 5 + (size_t)n;
+  return 1;
+}

@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: MIT */
+/* The backend registry: implementations keyed by (op, backend), the modules
+ * that register them, lazy plugins, and the lookup that repairs a backend
+ * before falling back to `common`.
+ *
+ * The lesson behind the lookup: registrations made as a side effect of
+ * module initialisation go missing silently when an init is interrupted (by
+ * a loading cycle, or an error). So a miss first repairs the backend
+ * (re-runs the inits that did not complete, loads its lazy plugins), and
+ * only then falls back. The repaired mark is set only after a repair that
+ * succeeded, so a failed repair is retried by a later lookup; repairs are
+ * serialised by one lock that concurrent lookups wait on; a lookup made
+ * from inside a module init during a repair skips the repair (it would
+ * deadlock on the lock it is running under) and goes on to the fallback. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <scenetest/log.h>
+
+#include "ops/backends.h"
+#include "ops/registry_internal.h"
+
+typedef struct entry {
+  char *op;
+  char *backend;
+  char *module;
+  st_op_fn fn;
+} entry;
+
+typedef struct modrec {
+  const st_module *mod;
+  int complete;      /* guarded by: lock */
+  char **backends;   /* backends it registered for; guarded by: lock */
+  size_t n_backends;
+} modrec;
+
+typedef struct lazyrec {
+  char *path;
+  char **platforms;
+  size_t n_platforms;
+  st__lazy_load_fn load;
+  int loaded; /* guarded by: repair_lock */
+} lazyrec;
+
+typedef struct backrec {
+  char *name;
+  int repaired;         /* guarded by: lock */
+  unsigned repairs;     /* guarded by: lock */
+  char why[384];        /* guarded by: lock; why a lazy plugin did not load */
+} backrec;
+
+struct st_registry {
+  pthread_mutex_t lock;        /* guards every array below */
+  pthread_mutex_t repair_lock; /* serialises repairs */
+  entry *entries;
+  size_t n_entries, cap_entries;
+  modrec *mods;
+  size_t n_mods, cap_mods;
+  lazyrec *lazies;
+  size_t n_lazies, cap_lazies;
+  backrec *backs;
+  size_t n_backs, cap_backs;
+};
+
+/* Depth of module inits running on this thread. A lookup made while it is
+ * positive neither waits for nor starts a repair. */
+static _Thread_local int tls_in_init;
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
+  void *p;
+  size_t ncap;
+  if (n < *cap)
+    return 0;
+  ncap = *cap ? *cap * 2 : 16;
+  p = realloc(*arr, ncap * elem);
+  if (p == NULL)
+    return -1;
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+static int push_str(char ***arr, size_t *n, const char *s) {
+  char **p;
+  char *copy;
+  size_t i;
+  for (i = 0; i < *n; i++)
+    if (strcmp((*arr)[i], s) == 0)
+      return 0;
+  copy = strdup(s);
+  if (copy == NULL)
+    return -1;
+  p = realloc(*arr, (*n + 1) * sizeof *p);
+  if (p == NULL) {
+    free(copy);
+    return -1;
+  }
+  p[*n] = copy;
+  *arr = p;
+  (*n)++;
+  return 0;
+}
+
+static void free_strs(char **arr, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    free(arr[i]);
+  free(arr);
+}
+
+st_status st_registry_new(st_registry **out) {
+  st_registry *reg = calloc(1, sizeof *reg);
+  *out = NULL;
+  if (reg == NULL)
+    return ST_ENOMEM;
+  pthread_mutex_init(&reg->lock, NULL);
+  pthread_mutex_init(&reg->repair_lock, NULL);
+  *out = reg;
+  return ST_OK;
+}
+
+st_status st_registry_new_builtin(st_registry **out) {
+  static const st_module *const builtin[] = {
+      &st__module_common, &st__module_reference, &st__module_cpu,
+      &st__module_threads};
+  st_registry *reg = NULL;
+  st_status rc;
+  size_t i;
+  st_error err;
+
+  *out = NULL;
+  rc = st_registry_new(&reg);
+  if (rc != ST_OK)
+    return rc;
+  for (i = 0; i < sizeof builtin / sizeof builtin[0]; i++) {
+    st_error_clear(&err);
+    rc = st_registry_add_module(reg, builtin[i], &err);
+    if (rc != ST_OK) {
+      st_log(ST_LOG_ERROR, "built-in module '%s': %s", builtin[i]->name,
+             err.message);
+      st_registry_free(reg);
+      return rc;
+    }
+  }
+  *out = reg;
+  return ST_OK;
+}
+
+void st_registry_free(st_registry *reg) {
+  size_t i;
+  if (reg == NULL)
+    return;
+  for (i = 0; i < reg->n_entries; i++) {
+    free(reg->entries[i].op);
+    free(reg->entries[i].backend);
+    free(reg->entries[i].module);
+  }
+  for (i = 0; i < reg->n_mods; i++)
+    free_strs(reg->mods[i].backends, reg->mods[i].n_backends);
+  for (i = 0; i < reg->n_lazies; i++) {
+    free(reg->lazies[i].path);
+    free_strs(reg->lazies[i].platforms, reg->lazies[i].n_platforms);
+  }
+  for (i = 0; i < reg->n_backs; i++)
+    free(reg->backs[i].name);
+  free(reg->entries);
+  free(reg->mods);
+  free(reg->lazies);
+  free(reg->backs);
+  pthread_mutex_destroy(&reg->lock);
+  pthread_mutex_destroy(&reg->repair_lock);
+  free(reg);
+}
+
+/* Requires lock. */
+static modrec *find_mod(st_registry *reg, const char *name) {
+  size_t i;
+  for (i = 0; i < reg->n_mods; i++)
+    if (strcmp(reg->mods[i].mod->name, name) == 0)
+      return &reg->mods[i];
+  return NULL;
+}
+
+/* Requires lock. */
+static backrec *find_back(st_registry *reg, const char *name, int create) {
+  size_t i;
+  for (i = 0; i < reg->n_backs; i++)
+    if (strcmp(reg->backs[i].name, name) == 0)
+      return &reg->backs[i];
+  if (!create ||
+      grow((void **)&reg->backs, &reg->cap_backs, reg->n_backs,
+           sizeof *reg->backs) != 0)
+    return NULL;
+  reg->backs[reg->n_backs].name = strdup(name);
+  if (reg->backs[reg->n_backs].name == NULL)
+    return NULL;
+  reg->backs[reg->n_backs].repaired = 0;
+  reg->backs[reg->n_backs].repairs = 0;
+  reg->backs[reg->n_backs].why[0] = '\0';
+  return &reg->backs[reg->n_backs++];
+}
+
+/* Requires lock. */
+static entry *find_entry(st_registry *reg, const char *op,
+                         const char *backend) {
+  size_t i;
+  for (i = 0; i < reg->n_entries; i++)
+    if (strcmp(reg->entries[i].op, op) == 0 &&
+        strcmp(reg->entries[i].backend, backend) == 0)
+      return &reg->entries[i];
+  return NULL;
+}
+
+static st_status run_init(st_registry *reg, const st_module *mod,
+                          st_error *err) {
+  st_status rc;
+  modrec *m;
+  tls_in_init++;
+  rc = mod->init ? mod->init(reg, err) : ST_OK;
+  tls_in_init--;
+  pthread_mutex_lock(&reg->lock);
+  m = find_mod(reg, mod->name);
+  if (m != NULL)
+    m->complete = (rc == ST_OK);
+  pthread_mutex_unlock(&reg->lock);
+  return rc;
+}
+
+st_status st_registry_add_module(st_registry *reg, const st_module *mod,
+                                 st_error *err) {
+  modrec *m;
+  size_t i;
+  st_status rc;
+
+  if (mod == NULL || mod->name == NULL)
+    return st_error_set(err, ST_EINVAL, "module without a name");
+  if (mod->abi_version != ST_ABI_VERSION)
+    return st_error_set(err, ST_EABI,
+                        "module '%s' has ABI version %u, this scenetest has "
+                        "ABI version %u",
+                        mod->name, (unsigned)mod->abi_version,
+                        (unsigned)ST_ABI_VERSION);
+  pthread_mutex_lock(&reg->lock);
+  m = find_mod(reg, mod->name);
+  if (m != NULL) {
+    int same = (m->mod == mod);
+    pthread_mutex_unlock(&reg->lock);
+    if (same)
+      return ST_OK;
+    return st_error_set(err, ST_ECONFLICT,
+                        "a different module named '%s' is already added",
+                        mod->name);
+  }
+  if (grow((void **)&reg->mods, &reg->cap_mods, reg->n_mods,
+           sizeof *reg->mods) != 0) {
+    pthread_mutex_unlock(&reg->lock);
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  }
+  m = &reg->mods[reg->n_mods++];
+  memset(m, 0, sizeof *m);
+  m->mod = mod;
+  for (i = 0; mod->platforms != NULL && mod->platforms[i] != NULL; i++)
+    if (find_back(reg, mod->platforms[i], 1) == NULL) {
+      /* Not added: adding it again must run its init. */
+      reg->n_mods--;
+      pthread_mutex_unlock(&reg->lock);
+      return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+  pthread_mutex_unlock(&reg->lock);
+
+  rc = run_init(reg, mod, err);
+  if (rc != ST_OK && err != NULL && err->message[0] == '\0')
+    st_error_set(err, rc, "init of module '%s' failed: %s", mod->name,
+                 st_status_str(rc));
+  return rc;
+}
+
+st_status st_registry_register(st_registry *reg, const char *module,
+                               const char *op, const char *backend,
+                               st_op_fn fn, st_error *err) {
+  entry *e;
+  modrec *m;
+  st_status rc = ST_OK;
+
+  if (module == NULL || op == NULL || backend == NULL || fn == NULL)
+    return st_error_set(err, ST_EINVAL,
+                        "register: module, op, backend and function are "
+                        "required");
+  pthread_mutex_lock(&reg->lock);
+  e = find_entry(reg, op, backend);
+  if (e != NULL) {
+    /* Idempotent: a repair re-runs inits that registered part of their ops
+     * before failing, and those registrations must not conflict. */
+    if (e->fn != fn)
+      rc = st_error_set(err, ST_ECONFLICT,
+                        "conflicting registration of op '%s' on backend "
+                        "'%s': module '%s' registers a different "
+                        "implementation than module '%s'",
+                        op, backend, module, e->module);
+    goto out;
+  }
+  if (grow((void **)&reg->entries, &reg->cap_entries, reg->n_entries,
+           sizeof *reg->entries) != 0 ||
+      find_back(reg, backend, 1) == NULL) {
+    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    goto out;
+  }
+  e = &reg->entries[reg->n_entries];
+  e->op = strdup(op);
+  e->backend = strdup(backend);
+  e->module = strdup(module);
+  e->fn = fn;
+  if (e->op == NULL || e->backend == NULL || e->module == NULL) {
+    free(e->op);
+    free(e->backend);
+    free(e->module);
+    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    goto out;
+  }
+  reg->n_entries++;
+  m = find_mod(reg, module);
+  if (m != NULL && push_str(&m->backends, &m->n_backends, backend) != 0)
+    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+out:
+  pthread_mutex_unlock(&reg->lock);
+  return rc;
+}
+
+st_status st__registry_add_lazy(st_registry *reg, const char *path,
+                                const char *const *platforms, size_t n,
+                                st__lazy_load_fn load, st_error *err) {
+  lazyrec *l;
+  size_t i;
+  st_status rc = ST_OK;
+
+  pthread_mutex_lock(&reg->lock);
+  if (grow((void **)&reg->lazies, &reg->cap_lazies, reg->n_lazies,
+           sizeof *reg->lazies) != 0) {
+    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    goto out;
+  }
+  l = &reg->lazies[reg->n_lazies];
+  memset(l, 0, sizeof *l);
+  l->path = strdup(path);
+  l->load = load;
+  if (l->path == NULL) {
+    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (i = 0; i < n; i++)
+    if (push_str(&l->platforms, &l->n_platforms, platforms[i]) != 0 ||
+        find_back(reg, platforms[i], 1) == NULL) {
+      free(l->path);
+      free_strs(l->platforms, l->n_platforms);
+      rc = st_error_set(err, ST_ENOMEM, "out of memory");
+      goto out;
+    }
+  reg->n_lazies++;
+out:
+  pthread_mutex_unlock(&reg->lock);
+  return rc;
+}
+
+static int has_str(char **arr, size_t n, const char *s) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (strcmp(arr[i], s) == 0)
+      return 1;
+  return 0;
+}
+
+static int mod_serves(const modrec *m, const char *backend) {
+  size_t i;
+  for (i = 0; m->mod->platforms != NULL && m->mod->platforms[i] != NULL; i++)
+    if (strcmp(m->mod->platforms[i], backend) == 0)
+      return 1;
+  return has_str(m->backends, m->n_backends, backend);
+}
+
+/* Repairs backend once, under repair_lock. Returns ST_OK when the backend
+ * is (now, or already) repaired, ST_ENOMEM when memory ran out on the
+ * way. */
+static st_status repair(st_registry *reg, const char *backend) {
+  st_status rc = ST_OK;
+  size_t i, n;
+  backrec *b;
+  st_error err;
+
+  pthread_mutex_lock(&reg->repair_lock);
+  pthread_mutex_lock(&reg->lock);
+  b = find_back(reg, backend, 1);
+  if (b == NULL || b->repaired) {
+    pthread_mutex_unlock(&reg->lock);
+    pthread_mutex_unlock(&reg->repair_lock);
+    return b == NULL ? ST_ENOMEM : ST_OK;
+  }
+  n = reg->n_lazies;
+  pthread_mutex_unlock(&reg->lock);
+
+  /* Lazy plugins first: loading one adds its module (and runs its init). */
+  for (i = 0; i < n; i++) {
+    lazyrec *l;
+    int wanted;
+    pthread_mutex_lock(&reg->lock);
+    l = &reg->lazies[i];
+    wanted = !l->loaded && has_str(l->platforms, l->n_platforms, backend);
+    pthread_mutex_unlock(&reg->lock);
+    if (!wanted)
+      continue;
+    st_error_clear(&err);
+    tls_in_init++;
+    if (l->load(reg, l->path, &err) == ST_OK) {
+      l->loaded = 1;
+    } else {
+      st_log(ST_LOG_WARNING, "lazy plugin '%s' for backend '%s': %s",
+             l->path, backend, err.message);
+      /* Kept for the missing-implementation message: the case's report
+       * must say why, not only a WARNING on stderr. */
+      pthread_mutex_lock(&reg->lock);
+      b = find_back(reg, backend, 0);
+      if (b != NULL)
+        snprintf(b->why, sizeof b->why, "%.*s", (int)sizeof b->why - 1,
+                 err.message);
+      pthread_mutex_unlock(&reg->lock);
+      if (rc != ST_ENOMEM)
+        rc = err.code == ST_ENOMEM ? ST_ENOMEM : ST_EPLUGIN;
+    }
+    tls_in_init--;
+  }
+
+  /* Then re-run every incomplete init of a module serving this backend.
+   * The array may grow while an init runs (a lazy load), so index it
+   * afresh each time under the lock. */
+  for (i = 0;; i++) {
+    const st_module *mod = NULL;
+    pthread_mutex_lock(&reg->lock);
+    if (i < reg->n_mods && !reg->mods[i].complete &&
+        mod_serves(&reg->mods[i], backend))
+      mod = reg->mods[i].mod;
+    n = reg->n_mods;
+    pthread_mutex_unlock(&reg->lock);
+    if (i >= n)
+      break;
+    if (mod == NULL)
+      continue;
+    st_error_clear(&err);
+    if (run_init(reg, mod, &err) != ST_OK) {
+      st_log(ST_LOG_WARNING,
+             "repair of backend '%s': init of module '%s' failed again: %s",
+             backend, mod->name, err.message);
+      /* Out of memory is the lookup's failure, not the module's: the
+       * caller must not fall back as if the module lacked the op. */
+      if (rc != ST_ENOMEM)
+        rc = err.code == ST_ENOMEM ? ST_ENOMEM : ST_EKERNEL;
+    }
+  }
+
+  pthread_mutex_lock(&reg->lock);
+  b = find_back(reg, backend, 0);
+  if (b != NULL) {
+    b->repairs++;
+    /* Only a repair that succeeded is marked: a failed one is retried. */
+    if (rc == ST_OK)
+      b->repaired = 1;
+  }
+  pthread_mutex_unlock(&reg->lock);
+  pthread_mutex_unlock(&reg->repair_lock);
+  return rc;
+}
+
+/* Writes the backends that implement op, sorted (so the message does not
+ * depend on registration order) and without duplicates. It allocates
+ * nothing: the message must be right when memory has run out too. Each
+ * pass picks the smallest name after the previous one. */
+static void implementers(st_registry *reg, const char *op, char *buf,
+                         size_t size) {
+  size_t i, used = 0, count = 0;
+  const char *prev = NULL;
+  buf[0] = '\0';
+  pthread_mutex_lock(&reg->lock);
+  for (;;) {
+    const char *next = NULL;
+    int w;
+    for (i = 0; i < reg->n_entries; i++) {
+      const char *b = reg->entries[i].backend;
+      if (strcmp(reg->entries[i].op, op) != 0 ||
+          (prev != NULL && strcmp(b, prev) <= 0))
+        continue;
+      if (next == NULL || strcmp(b, next) < 0)
+        next = b;
+    }
+    if (next == NULL || used + 1 >= size)
+      break;
+    w = snprintf(buf + used, size - used, "%s%s", count ? ", " : "", next);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+    count++;
+    prev = next;
+  }
+  if (count == 0)
+    snprintf(buf, size, "none");
+  pthread_mutex_unlock(&reg->lock);
+}
+
+static st_op_fn exact(st_registry *reg, const char *op, const char *backend) {
+  entry *e;
+  st_op_fn fn;
+  pthread_mutex_lock(&reg->lock);
+  e = find_entry(reg, op, backend);
+  fn = e ? e->fn : NULL;
+  pthread_mutex_unlock(&reg->lock);
+  return fn;
+}
+
+st_status st_registry_lookup(st_registry *reg, const char *op,
+                             const char *backend, st_lookup_kind kind,
+                             st_op_fn *out, st_error *err) {
+  st_op_fn fn;
+  int repaired;
+  st_status repair_rc = ST_OK;
+  char impl[512], why[448] = "";
+
+  *out = NULL;
+  /* 1. An exact registration wins. */
+  fn = exact(reg, op, backend);
+  if (fn != NULL)
+    goto found;
+  /* 2. Repair the backend once, unless called from inside an init (which
+   *    may be running under the repair lock: it must neither wait nor
+   *    repair). */
+  if (tls_in_init == 0) {
+    pthread_mutex_lock(&reg->lock);
+    {
+      backrec *b = find_back(reg, backend, 0);
+      repaired = b != NULL && b->repaired;
+    }
+    pthread_mutex_unlock(&reg->lock);
+    if (!repaired)
+      repair_rc = repair(reg, backend);
+    /* 3. Retry the exact registration. */
+    fn = exact(reg, op, backend);
+    if (fn != NULL)
+      goto found;
+    /* A repair cut short by memory may have missed the registration: a
+     * fallback now would silently run some other implementation. */
+    if (repair_rc == ST_ENOMEM)
+      return st_error_set(err, ST_ENOMEM,
+                          "out of memory repairing backend '%s'", backend);
+  }
+  /* 3. Then the op's common implementation. */
+  fn = exact(reg, op, ST_BACKEND_COMMON);
+  if (fn != NULL)
+    goto found;
+  /* 4. Fail, naming who does implement it. */
+  implementers(reg, op, impl, sizeof impl);
+  pthread_mutex_lock(&reg->lock);
+  {
+    backrec *b = find_back(reg, backend, 0);
+    if (b != NULL && b->why[0] != '\0')
+      snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b->why);
+  }
+  pthread_mutex_unlock(&reg->lock);
+  return st_error_set(err, ST_EMISSING,
+                      "BackendImplementationMissing: backend '%s' is missing "
+                      "required implementation: %s for op '%s' "
+                      "(implemented by: %s)%s",
+                      backend, kind == ST_LOOKUP_GOLDEN ? "golden" : "kernel",
+                      op, impl, why);
+found:
+  *out = fn;
+  return ST_OK;
+}
+
+int st_registry_has_platform(st_registry *reg, const char *platform) {
+  size_t i, j;
+  int found = 0;
+  pthread_mutex_lock(&reg->lock);
+  for (i = 0; i < reg->n_mods && !found; i++)
+    for (j = 0; reg->mods[i].mod->platforms != NULL &&
+                reg->mods[i].mod->platforms[j] != NULL;
+         j++)
+      if (strcmp(reg->mods[i].mod->platforms[j], platform) == 0)
+        found = 1;
+  for (i = 0; i < reg->n_lazies && !found; i++)
+    found = has_str(reg->lazies[i].platforms, reg->lazies[i].n_platforms,
+                    platform);
+  pthread_mutex_unlock(&reg->lock);
+  return found;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void st_registry_platforms(st_registry *reg, char *buf, size_t size) {
+  char **names = NULL;
+  size_t n = 0, i, j, used = 0;
+  int oom = 0;
+  if (size == 0)
+    return;
+  buf[0] = '\0';
+  pthread_mutex_lock(&reg->lock);
+  for (i = 0; i < reg->n_mods && !oom; i++)
+    for (j = 0; reg->mods[i].mod->platforms != NULL &&
+                reg->mods[i].mod->platforms[j] != NULL && !oom;
+         j++)
+      oom = push_str(&names, &n, reg->mods[i].mod->platforms[j]) != 0;
+  for (i = 0; i < reg->n_lazies && !oom; i++)
+    for (j = 0; j < reg->lazies[i].n_platforms && !oom; j++)
+      oom = push_str(&names, &n, reg->lazies[i].platforms[j]) != 0;
+  pthread_mutex_unlock(&reg->lock);
+  if (n > 0)
+    qsort(names, n, sizeof *names, cmp_str);
+  for (i = 0; i < n && used + 1 < size; i++) {
+    int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+                     names[i]);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+  free_strs(names, n);
+}
+
+unsigned st__registry_repair_count(st_registry *reg, const char *backend) {
+  backrec *b;
+  unsigned n;
+  pthread_mutex_lock(&reg->lock);
+  b = find_back(reg, backend, 0);
+  n = b ? b->repairs : 0;
+  pthread_mutex_unlock(&reg->lock);
+  return n;
+}
+
+int st__registry_is_repaired(st_registry *reg, const char *backend) {
+  backrec *b;
+  int r;
+  pthread_mutex_lock(&reg->lock);
+  b = find_back(reg, backend, 0);
+  r = b ? b->repaired : 0;
+  pthread_mutex_unlock(&reg->lock);
+  return r;
+}
+
+int st__registry_has_module(st_registry *reg, const st_module *mod) {
+  modrec *m;
+  int r;
+  pthread_mutex_lock(&reg->lock);
+  m = find_mod(reg, mod->name);
+  r = m != NULL && m->mod == mod;
+  pthread_mutex_unlock(&reg->lock);
+  return r;
+}
+
+int st__registry_module_complete(st_registry *reg, const char *module) {
+  modrec *m;
+  int r;
+  pthread_mutex_lock(&reg->lock);
+  m = find_mod(reg, module);
+  r = m ? m->complete : 0;
+  pthread_mutex_unlock(&reg->lock);
+  return r;
+}

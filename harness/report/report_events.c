@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* The --events writer: JSON Lines, one object per case in the order the
+ * cases finish, with the case's full event list (SPEC §6). Each line is
+ * flushed as it is written so that a run that dies keeps what finished. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/json.h"
+#include "report/report.h"
+
+typedef struct events_state {
+  FILE *out;
+} events_state;
+
+static void write_event(FILE *out, const st_event *ev) {
+  size_t i;
+
+  fputs("{\"name\": ", out);
+  st__json_string(out, ev->name);
+  if (strcmp(ev->name, "load") == 0) {
+    /* A load event names the object and the phase that loaded it; it has
+     * no timing of its own (SPEC §6 example). */
+    fputs(", \"object\": ", out);
+    st__json_string(out, ev->object);
+    fputs(", \"phase\": ", out);
+    st__json_string(out, ev->phase);
+    fputc('}', out);
+    return;
+  }
+  fputs(", \"round\": ", out);
+  if (ev->round < 0)
+    fputs("null", out);
+  else
+    fprintf(out, "%d", ev->round);
+  fprintf(out,
+          ", \"start_ns\": %" PRIu64 ", \"dur_ns\": %" PRIu64 ", \"status\": ",
+          ev->start_ns, ev->dur_ns);
+  st__json_string(out, st_phase_status_name(ev->status));
+  fputs(", \"loaded\": [", out);
+  for (i = 0; i < ev->n_loaded; i++) {
+    if (i > 0)
+      fputs(", ", out);
+    st__json_string(out, ev->loaded[i]);
+  }
+  fputc(']', out);
+  if (strcmp(ev->name, "record") == 0)
+    fprintf(out, ", \"emitted\": %s", ev->emitted ? "true" : "false");
+  fputc('}', out);
+}
+
+void st__report_events_write(FILE *out, const st_case_result *res) {
+  size_t i, n;
+
+  fputs("{\"scene\": ", out);
+  st__json_string(out, st_case_result_scene(res));
+  fputs(", \"case\": ", out);
+  st__json_string(out, st_case_result_case(res));
+  fputs(", \"platform\": ", out);
+  st__json_string(out, st_case_result_platform(res));
+  fputs(", \"status\": ", out);
+  st__json_string(out, st_case_status_name(st_case_result_status(res)));
+  fputs(", \"message\": ", out);
+  st__json_string(out, st_case_result_message(res));
+  /* What an isolated child or a level-3 worker printed (null when
+   * nothing was captured). */
+  fputs(", \"output\": ", out);
+  st__json_string(out, st_case_result_output(res));
+  fprintf(out,
+          ", \"pid\": %ld, \"duration_ns\": %" PRIu64
+          ", \"record_stale\": %s, \"events\": [",
+          st_case_result_pid(res), st_case_result_duration_ns(res),
+          st_case_result_record_stale(res) ? "true" : "false");
+  n = st_case_result_event_count(res);
+  for (i = 0; i < n; i++) {
+    if (i > 0)
+      fputs(", ", out);
+    write_event(out, st_case_result_event(res, i));
+  }
+  fputs("]}\n", out);
+}
+
+static void events_case_end(void *data, const st_case_info *info,
+                            const st_case_result *result) {
+  events_state *st = data;
+  (void)info;
+  st__report_events_write(st->out, result);
+  fflush(st->out);
+}
+
+st_status st__report_events_new(const st__report_config *cfg,
+                                st_observer *obs) {
+  events_state *st = calloc(1, sizeof *st);
+
+  memset(obs, 0, sizeof *obs);
+  if (st == NULL)
+    return ST_ENOMEM;
+  st->out = cfg->out;
+  obs->data = st;
+  obs->case_finish = events_case_end;
+  return ST_OK;
+}
+
+void st__report_events_free(st_observer *obs) {
+  if (obs == NULL)
+    return;
+  free(obs->data);
+  obs->data = NULL;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* The TAP reporter (SPEC §6): "TAP version 13" and the plan before the
+ * first point, one numbered point per case in finish order, skips as
+ * "ok N - ... # SKIP reason", and after a failing point a 2-space-indented
+ * YAML block with the message, severity and data. Only what both prove
+ * (Test::Harness 3.44, which refuses "TAP version 14") and meson's TAP
+ * reader accept: no subtests, no "not ok ... # SKIP". */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/json.h"
+#include "report/report.h"
+
+typedef struct tap_state {
+  st__report_config cfg;
+  int started;   /* header and plan written */
+  size_t number; /* points written */
+} tap_state;
+
+static void tap_start(tap_state *st, size_t total) {
+  if (st->started)
+    return;
+  st->started = 1;
+  fprintf(st->cfg.out, "TAP version 13\n1..%zu\n", total);
+  fflush(st->cfg.out);
+}
+
+static void tap_run_begin(void *data, const st_run_info *info) {
+  tap_start(data, info->total);
+}
+
+static void tap_case_end(void *data, const st_case_info *info,
+                         const st_case_result *res) {
+  tap_state *st = data;
+  FILE *out = st->cfg.out;
+  st_case_status status = st_case_result_status(res);
+  const char *msg = st_case_result_message(res);
+  const char *output = st_case_result_output(res);
+  char *rerun = NULL;
+  size_t rerun_len = 0;
+  FILE *mem;
+
+  tap_start(st, info->total);
+  st->number++;
+  /* Scene and case names are identifiers: no '#' or '\' to escape in the
+   * description. */
+  fprintf(out, "%s %zu - %s::%s",
+          status == ST_CASE_PASS || status == ST_CASE_SKIP ? "ok" : "not ok",
+          st->number, st_case_result_scene(res), st_case_result_case(res));
+  if (status == ST_CASE_SKIP) {
+    fputs(" # SKIP", out);
+    if (msg != NULL && msg[0] != '\0') {
+      fputc(' ', out);
+      /* A directive's text must stay on the point's line; '#' needs
+       * no escape after the SKIP directive. */
+      st__ascii_line(out, msg);
+    }
+  }
+  fputc('\n', out);
+  if (status == ST_CASE_FAIL || status == ST_CASE_ERROR) {
+    fputs("  ---\n  message: ", out);
+    st__yaml_string(out, msg != NULL ? msg : st_case_status_name(status));
+    fprintf(out, "\n  severity: %s\n  data:\n    platform: ",
+            status == ST_CASE_FAIL ? "fail" : "error");
+    st__yaml_string(out, st_case_result_platform(res));
+    fprintf(out, "\n    seed: %" PRIu64 "\n    status: %s\n    file: ",
+            st_case_result_seed(res), st_case_status_name(status));
+    st__yaml_string(out, st_case_result_file(res));
+    fprintf(out, "\n    line: %d\n    rerun: ", st_case_result_line(res));
+    mem = open_memstream(&rerun, &rerun_len);
+    if (mem != NULL) {
+      st__report_rerun(mem, &st->cfg, st_case_result_scene(res),
+                       st_case_result_case(res), st_case_result_seed(res),
+                       st_case_result_platform(res), st_case_result_file(res));
+      fclose(mem);
+    }
+    st__yaml_string(out, rerun != NULL ? rerun : "");
+    free(rerun);
+    if (output != NULL) {
+      fputs("\n    output: ", out);
+      st__yaml_string(out, output);
+    }
+    fputs("\n  ...\n", out);
+  }
+  fflush(out);
+}
+
+st_status st__report_tap_new(const st__report_config *cfg, st_observer *obs) {
+  tap_state *st = calloc(1, sizeof *st);
+
+  memset(obs, 0, sizeof *obs);
+  if (st == NULL)
+    return ST_ENOMEM;
+  st->cfg = *cfg;
+  obs->data = st;
+  obs->run_begin = tap_run_begin;
+  obs->case_end = tap_case_end;
+  return ST_OK;
+}
+
+void st__report_tap_free(st_observer *obs) {
+  if (obs == NULL)
+    return;
+  free(obs->data);
+  obs->data = NULL;
+}
+
+void st__report_tap_empty(FILE *out, const char *reason) {
+  fputs("TAP version 13\n1..0 # SKIP ", out);
+  st__ascii_line(out, reason);
+  fputc('\n', out);
+  fflush(out);
+}

@@ -1,0 +1,1966 @@
+/* SPDX-License-Identifier: MIT */
+/* The scene loader: the only file that includes <yaml.h>. It streams
+ * libyaml's parser events (the document loader API is 3-5x slower) into a
+ * small node tree of its own, kept in an arena per document, expanding
+ * aliases by sharing nodes under a node budget (so an alias bomb errors
+ * after max_nodes, not after exhausting memory) and a nesting limit. Each
+ * finished document is validated into the model of harness/scene.h, and
+ * every case is resolved with st__plan_resolve so that SPEC §1 is checked
+ * at load time. All errors of a file are collected (its first syntax error
+ * included), sorted by position; a file with any error adds nothing. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "scene/scene.h"
+
+/* Deeper than any scene needs (about 5 levels); low enough that nothing
+ * downstream can be troubled by it. */
+#define MAX_DEPTH 64
+/* After this many errors in one file, stop reporting: a generated file
+ * with a systematic mistake should not print a million lines. */
+#define MAX_ERRORS 100
+#define MAX_IDENT 128
+
+/* ------------------------------------------------------------------ */
+/* Arena                                                               */
+
+typedef struct chunk {
+  struct chunk *next;
+  size_t used, cap;
+  max_align_t data[];
+} chunk;
+
+typedef struct arena {
+  chunk *head;
+} arena;
+
+#define CHUNK_SIZE ((size_t)64 * 1024)
+
+static void *arena_alloc(arena *a, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  chunk *c = a->head;
+  if (c == NULL || c->cap - c->used < size) {
+    size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
+    chunk *n = malloc(sizeof *n + cap);
+    if (n == NULL)
+      return NULL;
+    n->used = 0;
+    n->cap = cap;
+    if (c != NULL && cap != CHUNK_SIZE) {
+      /* A big block goes behind the current chunk, which keeps serving
+       * small allocations. */
+      n->next = c->next;
+      c->next = n;
+      n->used = size;
+      return (char *)n->data;
+    }
+    n->next = c;
+    a->head = c = n;
+  }
+  void *p = (char *)c->data + c->used;
+  c->used += size;
+  return p;
+}
+
+/* Empties the arena but keeps one standard chunk: a stream of many small
+ * documents then allocates no memory per document. */
+static void arena_reset(arena *a) {
+  chunk *keep = NULL, *c = a->head;
+  while (c) {
+    chunk *n = c->next;
+    if (keep == NULL && c->cap == CHUNK_SIZE) {
+      keep = c;
+    } else {
+      free(c);
+    }
+    c = n;
+  }
+  if (keep) {
+    keep->used = 0;
+    keep->next = NULL;
+  }
+  a->head = keep;
+}
+
+static void arena_free(arena *a) {
+  chunk *c = a->head;
+  while (c) {
+    chunk *n = c->next;
+    free(c);
+    c = n;
+  }
+  a->head = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                               */
+
+enum { N_SCALAR, N_SEQ, N_MAP };
+enum { S_NULL, S_INT, S_FLOAT, S_BOOL, S_STR, S_NAME };
+
+typedef struct node {
+  unsigned char kind;   /* N_* */
+  unsigned char sk;     /* S_*, scalars */
+  unsigned char poison; /* stands for an unknown alias (already reported):
+                           errors about it would only repeat that one */
+  int line, col;        /* 1-based */
+  size_t size;          /* nodes in this subtree, aliases expanded */
+  /* Kept small (56 bytes): a values list of a million numbers is a
+   * million nodes. */
+  union {
+    struct {            /* N_SEQ, N_MAP (key, value, key, ...) */
+      struct node **kids;
+      size_t n;
+    };
+    struct {            /* N_SCALAR */
+      const char *str;  /* NUL-terminated, len bytes */
+      size_t len;
+      int64_t i;        /* S_INT, S_BOOL (0/1) */
+      double f;         /* S_INT (as double), S_FLOAT, S_BOOL */
+    };
+  };
+} node;
+
+static st__num node_num(const node *n) {
+  st__num v;
+  v.is_int = n->sk != S_FLOAT;
+  v.i = v.is_int ? n->i : 0;
+  v.f = n->f;
+  return v;
+}
+
+typedef struct anchor {
+  const char *name;
+  node *target;
+} anchor;
+
+typedef struct open_coll {
+  node *n;
+  const char *anchor;
+  size_t base; /* height of the kid stack when it opened */
+} open_coll;
+
+typedef struct loader {
+  const char *file; /* as given */
+  const char *buf;
+  size_t len;
+  char *dir; /* realpath of the file's directory; NULL if unknown */
+  const st_load_options *opts;
+  const st_scene_set *set;
+  st_error_list errs;
+  size_t raised; /* errors found, including those not listed (a poisoned
+                    node's, or past MAX_ERRORS): what validity checks use */
+  int too_many;
+  int oom;
+  int fatal; /* stop parsing */
+  arena ar;
+  size_t nodes; /* budget used, over the whole file */
+  anchor *anchors;
+  size_t n_anchors, cap_anchors; /* open addressing, power of two */
+  open_coll *stack;
+  size_t depth;
+  node **kids;
+  size_t n_kids, cap_kids;
+  node *root;
+  unsigned char *valid_cases; /* of the scene being validated */
+  st_scene **scenes; /* built from this file, not yet in the set */
+  size_t n_scenes, cap_scenes;
+  size_t *index; /* of scenes[] by name */
+  size_t index_cap;
+} loader;
+
+static void lerr_v(loader *L, int line, int col, const char *fmt,
+                   va_list ap) {
+  st_error e;
+  L->raised++;
+  if (L->errs.count >= MAX_ERRORS) {
+    L->too_many = 1;
+    return;
+  }
+  st_error_clear(&e);
+  e.code = ST_ELOAD;
+  e.line = line;
+  e.column = col;
+  snprintf(e.file, sizeof e.file, "%s", L->file);
+  vsnprintf(e.message, sizeof e.message, fmt, ap);
+  for (char *p = e.message; *p; p++)
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
+  if (st_error_list_add(&L->errs, &e) != ST_OK)
+    L->oom = 1;
+}
+
+static void lerr(loader *L, int line, int col, const char *fmt, ...)
+    ST_PRINTF(4, 5);
+static void lerr(loader *L, int line, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lerr_v(L, line, col, fmt, ap);
+  va_end(ap);
+}
+
+static void nerr(loader *L, const node *n, const char *fmt, ...)
+    ST_PRINTF(3, 4);
+static void nerr(loader *L, const node *n, const char *fmt, ...) {
+  va_list ap;
+  if (n->poison) {
+    L->raised++;
+    return;
+  }
+  va_start(ap, fmt);
+  lerr_v(L, n->line, n->col, fmt, ap);
+  va_end(ap);
+}
+
+static int mark_line(yaml_mark_t m) {
+  return m.line >= (size_t)INT_MAX ? INT_MAX : (int)m.line + 1;
+}
+static int mark_col(yaml_mark_t m) {
+  return m.column >= (size_t)INT_MAX ? INT_MAX : (int)m.column + 1;
+}
+
+/* Line and column (characters, 1-based) of a byte offset, for libyaml's
+ * reader errors, which carry only an offset. Line breaks as libyaml counts
+ * them: LF, CR LF, or a lone CR. */
+static void offset_pos(const char *buf, size_t len, size_t off, int *line,
+                       int *col) {
+  int l = 1, c = 1;
+  if (off > len)
+    off = len;
+  for (size_t i = 0; i < off; i++) {
+    unsigned char ch = (unsigned char)buf[i];
+    if (ch == '\n' || (ch == '\r' && (i + 1 >= len || buf[i + 1] != '\n'))) {
+      l++;
+      c = 1;
+    } else if ((ch & 0xC0) != 0x80 && ch != '\r') {
+      c++;
+    }
+  }
+  *line = l;
+  *col = c;
+}
+
+/* strtod in the C locale whatever the process's locale is. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void c_locale_init(void) {
+  c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+static double strtod_c(const char *s, char **end) {
+  pthread_once(&c_locale_once, c_locale_init);
+  if (c_locale == (locale_t)0)
+    return strtod(s, end);
+  return strtod_l(s, end, c_locale);
+}
+
+/* Clinger's fast path for the common numbers: a decimal of at most 15
+ * digits scaled by at most 10^22 converts with one IEEE multiplication or
+ * division of two exact doubles, which is correctly rounded, so it is the
+ * double strtod returns. An integer of at most 18 digits cannot overflow
+ * int64. Returns S_INT, S_FLOAT, or -1 when the slow path must decide. */
+static int fast_number(const char *s, size_t len, int64_t *iv, double *fv) {
+  static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
+                               1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+                               1e18, 1e19, 1e20, 1e21, 1e22};
+  const char *p = s, *end = s + len;
+  int neg = 0, digits = 0, frac = 0, exp = 0;
+  uint64_t m = 0;
+  if (p < end && (*p == '-' || *p == '+'))
+    neg = *p++ == '-';
+  for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+    m = m * 10 + (uint64_t)(*p - '0');
+  if (p == end) {
+    if (digits == 0 || digits > 18)
+      return -1;
+    *iv = neg ? -(int64_t)m : (int64_t)m;
+    return S_INT;
+  }
+  if (*p == '.') {
+    for (p++; p < end && *p >= '0' && *p <= '9'; p++, digits++, frac++)
+      m = m * 10 + (uint64_t)(*p - '0');
+  }
+  if (digits == 0 || digits > 15)
+    return -1;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    int eneg = 0, ed = 0;
+    p++;
+    if (p < end && (*p == '-' || *p == '+'))
+      eneg = *p++ == '-';
+    for (; p < end && *p >= '0' && *p <= '9' && ed < 4; p++, ed++)
+      exp = exp * 10 + (*p - '0');
+    if (ed == 0 || ed >= 4)
+      return -1;
+    if (eneg)
+      exp = -exp;
+  }
+  if (p != end)
+    return -1;
+  int scale = exp - frac;
+  if (scale < -22 || scale > 22)
+    return -1;
+  double d = (double)m;
+  d = scale < 0 ? d / p10[-scale] : d * p10[scale];
+  *fv = neg ? -d : d;
+  return S_FLOAT;
+}
+
+/* SPEC §1: a plain scalar that strtoll parses in full is an integer, else
+ * one that strtod parses in full a float; true/false are booleans. */
+static void scalar_type(node *n) {
+  const char *s = n->str;
+  size_t len = n->len;
+  char *end;
+  char c0 = s[0];
+  if (len == 0 || (len == 1 && c0 == '~') ||
+      (len == 4 && memcmp(s, "null", 4) == 0)) {
+    n->sk = S_NULL;
+    return;
+  }
+  if ((len == 4 && memcmp(s, "true", 4) == 0) ||
+      (len == 5 && memcmp(s, "false", 5) == 0)) {
+    n->sk = S_BOOL;
+    n->i = c0 == 't';
+    n->f = (double)n->i;
+    return;
+  }
+  n->sk = S_NAME;
+  /* Only these can start a number strtod accepts (no leading space in a
+   * plain scalar): skip the conversions for every key and name. */
+  if (!((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == '+' || c0 == '.' ||
+        c0 == 'i' || c0 == 'I' || c0 == 'n' || c0 == 'N'))
+    return;
+  /* A plain scalar holds no NUL (the reader rejects the byte and only
+   * double quotes have escapes), so s is exactly len bytes. */
+  int k = fast_number(s, len, &n->i, &n->f);
+  if (k == S_INT) {
+    n->sk = S_INT;
+    n->f = (double)n->i;
+    return;
+  }
+  if (k == S_FLOAT) {
+    n->sk = S_FLOAT;
+    return;
+  }
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (*end == '\0' && end != s && errno == 0) {
+    n->sk = S_INT;
+    n->i = v;
+    n->f = (double)v;
+    return;
+  }
+  double d = strtod_c(s, &end);
+  if (*end == '\0' && end != s) {
+    n->sk = S_FLOAT;
+    n->f = d;
+  }
+}
+
+static node *node_new(loader *L, int kind, yaml_mark_t m) {
+  node *n = arena_alloc(&L->ar, sizeof *n);
+  if (n == NULL) {
+    L->oom = 1;
+    return NULL;
+  }
+  memset(n, 0, sizeof *n);
+  n->kind = (unsigned char)kind;
+  n->line = mark_line(m);
+  n->col = mark_col(m);
+  n->size = 1;
+  return n;
+}
+
+/* FNV-1a. */
+static size_t str_hash(const char *s) {
+  size_t h = 1469598103934665603ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+static anchor *anchor_slot(loader *L, const char *name) {
+  size_t mask = L->cap_anchors - 1;
+  for (size_t i = str_hash(name) & mask;; i = (i + 1) & mask)
+    if (L->anchors[i].name == NULL || strcmp(L->anchors[i].name, name) == 0)
+      return &L->anchors[i];
+}
+
+static void anchor_set(loader *L, const char *name, node *target) {
+  if (L->n_anchors * 2 >= L->cap_anchors) {
+    size_t cap = L->cap_anchors ? L->cap_anchors * 2 : 64;
+    anchor *old = L->anchors;
+    size_t oldcap = L->cap_anchors;
+    L->anchors = st__zalloc(cap, sizeof *L->anchors);
+    if (L->anchors == NULL) {
+      L->anchors = old;
+      L->oom = 1;
+      return;
+    }
+    L->cap_anchors = cap;
+    L->n_anchors = 0;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i].name) {
+        *anchor_slot(L, old[i].name) = old[i];
+        L->n_anchors++;
+      }
+    free(old);
+  }
+  anchor *a = anchor_slot(L, name);
+  if (a->name == NULL)
+    L->n_anchors++;
+  a->name = name;
+  a->target = target; /* a redefined anchor: the latest wins (YAML) */
+}
+
+static node *anchor_get(loader *L, const char *name) {
+  if (L->cap_anchors == 0)
+    return NULL;
+  anchor *a = anchor_slot(L, name);
+  return a->name ? a->target : NULL;
+}
+
+static const char *arena_str(loader *L, const char *s, size_t len) {
+  char *p = arena_alloc(&L->ar, len + 1);
+  if (p == NULL) {
+    L->oom = 1;
+    return NULL;
+  }
+  memcpy(p, s, len);
+  p[len] = '\0';
+  return p;
+}
+
+static int budget(loader *L, size_t add, yaml_mark_t m) {
+  if (add > L->opts->max_nodes || L->nodes > L->opts->max_nodes - add) {
+    lerr(L, mark_line(m), mark_col(m),
+         "more than %zu YAML nodes with aliases expanded; expected at most "
+         "the node budget of %zu per file (raise it with --max-nodes)",
+         L->opts->max_nodes, L->opts->max_nodes);
+    L->fatal = 1;
+    return -1;
+  }
+  L->nodes += add;
+  return 0;
+}
+
+/* Hands a finished node to the open collection, or makes it the root. */
+static void attach(loader *L, node *n) {
+  if (L->depth == 0) {
+    L->root = n;
+    return;
+  }
+  if (L->n_kids == L->cap_kids) {
+    size_t cap = L->cap_kids ? L->cap_kids * 2 : 256;
+    node **k = realloc(L->kids, cap * sizeof *k);
+    if (k == NULL) {
+      L->oom = 1;
+      L->fatal = 1;
+      return;
+    }
+    L->kids = k;
+    L->cap_kids = cap;
+  }
+  L->kids[L->n_kids++] = n;
+}
+
+static void on_scalar(loader *L, yaml_event_t *ev) {
+  if (budget(L, 1, ev->start_mark) != 0)
+    return;
+  node *n = node_new(L, N_SCALAR, ev->start_mark);
+  if (n == NULL)
+    return;
+  n->str = arena_str(L, (const char *)ev->data.scalar.value,
+                     ev->data.scalar.length);
+  if (n->str == NULL)
+    return;
+  n->len = ev->data.scalar.length;
+  const char *tag = (const char *)ev->data.scalar.tag;
+  if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+      (tag && strcmp(tag, YAML_STR_TAG) == 0))
+    n->sk = S_STR;
+  else
+    scalar_type(n);
+  if (ev->data.scalar.anchor) {
+    const char *a = arena_str(L, (const char *)ev->data.scalar.anchor,
+                              strlen((const char *)ev->data.scalar.anchor));
+    if (a)
+      anchor_set(L, a, n);
+  }
+  attach(L, n);
+}
+
+static void on_start(loader *L, yaml_event_t *ev, int kind) {
+  const yaml_char_t *anc = kind == N_MAP ? ev->data.mapping_start.anchor
+                                         : ev->data.sequence_start.anchor;
+  if (L->depth >= MAX_DEPTH) {
+    lerr(L, mark_line(ev->start_mark), mark_col(ev->start_mark),
+         "nesting deeper than %d levels; expected a scene (a few levels "
+         "deep)",
+         MAX_DEPTH);
+    L->fatal = 1;
+    return;
+  }
+  if (budget(L, 1, ev->start_mark) != 0)
+    return;
+  node *n = node_new(L, kind, ev->start_mark);
+  if (n == NULL) {
+    L->fatal = 1;
+    return;
+  }
+  if (L->stack == NULL) {
+    L->stack = malloc(MAX_DEPTH * sizeof *L->stack);
+    if (L->stack == NULL) {
+      L->oom = 1;
+      L->fatal = 1;
+      return;
+    }
+  }
+  open_coll *o = &L->stack[L->depth++];
+  o->n = n;
+  o->base = L->n_kids;
+  o->anchor = anc ? arena_str(L, (const char *)anc, strlen((const char *)anc))
+                  : NULL;
+}
+
+static void on_end(loader *L) {
+  if (L->depth == 0)
+    return;
+  open_coll *o = &L->stack[--L->depth];
+  node *n = o->n;
+  size_t k = L->n_kids - o->base;
+  n->n = k;
+  if (k) {
+    n->kids = arena_alloc(&L->ar, k * sizeof *n->kids);
+    if (n->kids == NULL) {
+      L->oom = 1;
+      L->fatal = 1;
+      return;
+    }
+    memcpy(n->kids, L->kids + o->base, k * sizeof *n->kids);
+    for (size_t i = 0; i < k; i++)
+      n->size += n->kids[i]->size;
+  }
+  L->n_kids = o->base;
+  /* Registered only now: an alias inside its own anchor's node refers to
+   * an earlier anchor (or none), so the tree can have no cycle. */
+  if (o->anchor)
+    anchor_set(L, o->anchor, n);
+  attach(L, n);
+}
+
+static void on_alias(loader *L, yaml_event_t *ev) {
+  const char *name = (const char *)ev->data.alias.anchor;
+  node *t = anchor_get(L, name);
+  if (t == NULL) {
+    lerr(L, mark_line(ev->start_mark), mark_col(ev->start_mark),
+         "alias '*%.100s' refers to no anchor; expected an anchor '&%.100s' "
+         "defined before it",
+         name, name);
+    if (budget(L, 1, ev->start_mark) != 0)
+      return;
+    node *n = node_new(L, N_SCALAR, ev->start_mark);
+    if (n == NULL)
+      return;
+    n->str = "";
+    n->sk = S_NULL;
+    n->poison = 1;
+    attach(L, n);
+    return;
+  }
+  if (budget(L, t->size, ev->start_mark) != 0)
+    return;
+  attach(L, t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation helpers                                                  */
+
+static void describe(const node *n, char *buf, size_t size) {
+  if (n->kind == N_MAP) {
+    snprintf(buf, size, "a mapping");
+  } else if (n->kind == N_SEQ) {
+    snprintf(buf, size, "a list");
+  } else if (n->sk == S_NULL) {
+    snprintf(buf, size, "nothing (null)");
+  } else if (n->sk == S_STR || n->sk == S_NAME) {
+    snprintf(buf, size, "'%.80s'", n->str);
+  } else {
+    snprintf(buf, size, "%.80s", n->str);
+  }
+}
+
+static void expected(loader *L, const node *n, const char *what,
+                     const char *key) {
+  char got[100];
+  describe(n, got, sizeof got);
+  nerr(L, n, "expected %s for '%s', got %s", what, key, got);
+}
+
+static char *dupstr(loader *L, const char *s) {
+  char *p = strdup(s);
+  if (p == NULL)
+    L->oom = 1;
+  return p;
+}
+
+static int is_str(const node *n) {
+  return n->kind == N_SCALAR && (n->sk == S_STR || n->sk == S_NAME) &&
+         strlen(n->str) == n->len;
+}
+
+static int ident_ok(const char *s, size_t len) {
+  if (len == 0 || len > MAX_IDENT || strlen(s) != len)
+    return 0;
+  if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') ||
+        s[0] == '_'))
+    return 0;
+  for (size_t i = 1; i < len; i++) {
+    char c = s[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return 0;
+  }
+  return 1;
+}
+
+#define IDENT_EXPECT                                                          \
+  "an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 128 characters)"
+
+/* An identifier (scene, case, arg, param name). */
+static char *take_ident(loader *L, const node *n, const char *key) {
+  if (n->kind == N_SCALAR && ident_ok(n->str, n->len) &&
+      (n->sk == S_INT || n->sk == S_FLOAT || n->sk == S_BOOL)) {
+    /* `nan`, `inf`, `true`: identifier-shaped, but SPEC §1 makes a plain
+     * scalar that strtod parses (or true/false) a number or a boolean;
+     * say so, or "expected an identifier, got nan" reads as a paradox. */
+    nerr(L, n, "expected %s for '%s', got %s, which is a %s; quote it to "
+         "use it as a name",
+         IDENT_EXPECT, key, n->str, n->sk == S_BOOL ? "boolean" : "number");
+    return NULL;
+  }
+  if (n->kind != N_SCALAR || !ident_ok(n->str, n->len) ||
+      !(n->sk == S_STR || n->sk == S_NAME)) {
+    expected(L, n, IDENT_EXPECT, key);
+    return NULL;
+  }
+  return dupstr(L, n->str);
+}
+
+/* A non-empty string (op and platform names, paths). */
+static char *take_string(loader *L, const node *n, const char *what,
+                         const char *key) {
+  if (!is_str(n) || n->len == 0) {
+    expected(L, n, what, key);
+    return NULL;
+  }
+  return dupstr(L, n->str);
+}
+
+static int take_bool(loader *L, const node *n, const char *key, int *out) {
+  if (n->kind != N_SCALAR || n->sk != S_BOOL) {
+    expected(L, n, "true or false", key);
+    return -1;
+  }
+  *out = (int)n->i;
+  return 0;
+}
+
+static int take_int(loader *L, const node *n, const char *key,
+                    const char *what, int64_t lo, int64_t hi, int64_t *out) {
+  if (n->kind != N_SCALAR || n->sk != S_INT || n->i < lo ||
+      n->i > hi) {
+    expected(L, n, what, key);
+    return -1;
+  }
+  *out = n->i;
+  return 0;
+}
+
+static int is_num(const node *n) {
+  return n->kind == N_SCALAR && (n->sk == S_INT || n->sk == S_FLOAT);
+}
+
+static int take_tol(loader *L, const node *n, const char *key, double *out) {
+  if (!is_num(n) || !isfinite(n->f) || n->f < 0) {
+    expected(L, n, "a finite number >= 0", key);
+    return -1;
+  }
+  *out = n->f;
+  return 0;
+}
+
+/* A number or a param name (or true/false, which are 1 and 0). */
+static int take_val(loader *L, const node *n, const char *key,
+                    st__val *out) {
+  out->line = n->line;
+  out->column = n->col;
+  if (n->kind == N_SCALAR &&
+      (n->sk == S_INT || n->sk == S_FLOAT || n->sk == S_BOOL)) {
+    out->kind = ST__VAL_NUM;
+    out->num = node_num(n);
+    return 0;
+  }
+  if (n->kind == N_SCALAR && (n->sk == S_NAME || n->sk == S_STR) &&
+      ident_ok(n->str, n->len)) {
+    out->kind = ST__VAL_NAME;
+    out->name = dupstr(L, n->str);
+    return out->name ? 0 : -1;
+  }
+  expected(L, n, "a number or a param name", key);
+  return -1;
+}
+
+/* The values of the known keys of a mapping; unknown and duplicate keys
+ * are errors. vals[i] is NULL for a key not given. */
+static void map_fields(loader *L, const node *map, const char *what,
+                       const char *const *keys, size_t nkeys,
+                       const node **vals, const node **knodes) {
+  /* The key nodes are needed to name the first of a duplicate key even
+   * when the caller does not want them. */
+  const node *own[16];
+  if (knodes == NULL && nkeys <= sizeof own / sizeof own[0])
+    knodes = own;
+  for (size_t i = 0; i < nkeys; i++) {
+    vals[i] = NULL;
+    if (knodes)
+      knodes[i] = NULL;
+  }
+  for (size_t p = 0; p + 1 < map->n; p += 2) {
+    const node *k = map->kids[p], *v = map->kids[p + 1];
+    if (!is_str(k)) {
+      char got[100];
+      describe(k, got, sizeof got);
+      nerr(L, k, "expected a key name in %s, got %s", what, got);
+      continue;
+    }
+    size_t i;
+    for (i = 0; i < nkeys; i++)
+      if (strcmp(keys[i], k->str) == 0)
+        break;
+    if (i == nkeys) {
+      char list[512];
+      size_t off = 0;
+      list[0] = '\0';
+      for (size_t j = 0; j < nkeys && off < sizeof list; j++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
+                                j ? ", " : "", keys[j]);
+      nerr(L, k, "unknown key '%.100s' in %s; expected one of: %s", k->str,
+           what, list);
+      continue;
+    }
+    if (vals[i] != NULL) {
+      const node *first = knodes ? knodes[i] : NULL;
+      if (first)
+        nerr(L, k, "duplicate key '%s' in %s (first given at %d:%d)",
+             k->str, what, first->line, first->col);
+      else
+        nerr(L, k, "duplicate key '%s' in %s", k->str, what);
+      continue;
+    }
+    vals[i] = v;
+    if (knodes)
+      knodes[i] = k;
+  }
+}
+
+static void require(loader *L, const node *map, const char *what,
+                    const char *key, const node *val) {
+  if (val == NULL)
+    nerr(L, map, "missing required key '%s' in %s", key, what);
+}
+
+/* Names that must be unique: sorted (by name, then position in the
+ * file), so that a list of a million names is O(n log n). */
+typedef struct named {
+  const char *name;
+  int line, col;
+  size_t idx;
+} named;
+
+static int named_cmp(const void *a, const void *b) {
+  const named *x = a, *y = b;
+  int r = strcmp(x->name, y->name);
+  if (r)
+    return r;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Reports every later duplicate as "PREFIX 'name' (first ... at L:C)SUFFIX". */
+static void check_unique(loader *L, named *items, size_t n,
+                         const char *prefix, const char *suffix) {
+  if (n < 2)
+    return;
+  qsort(items, n, sizeof *items, named_cmp);
+  size_t first = 0;
+  for (size_t i = 1; i < n; i++) {
+    if (strcmp(items[i].name, items[first].name) != 0) {
+      first = i;
+      continue;
+    }
+    /* An alias repeats its anchor's node, positions included. */
+    if (items[i].line == items[first].line && items[i].col == items[first].col)
+      lerr(L, items[i].line, items[i].col,
+           "%s '%s' (given again through an alias of this node)%s", prefix,
+           items[i].name, suffix);
+    else
+      lerr(L, items[i].line, items[i].col, "%s '%s' (first given at %d:%d)%s",
+           prefix, items[i].name, items[first].line, items[first].col,
+           suffix);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Args                                                                */
+
+static const char *const tensor_keys[] = {"tensor", "dtype", "shape", "init",
+                                          "role",   "rtol",  "atol",  "compare"};
+enum { T_TENSOR, T_DTYPE, T_SHAPE, T_INIT, T_ROLE, T_RTOL, T_ATOL, T_COMPARE };
+static const char *const scalar_keys[] = {"scalar", "dtype", "value"};
+enum { A_SCALAR, A_DTYPE, A_VALUE };
+static const char *const init_forms[] = {"fill",    "range",  "uniform",
+                                         "normal",  "randint", "values",
+                                         "file"};
+enum { I_FILL, I_RANGE, I_UNIFORM, I_NORMAL, I_RANDINT, I_VALUES, I_FILE };
+static const char *const range_keys[] = {"start", "step"};
+
+#define INIT_EXPECT                                                           \
+  "zeros, ones, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "  \
+  "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "     \
+  "{file: PATH}"
+
+static void take_dtype(loader *L, const node *n, st__val *out) {
+  st_dtype dt;
+  out->line = n->line;
+  out->column = n->col;
+  if (is_str(n) && (st_dtype_parse(n->str, &dt) == ST_OK ||
+                    ident_ok(n->str, n->len))) {
+    out->kind = ST__VAL_NAME;
+    out->name = dupstr(L, n->str);
+    return;
+  }
+  expected(L, n,
+           "a dtype (float32, float64, float16, bfloat16, int8, int16, "
+           "int32, int64, uint8, bool) or a param name",
+           "dtype");
+}
+
+static void take_shape(loader *L, const node *n, st__arg *a) {
+  if (n->kind != N_SEQ) {
+    expected(L, n, "a list of dimensions", "shape");
+    return;
+  }
+  if (n->n > ST_MAX_DIMS) {
+    nerr(L, n, "shape has %zu dimensions; expected at most %d", n->n,
+         ST_MAX_DIMS);
+    return;
+  }
+  a->shape = st__zalloc(n->n ? n->n : 1, sizeof *a->shape);
+  if (a->shape == NULL) {
+    L->oom = 1;
+    return;
+  }
+  a->ndim = n->n;
+  for (size_t i = 0; i < n->n; i++) {
+    const node *d = n->kids[i];
+    if (d->kind == N_SCALAR && d->sk == S_INT && d->i >= 0) {
+      a->shape[i].kind = ST__VAL_NUM;
+      a->shape[i].num = node_num(d);
+      a->shape[i].line = d->line;
+      a->shape[i].column = d->col;
+    } else if (d->kind == N_SCALAR && d->sk == S_NAME &&
+               ident_ok(d->str, d->len)) {
+      (void)take_val(L, d, "shape", &a->shape[i]);
+    } else {
+      expected(L, d, "a non-negative integer or a param name", "shape");
+    }
+  }
+}
+
+static void take_pair(loader *L, const node *n, const char *form,
+                      st__init *in) {
+  if (n->kind != N_SEQ || n->n != 2) {
+    char what[64];
+    snprintf(what, sizeof what, "a list of two values [%s]",
+             strcmp(form, "normal") == 0 ? "MEAN, STD" : "LO, HI");
+    expected(L, n, what, form);
+    return;
+  }
+  (void)take_val(L, n->kids[0], form, &in->a);
+  (void)take_val(L, n->kids[1], form, &in->b);
+}
+
+/* `file:` paths are relative to the scene's directory and must stay
+ * inside it (after symlinks), so a scene cannot read arbitrary files. */
+static void take_file(loader *L, const node *n, st__init *in) {
+  char *given = take_string(L, n, "a file path", "file");
+  char *joined = NULL, *real = NULL;
+  if (given == NULL)
+    return;
+  in->path_given = given;
+  if (L->dir == NULL) {
+    nerr(L, n, "cannot resolve file '%.200s': the scene's directory is "
+         "unknown; expected a scene loaded from a file", given);
+    return;
+  }
+  if (given[0] == '/')
+    joined = dupstr(L, given);
+  else if (asprintf(&joined, "%s/%s", L->dir, given) < 0)
+    joined = NULL, L->oom = 1;
+  if (joined == NULL)
+    return;
+  real = realpath(joined, NULL);
+  if (real == NULL && errno == ENOMEM) {
+    /* realpath allocates its result: not a problem of the file. */
+    L->oom = 1;
+    goto out;
+  }
+  if (real == NULL) {
+    nerr(L, n, "cannot open file '%.200s': %s", given, strerror(errno));
+    goto out;
+  }
+  size_t dl = strlen(L->dir);
+  int inside = strncmp(real, L->dir, dl) == 0 &&
+               (real[dl] == '/' || (dl == 1 && L->dir[0] == '/'));
+  if (!inside) {
+    nerr(L, n, "file '%.200s' is outside the scene's directory; expected a "
+         "path inside it",
+         given);
+    goto out;
+  }
+  struct stat sb;
+  if (stat(real, &sb) != 0) {
+    nerr(L, n, "cannot open file '%.200s': %s", given, strerror(errno));
+    goto out;
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    nerr(L, n, "file '%.200s' is %s; expected a regular file", given,
+         S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+    goto out;
+  }
+  in->path = real;
+  real = NULL;
+out:
+  free(joined);
+  free(real);
+}
+
+static void take_init(loader *L, const node *n, st__arg *a) {
+  st__init *in = &a->init;
+  in->line = n->line;
+  in->column = n->col;
+  if (n->kind == N_SCALAR && is_str(n) && strcmp(n->str, "zeros") == 0) {
+    in->kind = ST__INIT_ZEROS;
+    return;
+  }
+  if (n->kind == N_SCALAR && is_str(n) && strcmp(n->str, "ones") == 0) {
+    in->kind = ST__INIT_ONES;
+    return;
+  }
+  if (n->kind != N_MAP || n->n != 2) {
+    if (n->kind == N_MAP && n->n > 2)
+      nerr(L, n->kids[2], "init has more than one form; expected exactly "
+           "one of: " INIT_EXPECT);
+    else
+      expected(L, n, "one of: " INIT_EXPECT, "init");
+    return;
+  }
+  const node *vals[7];
+  map_fields(L, n, "init", init_forms, 7, vals, NULL);
+  if (vals[I_FILL]) {
+    in->kind = ST__INIT_FILL;
+    (void)take_val(L, vals[I_FILL], "fill", &in->a);
+  } else if (vals[I_RANGE]) {
+    const node *r = vals[I_RANGE], *rv[2];
+    in->kind = ST__INIT_RANGE;
+    if (r->kind != N_MAP) {
+      expected(L, r, "a mapping {start: S, step: T}", "range");
+      return;
+    }
+    map_fields(L, r, "range", range_keys, 2, rv, NULL);
+    require(L, r, "range", "start", rv[0]);
+    require(L, r, "range", "step", rv[1]);
+    if (rv[0])
+      (void)take_val(L, rv[0], "start", &in->a);
+    if (rv[1])
+      (void)take_val(L, rv[1], "step", &in->b);
+  } else if (vals[I_UNIFORM]) {
+    in->kind = ST__INIT_UNIFORM;
+    take_pair(L, vals[I_UNIFORM], "uniform", in);
+  } else if (vals[I_NORMAL]) {
+    in->kind = ST__INIT_NORMAL;
+    take_pair(L, vals[I_NORMAL], "normal", in);
+  } else if (vals[I_RANDINT]) {
+    in->kind = ST__INIT_RANDINT;
+    take_pair(L, vals[I_RANDINT], "randint", in);
+  } else if (vals[I_VALUES]) {
+    const node *v = vals[I_VALUES];
+    in->kind = ST__INIT_VALUES;
+    if (v->kind != N_SEQ) {
+      expected(L, v, "a list of numbers", "values");
+      return;
+    }
+    in->values = st__zalloc(v->n ? v->n : 1, sizeof *in->values);
+    if (in->values == NULL) {
+      L->oom = 1;
+      return;
+    }
+    in->n_values = v->n;
+    for (size_t i = 0; i < v->n; i++) {
+      const node *e = v->kids[i];
+      /* The common case inline: a million numbers must load fast. */
+      if (e->kind == N_SCALAR && (e->sk == S_INT || e->sk == S_FLOAT)) {
+        in->values[i].kind = ST__VAL_NUM;
+        in->values[i].num = node_num(e);
+        in->values[i].line = e->line;
+        in->values[i].column = e->col;
+      } else if (take_val(L, e, "values", &in->values[i]) != 0 &&
+                 L->too_many) {
+        break;
+      }
+    }
+  } else if (vals[I_FILE]) {
+    in->kind = ST__INIT_FILE;
+    take_file(L, vals[I_FILE], in);
+  }
+}
+
+static void take_tensor(loader *L, const node *n, st__arg *a) {
+  const node *v[8], *k[8];
+  a->is_tensor = 1;
+  a->compare = 1;
+  a->role = ST_ROLE_INPUT;
+  map_fields(L, n, "tensor arg", tensor_keys, 8, v, k);
+  require(L, n, "tensor arg", "tensor", v[T_TENSOR]);
+  require(L, n, "tensor arg", "dtype", v[T_DTYPE]);
+  require(L, n, "tensor arg", "shape", v[T_SHAPE]);
+  if (v[T_TENSOR])
+    a->name = take_ident(L, v[T_TENSOR], "tensor");
+  if (v[T_DTYPE])
+    take_dtype(L, v[T_DTYPE], &a->dtype);
+  if (v[T_SHAPE])
+    take_shape(L, v[T_SHAPE], a);
+  if (v[T_INIT]) {
+    take_init(L, v[T_INIT], a);
+  } else {
+    a->init.kind = ST__INIT_ZEROS; /* SPEC §1: the default */
+    a->init.line = n->line;
+    a->init.column = n->col;
+  }
+  if (v[T_ROLE]) {
+    const node *r = v[T_ROLE];
+    if (is_str(r) && strcmp(r->str, "input") == 0)
+      a->role = ST_ROLE_INPUT;
+    else if (is_str(r) && strcmp(r->str, "output") == 0)
+      a->role = ST_ROLE_OUTPUT;
+    else if (is_str(r) && strcmp(r->str, "inout") == 0)
+      a->role = ST_ROLE_INOUT;
+    else
+      expected(L, r, "one of: input, output, inout", "role");
+  }
+  if (v[T_RTOL] && take_tol(L, v[T_RTOL], "rtol", &a->rtol) == 0)
+    a->has_rtol = 1;
+  if (v[T_ATOL] && take_tol(L, v[T_ATOL], "atol", &a->atol) == 0)
+    a->has_atol = 1;
+  if (v[T_COMPARE] && take_bool(L, v[T_COMPARE], "compare", &a->compare) == 0 &&
+      !a->compare && a->role != ST_ROLE_OUTPUT)
+    nerr(L, v[T_COMPARE],
+         "compare: false on %s '%s'; expected it only on outputs (role: "
+         "output), since inputs and inouts are always checked",
+         a->role == ST_ROLE_INOUT ? "inout" : "input",
+         a->name ? a->name : "?");
+}
+
+static void take_scalar(loader *L, const node *n, st__arg *a) {
+  const node *v[3];
+  a->is_tensor = 0;
+  map_fields(L, n, "scalar arg", scalar_keys, 3, v, NULL);
+  require(L, n, "scalar arg", "scalar", v[A_SCALAR]);
+  require(L, n, "scalar arg", "dtype", v[A_DTYPE]);
+  require(L, n, "scalar arg", "value", v[A_VALUE]);
+  if (v[A_SCALAR])
+    a->name = take_ident(L, v[A_SCALAR], "scalar");
+  if (v[A_DTYPE])
+    take_dtype(L, v[A_DTYPE], &a->dtype);
+  if (v[A_VALUE])
+    (void)take_val(L, v[A_VALUE], "value", &a->value);
+}
+
+static void take_args(loader *L, const node *n, st_scene *s) {
+  if (n->kind != N_SEQ) {
+    expected(L, n, "a list of tensor and scalar args", "args");
+    return;
+  }
+  s->args = st__zalloc(n->n ? n->n : 1, sizeof *s->args);
+  named *names = st__zalloc(n->n ? n->n : 1, sizeof *names);
+  size_t n_names = 0;
+  if (s->args == NULL || names == NULL) {
+    L->oom = 1;
+    free(names);
+    return;
+  }
+  s->n_args = n->n;
+  int seen_scalar = 0;
+  for (size_t i = 0; i < n->n; i++) {
+    const node *item = n->kids[i];
+    st__arg *a = &s->args[i];
+    a->line = item->line;
+    a->column = item->col;
+    a->invalid = 1; /* until it validates */
+    if (item->kind != N_MAP) {
+      char got[100];
+      describe(item, got, sizeof got);
+      nerr(L, item,
+           "expected an arg mapping {tensor: NAME, ...} or {scalar: NAME, "
+           "...}, got %s",
+           got);
+      continue;
+    }
+    int is_tensor = -1;
+    for (size_t p = 0; p + 1 < item->n; p += 2) {
+      const node *k = item->kids[p];
+      if (is_str(k) && strcmp(k->str, "tensor") == 0) {
+        is_tensor = 1;
+        break;
+      }
+      if (is_str(k) && strcmp(k->str, "scalar") == 0) {
+        is_tensor = 0;
+        break;
+      }
+    }
+    if (is_tensor < 0) {
+      nerr(L, item,
+           "arg has neither 'tensor' nor 'scalar'; expected {tensor: NAME, "
+           "dtype, shape, ...} or {scalar: NAME, dtype, value}");
+      continue;
+    }
+    if (is_tensor && seen_scalar)
+      nerr(L, item, "tensor after scalar: tensors must come first");
+    size_t before = L->raised;
+    if (is_tensor) {
+      take_tensor(L, item, a);
+    } else {
+      seen_scalar = 1;
+      take_scalar(L, item, a);
+    }
+    a->invalid = L->raised != before;
+    if (a->name) {
+      names[n_names].name = a->name;
+      names[n_names].line = item->line;
+      names[n_names].col = item->col;
+      names[n_names].idx = i;
+      n_names++;
+    }
+  }
+  check_unique(L, names, n_names, "duplicate arg name",
+               "; expected names unique across tensors and scalars");
+  free(names);
+}
+
+/* ------------------------------------------------------------------ */
+/* Cases                                                               */
+
+static const char *const case_keys[] = {"name",   "params",      "platforms",
+                                        "manual", "skip_golden", "rounds",
+                                        "rtol",   "atol",        "timeout"};
+enum { C_NAME, C_PARAMS, C_PLATFORMS, C_MANUAL, C_SKIP, C_ROUNDS, C_RTOL,
+       C_ATOL, C_TIMEOUT };
+
+static char **take_platforms(loader *L, const node *n, const char *key,
+                             size_t *count) {
+  char **v = st__zalloc(n->n ? n->n : 1, sizeof *v);
+  if (v == NULL) {
+    L->oom = 1;
+    return NULL;
+  }
+  *count = n->n;
+  for (size_t i = 0; i < n->n; i++)
+    v[i] = take_string(L, n->kids[i], "a platform name", key);
+  return v;
+}
+
+static void take_params(loader *L, const node *n, st__case *c) {
+  if (n->kind != N_MAP) {
+    expected(L, n, "a mapping of param names to values", "params");
+    return;
+  }
+  size_t np = n->n / 2;
+  c->params = st__zalloc(np ? np : 1, sizeof *c->params);
+  named *names = st__zalloc(np ? np : 1, sizeof *names);
+  size_t n_names = 0;
+  if (c->params == NULL || names == NULL) {
+    L->oom = 1;
+    free(names);
+    return;
+  }
+  c->n_params = np;
+  for (size_t i = 0; i < np; i++) {
+    const node *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+    st__param *p = &c->params[i];
+    p->line = k->line;
+    p->column = k->col;
+    if (k->kind != N_SCALAR || !ident_ok(k->str, k->len)) {
+      char got[100];
+      describe(k, got, sizeof got);
+      nerr(L, k, "expected a param name (" IDENT_EXPECT ") in params, got %s",
+           got);
+    } else if ((p->name = dupstr(L, k->str)) != NULL) {
+      names[n_names].name = p->name;
+      names[n_names].line = k->line;
+      names[n_names].col = k->col;
+      names[n_names].idx = i;
+      n_names++;
+    }
+    if (is_num(v)) {
+      p->num = node_num(v);
+    } else if (is_str(v)) {
+      p->is_str = 1;
+      p->str = dupstr(L, v->str);
+    } else {
+      expected(L, v, "a number or a string", p->name ? p->name : "params");
+    }
+  }
+  /* A param name that failed validation is left NULL; st__plan_resolve
+   * only runs on scenes without errors, so it never sees one. */
+  check_unique(L, names, n_names, "duplicate param",
+               "; expected each param once");
+  free(names);
+}
+
+static void take_case(loader *L, const node *n, st__case *c) {
+  const node *v[9];
+  int64_t x;
+  c->skip_golden = -1;
+  map_fields(L, n, "case", case_keys, 9, v, NULL);
+  require(L, n, "case", "name", v[C_NAME]);
+  if (v[C_NAME]) {
+    c->name = take_ident(L, v[C_NAME], "name");
+    c->line = v[C_NAME]->line;
+    c->column = v[C_NAME]->col;
+  }
+  if (v[C_PARAMS])
+    take_params(L, v[C_PARAMS], c);
+  if (v[C_PLATFORMS]) {
+    if (v[C_PLATFORMS]->kind != N_SEQ)
+      expected(L, v[C_PLATFORMS], "a list of platform names", "platforms");
+    else {
+      c->has_platforms = 1;
+      c->platforms =
+          take_platforms(L, v[C_PLATFORMS], "platforms", &c->n_platforms);
+    }
+  }
+  if (v[C_MANUAL]) {
+    const node *m = v[C_MANUAL];
+    if (m->kind == N_SCALAR && m->sk == S_BOOL)
+      c->manual_all = (int)m->i;
+    else if (m->kind == N_SEQ)
+      c->manual_platforms = take_platforms(L, m, "manual", &c->n_manual);
+    else
+      expected(L, m, "true, false or a list of platform names", "manual");
+  }
+  if (v[C_SKIP])
+    (void)take_bool(L, v[C_SKIP], "skip_golden", &c->skip_golden);
+  if (v[C_ROUNDS] && take_int(L, v[C_ROUNDS], "rounds", "an integer >= 1", 1,
+                              UINT_MAX, &x) == 0)
+    c->rounds = (unsigned)x;
+  if (v[C_RTOL] && take_tol(L, v[C_RTOL], "rtol", &c->rtol) == 0)
+    c->has_rtol = 1;
+  if (v[C_ATOL] && take_tol(L, v[C_ATOL], "atol", &c->atol) == 0)
+    c->has_atol = 1;
+  if (v[C_TIMEOUT]) {
+    const node *t = v[C_TIMEOUT];
+    if (!is_num(t) || !isfinite(t->f) || !(t->f > 0))
+      expected(L, t, "a number of seconds > 0", "timeout");
+    else
+      c->timeout = t->f;
+  }
+}
+
+static void take_cases(loader *L, const node *n, st_scene *s) {
+  unsigned char *valid;
+  if (n->kind != N_SEQ) {
+    expected(L, n, "a list of cases", "cases");
+    return;
+  }
+  if (n->n == 0) {
+    nerr(L, n, "a scene needs at least one case; expected a list of cases "
+         "with a name each");
+    return;
+  }
+  s->cases = st__zalloc(n->n, sizeof *s->cases);
+  named *names = st__zalloc(n->n, sizeof *names);
+  size_t n_names = 0;
+  if (s->cases == NULL || names == NULL) {
+    L->oom = 1;
+    free(names);
+    return;
+  }
+  free(L->valid_cases);
+  L->valid_cases = valid = st__zalloc(n->n, 1);
+  if (valid == NULL) {
+    L->oom = 1;
+    free(names);
+    return;
+  }
+  s->n_cases = n->n;
+  for (size_t i = 0; i < n->n; i++) {
+    const node *item = n->kids[i];
+    st__case *c = &s->cases[i];
+    c->line = item->line;
+    c->column = item->col;
+    c->skip_golden = -1;
+    if (item->kind != N_MAP) {
+      char got[100];
+      describe(item, got, sizeof got);
+      nerr(L, item, "expected a case mapping {name: NAME, ...}, got %s", got);
+      continue;
+    }
+    size_t before = L->raised;
+    take_case(L, item, c);
+    if (L->raised == before)
+      valid[i] = 1;
+    if (c->name) {
+      names[n_names].name = c->name;
+      names[n_names].line = c->line;
+      names[n_names].col = c->column;
+      names[n_names].idx = i;
+      n_names++;
+    }
+  }
+  check_unique(L, names, n_names, "duplicate case name",
+               "; expected case names unique in a scene");
+  free(names);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scenes                                                              */
+
+static const char *const scene_keys[] = {
+    "scene", "level",       "kernel", "golden", "rtol",
+    "atol",  "workers",     "skip_golden", "args", "cases"};
+enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
+       K_SKIP, K_ARGS, K_CASES };
+
+/* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
+static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
+                                  size_t cap, const char *name) {
+  if (cap == 0)
+    return NULL;
+  for (size_t i = str_hash(name) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+    if (slots[i] == 0)
+      return NULL;
+    if (strcmp(arr[slots[i] - 1]->name, name) == 0)
+      return arr[slots[i] - 1];
+  }
+}
+
+/* Makes room for count entries (rehashing arr[0..count-1) when it grows),
+ * then indexes arr[idx]. Returns -1 when out of memory. */
+static int index_add(st_scene *const *arr, size_t **slots, size_t *cap,
+                     size_t count, size_t idx) {
+  if (count * 2 > *cap) {
+    size_t ncap = *cap ? *cap : 16;
+    while (count * 2 > ncap)
+      ncap *= 2;
+    size_t *ns = st__zalloc(ncap, sizeof *ns);
+    if (ns == NULL)
+      return -1;
+    free(*slots);
+    *slots = ns;
+    *cap = ncap;
+    for (size_t j = 0; j < count; j++)
+      if (j != idx)
+        (void)index_add(arr, slots, cap, count, j);
+  }
+  size_t i = str_hash(arr[idx]->name) & (*cap - 1);
+  while ((*slots)[i] != 0)
+    i = (i + 1) & (*cap - 1);
+  (*slots)[i] = idx + 1;
+  return 0;
+}
+
+static const st_scene *find_scene(const loader *L, const char *name) {
+  const st_scene *s = NULL;
+  if (L->set)
+    s = index_find(L->set->scenes, L->set->name_index,
+                   L->set->name_index_cap, name);
+  if (s == NULL)
+    s = index_find(L->scenes, L->index, L->index_cap, name);
+  return s;
+}
+
+static int same_error(const st_error *a, const st_error *b) {
+  return a->line == b->line && a->column == b->column &&
+         strcmp(a->message, b->message) == 0;
+}
+
+/* Every case's plan, so that every case's params are checked now. The
+ * same problem found in several cases is reported once. */
+static void resolve_cases(loader *L, const st_scene *s) {
+  st_error_list tmp;
+  st_error_list_init(&tmp);
+  for (size_t i = 0; i < s->n_cases && !L->too_many; i++) {
+    st__plan plan;
+    if (L->valid_cases == NULL || !L->valid_cases[i])
+      continue;
+    st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
+                                    &tmp);
+    st__plan_free(&plan);
+    if (rc == ST_ENOMEM)
+      L->oom = 1;
+    for (size_t e = 0; e < tmp.count; e++) {
+      size_t j;
+      for (j = 0; j < L->errs.count; j++)
+        if (same_error(&L->errs.items[j], &tmp.items[e]))
+          break;
+      if (j < L->errs.count)
+        continue;
+      lerr(L, tmp.items[e].line, tmp.items[e].column, "%s",
+           tmp.items[e].message);
+    }
+    tmp.count = 0;
+  }
+  st_error_list_free(&tmp);
+}
+
+static void take_scene(loader *L, const node *root) {
+  const node *v[10], *k[10];
+  char got[100];
+  size_t before = L->raised;
+  int64_t x;
+  if (root->kind != N_MAP) {
+    describe(root, got, sizeof got);
+    nerr(L, root,
+         "expected a scene mapping (scene, kernel, args, cases, ...), got %s",
+         got);
+    return;
+  }
+  st_scene *s = st__zalloc(1, sizeof *s);
+  if (s == NULL) {
+    L->oom = 1;
+    return;
+  }
+  s->level = 2;
+  s->workers = 2;
+  s->line = root->line;
+  s->column = root->col;
+  s->file = dupstr(L, L->file);
+  if (L->dir)
+    s->dir = dupstr(L, L->dir);
+  map_fields(L, root, "scene", scene_keys, 10, v, k);
+  require(L, root, "scene", "scene", v[K_SCENE]);
+  require(L, root, "scene", "kernel", v[K_KERNEL]);
+  require(L, root, "scene", "args", v[K_ARGS]);
+  require(L, root, "scene", "cases", v[K_CASES]);
+  if (v[K_SCENE]) {
+    s->name = take_ident(L, v[K_SCENE], "scene");
+    s->line = v[K_SCENE]->line;
+    s->column = v[K_SCENE]->col;
+  }
+  int level_ok = 1;
+  if (v[K_LEVEL]) {
+    level_ok =
+        take_int(L, v[K_LEVEL], "level", "2 (chip) or 3 (node)", 2, 3, &x) == 0;
+    if (level_ok)
+      s->level = (int)x;
+  }
+  if (v[K_KERNEL])
+    s->kernel = take_string(L, v[K_KERNEL], "an op name", "kernel");
+  if (v[K_GOLDEN])
+    s->golden = take_string(L, v[K_GOLDEN], "an op name", "golden");
+  else if (s->kernel)
+    s->golden = dupstr(L, s->kernel);
+  if (v[K_RTOL] && take_tol(L, v[K_RTOL], "rtol", &s->rtol) == 0)
+    s->has_rtol = 1;
+  if (v[K_ATOL] && take_tol(L, v[K_ATOL], "atol", &s->atol) == 0)
+    s->has_atol = 1;
+  if (v[K_WORKERS]) {
+    if (take_int(L, v[K_WORKERS], "workers", "an integer from 1 to 64", 1, 64,
+                 &x) == 0)
+      s->workers = (unsigned)x;
+    /* With a bad level, which one was meant is unknown: that error is
+     * enough (the first cause wins). */
+    if (s->level != 3 && level_ok)
+      nerr(L, k[K_WORKERS],
+           "'workers' is only valid at level 3; expected no 'workers' in a "
+           "level-%d scene",
+           s->level);
+  }
+  if (v[K_SKIP])
+    (void)take_bool(L, v[K_SKIP], "skip_golden", &s->skip_golden);
+  if (v[K_ARGS])
+    take_args(L, v[K_ARGS], s);
+  if (v[K_CASES])
+    take_cases(L, v[K_CASES], s);
+  if (s->name) {
+    const st_scene *prev = find_scene(L, s->name);
+    if (prev)
+      nerr(L, v[K_SCENE],
+           "duplicate scene '%s' (first defined at %s:%d:%d)", s->name,
+           prev->file, prev->line, prev->column);
+  }
+  /* Resolve even when something else was wrong: every semantic error of
+   * the file is wanted, and invalid args and cases are skipped, so what
+   * is reported is never a consequence of an error already reported. */
+  if (!L->oom)
+    resolve_cases(L, s);
+  free(L->valid_cases);
+  L->valid_cases = NULL;
+  if (L->raised != before || L->oom || s->name == NULL) {
+    st__scene_free(s);
+    return;
+  }
+  if (L->n_scenes == L->cap_scenes) {
+    size_t cap = L->cap_scenes ? L->cap_scenes * 2 : 4;
+    st_scene **p = realloc(L->scenes, cap * sizeof *p);
+    if (p == NULL) {
+      L->oom = 1;
+      st__scene_free(s);
+      return;
+    }
+    L->scenes = p;
+    L->cap_scenes = cap;
+  }
+  L->scenes[L->n_scenes] = s;
+  if (index_add(L->scenes, &L->index, &L->index_cap, L->n_scenes + 1,
+                L->n_scenes) != 0) {
+    L->oom = 1;
+    st__scene_free(s);
+    return;
+  }
+  L->n_scenes++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                             */
+
+static void syntax_error(loader *L, const yaml_parser_t *p) {
+  int line, col;
+  switch (p->error) {
+  case YAML_MEMORY_ERROR:
+    L->oom = 1;
+    return;
+  case YAML_READER_ERROR:
+    offset_pos(L->buf, L->len, p->problem_offset, &line, &col);
+    if (p->problem_value == 0 && p->problem &&
+        strcmp(p->problem, "control characters are not allowed") == 0)
+      lerr(L, line, col, "NUL byte; expected UTF-8 text without NUL bytes");
+    else
+      lerr(L, line, col, "%s (0x%02X); expected valid UTF-8 text",
+           p->problem ? p->problem : "invalid input",
+           (unsigned)p->problem_value);
+    return;
+  case YAML_SCANNER_ERROR:
+  case YAML_PARSER_ERROR:
+    if (p->context)
+      lerr(L, mark_line(p->problem_mark), mark_col(p->problem_mark),
+           "syntax error: %s (%s that starts at %d:%d)",
+           p->problem ? p->problem : "invalid YAML", p->context,
+           mark_line(p->context_mark), mark_col(p->context_mark));
+    else
+      lerr(L, mark_line(p->problem_mark), mark_col(p->problem_mark),
+           "syntax error: %s", p->problem ? p->problem : "invalid YAML");
+    return;
+  default:
+    lerr(L, 1, 1, "syntax error: %s", p->problem ? p->problem : "unknown");
+    return;
+  }
+}
+
+static void parse(loader *L) {
+  yaml_parser_t p;
+  yaml_event_t ev;
+  int docs = 0, done = 0;
+  if (!yaml_parser_initialize(&p)) {
+    L->oom = 1;
+    return;
+  }
+  yaml_parser_set_input_string(&p, (const unsigned char *)L->buf, L->len);
+  while (!done && !L->fatal && !L->oom) {
+    if (!yaml_parser_parse(&p, &ev)) {
+      syntax_error(L, &p);
+      break;
+    }
+    switch (ev.type) {
+    case YAML_DOCUMENT_START_EVENT:
+      docs++;
+      arena_reset(&L->ar);
+      if (L->anchors)
+        memset(L->anchors, 0, L->cap_anchors * sizeof *L->anchors);
+      L->n_anchors = 0;
+      L->root = NULL;
+      L->depth = 0;
+      L->n_kids = 0;
+      break;
+    case YAML_DOCUMENT_END_EVENT:
+      if (L->root)
+        take_scene(L, L->root);
+      L->root = NULL;
+      break;
+    case YAML_SCALAR_EVENT:
+      on_scalar(L, &ev);
+      break;
+    case YAML_SEQUENCE_START_EVENT:
+      on_start(L, &ev, N_SEQ);
+      break;
+    case YAML_MAPPING_START_EVENT:
+      on_start(L, &ev, N_MAP);
+      break;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+      on_end(L);
+      break;
+    case YAML_ALIAS_EVENT:
+      on_alias(L, &ev);
+      break;
+    case YAML_STREAM_END_EVENT:
+      done = 1;
+      break;
+    default:
+      break;
+    }
+    yaml_event_delete(&ev);
+  }
+  if (done && docs == 0)
+    lerr(L, 1, 1, "empty file; expected a scene document");
+  yaml_parser_delete(&p);
+  arena_free(&L->ar);
+}
+
+static int err_cmp(const st_error *a, const st_error *b) {
+  if (a->line != b->line)
+    return a->line < b->line ? -1 : 1;
+  if (a->column != b->column)
+    return a->column < b->column ? -1 : 1;
+  return 0;
+}
+
+/* NULL with errno ENOMEM when out of memory (realpath allocates too). */
+static char *dir_of(const char *name) {
+  char *copy = strdup(name), *slash, *real;
+  int saved;
+  if (copy == NULL)
+    return NULL;
+  slash = strrchr(copy, '/');
+  if (slash == NULL)
+    real = realpath(".", NULL);
+  else if (slash == copy)
+    real = realpath("/", NULL);
+  else {
+    *slash = '\0';
+    real = realpath(copy, NULL);
+  }
+  saved = errno;
+  free(copy);
+  errno = saved;
+  return real;
+}
+
+static st_status load_buffer(st_scene_set *set, const char *name,
+                             const char *text, size_t length,
+                             const st_load_options *opts,
+                             st_error_list *errors) {
+  loader L;
+  st_load_options defaults;
+  st_status rc = ST_OK;
+  if (opts == NULL) {
+    st_load_options_init(&defaults);
+    opts = &defaults;
+  }
+  memset(&L, 0, sizeof L);
+  L.file = name;
+  L.buf = text;
+  L.len = length;
+  L.opts = opts;
+  L.set = set;
+  errno = 0;
+  L.dir = dir_of(name);
+  if (L.dir == NULL && errno == ENOMEM)
+    L.oom = 1;
+  st_error_list_init(&L.errs);
+
+  parse(&L);
+
+  /* Stable insertion sort by position: at most MAX_ERRORS + 1 items. */
+  for (size_t i = 1; i < L.errs.count; i++) {
+    st_error e = L.errs.items[i];
+    size_t j = i;
+    while (j > 0 && err_cmp(&L.errs.items[j - 1], &e) > 0) {
+      L.errs.items[j] = L.errs.items[j - 1];
+      j--;
+    }
+    L.errs.items[j] = e;
+  }
+  /* Last, whatever its position: it is about the list, not the file. */
+  if (L.too_many) {
+    st_error e;
+    st_error_clear(&e);
+    st_error_set_at(&e, ST_ELOAD, name,
+                    L.errs.count ? L.errs.items[L.errs.count - 1].line : 1,
+                    L.errs.count ? L.errs.items[L.errs.count - 1].column : 1,
+                    "too many errors; stopped after %d", MAX_ERRORS);
+    if (st_error_list_add(&L.errs, &e) != ST_OK)
+      L.oom = 1;
+  }
+  if (L.oom) {
+    rc = ST_ENOMEM;
+  } else if (L.errs.count || L.raised) {
+    rc = ST_ELOAD;
+  } else {
+    if (set->count + L.n_scenes > set->capacity) {
+      size_t cap = set->capacity ? set->capacity : 8;
+      while (cap < set->count + L.n_scenes)
+        cap *= 2;
+      st_scene **p = realloc(set->scenes, cap * sizeof *p);
+      if (p == NULL) {
+        rc = ST_ENOMEM;
+        goto out;
+      }
+      set->scenes = p;
+      set->capacity = cap;
+    }
+    for (size_t i = 0; i < L.n_scenes; i++) {
+      set->scenes[set->count] = L.scenes[i];
+      if (index_add(set->scenes, &set->name_index, &set->name_index_cap,
+                    set->count + 1, set->count) != 0) {
+        /* The scenes added so far stay (indexed); the rest are freed. */
+        memmove(L.scenes, L.scenes + i, (L.n_scenes - i) * sizeof *L.scenes);
+        L.n_scenes -= i;
+        rc = ST_ENOMEM;
+        goto out;
+      }
+      set->count++;
+    }
+    L.n_scenes = 0;
+  }
+  if (errors) {
+    for (size_t i = 0; i < L.errs.count; i++)
+      if (st_error_list_add(errors, &L.errs.items[i]) != ST_OK)
+        rc = ST_ENOMEM;
+  }
+out:
+  for (size_t i = 0; i < L.n_scenes; i++)
+    st__scene_free(L.scenes[i]);
+  free(L.scenes);
+  free(L.index);
+  free(L.anchors);
+  free(L.stack);
+  free(L.kids);
+  free(L.valid_cases);
+  free(L.dir);
+  st_error_list_free(&L.errs);
+  return rc;
+}
+
+st_status st_scene_set_load_string(st_scene_set *set, const char *name,
+                                   const char *text, size_t length,
+                                   const st_load_options *opts,
+                                   st_error_list *errors) {
+  return load_buffer(set, name, text, length, opts, errors);
+}
+
+/* ------------------------------------------------------------------ */
+/* Files and directories                                               */
+
+static st_status io_error(st_error_list *errors, const char *fmt,
+                          const char *path, int errnum) {
+  st_error e;
+  st_error_clear(&e);
+  st_error_set(&e, ST_ELOAD, fmt, path, strerror(errnum));
+  if (errors && st_error_list_add(errors, &e) != ST_OK)
+    return ST_ENOMEM;
+  return ST_ELOAD;
+}
+
+/* 1 if the set already loaded this regular file, else records it and
+ * returns 0; -1 when out of memory. */
+static int file_seen(st_scene_set *set, const struct stat *sb) {
+  struct st__file_id id = {(unsigned long long)sb->st_dev,
+                           (unsigned long long)sb->st_ino};
+  for (size_t i = 0; i < set->n_files; i++)
+    if (set->files[i].dev == id.dev && set->files[i].ino == id.ino)
+      return 1;
+  if (set->n_files == set->files_cap) {
+    size_t cap = set->files_cap ? set->files_cap * 2 : 16;
+    struct st__file_id *v = realloc(set->files, cap * sizeof *v);
+    if (v == NULL)
+      return -1;
+    set->files = v;
+    set->files_cap = cap;
+  }
+  set->files[set->n_files++] = id;
+  return 0;
+}
+
+static st_status load_file(st_scene_set *set, const char *path,
+                           const st_load_options *opts,
+                           st_error_list *errors) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  st_status rc;
+  struct stat sb;
+  if (fd < 0)
+    return io_error(errors, "cannot open '%s': %s", path, errno);
+  if (fstat(fd, &sb) != 0) {
+    rc = io_error(errors, "cannot read '%s': %s", path, errno);
+    goto out;
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    rc = io_error(errors, "cannot read '%s': %s", path, EISDIR);
+    goto out;
+  }
+  if (S_ISREG(sb.st_mode)) {
+    int seen = file_seen(set, &sb);
+    if (seen != 0) {
+      rc = seen > 0 ? ST_OK : ST_ENOMEM;
+      goto out;
+    }
+  }
+  cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1
+                                              : 4096;
+  buf = malloc(cap);
+  if (buf == NULL) {
+    rc = ST_ENOMEM;
+    goto out;
+  }
+  for (;;) {
+    if (len == cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (nb == NULL) {
+        rc = ST_ENOMEM;
+        goto out;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + len, cap - len);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      rc = io_error(errors, "cannot read '%s': %s", path, errno);
+      goto out;
+    }
+    if (r == 0)
+      break;
+    len += (size_t)r;
+  }
+  rc = load_buffer(set, path, buf, len, opts, errors);
+out:
+  free(buf);
+  close(fd);
+  return rc;
+}
+
+typedef struct pathlist {
+  char **v;
+  size_t n, cap;
+} pathlist;
+
+static int has_suffix(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static st_status collect(const char *dir, pathlist *out, int depth,
+                         st_error_list *errors) {
+  DIR *d;
+  struct dirent *de;
+  st_status rc = ST_OK;
+  /* Real directories only (symlinked ones are not followed), so there is
+   * no loop; the depth cap guards against absurd trees anyway. */
+  if (depth > 64)
+    return ST_OK;
+  d = opendir(dir);
+  if (d == NULL)
+    return io_error(errors, "cannot open directory '%s': %s", dir, errno);
+  while ((de = readdir(d)) != NULL) {
+    struct stat sb;
+    char *p;
+    if (de->d_name[0] == '.')
+      continue;
+    if (asprintf(&p, "%s%s%s", dir, has_suffix(dir, "/") ? "" : "/",
+                 de->d_name) < 0) {
+      rc = ST_ENOMEM;
+      break;
+    }
+    if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      st_status r = collect(p, out, depth + 1, errors);
+      free(p);
+      if (r == ST_ENOMEM) {
+        rc = r;
+        break;
+      }
+      if (r != ST_OK)
+        rc = r;
+      continue;
+    }
+    if (!(has_suffix(de->d_name, ".yaml") || has_suffix(de->d_name, ".yml")) ||
+        stat(p, &sb) != 0 || S_ISDIR(sb.st_mode)) {
+      free(p);
+      continue;
+    }
+    if (out->n == out->cap) {
+      size_t cap = out->cap ? out->cap * 2 : 16;
+      char **v = realloc(out->v, cap * sizeof *v);
+      if (v == NULL) {
+        free(p);
+        rc = ST_ENOMEM;
+        break;
+      }
+      out->v = v;
+      out->cap = cap;
+    }
+    out->v[out->n++] = p;
+  }
+  closedir(d);
+  return rc;
+}
+
+static int path_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+st_status st_scene_set_load_path(st_scene_set *set, const char *path,
+                                 const st_load_options *opts,
+                                 st_error_list *errors) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return io_error(errors, "cannot open '%s': %s", path, errno);
+  if (!S_ISDIR(sb.st_mode))
+    return load_file(set, path, opts, errors);
+
+  pathlist pl = {0};
+  st_status rc = collect(path, &pl, 0, errors);
+  if (rc != ST_ENOMEM) {
+    if (pl.n > 1) /* an empty directory has no array at all */
+      qsort(pl.v, pl.n, sizeof *pl.v, path_cmp);
+    for (size_t i = 0; i < pl.n; i++) {
+      st_status r = load_file(set, pl.v[i], opts, errors);
+      if (r == ST_ENOMEM) {
+        rc = r;
+        break;
+      }
+      if (r != ST_OK)
+        rc = ST_ELOAD;
+    }
+  }
+  for (size_t i = 0; i < pl.n; i++)
+    free(pl.v[i]);
+  free(pl.v);
+  return rc;
+}

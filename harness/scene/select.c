@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/* Case selection as `run` and `list` do it: --case selectors (scene,
+ * scene::case, ::case, shell globs on either part), the manual mode and the
+ * platform filter, in set order. Selection is strict (SPEC §6): a selector
+ * that selects nothing is a usage error saying why. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scene/scene.h"
+
+/* A selector split at its first "::". An empty part matches everything,
+ * so "::case" is every scene's `case` and "scene::" every case of
+ * `scene`. Without "::" the selector names scenes. */
+typedef struct selector {
+  char *scene;     /* owned; "" = any */
+  char *kase;      /* owned; "" = any */
+  size_t matched;  /* cases it matches, before manual/platform */
+  size_t manual;   /* of those, manual on the platform */
+  size_t runs_on;  /* of those, running on the platform */
+  size_t selected; /* of those, left after manual and platform */
+} selector;
+
+static int part_matches(const char *pattern, const char *name) {
+  return pattern[0] == '\0' || fnmatch(pattern, name, 0) == 0;
+}
+
+/* Appends ", "-separated scene names to buf while they fit, then
+ * "... (N more)", so the message stays one bounded line. */
+static void list_scenes(const st_scene_set *set, char *buf, size_t size) {
+  size_t i, n = st_scene_set_count(set), len = 0;
+
+  buf[0] = '\0';
+  if (n == 0) {
+    snprintf(buf, size, "(none)");
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    const char *name = st_scene_name(st_scene_set_get(set, i));
+    size_t need = strlen(name) + (i > 0 ? 2 : 0);
+    /* Keep room for the " ... (N more)" tail. */
+    if (len + need + 32 >= size) {
+      snprintf(buf + len, size - len, ", ... (%zu more)", n - i);
+      return;
+    }
+    len += (size_t)snprintf(buf + len, size - len, "%s%s", i > 0 ? ", " : "",
+                            name);
+  }
+}
+
+static int keep_case(const st_scene *scene, size_t index,
+                     const st_run_options *opts, int *manual, int *runs) {
+  *runs = st_scene_case_runs_on(scene, index, opts->platform);
+  *manual = st_scene_case_is_manual(scene, index, opts->platform);
+  if (!*runs)
+    return 0;
+  switch (opts->manual) {
+  case ST_MANUAL_INCLUDE:
+    return 1;
+  case ST_MANUAL_ONLY:
+    return *manual;
+  case ST_MANUAL_EXCLUDE:
+  default:
+    return !*manual;
+  }
+}
+
+/* The usage error for a selector that selected nothing, most specific
+ * reason first. */
+static st_status selector_error(const st_scene_set *set,
+                                const st_run_options *opts, const char *text,
+                                const selector *sel, st_error *err) {
+  char scenes[768];
+
+  if (sel->matched == 0) {
+    list_scenes(set, scenes, sizeof scenes);
+    return st_error_set(err, ST_EUSAGE,
+                        "--case '%s' matches no case; scenes: %s", text,
+                        scenes);
+  }
+  if (opts->manual == ST_MANUAL_EXCLUDE && sel->manual == sel->matched)
+    return st_error_set(err, ST_EUSAGE,
+                        "--case '%s' matches only manual cases; run them with "
+                        "--manual include or --manual only",
+                        text);
+  if (opts->manual == ST_MANUAL_ONLY && sel->manual == 0)
+    return st_error_set(err, ST_EUSAGE,
+                        "--case '%s' matches no manual case (--manual only "
+                        "keeps only manual cases)",
+                        text);
+  if (sel->runs_on == 0)
+    return st_error_set(err, ST_EUSAGE,
+                        "--case '%s' matches only cases that do not run on "
+                        "platform '%s'",
+                        text, opts->platform);
+  /* Some match runs on the platform but the manual mode dropped it, and
+   * the rest do not run here: name both filters. */
+  return st_error_set(err, ST_EUSAGE,
+                      "--case '%s' matches no case that runs on platform "
+                      "'%s' in manual mode '%s'",
+                      text, opts->platform,
+                      opts->manual == ST_MANUAL_ONLY ? "only" : "exclude");
+}
+
+st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
+                          st_case_ref **out, size_t *count, st_error *err) {
+  selector *sels = NULL;
+  st_case_ref *refs = NULL;
+  size_t n_sels = opts->n_selectors, n_refs = 0, cap = 0;
+  size_t s, c, k;
+  st_status rc = ST_OK;
+  st_run_options o = *opts;
+
+  *out = NULL;
+  *count = 0;
+  if (o.platform == NULL)
+    o.platform = "cpu";
+  if (n_sels > 0) {
+    sels = calloc(n_sels, sizeof *sels);
+    if (sels == NULL)
+      return st_error_set(err, ST_ENOMEM, "out of memory");
+  }
+  for (k = 0; k < n_sels; k++) {
+    const char *text = o.selectors[k];
+    const char *sep = strstr(text, "::");
+    if (sep != NULL) {
+      sels[k].scene = strndup(text, (size_t)(sep - text));
+      sels[k].kase = strdup(sep + 2);
+    } else {
+      sels[k].scene = strdup(text);
+      sels[k].kase = strdup("");
+    }
+    if (sels[k].scene == NULL || sels[k].kase == NULL) {
+      rc = st_error_set(err, ST_ENOMEM, "out of memory");
+      goto out;
+    }
+  }
+
+  for (s = 0; s < st_scene_set_count(set); s++) {
+    const st_scene *scene = st_scene_set_get(set, s);
+    const char *sname = st_scene_name(scene);
+    for (c = 0; c < st_scene_case_count(scene); c++) {
+      const char *cname = st_scene_case_name(scene, c);
+      int manual, runs, keep = keep_case(scene, c, &o, &manual, &runs);
+      int hit = n_sels == 0;
+      for (k = 0; k < n_sels; k++) {
+        if (!part_matches(sels[k].scene, sname) ||
+            !part_matches(sels[k].kase, cname))
+          continue;
+        hit = 1;
+        sels[k].matched++;
+        sels[k].manual += manual != 0;
+        sels[k].runs_on += runs != 0;
+        sels[k].selected += keep != 0;
+      }
+      if (!hit || !keep)
+        continue;
+      if (n_refs == cap) {
+        size_t ncap = cap ? cap * 2 : 16;
+        st_case_ref *grown = realloc(refs, ncap * sizeof *grown);
+        if (grown == NULL) {
+          rc = st_error_set(err, ST_ENOMEM, "out of memory");
+          goto out;
+        }
+        refs = grown;
+        cap = ncap;
+      }
+      refs[n_refs].scene = scene;
+      refs[n_refs].index = c;
+      n_refs++;
+    }
+  }
+
+  /* Report the first selector (in command-line order) that selected
+   * nothing: every selector must select something. */
+  for (k = 0; k < n_sels; k++) {
+    if (sels[k].selected == 0) {
+      rc = selector_error(set, &o, o.selectors[k], &sels[k], err);
+      goto out;
+    }
+  }
+  *out = refs;
+  *count = n_refs;
+  refs = NULL;
+
+out:
+  for (k = 0; k < n_sels && sels != NULL; k++) {
+    free(sels[k].scene);
+    free(sels[k].kase);
+  }
+  free(sels);
+  free(refs);
+  return rc;
+}
