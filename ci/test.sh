@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-ci/deps.sh || exit 1
+ci/deps.sh --full || exit 1
 
 status=0
 
