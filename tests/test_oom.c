@@ -312,6 +312,19 @@ static void oom_loop(const char *what, oom_op op, void *ctx) {
   }
 }
 
+/* Writes why a step went wrong. A function of its own rather than
+ * snprintf: the reason may be cut short (the messages it quotes are up to
+ * 1 KiB), and gcc's -Wformat-truncation at -O3 flags every snprintf whose
+ * output can be cut, which here is the intended behaviour. */
+static void say(char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, size, fmt, ap);
+  va_end(ap);
+}
+
 static int contains(const char *s, const char *needle) {
   return s != NULL && strstr(s, needle) != NULL;
 }
@@ -399,20 +412,20 @@ static outcome load_op(void *data, char *why, size_t size) {
   if (rc == ST_ENOMEM) {
     o = OUT_NOMEM;
     if (st_scene_set_count(set) != 0) {
-      snprintf(why, size, "ST_ENOMEM, yet %zu scenes were added",
+      say(why, size, "ST_ENOMEM, yet %zu scenes were added",
                st_scene_set_count(set));
       o = OUT_WRONG;
     }
   } else if (rc != c->want) {
-    snprintf(why, size, "returned %s, expected %s", st_status_name(rc),
+    say(why, size, "returned %s, expected %s", st_status_name(rc),
              st_status_name(c->want));
     o = OUT_WRONG;
   } else if (rc == ST_OK && st_scene_set_count(set) != c->n_scenes) {
-    snprintf(why, size, "%zu scenes loaded, expected %zu",
+    say(why, size, "%zu scenes loaded, expected %zu",
              st_scene_set_count(set), c->n_scenes);
     o = OUT_WRONG;
   } else if (errors.count != c->errors.count) {
-    snprintf(why, size, "%zu errors, expected %zu (first: %s)", errors.count,
+    say(why, size, "%zu errors, expected %zu (first: %s)", errors.count,
              c->errors.count, errors.count ? errors.items[0].message : "-");
     o = OUT_WRONG;
   } else {
@@ -420,7 +433,7 @@ static outcome load_op(void *data, char *why, size_t size) {
       if (errors.items[i].line != c->errors.items[i].line ||
           errors.items[i].column != c->errors.items[i].column ||
           strcmp(errors.items[i].message, c->errors.items[i].message) != 0) {
-        snprintf(why, size, "error %zu is %d:%d: %s, expected %d:%d: %s", i,
+        say(why, size, "error %zu is %d:%d: %s, expected %d:%d: %s", i,
                  errors.items[i].line, errors.items[i].column,
                  errors.items[i].message, c->errors.items[i].line,
                  c->errors.items[i].column, c->errors.items[i].message);
@@ -430,7 +443,7 @@ static outcome load_op(void *data, char *why, size_t size) {
       const st_scene *s = st_scene_set_get(set, i);
       if (st_scene_case_count(s) == 0 || st_scene_name(s) == NULL ||
           st_scene_kernel(s) == NULL || st_scene_golden(s) == NULL) {
-        snprintf(why, size, "scene %zu is incomplete", i);
+        say(why, size, "scene %zu is incomplete", i);
         o = OUT_WRONG;
       }
     }
@@ -601,31 +614,31 @@ static outcome run_op(void *data, char *why, size_t size) {
   if (rc == ST_ENOMEM) {
     o = OUT_NOMEM;
     if (res != NULL || err.code != ST_ENOMEM) {
-      snprintf(why, size, "ST_ENOMEM with a result, or err %s: %s",
+      say(why, size, "ST_ENOMEM with a result, or err %s: %s",
                st_status_name(err.code), err.message);
       o = OUT_WRONG;
     }
   } else if (rc != ST_OK || res == NULL) {
-    snprintf(why, size, "st_run_case returned %s: %s", st_status_name(rc),
+    say(why, size, "st_run_case returned %s: %s", st_status_name(rc),
              err.message);
     o = OUT_WRONG;
   } else if (st_case_result_status(res) == ST_CASE_ERROR &&
              contains(st_case_result_message(res), "out of memory")) {
     o = OUT_NOMEM;
   } else if (st_case_result_status(res) != ST_CASE_PASS) {
-    snprintf(why, size, "case %s: %s",
+    say(why, size, "case %s: %s",
              st_case_status_name(st_case_result_status(res)),
              st_case_result_message(res) ? st_case_result_message(res)
                                          : "(no message)");
     o = OUT_WRONG;
   } else if (st_case_result_event_count(res) != c->n_events) {
-    snprintf(why, size, "case passed with %zu events, expected %zu",
+    say(why, size, "case passed with %zu events, expected %zu",
              st_case_result_event_count(res), c->n_events);
     o = OUT_WRONG;
   } else {
     for (i = 0; i < c->n_events && o == OUT_OK; i++)
       if (strcmp(st_case_result_event(res, i)->name, c->names[i]) != 0) {
-        snprintf(why, size, "event %zu is '%s', expected '%s'", i,
+        say(why, size, "event %zu is '%s', expected '%s'", i,
                  st_case_result_event(res, i)->name, c->names[i]);
         o = OUT_WRONG;
       }
@@ -709,29 +722,29 @@ static outcome runall_op(void *data, char *why, size_t size) {
   if (rc == ST_ENOMEM) {
     o = OUT_NOMEM;
     if (run != NULL || err.code != ST_ENOMEM) {
-      snprintf(why, size, "ST_ENOMEM with a result, or err %s: %s",
+      say(why, size, "ST_ENOMEM with a result, or err %s: %s",
                st_status_name(err.code), err.message);
       o = OUT_WRONG;
     }
   } else if (rc != ST_OK || run == NULL) {
-    snprintf(why, size, "st_run returned %s: %s", st_status_name(rc),
+    say(why, size, "st_run returned %s: %s", st_status_name(rc),
              err.message);
     o = OUT_WRONG;
   } else if (st_run_result_count(run) != c->n_cases) {
-    snprintf(why, size, "%zu results for %zu cases",
+    say(why, size, "%zu results for %zu cases",
              st_run_result_count(run), c->n_cases);
     o = OUT_WRONG;
   } else {
     for (i = 0; i < c->n_cases && o != OUT_WRONG; i++) {
       const st_case_result *r = st_run_result_get(run, i);
       if (r == NULL) {
-        snprintf(why, size, "case %zu has no result", i);
+        say(why, size, "case %zu has no result", i);
         o = OUT_WRONG;
       } else if (st_case_result_status(r) == ST_CASE_ERROR &&
                  contains(st_case_result_message(r), "out of memory")) {
         o = OUT_NOMEM;
       } else if (st_case_result_status(r) != ST_CASE_PASS) {
-        snprintf(why, size, "case %s::%s: %s: %s", st_case_result_scene(r),
+        say(why, size, "case %s::%s: %s: %s", st_case_result_scene(r),
                  st_case_result_case(r),
                  st_case_status_name(st_case_result_status(r)),
                  st_case_result_message(r) ? st_case_result_message(r)
@@ -740,7 +753,7 @@ static outcome runall_op(void *data, char *why, size_t size) {
       }
     }
     if (o == OUT_NOMEM && st_run_result_exit_code(run) != 1) {
-      snprintf(why, size, "a case ran out of memory, yet the exit code is 0");
+      say(why, size, "a case ran out of memory, yet the exit code is 0");
       o = OUT_WRONG;
     }
   }
@@ -837,7 +850,7 @@ static outcome registry_op(void *data, char *why, size_t size) {
   flaky_calls = 0;
   REG_STEP(st_registry_new_builtin(&reg));
   if (rc != ST_OK) {
-    snprintf(why, size, "st_registry_new_builtin: %s", st_status_name(rc));
+    say(why, size, "st_registry_new_builtin: %s", st_status_name(rc));
     return OUT_WRONG;
   }
   REG_STEP(st_registry_register(reg, "mine", "flaky_op", ST_BACKEND_COMMON,
@@ -846,7 +859,7 @@ static outcome registry_op(void *data, char *why, size_t size) {
                                 &err));
   REG_STEP(st_registry_add_module(reg, &flaky_module, &err));
   if (rc != ST_EKERNEL || strcmp(err.message, "flaky: not yet") != 0) {
-    snprintf(why, size, "add_module: %s: %s", st_status_name(rc),
+    say(why, size, "add_module: %s: %s", st_status_name(rc),
              err.message);
     o = OUT_WRONG;
     goto out;
@@ -854,7 +867,7 @@ static outcome registry_op(void *data, char *why, size_t size) {
   REG_STEP(st_registry_lookup(reg, "my_op", "cpu", ST_LOOKUP_KERNEL, &fn,
                               &err));
   if (rc != ST_OK || fn != impl_mine) {
-    snprintf(why, size, "lookup of my_op: %s: %s", st_status_name(rc),
+    say(why, size, "lookup of my_op: %s: %s", st_status_name(rc),
              err.message);
     o = OUT_WRONG;
     goto out;
@@ -864,7 +877,7 @@ static outcome registry_op(void *data, char *why, size_t size) {
   REG_STEP(st_registry_lookup(reg, "flaky_op", "flaky_plat",
                               ST_LOOKUP_KERNEL, &fn, &err));
   if (rc != ST_OK || fn != impl_flaky) {
-    snprintf(why, size, "lookup of flaky_op: %s, %s: %s",
+    say(why, size, "lookup of flaky_op: %s, %s: %s",
              st_status_name(rc),
              fn == impl_common ? "the common fallback" : "not the plugin's",
              err.message);
@@ -875,14 +888,14 @@ static outcome registry_op(void *data, char *why, size_t size) {
   REG_STEP(st_registry_lookup(reg, "my_op", "threads", ST_LOOKUP_GOLDEN, &fn,
                               &err));
   if (rc != ST_EMISSING || strcmp(err.message, c->missing) != 0) {
-    snprintf(why, size, "lookup of my_op on threads: %s: %s",
+    say(why, size, "lookup of my_op on threads: %s: %s",
              st_status_name(rc),
              err.message);
     o = OUT_WRONG;
   }
 out:
   if (o == OUT_NOMEM && err.code != ST_OK && err.code != ST_ENOMEM) {
-    snprintf(why, size, "ST_ENOMEM returned, error says %s: %s",
+    say(why, size, "ST_ENOMEM returned, error says %s: %s",
              st_status_name(err.code), err.message);
     o = OUT_WRONG;
   }
@@ -933,11 +946,11 @@ static outcome watch_op(void *data, char *why, size_t size) {
   if (rc == ST_ENOMEM) {
     o = OUT_NOMEM;
     if (err.code != ST_ENOMEM) {
-      snprintf(why, size, "ST_ENOMEM, error says %s", err.message);
+      say(why, size, "ST_ENOMEM, error says %s", err.message);
       o = OUT_WRONG;
     }
   } else if (rc != ST_OK || count != 2) {
-    snprintf(why, size, "%s with %zu modules: %s", st_status_name(rc), count,
+    say(why, size, "%s with %zu modules: %s", st_status_name(rc), count,
              err.message);
     o = OUT_WRONG;
   } else if (!st_watch_match(list, count, "/opt/lib/libxla.so.3", &name) ||
@@ -945,7 +958,7 @@ static outcome watch_op(void *data, char *why, size_t size) {
              !st_watch_match(list, count, "/x/libtensorflow_cc.so.2",
                              &name) ||
              strcmp(name, "tf") != 0) {
-    snprintf(why, size, "the parsed globs do not match");
+    say(why, size, "the parsed globs do not match");
     o = OUT_WRONG;
   }
   st_watch_list_free(list, count);
