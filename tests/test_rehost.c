@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "case/level3/rehost.h"
+#include "case/tbuf.h"
 #include "case/result.h"
 #include "case/wire.h"
 
@@ -37,7 +38,7 @@ static void make_args(st__argset *a, const size_t *sizes, size_t n) {
     t->numel = sizes[i];
     t->nbytes = sizes[i] * 4;
     if (t->nbytes > 0) {
-      float *p = malloc(t->nbytes);
+      float *p = st__tbuf_alloc(t->nbytes);
       assert_non_null(p);
       for (k = 0; k < sizes[i]; k++)
         p[k] = (float)i + (float)k / 1000.0f;

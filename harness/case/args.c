@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The `args` phase: turns a case's plan into bound arguments. Owns the
- * argset (64-byte aligned tensor buffers, scalars), the deterministic
+ * argset (tensor buffers from case/tbuf.c, scalars), the deterministic
  * inits (zeros, ones, fill, range, values), reading `file:` inits, and the
  * hand-off of random inits to harness/fill.c; also cloning and copying
  * argsets for golden and round snapshots. */
@@ -17,10 +17,8 @@
 
 #include "case/args.h"
 #include "case/fill.h"
+#include "case/tbuf.h"
 
-/* Buffers are aligned to a cache line (and to any vector width up to
- * AVX-512), so kernels may use aligned loads. */
-#define ST_ALIGN 64
 
 _Thread_local long st__args_fail_after = -1;
 
@@ -39,8 +37,9 @@ static void *alloc_buffer(size_t nbytes) {
   void *p = NULL;
   if (fault())
     return NULL;
-  if (posix_memalign(&p, ST_ALIGN, nbytes) != 0)
-    return NULL;
+  /* Aligned to a cache line (and to any vector width up to AVX-512), so
+   * kernels may use aligned loads; between guard zones (case/tbuf.h). */
+  p = st__tbuf_alloc(nbytes);
   return p;
 }
 
@@ -353,7 +352,7 @@ void st__argset_free(st__argset *set) {
   if (set == NULL)
     return;
   for (size_t i = 0; i < set->n_tensors; i++)
-    free(set->tensors[i].data);
+    st__tbuf_free(set->tensors[i].data);
   free(set->tensors);
   free(set->scalars);
   memset(set, 0, sizeof *set);

@@ -24,6 +24,7 @@
 #include "base/loadwatch.h"
 #include "base/pool.h"
 #include "case/result.h"
+#include "case/tbuf.h"
 #include "case/runner_internal.h"
 #include "scene/scene.h"
 
@@ -432,6 +433,9 @@ static int run_setup(runctx *rc, const st_run_options *opts,
   memset(rc, 0, sizeof *rc);
   rc->opts = opts;
   *owned = NULL;
+  /* Tensor buffers freed by one case serve the next; run_teardown, which
+   * follows every run_setup, ends the scope and frees them. */
+  st__tbuf_run_begin();
   if (opts->registry == NULL) {
     st_status s = st_registry_new_builtin(owned);
     if (s != ST_OK)
@@ -466,6 +470,7 @@ static void run_teardown(runctx *rc, st_registry *owned) {
   st__level3_teardown(rc);
   st_watch_list_free(rc->watch, rc->n_watch);
   st_registry_free(owned);
+  st__tbuf_run_end();
 }
 
 st_status st_run_case(const st_scene *scene, size_t case_index,

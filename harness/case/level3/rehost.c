@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "case/level3/rehost.h"
+#include "case/tbuf.h"
 
 int st__rehost_fail_at;
 
@@ -338,10 +339,10 @@ fail:
 void st__rehost_commit(st__rehost *rh, st__argset *args) {
   size_t i;
   (void)args;
-  /* The argset owns its buffers (free() on st__argset_free); from here
+  /* The argset owns its buffers (st__tbuf_free on st__argset_free); from here
    * each tensor lives in its segment, which release takes back. */
   for (i = 0; i < rh->n; i++) {
-    free(rh->orig[i]);
+    st__tbuf_free(rh->orig[i]);
     rh->orig[i] = NULL;
   }
 }
@@ -356,7 +357,7 @@ void st__rehost_release(st__rehost *rh, st__argset *args) {
         args->tensors[rh->tensor[k]].data == rh->segs[k]->map)
       args->tensors[rh->tensor[k]].data = rh->orig[k];
     else
-      free(rh->orig[k]);
+      st__tbuf_free(rh->orig[k]);
     rh->orig[k] = NULL;
     st__seg_release(rh->segs[k]);
   }

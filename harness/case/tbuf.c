@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/* Tensor buffers (tbuf.h): 64-byte aligned blocks between guard zones,
+ * cached for reuse inside a run, or placed against a PROT_NONE page.
+ *
+ * A malloc'd block is laid out as
+ *   [slack][header 64][front guard 64][data: cap bytes][64 more]
+ * with the rear guard at data + nbytes, so it moves with the size asked
+ * for when a cached block of a larger capacity is reused. The alignment is
+ * done by hand over a malloc'd block rather than with posix_memalign:
+ * glibc's aligned allocations leave holes that small allocations fill,
+ * and then the next aligned request fits none of them (issue 14). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "case/tbuf.h"
+
+#define ALIGN 64u
+#define HDR 64u
+#define MAGIC 0x54425546u /* "TBUF" */
+#define KIND_HEAP 1u
+#define KIND_PAGES 2u
+
+/* Cache bounds: enough for the buffers of a few cases in flight at -j. */
+#define CACHE_BLOCKS 64
+#define CACHE_BYTES ((size_t)512 << 20)
+
+typedef struct hdr {
+  void *raw;     /* what malloc or mmap returned */
+  size_t rawlen; /* mmap: the mapping's length */
+  size_t nbytes; /* usable bytes asked for */
+  size_t cap;    /* heap: bytes the data area holds (rear zone after it) */
+  size_t rear;   /* bytes of canary after data + nbytes */
+  uint32_t magic;
+  uint32_t kind;
+} hdr;
+
+_Static_assert(sizeof(hdr) <= HDR, "the header fits its 64 bytes");
+
+/* The canary: bytes that are no small float (as float32 it reads about
+ * -1.35e38, as float16 NaNs and huge values) nor a small integer, so a
+ * kernel writing ordinary values past the end always changes it. */
+static const unsigned char canary[8] = {0xFB, 0xED, 0xCA, 0xFE,
+                                        0xDB, 0xAD, 0xF0, 0x8D};
+
+static void arm(unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = canary[((uintptr_t)(p + i)) & 7u];
+}
+
+static int armed(const unsigned char *p, size_t i) {
+  return p[i] == canary[((uintptr_t)(p + i)) & 7u];
+}
+
+static hdr *header_of(const void *data) {
+  return (hdr *)(void *)((unsigned char *)(uintptr_t)data - ST__TBUF_GUARD -
+                         HDR);
+}
+
+/* The cache. guarded by: cache_mu */
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static hdr *cache[CACHE_BLOCKS]; /* guarded by: cache_mu */
+static size_t cache_n;           /* guarded by: cache_mu */
+static size_t cache_bytes;       /* guarded by: cache_mu */
+static unsigned scope_depth;     /* guarded by: cache_mu */
+
+static atomic_int guard_pages_on;
+
+/* Live guard-page buffers, for the fault handler: the guard page's start
+ * and the address of the data's end. 0 = free slot. A full table only
+ * means a fault there is reported as a plain signal. */
+#define GUARD_SLOTS 4096
+static _Atomic(uintptr_t) guard_page_at[GUARD_SLOTS];
+static _Atomic(uintptr_t) guard_data_end[GUARD_SLOTS];
+
+static size_t page_size(void) {
+  static atomic_size_t cached;
+  size_t p = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (p == 0) {
+    long v = sysconf(_SC_PAGESIZE);
+    p = v > 0 ? (size_t)v : 4096u;
+    atomic_store_explicit(&cached, p, memory_order_relaxed);
+  }
+  return p;
+}
+
+static void arm_block(hdr *h, unsigned char *data) {
+  arm(data - ST__TBUF_GUARD, ST__TBUF_GUARD);
+  arm(data + h->nbytes, h->rear);
+}
+
+static void *heap_alloc(size_t nbytes) {
+  size_t cap = (nbytes + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+  if (cap < nbytes)
+    return NULL;
+  const size_t extra = HDR + ST__TBUF_GUARD + ST__TBUF_GUARD + ALIGN - 1;
+  if (cap > SIZE_MAX - extra)
+    return NULL;
+  unsigned char *raw = malloc(cap + extra);
+  if (raw == NULL)
+    return NULL;
+  uintptr_t d = ((uintptr_t)raw + HDR + ST__TBUF_GUARD + ALIGN - 1) &
+                ~(uintptr_t)(ALIGN - 1);
+  unsigned char *data = (unsigned char *)d;
+  hdr *h = header_of(data);
+  h->raw = raw;
+  h->rawlen = 0;
+  h->cap = cap;
+  h->magic = MAGIC;
+  h->kind = KIND_HEAP;
+  return data;
+}
+
+static void register_guard(uintptr_t page, uintptr_t end) {
+  for (size_t i = 0; i < GUARD_SLOTS; i++) {
+    uintptr_t zero = 0;
+    if (atomic_compare_exchange_strong(&guard_page_at[i], &zero, page)) {
+      atomic_store(&guard_data_end[i], end);
+      return;
+    }
+  }
+}
+
+static void unregister_guard(uintptr_t page) {
+  for (size_t i = 0; i < GUARD_SLOTS; i++) {
+    if (atomic_load(&guard_page_at[i]) == page) {
+      atomic_store(&guard_data_end[i], 0);
+      atomic_store(&guard_page_at[i], 0);
+      return;
+    }
+  }
+}
+
+/* The data ends at most ALIGN - 1 bytes before a PROT_NONE page; those
+ * bytes are canaries, so an access just past the end is caught either
+ * way. */
+static void *pages_alloc(size_t nbytes) {
+  const size_t pg = page_size();
+  const size_t front = HDR + ST__TBUF_GUARD + ALIGN;
+  if (nbytes > SIZE_MAX - front - 2 * pg)
+    return NULL;
+  const size_t body = ((front + nbytes + pg - 1) / pg) * pg;
+  const size_t len = body + pg;
+  unsigned char *raw =
+      mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+           0);
+  if (raw == MAP_FAILED)
+    return NULL;
+  if (mprotect(raw + body, pg, PROT_NONE) != 0) {
+    munmap(raw, len);
+    return NULL;
+  }
+  uintptr_t d = ((uintptr_t)(raw + body) - nbytes) & ~(uintptr_t)(ALIGN - 1);
+  unsigned char *data = (unsigned char *)d;
+  hdr *h = header_of(data);
+  h->raw = raw;
+  h->rawlen = len;
+  h->cap = nbytes;
+  h->magic = MAGIC;
+  h->kind = KIND_PAGES;
+  register_guard((uintptr_t)(raw + body), (uintptr_t)(data + nbytes));
+  return data;
+}
+
+static void release(hdr *h) {
+  if (h->kind == KIND_PAGES) {
+    unregister_guard((uintptr_t)h->raw + h->rawlen - page_size());
+    munmap(h->raw, h->rawlen);
+  } else {
+    free(h->raw);
+  }
+}
+
+/* Takes the smallest cached block that holds nbytes without wasting more
+ * than about half of it. */
+static unsigned char *cache_take(size_t nbytes) {
+  unsigned char *data = NULL;
+  pthread_mutex_lock(&cache_mu);
+  size_t best = cache_n;
+  for (size_t i = 0; i < cache_n; i++) {
+    const size_t cap = cache[i]->cap;
+    if (cap >= nbytes && cap / 2 <= nbytes + ALIGN &&
+        (best == cache_n || cap < cache[best]->cap))
+      best = i;
+  }
+  if (best < cache_n) {
+    hdr *h = cache[best];
+    cache[best] = cache[--cache_n];
+    cache_bytes -= h->cap;
+    data = (unsigned char *)h + HDR + ST__TBUF_GUARD;
+  }
+  pthread_mutex_unlock(&cache_mu);
+  return data;
+}
+
+void *st__tbuf_alloc(size_t nbytes) {
+  unsigned char *data;
+  if (atomic_load_explicit(&guard_pages_on, memory_order_relaxed)) {
+    data = pages_alloc(nbytes);
+  } else {
+    data = cache_take(nbytes);
+    if (data == NULL)
+      data = heap_alloc(nbytes);
+  }
+  if (data == NULL)
+    return NULL;
+  hdr *h = header_of(data);
+  h->nbytes = nbytes;
+  h->rear = h->kind == KIND_PAGES
+                ? (size_t)(((uintptr_t)h->raw + h->rawlen - page_size()) -
+                           ((uintptr_t)data + nbytes))
+                : ST__TBUF_GUARD;
+  arm_block(h, data);
+  return data;
+}
+
+void st__tbuf_free(void *data) {
+  if (data == NULL)
+    return;
+  hdr *h = header_of(data);
+  if (h->kind == KIND_HEAP) {
+    pthread_mutex_lock(&cache_mu);
+    if (scope_depth > 0 && cache_n < CACHE_BLOCKS &&
+        h->cap <= CACHE_BYTES - cache_bytes) {
+      cache[cache_n++] = h;
+      cache_bytes += h->cap;
+      h = NULL;
+    }
+    pthread_mutex_unlock(&cache_mu);
+  }
+  if (h != NULL)
+    release(h);
+}
+
+size_t st__tbuf_size(const void *data) {
+  return data == NULL ? 0 : header_of(data)->nbytes;
+}
+
+int st__tbuf_check(const void *data, st__tbuf_damage *out) {
+  out->before = 0;
+  out->after = 0;
+  if (data == NULL)
+    return 0;
+  const hdr *h = header_of(data);
+  const unsigned char *front = (const unsigned char *)data - ST__TBUF_GUARD;
+  for (size_t i = 0; i < ST__TBUF_GUARD; i++) {
+    if (!armed(front, i)) {
+      out->before = ST__TBUF_GUARD - i;
+      break;
+    }
+  }
+  const unsigned char *rear = (const unsigned char *)data + h->nbytes;
+  for (size_t i = h->rear; i > 0; i--) {
+    if (!armed(rear, i - 1)) {
+      out->after = i;
+      break;
+    }
+  }
+  return out->before != 0 || out->after != 0;
+}
+
+void st__tbuf_rearm(void *data) {
+  if (data != NULL)
+    arm_block(header_of(data), data);
+}
+
+void st__tbuf_run_begin(void) {
+  pthread_mutex_lock(&cache_mu);
+  scope_depth++;
+  pthread_mutex_unlock(&cache_mu);
+}
+
+void st__tbuf_run_end(void) {
+  hdr *drop[CACHE_BLOCKS];
+  size_t n = 0;
+  pthread_mutex_lock(&cache_mu);
+  if (scope_depth > 0 && --scope_depth == 0) {
+    n = cache_n;
+    memcpy(drop, cache, n * sizeof drop[0]);
+    cache_n = 0;
+    cache_bytes = 0;
+  }
+  pthread_mutex_unlock(&cache_mu);
+  for (size_t i = 0; i < n; i++)
+    release(drop[i]);
+}
+
+void st__tbuf_set_guard_pages(int on) {
+  atomic_store(&guard_pages_on, on != 0);
+}
+
+int st__tbuf_guard_pages(void) { return atomic_load(&guard_pages_on); }
+
+int st__tbuf_guard_hit(const void *addr, size_t *offset) {
+  const uintptr_t a = (uintptr_t)addr;
+  const size_t pg = page_size();
+  for (size_t i = 0; i < GUARD_SLOTS; i++) {
+    const uintptr_t p = atomic_load_explicit(&guard_page_at[i],
+                                             memory_order_relaxed);
+    if (p != 0 && a >= p && a < p + pg) {
+      const uintptr_t end = atomic_load_explicit(&guard_data_end[i],
+                                                 memory_order_relaxed);
+      *offset = end != 0 && a >= end ? (size_t)(a - end) : 0;
+      return 1;
+    }
+  }
+  return 0;
+}
