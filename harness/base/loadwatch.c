@@ -15,26 +15,44 @@ static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **seen;              /* guarded by: watch_lock; sorted */
 static size_t n_seen, cap_seen;  /* guarded by: watch_lock */
 static unsigned long long last_adds; /* guarded by: watch_lock */
+static unsigned long long last_subs; /* guarded by: watch_lock */
+static size_t last_count;        /* guarded by: watch_lock: list length */
 static int primed;               /* guarded by: watch_lock */
+static st__loadwatch_stats stats; /* guarded by: watch_lock */
+
+typedef struct counts {
+  unsigned long long adds, subs;
+} counts;
 
 static int adds_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  counts *c = data;
   (void)size;
-  /* dlpi_adds counts every object ever loaded; one callback suffices. */
-  *(unsigned long long *)data = info->dlpi_adds;
+  /* dlpi_adds/dlpi_subs count every object ever loaded and unloaded;
+   * they are the same in every entry, so one callback suffices. */
+  c->adds = info->dlpi_adds;
+  c->subs = info->dlpi_subs;
   return 1;
 }
 
 typedef struct collect {
   char **items;
   size_t n, cap;
+  size_t index; /* entries of the list visited so far */
+  size_t skip;  /* entries at the front known to be seen already */
   int oom;
 } collect;
 
 static int collect_cb(struct dl_phdr_info *info, size_t size, void *data) {
   collect *c = data;
   (void)size;
+  /* The loader appends what it loads: while nothing was unloaded, the
+   * first `skip` entries are those of the last look, and only the rest
+   * can be new. Reading their names is what costs, not visiting. */
+  if (c->index++ < c->skip)
+    return 0;
   if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
     return 0;
+  stats.names_examined++;
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 64;
     char **p = realloc(c->items, cap * sizeof *p);
@@ -72,7 +90,7 @@ void st__loadwatch_free(char **list, size_t n) {
 }
 
 st_status st__loadwatch_poll(char ***out, size_t *n) {
-  unsigned long long adds = 0;
+  counts now = {0, 0};
   collect c = {0};
   char **fresh = NULL;
   size_t n_fresh = 0, i, sorted;
@@ -81,9 +99,11 @@ st_status st__loadwatch_poll(char ***out, size_t *n) {
   *out = NULL;
   *n = 0;
   pthread_mutex_lock(&watch_lock);
-  dl_iterate_phdr(adds_cb, &adds);
-  if (primed && adds == last_adds)
+  stats.polls++;
+  dl_iterate_phdr(adds_cb, &now);
+  if (primed && now.adds == last_adds && now.subs == last_subs)
     goto out;
+  c.skip = primed && now.subs == last_subs ? last_count : 0;
   dl_iterate_phdr(collect_cb, &c);
   if (c.oom) {
     rc = ST_ENOMEM;
@@ -129,11 +149,17 @@ st_status st__loadwatch_poll(char ***out, size_t *n) {
     seen[n_seen++] = c.items[i];
     c.items[i] = NULL;
   }
-  last_adds = adds;
+  /* Sorted only when it grew: a look that finds nothing new costs one
+   * callback, whatever is loaded (libtorch brings ~287 objects). */
+  if (n_seen > sorted) {
+    qsort(seen, n_seen, sizeof *seen, cmp_str);
+    stats.sorts++;
+  }
+  last_adds = now.adds;
+  last_subs = now.subs;
+  last_count = c.index;
   primed = 1;
 out:
-  if (seen != NULL)
-    qsort(seen, n_seen, sizeof *seen, cmp_str);
   pthread_mutex_unlock(&watch_lock);
   st__loadwatch_free(c.items, c.n);
   if (rc != ST_OK || n_fresh == 0) {
@@ -143,6 +169,12 @@ out:
   *out = fresh;
   *n = n_fresh;
   return ST_OK;
+}
+
+void st__loadwatch_get_stats(st__loadwatch_stats *out) {
+  pthread_mutex_lock(&watch_lock);
+  *out = stats;
+  pthread_mutex_unlock(&watch_lock);
 }
 
 typedef struct each_ctx {

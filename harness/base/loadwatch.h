@@ -10,10 +10,22 @@
  * are in the loader's list now and were not at any earlier call in this
  * process; the first call returns nothing and records the list as it is.
  * When nothing was loaded since the last call (dlpi_adds unchanged) it
- * costs one dl_iterate_phdr callback. Free with st__loadwatch_free.
+ * costs one dl_iterate_phdr callback; when something was, it reads the
+ * names of the new entries only (while nothing was unloaded). Free with st__loadwatch_free.
  * Thread-safety: any thread; an object is reported to exactly one caller. */
 st_status st__loadwatch_poll(char ***out /* OUT */, size_t *n /* OUT */) ST_WUR;
 void st__loadwatch_free(char **list, size_t n);
+
+/* What the watch has done in this process, for the tests that hold it to
+ * O(1) per look when nothing changed and O(new objects) when something
+ * did (issue 14). */
+typedef struct st__loadwatch_stats {
+  unsigned long polls;          /* st__loadwatch_poll calls */
+  unsigned long names_examined; /* loader entries whose name was read */
+  unsigned long sorts;          /* times the seen set was re-sorted */
+} st__loadwatch_stats;
+/* Thread-safety: any thread. */
+void st__loadwatch_get_stats(st__loadwatch_stats *out /* OUT */);
 
 /* Calls fn(path, data) for every object in the loader's list now (the main
  * program's empty name skipped). Stops early when fn returns non-zero.
