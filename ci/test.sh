@@ -100,6 +100,12 @@ echo "== build-tsan: ThreadSanitizer on the concurrent tests" >&2
     --timeout-multiplier 4 "${tsan_tests[@]}"
 ) || status=1
 
+echo "== build-fuzz: libFuzzer smoke, 30 s per target under ASan+UBSan" >&2
+# A regression smoke over the committed seed corpora (tests/fuzz/NAME),
+# two targets at a time; the long campaigns are run by hand
+# (docs/reliability.md).
+ci/fuzz-smoke.sh || status=1
+
 # meson names the log after the logbase and the wrapper:
 # valgrind-valgrind.json.
 valgrind_log=()
@@ -108,7 +114,7 @@ for f in build/meson-logs/valgrind*.json; do
 done
 python3 ci/summarize-testlog.py build/meson-logs/testlog.json \
   "${valgrind_log[@]}" \
-  build-release/step.json \
+  build-release/step.json build-fuzz/fuzz.json \
   build-asan/meson-logs/testlog.json build-tsan/meson-logs/testlog.json ||
   status=1
 exit "$status"

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer target for the wire decoder (harness/case/wire.c): what an
+ * isolated child, a supervised child or a level-3 worker sends its parent
+ * is read back with a bounds-checked reader, and a dying or hostile child
+ * can send any bytes. Any input must decode or be refused, never crash,
+ * read out of bounds or leak. Built with clang only (tests/meson.build).
+ * Run: build-fuzz/tests/fuzz_wire -max_total_time=60 tests/fuzz/wire */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "case/result.h"
+#include "case/wire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const char *buf = (const char *)data;
+  size_t len = size;
+  /* As a parent reads a stream: frames one after the other, each payload
+   * decoded as a result. */
+  for (int frames = 0; frames < 64; frames++) {
+    uint8_t type = 0;
+    const char *payload = NULL;
+    size_t plen = 0, used = 0;
+    if (!st__wire_next_frame(buf, len, &type, &payload, &plen, &used))
+      break;
+    if (used == 0 || used > len)
+      abort(); /* the framer must always make progress within bounds */
+    st__rbuf r;
+    st__rbuf_init(&r, payload, plen);
+    st_case_result *res = st__wire_get_result(&r);
+    st_case_result_free(res);
+    buf += used;
+    len -= used;
+  }
+  /* And the whole input as one result payload. */
+  st__rbuf r;
+  st__rbuf_init(&r, data, size);
+  st_case_result_free(st__wire_get_result(&r));
+  return 0;
+}
