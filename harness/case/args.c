@@ -127,6 +127,52 @@ static void from_little_endian(st_tensor *t) {
 static void from_little_endian(st_tensor *t) { (void)t; }
 #endif
 
+/* Opens path, which the loader resolved to lie under dir (both real
+ * paths), one component at a time from dir with O_NOFOLLOW: a symlink
+ * swapped in after the load (to leave the directory, or to a FIFO or a
+ * device) fails the open instead of being followed (issue 13, D7). The
+ * final open is non-blocking, so a FIFO put there cannot hang the case;
+ * the caller checks for a regular file. -1 with errno on failure. */
+static int open_beneath(const char *dir, const char *path) {
+  const size_t dl = strlen(dir);
+  const char *rel;
+  if (dl == 1 && dir[0] == '/')
+    rel = path + 1;
+  else if (strncmp(path, dir, dl) == 0 && path[dl] == '/')
+    rel = path + dl + 1;
+  else {
+    errno = EXDEV;
+    return -1;
+  }
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  char comp[4096];
+  while (*rel != '\0') {
+    const char *slash = strchr(rel, '/');
+    const size_t n = slash ? (size_t)(slash - rel) : strlen(rel);
+    if (n == 0 || n >= sizeof comp || (n == 2 && rel[0] == '.' && rel[1] == '.')) {
+      close(fd);
+      errno = EXDEV;
+      return -1;
+    }
+    memcpy(comp, rel, n);
+    comp[n] = '\0';
+    const int flags = slash ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+                            : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    const int next = openat(fd, comp, flags);
+    const int saved = errno;
+    close(fd);
+    if (next < 0) {
+      errno = saved;
+      return -1;
+    }
+    fd = next;
+    rel = slash ? slash + 1 : rel + n;
+  }
+  return fd;
+}
+
 static st_status fill_file(st_tensor *t, const st__plan *plan,
                            const st__rarg *ra, st_error *err) {
   const char *shown =
@@ -134,7 +180,16 @@ static st_status fill_file(st_tensor *t, const st__plan *plan,
   st_status rc = ST_OK;
   if (ra->path == NULL)
     return arg_error(err, ST_EINVAL, plan, ra, "file init without a path");
-  const int fd = open(ra->path, O_RDONLY | O_CLOEXEC);
+  const char *dir = plan->scene ? plan->scene->dir : NULL;
+  const int fd = dir ? open_beneath(dir, ra->path)
+                     : open(ra->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+                                          O_CLOEXEC);
+  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR || errno == EXDEV))
+    return arg_error(err, ST_EIO, plan, ra,
+                     "cannot open '%s': it is no longer a file under the "
+                     "scene's directory (a symlink was put in its path "
+                     "since the scene was loaded)",
+                     shown);
   if (fd < 0)
     return arg_error(err, ST_EIO, plan, ra, "cannot open '%s': %s", shown,
                      strerror(errno));

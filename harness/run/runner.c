@@ -260,11 +260,19 @@ int st__case_prepare(casectx *cc, const st_scene *scene, size_t ci,
   /* args: the load already enforced the byte cap for every case. */
   st__phase_begin(cc, "args", -1);
   t0 = st__now_ns();
-  rs = st__plan_resolve(scene, ci, UINT64_MAX, &d->plan, NULL);
+  st_error_list perr;
+  st_error_list_init(&perr);
+  rs = st__plan_resolve(scene, ci, UINT64_MAX, &d->plan, &perr);
+  if (rs != ST_OK && rs != ST_ENOMEM && perr.count > 0)
+    st_error_set(&err, ST_ELOAD, "%s", perr.items[0].message);
+  st_error_list_free(&perr);
   if (rs != ST_OK) {
+    /* The files of `file:` inits are checked again here: what the
+     * resolution says (the file changed, is no longer a regular file) is
+     * the message. */
     if (rs == ST_ENOMEM)
       st_error_set(&err, ST_ENOMEM, "out of memory resolving the case");
-    else
+    else if (err.code == ST_OK)
       st_error_set(&err, ST_ELOAD, "cannot resolve the case's arguments");
     ps = ST_PHASE_ERROR;
   } else if (st__args_build(&d->plan, opts->seed, &d->args, &err) != ST_OK ||
