@@ -1809,7 +1809,10 @@ static int file_seen(st_scene_set *set, const struct stat *sb) {
 static st_status load_file(st_scene_set *set, const char *path,
                            const st_load_options *opts,
                            st_error_list *errors) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* Non-blocking, so that a FIFO (or a device) in a scene's place is
+   * refused below instead of blocking the open until a writer comes
+   * (issue 13, D3); for a regular file the flag changes nothing. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   char *buf = NULL;
   size_t len = 0, cap = 0;
   st_status rc;
@@ -1824,15 +1827,31 @@ static st_status load_file(st_scene_set *set, const char *path,
     rc = io_error(errors, "cannot read '%s': %s", path, EISDIR);
     goto out;
   }
-  if (S_ISREG(sb.st_mode)) {
+  /* SPEC §7: a path that is not a regular file is an error before any
+   * read: /dev/zero would otherwise be read until memory runs out. */
+  if (!S_ISREG(sb.st_mode)) {
+    const char *what = S_ISFIFO(sb.st_mode)  ? "a FIFO"
+                       : S_ISCHR(sb.st_mode) ? "a character device"
+                       : S_ISBLK(sb.st_mode) ? "a block device"
+                       : S_ISSOCK(sb.st_mode) ? "a socket"
+                                              : "not a regular file";
+    st_error e;
+    st_error_clear(&e);
+    st_error_set(&e, ST_ELOAD,
+                 "cannot read '%s': it is %s; expected a regular file", path,
+                 what);
+    rc = errors && st_error_list_add(errors, &e) != ST_OK ? ST_ENOMEM
+                                                          : ST_ELOAD;
+    goto out;
+  }
+  {
     int seen = file_seen(set, &sb);
     if (seen != 0) {
       rc = seen > 0 ? ST_OK : ST_ENOMEM;
       goto out;
     }
   }
-  cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1
-                                              : 4096;
+  cap = sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
   buf = malloc(cap);
   if (buf == NULL) {
     rc = ST_ENOMEM;
