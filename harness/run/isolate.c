@@ -30,11 +30,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "case/level3/level3.h"
+#include "case/exec.h"
+#include "case/phase.h"
 #include "case/result.h"
-#include "case/runner_internal.h"
 #include "case/wire.h"
 #include "case/level3/workers.h"
+#include "run/sched.h"
 
 enum { FRAME_EVENT = 1, FRAME_RESULT = 2 };
 
@@ -48,25 +49,19 @@ enum { FRAME_EVENT = 1, FRAME_RESULT = 2 };
  * case; smaller ones are kept for the next. */
 #define SLOT_KEEP ((size_t)256 << 10)
 
-static double case_timeout(const runctx *rc, const st_case_ref *ref) {
-  const st__case *k = &ref->scene->cases[ref->index];
-  /* The case's `timeout` overrides --timeout (docs/level3.md). */
-  return k->timeout > 0 ? k->timeout : rc->opts->timeout;
+/* A case with a timeout its executor does not enforce must run in a
+ * child: a kernel cannot be stopped safely inside the harness's own
+ * process (SPEC §6). A level-3 case's kernel already runs in workers,
+ * which can be killed. */
+static int must_isolate(const st__schedctx *sc, size_t i) {
+  return sc->rc->opts->isolate ||
+         (!st__sched_owns_timeout(sc, i) && st__sched_timeout(sc, i) > 0);
 }
 
-/* A level-2 case with a timeout must run in a child: a kernel cannot be
- * stopped safely inside the harness's own process (SPEC §6). A level-3
- * case's kernel already runs in workers, which can be killed. */
-static int must_isolate(const runctx *rc, const st_case_ref *ref) {
-  return rc->opts->isolate ||
-         (ref->scene->level != 3 && case_timeout(rc, ref) > 0);
-}
-
-int st__isolation_wanted(const runctx *rc, const st_case_ref *refs,
-                         size_t n) {
+static int isolate_fits(const st__schedctx *sc) {
   size_t i;
-  for (i = 0; i < n; i++)
-    if (must_isolate(rc, &refs[i]))
+  for (i = 0; i < sc->n; i++)
+    if (must_isolate(sc, i))
       return 1;
   return 0;
 }
@@ -204,16 +199,16 @@ static void stream_phase_begin(void *data, const st_case_info *info,
     stream_flush(data);
 }
 
-static void child_main(runctx *rc, const st_case_ref *ref, size_t i,
+static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
                        size_t n, int res_w, int cap_w) {
   st_observer so;
   st_case_result *r;
   stream st;
   size_t at;
 
-  /* The parent's worker pools and segments are not ours. */
-  st__level3_forget_after_fork();
-  rc->l3_run = 0;
+  /* What the executors kept in the parent (level 3: its worker pools and
+   * segments) is not ours. */
+  st__executors_after_fork(rc);
   /* While phases run fd 1 and 2 are the capture (SPEC §6). */
   if (dup2(cap_w, 1) < 0 || dup2(cap_w, 2) < 0)
     _exit(120);
@@ -225,12 +220,10 @@ static void child_main(runctx *rc, const st_case_ref *ref, size_t i,
   so.data = &st;
   so.phase_begin = stream_phase_begin;
   so.phase_end = stream_event;
-  rc->obs = &so;
-  rc->n_obs = 1;
-  r = st__run_one(rc, ref, i, n, 1);
+  r = st__case_run(rc, ref, i, n, &so);
   if (r == NULL)
     _exit(121);
-  st__level3_teardown(rc);
+  st__executors_run_end(rc);
   at = frame_open(&st.pending, FRAME_RESULT);
   st__wire_put_result(&st.pending, r);
   frame_close(&st.pending, at);
@@ -382,9 +375,8 @@ static void child_free(child *c) {
 /* The result the child wrote (on a clean exit), else one built from the
  * events it wrote before it ended, identity from the case. Only one of the
  * two is decoded: the result frame repeats the events. */
-static st_case_result *decode_frames(runctx *rc, const st_case_ref *refs,
-                                     size_t n, child *c, int clean,
-                                     int *own) {
+static st_case_result *decode_frames(const st__schedctx *sc, child *c,
+                                     int clean, int *own) {
   st_case_result *r = NULL;
   st_case_info info;
   const char *p = c->res.p, *payload;
@@ -407,7 +399,7 @@ static st_case_result *decode_frames(runctx *rc, const st_case_ref *refs,
     p += used;
     left -= used;
   }
-  st__fill_info(&info, rc, &refs[c->index], c->index, n);
+  st__sched_info(sc, c->index, &info);
   r = st__case_result_new(info.scene, info.name, info.file, info.line,
                           info.platform, info.seed);
   if (r == NULL)
@@ -427,8 +419,8 @@ static st_case_result *decode_frames(runctx *rc, const st_case_ref *refs,
 }
 
 /* The finished child's case result, with its captured output attached. */
-static st_case_result *child_result(runctx *rc, const st_case_ref *refs,
-                                    size_t n, child *c, int status) {
+static st_case_result *child_result(const st__schedctx *sc, child *c,
+                                    int status) {
   st_case_result *r;
   bytes out;
   const char *prior;
@@ -436,7 +428,7 @@ static st_case_result *child_result(runctx *rc, const st_case_ref *refs,
   int own;
 
   read_frames(c);
-  r = decode_frames(rc, refs, n, c, clean, &own);
+  r = decode_frames(sc, c, clean, &own);
   if (r == NULL)
     return NULL;
   if (!own) {
@@ -480,11 +472,6 @@ static st_case_result *child_result(runctx *rc, const st_case_ref *refs,
   return r;
 }
 
-static int is_failure(const st_case_result *r) {
-  return r == NULL || st_case_result_status(r) == ST_CASE_FAIL ||
-         st_case_result_status(r) == ST_CASE_ERROR;
-}
-
 /* A pidfd of pid (close-on-exec), or -1 where the kernel has none. */
 static int pidfd_open_cloexec(pid_t pid) {
 #ifdef SYS_pidfd_open
@@ -495,12 +482,11 @@ static int pidfd_open_cloexec(pid_t pid) {
 #endif
 }
 
-static st_case_result *error_result(runctx *rc, const st_case_ref *refs,
-                                    size_t i, size_t n, const char *what,
-                                    int e) {
+static st_case_result *error_result(const st__schedctx *sc, size_t i,
+                                    const char *what, int e) {
   st_case_info info;
   st_case_result *r;
-  st__fill_info(&info, rc, &refs[i], i, n);
+  st__sched_info(sc, i, &info);
   r = st__case_result_new(info.scene, info.name, info.file, info.line,
                           info.platform, info.seed);
   if (r != NULL) {
@@ -514,9 +500,8 @@ static st_case_result *error_result(runctx *rc, const st_case_ref *refs,
 
 /* Forks the child of case i into c. Returns 0, or -1 with a result made
  * in *failed. */
-static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
-                       size_t n, child *c, child *all, size_t n_all,
-                       st_case_result **failed) {
+static int start_child(const st__schedctx *sc, size_t i, child *c,
+                       child *all, size_t n_all, st_case_result **failed) {
   int cp[2];
   pid_t pid, parent = getpid();
   size_t j;
@@ -524,11 +509,11 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
   /* The slot's result file, made by its first case (rewound after each). */
   if (c->res_fd < 0 &&
       (c->res_fd = memfd_create("scenetest-isolate", MFD_CLOEXEC)) < 0) {
-    *failed = error_result(rc, refs, i, n, "memfd_create", errno);
+    *failed = error_result(sc, i, "memfd_create", errno);
     return -1;
   }
   if (pipe2(cp, O_CLOEXEC) != 0) {
-    *failed = error_result(rc, refs, i, n, "pipe", errno);
+    *failed = error_result(sc, i, "pipe", errno);
     return -1;
   }
   c->index = i;
@@ -540,7 +525,7 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
   c->kill_at = 0;
   c->timed_out = 0;
   c->oom = 0;
-  c->timeout = case_timeout(rc, &refs[i]);
+  c->timeout = st__sched_timeout(sc, i);
   /* Buffered output would be written twice otherwise. */
   flush_stdio();
   pid = fork();
@@ -548,7 +533,7 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
     int e = errno;
     close(cp[1]);
     child_end(c);
-    *failed = error_result(rc, refs, i, n, "fork", e);
+    *failed = error_result(sc, i, "fork", e);
     return -1;
   }
   if (pid == 0) {
@@ -566,7 +551,7 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
           close(all[j].cap_w);
       }
     close(cp[0]);
-    child_main(rc, &refs[i], i, n, c->res_fd, cp[1]);
+    child_main(sc->rc, &sc->refs[i], i, sc->n, c->res_fd, cp[1]);
   }
   /* With a pidfd, the child's exit is what wakes us, once; we hold the
    * pipe's write end meanwhile, so that the pipe's end-of-file (which the
@@ -586,248 +571,285 @@ static int start_child(runctx *rc, const st_case_ref *refs, size_t i,
   return 0;
 }
 
-/* Case i is finished: marks it ready for its turn in the report and tells
- * the observers now (case_finish, in finish order: SPEC §6 --events). */
-static void finish(runctx *rc, const st_case_ref *refs, size_t n, size_t i,
-                   st_case_result *const *done, char *ready) {
-  ready[i] = 1;
-  if (done[i] != NULL) {
-    st_case_info info;
-    st__fill_info(&info, rc, &refs[i], i, n);
-    st__notify_finish(rc, &info, done[i]);
+/* ---- the scheduler ---------------------------------------------------- */
+
+/* The scheduler's state for one run. */
+typedef struct iso {
+  st__schedctx *sc;
+  unsigned jobs;
+  child *kids;           /* jobs slots */
+  st_case_result **done; /* by case: finished, not yet reported */
+  char *ready;           /* by case: finished */
+  struct pollfd *pf;     /* at most 2 per slot */
+  size_t *who;           /* pf[k] is kids[who[k]]'s */
+  void *block;           /* all of the above */
+  size_t next_start, next_report, running;
+  int stop;
+} iso;
+
+/* The bookkeeping in one block, in as few pages as it fits: the parent
+ * writes to it while children run. Ordered by alignment. */
+static st_status iso_init(iso *is, st__schedctx *sc, st_error *err) {
+  unsigned jobs = sc->rc->opts->jobs ? sc->rc->opts->jobs : 1;
+  size_t n = sc->n, i;
+
+  memset(is, 0, sizeof *is);
+  is->sc = sc;
+  is->jobs = jobs;
+  if (n > SIZE_MAX / 16 - 1)
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  is->block = calloc(1, jobs * sizeof *is->kids +
+                            2 * (size_t)jobs * sizeof *is->who +
+                            (n + 1) * sizeof *is->done +
+                            2 * (size_t)jobs * sizeof *is->pf + n + 1);
+  if (is->block == NULL)
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  is->kids = is->block;
+  is->who = (size_t *)(void *)(is->kids + jobs);
+  is->done = (st_case_result **)(void *)(is->who + 2 * (size_t)jobs);
+  is->pf = (struct pollfd *)(void *)(is->done + n + 1);
+  is->ready = (char *)(is->pf + 2 * (size_t)jobs);
+  for (i = 0; i < jobs; i++) {
+    is->kids[i].pid = -1;
+    is->kids[i].res_fd = is->kids[i].cap_fd = is->kids[i].cap_w =
+        is->kids[i].pid_fd = -1;
   }
+  return ST_OK;
 }
 
-static void report(runctx *rc, const st_case_ref *refs, size_t n, size_t i,
-                   st_case_result *r, st_run_result *run) {
-  st_case_info info;
-  size_t j;
-  st__fill_info(&info, rc, &refs[i], i, n);
-  if (r != NULL)
-    st__replay(rc, &info, r);
-  else
-    for (j = 0; j < rc->n_obs; j++)
-      if (rc->obs[j].case_begin)
-        rc->obs[j].case_begin(rc->obs[j].data, &info);
-  st__run_result_set(run, i, r);
-  for (j = 0; r != NULL && j < rc->n_obs; j++)
-    if (rc->obs[j].case_end)
-      rc->obs[j].case_end(rc->obs[j].data, &info, r);
-}
-
-st_status st__isolate_run_all(runctx *rc, const st_case_ref *refs, size_t n,
-                              st_run_result *run, st_error *err) {
-  unsigned jobs = rc->opts->jobs ? rc->opts->jobs : 1;
-  child *kids = NULL;
-  st_case_result **done = NULL;
-  char *ready = NULL;
-  struct pollfd *pf = NULL;
-  size_t *who = NULL;
-  void *block;
-  size_t next_start = 0, next_report = 0, running = 0, i;
-  int stop = 0;
-  st_status s = ST_OK;
-
-  /* The bookkeeping in one block, in as few pages as it fits: the parent
-   * writes to it while children run. Ordered by alignment. */
-  if (n > SIZE_MAX / 16 - 1) {
-    s = st_error_set(err, ST_ENOMEM, "out of memory");
-    return s;
-  }
-  block = calloc(1, jobs * sizeof *kids + 2 * (size_t)jobs * sizeof *who +
-                        (n + 1) * sizeof *done +
-                        2 * (size_t)jobs * sizeof *pf + n + 1);
-  if (block == NULL) {
-    s = st_error_set(err, ST_ENOMEM, "out of memory");
-    return s;
-  }
-  kids = block;
-  who = (size_t *)(void *)(kids + jobs);
-  done = (st_case_result **)(void *)(who + 2 * (size_t)jobs);
-  pf = (struct pollfd *)(void *)(done + n + 1);
-  ready = (char *)(pf + 2 * (size_t)jobs);
-  for (i = 0; i < jobs; i++) {
-    kids[i].pid = -1;
-    kids[i].res_fd = kids[i].cap_fd = kids[i].cap_w = kids[i].pid_fd = -1;
-  }
-
-  while (next_report < n) {
-    nfds_t nf = 0;
-    int timeout_ms = -1;
-    uint64_t now;
-
-    /* Report what is ready, in selection order. */
-    while (next_report < n && ready[next_report]) {
-      report(rc, refs, n, next_report, done[next_report], run);
-      done[next_report] = NULL;
-      next_report++;
-    }
-    if (next_report >= n)
-      break;
-
-    /* Start cases while there is room. */
-    while (running < jobs && next_start < n) {
-      size_t slot;
-      if (stop) {
-        st_case_info info;
-        st__fill_info(&info, rc, &refs[next_start], next_start, n);
-        done[next_start] = st__not_run(rc, &info);
-        finish(rc, refs, n, next_start, done, ready);
-        next_start++;
-        continue;
-      }
-      if (!must_isolate(rc, &refs[next_start])) {
-        /* A level-3 case under --timeout alone: in this process (its
-         * workers are what can be killed), once no child runs, so every
-         * child's deadline stays watched. */
-        if (running > 0)
-          break;
-        done[next_start] = st__run_one(rc, &refs[next_start], next_start, n,
-                                       0);
-        if (rc->opts->fail_fast && is_failure(done[next_start]))
-          stop = 1;
-        finish(rc, refs, n, next_start, done, ready);
-        next_start++;
-        continue;
-      }
-      for (slot = 0; slot < jobs && kids[slot].pid > 0; slot++)
-        ;
-      if (start_child(rc, refs, next_start, n, &kids[slot], kids, jobs,
-                      &done[next_start]) != 0) {
-        if (rc->opts->fail_fast)
-          stop = 1;
-        finish(rc, refs, n, next_start, done, ready);
-        next_start++;
-        continue;
-      }
-      running++;
-      next_start++;
-    }
-    if (running == 0)
-      continue;
-
-    /* Wait for output, results, exits or a deadline. */
-    now = st__now_ns();
-    for (i = 0; i < jobs; i++) {
-      child *c = &kids[i];
-      uint64_t due;
-      int ms;
-      if (c->pid <= 0)
-        continue;
-      if (c->cap_fd >= 0) {
-        pf[nf].fd = c->cap_fd;
-        pf[nf].events = POLLIN;
-        who[nf++] = i;
-      }
-      if (c->pid_fd >= 0 && !c->exited) {
-        pf[nf].fd = c->pid_fd;
-        pf[nf].events = POLLIN;
-        who[nf++] = i;
-      }
-      due = c->kill_at ? c->kill_at : c->deadline;
-      ms = -1;
-      if (c->pid_fd < 0 && c->cap_fd < 0)
-        ms = 1; /* the pipe at EOF: the child is exiting */
-      else if (c->pid_fd < 0 && c->timed_out && c->kill_at == 0)
-        ms = 20; /* killed; a grandchild may hold the pipe: look again */
-      else if (due != 0)
-        ms = due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
-      if (ms >= 0 && (timeout_ms < 0 || ms < timeout_ms))
-        timeout_ms = ms;
-    }
-    if (poll(pf, nf, timeout_ms) < 0 && errno != EINTR) {
-      s = st_error_set(err, ST_EINTERNAL, "poll: %s", strerror(errno));
-      goto out;
-    }
-    for (i = 0; i < nf; i++) {
-      child *c = &kids[who[i]];
-      if (pf[i].revents == 0)
-        continue;
-      if (pf[i].fd == c->pid_fd) {
-        c->exited = 1;
-      } else if (pf[i].fd == c->cap_fd) {
-        read_fd(&c->cap_fd, &c->line, &c->oom);
-        route_lines(c, c->cap_fd < 0);
-      }
-    }
-
-    now = st__now_ns();
-    for (i = 0; i < jobs; i++) {
-      child *c = &kids[i];
-      int status = 0;
-      pid_t w;
-      if (c->pid <= 0)
-        continue;
-      if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
-        c->timed_out = 1;
-        kill(c->pid, SIGTERM);
-        c->kill_at = now + KILL_GRACE_NS;
-      } else if (c->kill_at != 0 && now >= c->kill_at) {
-        kill(c->pid, SIGKILL);
-        c->kill_at = 0;
-        c->deadline = 0;
-      }
-      /* A child is done when it has exited; its pipe may still hold what
-       * it wrote last (drained before judging), its file holds its
-       * frames. With a pidfd, exit is what the pidfd says, and whatever
-       * the child's own children still hold does not keep the case. */
-      if (c->pid_fd >= 0) {
-        if (!c->exited)
-          continue;
-        w = waitpid(c->pid, &status, WNOHANG);
-        if (w == 0) {
-          c->exited = 0; /* not yet waitable: poll the pidfd again */
-          continue;
-        }
-      } else if (c->cap_fd >= 0) {
-        /* No pidfd: the pipe's end-of-file says the child is exiting. */
-        if (!c->timed_out)
-          continue;
-        /* Killed: do not wait for a grandchild that holds the pipe. */
-        w = waitpid(c->pid, &status, WNOHANG);
-        if (w != c->pid)
-          continue;
-      } else if (c->deadline != 0) {
-        /* The pipe at EOF: the child is exiting. Not a blocking wait, so
-         * a child that closed it and hangs still meets its deadline. */
-        w = waitpid(c->pid, &status, WNOHANG);
-        if (w == 0)
-          continue;
-      } else {
-        /* No deadline: a child that closed its pipe without exiting
-         * would hang its case as any hanging kernel does without
-         * --timeout; the usual child is already exiting. */
-        while ((w = waitpid(c->pid, &status, 0)) < 0 && errno == EINTR)
-          ;
-      }
-      if (c->cap_w >= 0) {
-        close(c->cap_w);
-        c->cap_w = -1;
-      }
-      if (c->cap_fd >= 0)
-        read_fd(&c->cap_fd, &c->line, &c->oom);
-      route_lines(c, 1);
-      done[c->index] = child_result(rc, refs, n, c, status);
-      if (rc->opts->fail_fast && is_failure(done[c->index]))
-        stop = 1;
-      finish(rc, refs, n, c->index, done, ready);
-      child_end(c);
-      running--;
-    }
-  }
-out:
-  for (i = 0; i < jobs; i++) {
-    if (kids[i].pid > 0) {
-      /* Only on an internal error: no child may outlive the run. */
+/* Kills what still runs (only after an internal error: no child may
+ * outlive the run) and frees everything. */
+static void iso_free(iso *is) {
+  size_t i;
+  for (i = 0; i < is->jobs; i++) {
+    if (is->kids[i].pid > 0) {
       int status;
-      kill(kids[i].pid, SIGKILL);
-      while (waitpid(kids[i].pid, &status, 0) < 0 && errno == EINTR)
+      kill(is->kids[i].pid, SIGKILL);
+      while (waitpid(is->kids[i].pid, &status, 0) < 0 && errno == EINTR)
         ;
     }
-    child_free(&kids[i]);
+    child_free(&is->kids[i]);
   }
-  for (i = 0; i < n; i++)
-    st_case_result_free(done[i]);
-  free(block);
+  for (i = 0; i < is->sc->n; i++)
+    st_case_result_free(is->done[i]);
+  free(is->block);
+}
+
+/* Case i is finished with result r: ready for its turn in the report, and
+ * the observers told now (case_finish, in finish order: SPEC §6
+ * --events). */
+static void iso_finish(iso *is, size_t i, st_case_result *r) {
+  is->done[i] = r;
+  is->ready[i] = 1;
+  if (st__sched_stops(is->sc, r))
+    is->stop = 1;
+  st__sched_finished(is->sc, i, r);
+}
+
+/* Reports what is ready, in selection order. */
+static void iso_report_ready(iso *is) {
+  while (is->next_report < is->sc->n && is->ready[is->next_report]) {
+    st__sched_report(is->sc, is->next_report, is->done[is->next_report],
+                     ST__REPORT_REPLAY);
+    is->done[is->next_report] = NULL;
+    is->next_report++;
+  }
+}
+
+/* Starts cases while there is room. */
+static void iso_start(iso *is) {
+  st__schedctx *sc = is->sc;
+  while (is->running < is->jobs && is->next_start < sc->n) {
+    size_t i = is->next_start, slot;
+    st_case_result *failed = NULL;
+    if (is->stop) {
+      iso_finish(is, i, st__sched_not_run(sc, i));
+      is->next_start++;
+      continue;
+    }
+    if (!must_isolate(sc, i)) {
+      /* A case whose executor owns its timeout, under --timeout alone: in
+       * this process (level 3: its workers are what can be killed), once
+       * no child runs, so every child's deadline stays watched. */
+      if (is->running > 0)
+        break;
+      iso_finish(is, i, st__case_run(sc->rc, &sc->refs[i], i, sc->n, NULL));
+      is->next_start++;
+      continue;
+    }
+    for (slot = 0; slot < is->jobs && is->kids[slot].pid > 0; slot++)
+      ;
+    if (start_child(sc, i, &is->kids[slot], is->kids, is->jobs, &failed) !=
+        0) {
+      /* The case errors (failed says why, or is NULL out of memory). */
+      iso_finish(is, i, failed);
+      if (sc->rc->opts->fail_fast)
+        is->stop = 1;
+      is->next_start++;
+      continue;
+    }
+    is->running++;
+    is->next_start++;
+  }
+}
+
+/* How long poll may sleep for child c (ms, -1 for ever). */
+static int child_wait_ms(const child *c, uint64_t now) {
+  uint64_t due = c->kill_at ? c->kill_at : c->deadline;
+  if (c->pid_fd < 0 && c->cap_fd < 0)
+    return 1; /* the pipe at EOF: the child is exiting */
+  if (c->pid_fd < 0 && c->timed_out && c->kill_at == 0)
+    return 20; /* killed; a grandchild may hold the pipe: look again */
+  if (due != 0)
+    return due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
+  return -1;
+}
+
+/* Waits for output, results, exits or a deadline, and takes in what
+ * came. */
+static st_status iso_wait(iso *is, st_error *err) {
+  nfds_t nf = 0;
+  int timeout_ms = -1;
+  uint64_t now = st__now_ns();
+  size_t i;
+
+  for (i = 0; i < is->jobs; i++) {
+    child *c = &is->kids[i];
+    int ms;
+    if (c->pid <= 0)
+      continue;
+    if (c->cap_fd >= 0) {
+      is->pf[nf].fd = c->cap_fd;
+      is->pf[nf].events = POLLIN;
+      is->who[nf++] = i;
+    }
+    if (c->pid_fd >= 0 && !c->exited) {
+      is->pf[nf].fd = c->pid_fd;
+      is->pf[nf].events = POLLIN;
+      is->who[nf++] = i;
+    }
+    ms = child_wait_ms(c, now);
+    if (ms >= 0 && (timeout_ms < 0 || ms < timeout_ms))
+      timeout_ms = ms;
+  }
+  if (poll(is->pf, nf, timeout_ms) < 0 && errno != EINTR)
+    return st_error_set(err, ST_EINTERNAL, "poll: %s", strerror(errno));
+  for (i = 0; i < nf; i++) {
+    child *c = &is->kids[is->who[i]];
+    if (is->pf[i].revents == 0)
+      continue;
+    if (is->pf[i].fd == c->pid_fd) {
+      c->exited = 1;
+    } else if (is->pf[i].fd == c->cap_fd) {
+      read_fd(&c->cap_fd, &c->line, &c->oom);
+      route_lines(c, c->cap_fd < 0);
+    }
+  }
+  return ST_OK;
+}
+
+/* A child past its deadline gets SIGTERM, then SIGKILL after the grace. */
+static void child_deadline(child *c, uint64_t now) {
+  if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
+    c->timed_out = 1;
+    kill(c->pid, SIGTERM);
+    c->kill_at = now + KILL_GRACE_NS;
+  } else if (c->kill_at != 0 && now >= c->kill_at) {
+    kill(c->pid, SIGKILL);
+    c->kill_at = 0;
+    c->deadline = 0;
+  }
+}
+
+/* 1 when child c has been waited for (its wait status in *status). A
+ * child is done when it has exited; its pipe may still hold what it wrote
+ * last (drained before judging), its file holds its frames. With a pidfd,
+ * exit is what the pidfd says, and whatever the child's own children
+ * still hold does not keep the case. */
+static int child_reaped(child *c, int *status) {
+  pid_t w;
+  if (c->pid_fd >= 0) {
+    if (!c->exited)
+      return 0;
+    w = waitpid(c->pid, status, WNOHANG);
+    if (w == 0) {
+      c->exited = 0; /* not yet waitable: poll the pidfd again */
+      return 0;
+    }
+  } else if (c->cap_fd >= 0) {
+    /* No pidfd: the pipe's end-of-file says the child is exiting. */
+    if (!c->timed_out)
+      return 0;
+    /* Killed: do not wait for a grandchild that holds the pipe. */
+    w = waitpid(c->pid, status, WNOHANG);
+    if (w != c->pid)
+      return 0;
+  } else if (c->deadline != 0) {
+    /* The pipe at EOF: the child is exiting. Not a blocking wait, so a
+     * child that closed it and hangs still meets its deadline. */
+    w = waitpid(c->pid, status, WNOHANG);
+    if (w == 0)
+      return 0;
+  } else {
+    /* No deadline: a child that closed its pipe without exiting would
+     * hang its case as any hanging kernel does without --timeout; the
+     * usual child is already exiting. */
+    while ((w = waitpid(c->pid, status, 0)) < 0 && errno == EINTR)
+      ;
+  }
+  return 1;
+}
+
+/* Enforces deadlines and collects the children that are done. */
+static void iso_reap(iso *is) {
+  uint64_t now = st__now_ns();
+  size_t i;
+  for (i = 0; i < is->jobs; i++) {
+    child *c = &is->kids[i];
+    int status = 0;
+    if (c->pid <= 0)
+      continue;
+    child_deadline(c, now);
+    if (!child_reaped(c, &status))
+      continue;
+    if (c->cap_w >= 0) {
+      close(c->cap_w);
+      c->cap_w = -1;
+    }
+    if (c->cap_fd >= 0)
+      read_fd(&c->cap_fd, &c->line, &c->oom);
+    route_lines(c, 1);
+    iso_finish(is, c->index, child_result(is->sc, c, status));
+    child_end(c);
+    is->running--;
+  }
+}
+
+static st_status isolate_run_all(st__schedctx *sc, st_error *err) {
+  iso is;
+  st_status s = iso_init(&is, sc, err);
+  if (s != ST_OK) {
+    free(is.block);
+    return s;
+  }
+  for (;;) {
+    iso_report_ready(&is);
+    if (is.next_report >= sc->n)
+      break;
+    iso_start(&is);
+    if (is.running == 0)
+      continue; /* what started is finished: report it */
+    s = iso_wait(&is, err);
+    if (s != ST_OK)
+      break;
+    iso_reap(&is);
+  }
+  iso_free(&is);
   return s;
 }
+
+const st__scheduler st__sched_isolate = {
+    .name = "isolate",
+    .fits = isolate_fits,
+    .run_all = isolate_run_all,
+};

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Level 3: a case's kernel runs on worker processes. This file owns the
- * level-3 phase sequence (args, golden, rehost, record, per round
+/* Level 3: a case's kernel runs on worker processes. This file is the
+ * level-3 executor (case/exec.h) and owns the level-3 phase sequence (args, golden, rehost, record, per round
  * reset/run/compare, release), the process's worker pools (one per run and
  * worker count, kept across cases, replaced when a worker dies or times
  * out) and the reduce_sum combination of per-block partials. The workers
@@ -17,14 +17,16 @@
 
 #include <scenetest/log.h>
 
-#include "case/level3/level3.h"
 #include "base/loadwatch.h"
-#include "ops/ops_impl.h"
 #include "base/pool.h"
-#include "case/level3/rehost.h"
+#include "case/case.h"
+#include "case/exec.h"
+#include "case/phase.h"
 #include "case/result.h"
-#include "case/runner_internal.h"
+#include "case/level3/level3.h"
+#include "case/level3/rehost.h"
 #include "case/level3/workers.h"
+#include "ops/ops_impl.h"
 
 typedef struct l3pool {
   unsigned long run;
@@ -32,6 +34,11 @@ typedef struct l3pool {
   st__wpool *wp;
   struct l3pool *next;
 } l3pool;
+
+/* This executor's word of st__runctx.exec_state: which pools are the
+ * run's (a number from next_run; 0 until the run's first level-3 case). */
+#define L3_SLOT 1
+#define RUN_OF(rc) ((rc)->exec_state[L3_SLOT])
 
 static pthread_mutex_t l3_lock = PTHREAD_MUTEX_INITIALIZER;
 static l3pool *pools;            /* guarded by: l3_lock */
@@ -63,13 +70,15 @@ static int any_pool(const l3pool *p, unsigned long run) {
   return 1;
 }
 
-void st__level3_teardown(runctx *rc) {
-  if (rc == NULL || rc->l3_run == 0)
+/* The run_end hook: ends the worker pools of rc's run, reaping every
+ * worker, and gives back the idle segments. */
+static void level3_run_end(st__runctx *rc) {
+  if (rc == NULL || RUN_OF(rc) == 0)
     return;
   pthread_mutex_lock(&l3_lock);
-  stop_pools(of_run, rc->l3_run);
+  stop_pools(of_run, RUN_OF(rc));
   pthread_mutex_unlock(&l3_lock);
-  rc->l3_run = 0;
+  RUN_OF(rc) = 0;
   st__seg_pool_drain();
 }
 
@@ -80,7 +89,9 @@ void st__level3_shutdown(void) {
   st__seg_pool_drain();
 }
 
-void st__level3_forget_after_fork(void) {
+/* The after_fork hook: the parent's pools and segments are its children
+ * and memory, not ours; forgets them without signalling or waiting. */
+static void level3_after_fork(st__runctx *rc) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   l3pool *p = pools;
   /* Written only if it differs: a page the child writes is a
@@ -96,17 +107,20 @@ void st__level3_forget_after_fork(void) {
   if (pools != NULL)
     pools = NULL;
   st__seg_pool_forget_after_fork();
+  /* The child's own pools, if it makes any, are of a run of its own. */
+  if (RUN_OF(rc) != 0)
+    RUN_OF(rc) = 0;
 }
 
 /* The pool of n workers for rc's run: the kept one if its workers are all
  * alive, else a new one. Pools of other runs are stopped first: their
  * workers hold another registry (and a run whose end was not signalled
  * must not leave them behind). Caller holds l3_lock. */
-static st__wpool *get_pool(runctx *rc, unsigned n, st_error *err) {
+static st__wpool *get_pool(st__runctx *rc, unsigned n, st_error *err) {
   l3pool *p, **pp;
-  if (rc->l3_run == 0)
-    rc->l3_run = next_run++;
-  stop_pools(not_of_run, rc->l3_run);
+  if (RUN_OF(rc) == 0)
+    RUN_OF(rc) = next_run++;
+  stop_pools(not_of_run, RUN_OF(rc));
   for (pp = &pools; (p = *pp) != NULL; pp = &p->next) {
     if (p->workers != n)
       continue;
@@ -126,7 +140,7 @@ static st__wpool *get_pool(runctx *rc, unsigned n, st_error *err) {
     free(p);
     return NULL;
   }
-  p->run = rc->l3_run;
+  p->run = RUN_OF(rc);
   p->workers = n;
   p->next = pools;
   pools = p;
@@ -149,7 +163,7 @@ static void drop_pool(st__wpool *wp) {
 
 /* The `loaded` list of a worker phase also names what the workers loaded
  * ("worker N: PATH", SPEC §3). */
-static void phase_end_workers(casectx *cc, const char *name, int round,
+static void phase_end_workers(st__casectx *cc, const char *name, int round,
                               uint64_t t0, st_phase_status status,
                               char **extra, size_t n_extra) {
   st__phase_end_ex(cc, name, round, t0, status, 0, extra, n_extra);
@@ -188,7 +202,8 @@ static int is_reduce(const char *op, const st__argset *a) {
          a->tensors[0].dtype != ST_DTYPE_BOOL;
 }
 
-static void fail_from(casectx *cc, const st__wresult *wr, const char *what) {
+static void fail_from(st__casectx *cc, const st__wresult *wr,
+                      const char *what) {
   if (wr->status == ST_ESKIP)
     st__case_result_set_status(cc->res, ST_CASE_SKIP, "%s",
                                wr->message[0] ? wr->message
@@ -200,133 +215,172 @@ static void fail_from(casectx *cc, const st__wresult *wr, const char *what) {
                                wr->message);
 }
 
-void st__run_level3(casectx *cc, const st_scene *scene, size_t ci) {
-  const st_run_options *opts = cc->run->opts;
-  const st__case *k = &scene->cases[ci];
+/* A level-3 case between its phases. */
+typedef struct l3case {
   st__casedata d;
   st__rehost rh;
   st__wcase wc;
-  st__wresult wr;
   st__wpool *wp;
-  st__seg *scratch = NULL;
-  st_error err;
-  st_phase_status ps;
-  uint64_t t0, deadline = 0;
-  double timeout = k->timeout > 0 ? k->timeout : opts->timeout;
-  unsigned n = scene->workers ? scene->workers : 2, r, cores;
-  int rehosted = 0, reduce = 0;
-  char *text = NULL;
-  size_t len = 0;
+  st__seg *scratch; /* reduce_sum's block partials, or NULL */
+  uint64_t deadline; /* 0: none */
+  double timeout;
+  unsigned workers;
+  int reduce;
+} l3case;
 
-  memset(&d, 0, sizeof d);
-  memset(&rh, 0, sizeof rh);
+/* rehost: the tensors into shared segments, and the case onto the workers
+ * (they map the segments). Returns 1 when rehosted; a failed rehost rolls
+ * back what it made itself, LIFO, and release does not run for it. */
+static int rehost_phase(st__casectx *cc, const st_scene *scene, l3case *c) {
+  const st_run_options *opts = cc->run->opts;
+  st__wresult wr;
+  st_error err;
+  st_phase_status ps = ST_PHASE_OK;
+  uint64_t t0;
+  unsigned cores;
+
   memset(&wr, 0, sizeof wr);
   st_error_clear(&err);
-  if (timeout > 0)
-    deadline = st__now_ns() + (uint64_t)(timeout * 1e9);
-
-  pthread_mutex_lock(&l3_lock);
-  /* Eagerly, before args: the field's pool starts its processes before a
-   * case's arguments exist, which is why they must be rehosted. */
-  wp = get_pool(cc->run, n, &err);
-  if (wp == NULL) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "cannot start %u level-3 workers: %s", n,
-                               err.message);
-    goto out;
-  }
-  if (!st__case_prepare(cc, scene, ci, &d))
-    goto out;
-
-  /* rehost: the tensors into shared segments, and the case onto the
-   * workers (they map the segments). */
   st__phase_begin(cc, "rehost", -1);
   t0 = st__now_ns();
-  ps = ST_PHASE_OK;
-  reduce = is_reduce(scene->kernel, &d.args);
-  memset(&wc, 0, sizeof wc);
-  wc.op = scene->kernel;
-  wc.backend = opts->platform;
-  wc.args = &d.args;
-  wc.rh = &rh;
+  c->reduce = is_reduce(scene->kernel, &c->d.args);
+  memset(&c->wc, 0, sizeof c->wc);
+  c->wc.op = scene->kernel;
+  c->wc.backend = opts->platform;
+  c->wc.args = &c->d.args;
+  c->wc.rh = &c->rh;
   cores = st__ncores();
-  wc.max_threads = cores / n ? cores / n : 1;
-  if (st__rehost_args(&d.args, &rh, &err) != ST_OK) {
+  c->wc.max_threads = cores / c->workers ? cores / c->workers : 1;
+  if (st__rehost_args(&c->d.args, &c->rh, &err) != ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
     ps = ST_PHASE_ERROR;
   }
-  if (ps == ST_PHASE_OK && reduce) {
-    size_t numel = d.args.tensors[0].numel;
-    wc.reduce = 1;
-    wc.n_blocks = numel / ST__REDUCE_BLOCK + (numel % ST__REDUCE_BLOCK != 0);
-    if (wc.n_blocks > 0 &&
-        st__seg_acquire(wc.n_blocks * 8, &scratch, &err) != ST_OK) {
+  if (ps == ST_PHASE_OK && c->reduce) {
+    size_t numel = c->d.args.tensors[0].numel;
+    c->wc.reduce = 1;
+    c->wc.n_blocks =
+        numel / ST__REDUCE_BLOCK + (numel % ST__REDUCE_BLOCK != 0);
+    if (c->wc.n_blocks > 0 &&
+        st__seg_acquire(c->wc.n_blocks * 8, &c->scratch, &err) != ST_OK) {
       st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
       ps = ST_PHASE_ERROR;
     }
-    wc.scratch = scratch;
+    c->wc.scratch = c->scratch;
   }
   if (ps == ST_PHASE_OK) {
-    st__wpool_map(wp, &wc, deadline, timeout, &wr);
+    st__wpool_map(c->wp, &c->wc, c->deadline, c->timeout, &wr);
     if (wr.status != ST_OK) {
       fail_from(cc, &wr, "rehost");
       ps = ST_PHASE_ERROR;
     }
   }
   if (ps == ST_PHASE_OK) {
-    st__rehost_commit(&rh, &d.args);
-    rehosted = 1;
+    st__rehost_commit(&c->rh, &c->d.args);
   } else {
-    /* A failed rehost rolls back what it made itself, LIFO; release does
-     * not run for it. */
-    st__seg_release(scratch);
-    scratch = NULL;
-    st__rehost_release(&rh, &d.args);
+    st__seg_release(c->scratch);
+    c->scratch = NULL;
+    st__rehost_release(&c->rh, &c->d.args);
   }
   phase_end_workers(cc, "rehost", -1, t0, ps, wr.loaded, wr.n_loaded);
   st__wresult_free(&wr);
-  if (!rehosted)
-    goto out;
+  return ps == ST_PHASE_OK;
+}
 
-  st__case_record(cc);
-  for (r = 0; r < d.rounds; r++) {
-    t0 = st__case_run_begin(cc, &d, r);
+/* The rounds: reset (from the second on), run on the workers, compare. */
+static void run_rounds(st__casectx *cc, l3case *c) {
+  st__wresult wr;
+  st_phase_status ps;
+  uint64_t t0;
+  unsigned r;
+
+  memset(&wr, 0, sizeof wr);
+  for (r = 0; r < c->d.rounds; r++) {
+    t0 = st__case_run_begin(cc, &c->d, r);
     ps = ST_PHASE_OK;
-    st__wpool_run(wp, r, deadline, timeout, &wr);
+    st__wpool_run(c->wp, r, c->deadline, c->timeout, &wr);
     if (wr.status == ST_OK) {
-      if (reduce)
-        combine_partials(&d.args.tensors[1], scratch ? scratch->map : NULL,
-                         wc.n_blocks);
+      if (c->reduce)
+        combine_partials(&c->d.args.tensors[1],
+                         c->scratch ? c->scratch->map : NULL,
+                         c->wc.n_blocks);
     } else {
       fail_from(cc, &wr, "kernel");
       ps = wr.status == ST_ESKIP ? ST_PHASE_SKIP : ST_PHASE_ERROR;
     }
     phase_end_workers(cc, "run", (int)r, t0, ps, wr.loaded, wr.n_loaded);
     st__wresult_free(&wr);
-    if (ps != ST_PHASE_OK || !st__case_compare(cc, &d, r))
+    if (ps != ST_PHASE_OK || !st__case_compare(cc, &c->d, r))
       break;
   }
+}
 
-  /* release: after every case whose rehost succeeded, whatever happened
-   * since; the last made goes first. */
+/* release: after every case whose rehost succeeded, whatever happened
+ * since; the last made goes first. */
+static void release_phase(st__casectx *cc, l3case *c) {
+  uint64_t t0;
   st__phase_begin(cc, "release", -1);
   t0 = st__now_ns();
-  st__seg_release(scratch);
-  scratch = NULL;
-  st__rehost_release(&rh, &d.args);
+  st__seg_release(c->scratch);
+  c->scratch = NULL;
+  st__rehost_release(&c->rh, &c->d.args);
   st__phase_end(cc, "release", -1, t0, ST_PHASE_OK, 0);
+}
+
+/* The run hook: args, golden, rehost, record, rounds of reset/run/compare
+ * with the kernel on the workers, release. */
+static void level3_run(st__casectx *cc, const st_scene *scene, size_t ci) {
+  const st__case *k = &scene->cases[ci];
+  l3case c;
+  st_error err;
+  char *text = NULL;
+  size_t len = 0;
+
+  memset(&c, 0, sizeof c);
+  st_error_clear(&err);
+  c.timeout = k->timeout > 0 ? k->timeout : cc->run->opts->timeout;
+  c.workers = scene->workers ? scene->workers : 2;
+  if (c.timeout > 0)
+    c.deadline = st__now_ns() + (uint64_t)(c.timeout * 1e9);
+
+  pthread_mutex_lock(&l3_lock);
+  /* Eagerly, before args: the field's pool starts its processes before a
+   * case's arguments exist, which is why they must be rehosted. */
+  c.wp = get_pool(cc->run, c.workers, &err);
+  if (c.wp == NULL) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "cannot start %u level-3 workers: %s",
+                               c.workers, err.message);
+    goto out;
+  }
+  if (!st__case_prepare(cc, scene, ci, &c.d))
+    goto out;
+  if (!rehost_phase(cc, scene, &c))
+    goto out;
+  st__case_record(cc);
+  run_rounds(cc, &c);
+  release_phase(cc, &c);
 
 out:
-  if (wp != NULL) {
-    st__wpool_take_output(wp, &text, &len);
+  if (c.wp != NULL) {
+    st__wpool_take_output(c.wp, &text, &len);
     if (text != NULL)
       st__case_result_set_output(cc->res, text, len);
     free(text);
     /* A dead or killed pool is reaped now, so no zombie outlives the
      * case; the next case starts a new one. */
-    if (st__wpool_broken(wp))
-      drop_pool(wp);
+    if (st__wpool_broken(c.wp))
+      drop_pool(c.wp);
   }
   pthread_mutex_unlock(&l3_lock);
-  st__casedata_free(&d);
+  st__casedata_free(&c.d);
 }
+
+const st__executor st__exec_level3 = {
+    .name = "level3",
+    /* Forks its workers; kills them at the case's deadline. */
+    .flags = ST__EXEC_FORKS | ST__EXEC_OWNS_TIMEOUT,
+    .slot = L3_SLOT,
+    .run = level3_run,
+    .run_end = level3_run_end,
+    .after_fork = level3_after_fork,
+};

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* One case (case.h): the steps its executors share (args and golden,
+ * record, reset, compare; an op call validated and mapped to a phase
+ * status) and running the case from its first phase to its result, with
+ * the check that its autoload record did not become stale. Which code
+ * runs the kernel is the case's executor's (case/exec.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <scenetest/log.h>
+#include <scenetest/record.h>
+
+#include "case/args.h"
+#include "case/case.h"
+#include "case/compare.h"
+#include "case/exec.h"
+#include "case/phase.h"
+#include "case/result.h"
+#include "scene/scene.h"
+
+void st__call_init(st_op_call *call, const char *op, const char *backend,
+                      st__argset *set, unsigned max_threads) {
+  memset(call, 0, sizeof *call);
+  call->op = op;
+  call->backend = backend;
+  call->tensors = set->tensors;
+  call->n_tensors = set->n_tensors;
+  call->scalars = set->scalars;
+  call->n_scalars = set->n_scalars;
+  call->shard_index = 0;
+  call->shard_count = 1;
+  call->max_threads = max_threads;
+}
+
+/* Validates and calls fn; maps the outcome to a phase status and, on
+ * failure, the case's status and message (prefixed with what). */
+st_phase_status st__dispatch(st__casectx *cc, st_op_fn fn, st_op_call *call,
+                                const char *what) {
+  st_status rc = st_op_check(call);
+  if (rc == ST_OK)
+    rc = fn(call);
+  if (rc == ST_OK)
+    return ST_PHASE_OK;
+  if (rc == ST_ESKIP) {
+    st__case_result_set_status(cc->res, ST_CASE_SKIP, "%s",
+                               call->message[0] ? call->message
+                                                : "kernel declined the case");
+    return ST_PHASE_SKIP;
+  }
+  st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s: %s", what,
+                             call->message[0] ? call->message
+                                              : st_status_str(rc));
+  return ST_PHASE_ERROR;
+}
+
+st_phase_status st__compare_all(st__casectx *cc, const st__plan *plan,
+                                   const st__argset *args,
+                                   const st__argset *gold,
+                                   const st__argset *init) {
+  char msg[1024];
+  size_t i, mismatches = 0;
+  for (i = 0; i < args->n_tensors; i++) {
+    const st__rarg *ra = &plan->args[i];
+    st_status rc;
+    if (args->tensors[i].role == ST_ROLE_INPUT)
+      rc = st__compare_exact(&args->tensors[i], &init->tensors[i], msg,
+                             sizeof msg);
+    else if (ra->compare)
+      rc = st__compare_close(&args->tensors[i], &gold->tensors[i], ra->rtol,
+                             ra->atol, msg, sizeof msg);
+    else
+      continue;
+    if (rc != ST_OK) {
+      /* The first mismatch is the message; the status says there were
+       * more. */
+      st__case_result_set_status(cc->res, ST_CASE_FAIL, "%s", msg);
+      mismatches++;
+    }
+  }
+  return mismatches ? ST_PHASE_FAIL : ST_PHASE_OK;
+}
+
+/* After the case: a watched module loaded after the record makes it
+ * stale. */
+static void check_record(st__casectx *cc) {
+  size_t i, n = st_case_result_event_count(cc->res);
+  int after = 0;
+  for (i = 0; i < n; i++) {
+    const st_event *ev = st_case_result_event(cc->res, i);
+    const char *module = NULL;
+    char msg[1536];
+    if (strcmp(ev->name, "record") == 0) {
+      after = 1;
+      continue;
+    }
+    if (!after || strcmp(ev->name, "load") != 0 ||
+        !st_watch_match(cc->run->watch, cc->run->n_watch, ev->object,
+                        &module))
+      continue;
+    snprintf(msg, sizeof msg,
+             "autoload record is stale: watched module '%s' (%s) was loaded "
+             "during phase '%s' after the record",
+             module, ev->object, ev->phase);
+    st_log(ST_LOG_WARNING, "%s::%s: %s", cc->info.scene, cc->info.name, msg);
+    if (!st_case_result_record_stale(cc->res)) {
+      st__case_result_set_record_stale(cc->res, 1);
+      if (cc->run->opts->strict_record &&
+          st_case_result_status(cc->res) != ST_CASE_ERROR)
+        st__case_result_override(cc->res, ST_CASE_ERROR, msg);
+    }
+  }
+}
+
+void st__casedata_free(st__casedata *d) {
+  st__argset_free(&d->gold);
+  st__argset_free(&d->init);
+  st__argset_free(&d->args);
+  st__plan_free(&d->plan);
+}
+
+int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
+                     st__casedata *d) {
+  const st_run_options *opts = cc->run->opts;
+  const st__case *k = &scene->cases[ci];
+  st_error err;
+  st_op_call call;
+  st_op_fn golden = NULL;
+  st_phase_status ps = ST_PHASE_OK;
+  st_status rs;
+  uint64_t t0;
+
+  memset(d, 0, sizeof *d);
+  st_error_clear(&err);
+  /* --skip-golden > the case's skip_golden > the scene's. */
+  d->skip_golden = opts->skip_golden      ? 1
+                   : k->skip_golden >= 0 ? k->skip_golden
+                                         : scene->skip_golden;
+  d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
+
+  /* args: the load already enforced the byte cap for every case. */
+  st__phase_begin(cc, "args", -1);
+  t0 = st__now_ns();
+  st_error_list perr;
+  st_error_list_init(&perr);
+  rs = st__plan_resolve(scene, ci, UINT64_MAX, &d->plan, &perr);
+  if (rs != ST_OK && rs != ST_ENOMEM && perr.count > 0)
+    st_error_set(&err, ST_ELOAD, "%s", perr.items[0].message);
+  st_error_list_free(&perr);
+  if (rs != ST_OK) {
+    /* The files of `file:` inits are checked again here: what the
+     * resolution says (the file changed, is no longer a regular file) is
+     * the message. */
+    if (rs == ST_ENOMEM)
+      st_error_set(&err, ST_ENOMEM, "out of memory resolving the case");
+    else if (err.code == ST_OK)
+      st_error_set(&err, ST_ELOAD, "cannot resolve the case's arguments");
+    ps = ST_PHASE_ERROR;
+  } else if (st__args_build(&d->plan, opts->seed, &d->args, &err) != ST_OK ||
+             st__argset_clone(&d->args, &d->init) != ST_OK) {
+    if (err.code == ST_OK)
+      st_error_set(&err, ST_ENOMEM, "out of memory building arguments");
+    ps = ST_PHASE_ERROR;
+  }
+  if (ps != ST_PHASE_OK)
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: %s",
+                               err.message);
+  st__phase_end(cc, "args", -1, t0, ps, 0);
+  if (ps != ST_PHASE_OK)
+    return 0;
+  if (d->skip_golden)
+    return 1;
+
+  /* golden: on the reference backend, on a copy of the initial args. The
+   * record comes after it because golden may load libraries lazily. */
+  st__phase_begin(cc, "golden", -1);
+  t0 = st__now_ns();
+  st_error_clear(&err);
+  if (st_registry_lookup(cc->run->reg, scene->golden, ST_BACKEND_REFERENCE,
+                         ST_LOOKUP_GOLDEN, &golden, &err) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
+    ps = ST_PHASE_ERROR;
+  } else if (st__argset_clone(&d->init, &d->gold) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "golden: out of memory");
+    ps = ST_PHASE_ERROR;
+  } else {
+    st__call_init(&call, scene->golden, ST_BACKEND_REFERENCE, &d->gold,
+                  cc->run->golden_threads);
+    ps = st__dispatch(cc, golden, &call, "golden");
+    if (ps == ST_PHASE_SKIP) {
+      /* The reference backend cannot decline: that is an error. */
+      st__case_result_override(cc->res, ST_CASE_ERROR,
+                               "golden declined the case");
+      ps = ST_PHASE_ERROR;
+    }
+  }
+  st__phase_end(cc, "golden", -1, t0, ps, 0);
+  return ps == ST_PHASE_OK;
+}
+
+void st__case_record(st__casectx *cc) {
+  uint64_t t0;
+  int emitted;
+  /* After the last phase that may load a watched module (golden, rehost),
+   * before the first run. */
+  st__phase_begin(cc, "record", -1);
+  t0 = st__now_ns();
+  emitted = st_record_emit(cc->run->watch, cc->run->n_watch);
+  st__phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
+}
+
+static void case_reset(st__casectx *cc, st__casedata *d, unsigned round) {
+  uint64_t t0;
+  /* Later rounds start from the initial outputs again. */
+  st__phase_begin(cc, "reset", (int)round);
+  t0 = st__now_ns();
+  st__argset_copy_data(&d->args, &d->init, 1);
+  st__phase_end(cc, "reset", (int)round, t0, ST_PHASE_OK, 0);
+}
+
+uint64_t st__case_run_begin(st__casectx *cc, st__casedata *d, unsigned round) {
+  if (round > 0)
+    case_reset(cc, d, round);
+  st__phase_begin(cc, "run", (int)round);
+  return st__now_ns();
+}
+
+int st__case_compare(st__casectx *cc, st__casedata *d, unsigned round) {
+  uint64_t t0;
+  st_phase_status ps;
+  if (d->skip_golden)
+    return 1;
+  st__phase_begin(cc, "compare", (int)round);
+  t0 = st__now_ns();
+  ps = st__compare_all(cc, &d->plan, &d->args, &d->gold, &d->init);
+  st__phase_end(cc, "compare", (int)round, t0, ps, 0);
+  return ps == ST_PHASE_OK;
+}
+
+void st__case_info_fill(st_case_info *info, const st__runctx *rc,
+                        const st_case_ref *ref, size_t i, size_t n) {
+  memset(info, 0, sizeof *info);
+  info->scene = ref->scene->name;
+  info->name = ref->scene->cases[ref->index].name;
+  info->file = ref->scene->file;
+  info->line = ref->scene->cases[ref->index].line;
+  info->platform = rc->opts->platform;
+  info->seed = rc->opts->seed;
+  info->index = i;
+  info->total = n;
+}
+
+st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
+                             size_t index, size_t total,
+                             const st_observer *live) {
+  const st_scene *scene = ref->scene;
+  st__casectx cc;
+  uint64_t t0 = st__now_ns();
+
+  memset(&cc, 0, sizeof cc);
+  cc.run = rc;
+  cc.live = live;
+  st__case_info_fill(&cc.info, rc, ref, index, total);
+  cc.res = st__case_result_new(cc.info.scene, cc.info.name, cc.info.file,
+                               cc.info.line, cc.info.platform,
+                               cc.info.seed);
+  if (cc.res == NULL)
+    return NULL;
+  st__case_result_set_pid(cc.res, (long)getpid());
+  if (live != NULL && live->case_begin != NULL)
+    live->case_begin(live->data, &cc.info);
+  st__executor_for(scene)->run(&cc, scene, ref->index);
+  check_record(&cc);
+  if (cc.oom)
+    st__case_result_set_status(cc.res, ST_CASE_ERROR,
+                               "out of memory recording events");
+  st__case_result_set_duration(cc.res, st__now_ns() - t0);
+  return cc.res;
+}

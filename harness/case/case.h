@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* One case: the contexts a case runs in (what it borrows from its run,
+ * what it builds up itself), the steps its executors share (args and
+ * golden, record, reset before a round's run, compare), and running one
+ * case from its first phase to its result. The scheduling of many cases is
+ * run/'s; where a case's kernel runs is its executor's (case/exec.h). */
+#ifndef SCENETEST_HARNESS_CASE_H
+#define SCENETEST_HARNESS_CASE_H
+
+#include <scenetest/record.h>
+#include <scenetest/run.h>
+
+#include "case/args.h"
+#include "scene/scene.h"
+
+/* How many executors may keep per-run state (st__executor.slot). */
+#define ST__EXEC_SLOTS 4
+
+/* What a case borrows from its run. Set up by run/ (run_setup); a case
+ * only reads it, but for exec_state. */
+typedef struct st__runctx {
+  const st_run_options *opts; /* borrowed from the caller */
+  st_registry *reg;           /* borrowed: the caller's or the run's */
+  st_watch *watch;            /* the parsed --watch list, the run's */
+  size_t n_watch;
+  unsigned golden_threads;
+  /* One word per executor (its slot) for what it keeps as long as the run
+   * (level 3: which worker pools are the run's); 0 until its first case.
+   * Written by that executor's hooks only (case/exec.h says when). */
+  unsigned long exec_state[ST__EXEC_SLOTS];
+} st__runctx;
+
+/* One case while it runs. Thread-safety: one thread per case. */
+typedef struct st__casectx {
+  st__runctx *run;
+  st_case_info info;
+  st_case_result *res;
+  /* Told as phases happen (case_begin, phase_begin, phase_end), or NULL:
+   * the case is only recorded, its events replayed later. Borrowed. */
+  const st_observer *live;
+  int oom;
+} st__casectx;
+
+/* What a case holds between its phases. */
+typedef struct st__casedata {
+  st__plan plan;
+  st__argset args; /* what the kernel runs on */
+  st__argset init; /* the initial bytes: reset and inputs-unchanged */
+  st__argset gold; /* golden's results (empty under skip_golden) */
+  int skip_golden;
+  unsigned rounds;
+} st__casedata;
+
+/* Fills the info of case i of n. */
+void st__case_info_fill(st_case_info *info /* OUT */,
+                        const st__runctx *rc /* IN */,
+                        const st_case_ref *ref /* IN */, size_t i, size_t n);
+
+/* Runs one case in this thread, its kernel where its executor runs it:
+ * the result with its status, events and duration, or NULL when out of
+ * memory (the caller's, st_case_result_free). live: see st__casectx.
+ * Thread-safety: any thread for a case whose executor does not fork
+ * (ST__EXEC_FORKS); else the scheduling thread, with no other case
+ * running. */
+st_case_result *st__case_run(st__runctx *rc /* IN/OUT: exec_state */,
+                             const st_case_ref *ref /* IN */, size_t index,
+                             size_t total,
+                             const st_observer *live /* IN, or NULL */);
+
+/* The steps every executor's `run` is made of, in this order:
+ * st__case_prepare (args, golden), st__case_record, then per round
+ * st__case_run_begin (reset, begin `run`), the executor's kernel call and
+ * st__phase_end of `run`, st__case_compare. */
+
+/* Runs the `args` and (unless skipped) `golden` phases into *d. Returns 1
+ * if the case may go on; else the case's status is set. Either way free d
+ * with st__casedata_free. */
+int st__case_prepare(st__casectx *cc /* IN/OUT */,
+                     const st_scene *scene /* IN */, size_t ci,
+                     st__casedata *d /* OUT */);
+/* Accepts a zeroed d. */
+void st__casedata_free(st__casedata *d /* IN/OUT */);
+/* The `record` phase. */
+void st__case_record(st__casectx *cc /* IN/OUT */);
+/* Begins round's `run` phase; from round 1 on, after a `reset` phase that
+ * puts the outputs back to their initial bytes. Returns the run phase's
+ * start time, for st__phase_end. */
+uint64_t st__case_run_begin(st__casectx *cc /* IN/OUT */,
+                            st__casedata *d /* IN/OUT */, unsigned round);
+/* The `compare` phase of round (nothing under skip_golden). Returns 1 if
+ * the case may go on. */
+int st__case_compare(st__casectx *cc /* IN/OUT */,
+                     st__casedata *d /* IN */, unsigned round);
+
+/* Prepares an op call over set (shard 0 of 1). */
+void st__call_init(st_op_call *call /* OUT */, const char *op /* IN */,
+                   const char *backend /* IN */,
+                   st__argset *set /* IN: borrowed by call */,
+                   unsigned max_threads);
+/* Validates (st_op_check) and calls fn; maps the outcome to a phase status
+ * and, on failure, sets the case's status and message (prefixed with
+ * what). */
+st_phase_status st__dispatch(st__casectx *cc /* IN/OUT */, st_op_fn fn,
+                             st_op_call *call /* IN/OUT */,
+                             const char *what /* IN */);
+/* Compares outputs with golden (allclose, per-tensor tolerances) and inputs
+ * with their initial bytes; on mismatch sets the case to fail. */
+st_phase_status st__compare_all(st__casectx *cc /* IN/OUT */,
+                                const st__plan *plan /* IN */,
+                                const st__argset *args /* IN */,
+                                const st__argset *gold /* IN */,
+                                const st__argset *init /* IN */);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Executors: where a case's kernel runs, one table of hooks each (as
+ * libuv hands work across a layer in struct uv__work and curl puts each
+ * TLS backend behind struct Curl_ssl). The case picks its executor
+ * (st__executor_for); a scheduler (run/) asks only the flags and the
+ * run-wide hooks, so no scheduler names a level.
+ *
+ *   inproc (case/inproc.c)         level 2: the kernel is called in
+ *                                  this thread
+ *   level3 (case/level3/level3.c)  level 3: the kernel runs on worker
+ *                                  processes, on rehosted tensors
+ *
+ * The table itself is case/exec.c, the one case/ file that includes
+ * case/level3/ (tests/layers_check.py holds it to that). */
+#ifndef SCENETEST_HARNESS_EXEC_H
+#define SCENETEST_HARNESS_EXEC_H
+
+#include "case/case.h"
+
+enum {
+  /* Its `run` forks processes: only from the scheduling thread, and only
+   * while no other case (and so no thread pool) runs (SPEC §9). */
+  ST__EXEC_FORKS = 1u << 0,
+  /* Its `run` enforces the case's timeout itself (its kernel runs where
+   * it can be killed), so no scheduler needs to isolate the case for its
+   * timeout's sake. */
+  ST__EXEC_OWNS_TIMEOUT = 1u << 1,
+};
+
+typedef struct st__executor {
+  const char *name;
+  unsigned flags; /* ST__EXEC_* */
+  /* Its word of st__runctx.exec_state, < ST__EXEC_SLOTS. */
+  unsigned slot;
+  /* Runs the case's phases, args to the last, into cc->res (status,
+   * events); the caller made the result and judges the record after.
+   * Thread-safety: as st__case_run. */
+  void (*run)(st__casectx *cc /* IN/OUT */, const st_scene *scene /* IN */,
+              size_t ci);
+  /* The run is over (or a forked child that ran one case is about to
+   * exit): ends what the executor kept for rc's run. Accepts a run that
+   * had none of its cases. May be NULL. Thread-safety: the scheduling
+   * thread, after every case finished. */
+  void (*run_end)(st__runctx *rc /* IN/OUT */);
+  /* In a child forked from the scheduling thread to run cases itself:
+   * forgets what the parent kept (its processes, its memory), without
+   * signalling or waiting for any of it. May be NULL. */
+  void (*after_fork)(st__runctx *rc /* IN/OUT */);
+} st__executor;
+
+/* The in-process executor (case/inproc.c). */
+extern const st__executor st__exec_inproc;
+
+/* The executor of the scene's cases. Thread-safety: any thread. */
+const st__executor *st__executor_for(const st_scene *scene /* IN */);
+/* Every executor's run_end, for rc's run. */
+void st__executors_run_end(st__runctx *rc /* IN/OUT */);
+/* Every executor's after_fork, in a forked child. */
+void st__executors_after_fork(st__runctx *rc /* IN/OUT */);
+
+#endif

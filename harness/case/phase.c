@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* The phase primitives (phase.h): the begin and end of every phase of a
+ * case, whichever executor runs it: the event with its duration and the
+ * objects loaded during it, the `load` events, the TIMING log line, and
+ * the live observer's callbacks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <scenetest/log.h>
+
+#include "base/loadwatch.h"
+#include "case/phase.h"
+#include "case/result.h"
+
+uint64_t st__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void st__phase_begin(st__casectx *cc, const char *name, int round) {
+  if (cc->live != NULL && cc->live->phase_begin != NULL)
+    cc->live->phase_begin(cc->live->data, &cc->info, name, round);
+}
+
+static void notify_phase_end(st__casectx *cc, const st_event *ev) {
+  if (cc->live != NULL && cc->live->phase_end != NULL)
+    cc->live->phase_end(cc->live->data, &cc->info, ev);
+}
+
+static void add_event(st__casectx *cc, const st_event *ev) {
+  if (st__case_result_add_event(cc->res, ev) != ST_OK)
+    cc->oom = 1;
+}
+
+static void log_phase(const st__casectx *cc, const st_event *ev) {
+  char round[24];
+  if (!st_log_enabled(ST_LOG_TIMING))
+    return;
+  if (ev->round < 0)
+    snprintf(round, sizeof round, "-");
+  else
+    snprintf(round, sizeof round, "%d", ev->round);
+  st_log(ST_LOG_TIMING,
+         "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
+         "status=%s",
+         (long)getpid(), cc->info.scene, cc->info.name, ev->name, round,
+         (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status));
+}
+
+void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,
+                      st_phase_status status, int emitted,
+                      char *const *extra, size_t n_extra) {
+  uint64_t t1 = st__now_ns();
+  char **own = NULL;
+  const char **all = NULL;
+  size_t n_own = 0, i;
+  st_event ev;
+
+  if (st__loadwatch_poll(&own, &n_own) != ST_OK)
+    cc->oom = 1;
+  if (n_own + n_extra > 0) {
+    all = calloc(n_own + n_extra, sizeof *all);
+    if (all == NULL) {
+      cc->oom = 1;
+      n_own = n_extra = 0;
+    } else {
+      for (i = 0; i < n_own; i++)
+        all[i] = own[i];
+      for (i = 0; i < n_extra; i++)
+        all[n_own + i] = extra[i];
+    }
+  }
+  memset(&ev, 0, sizeof ev);
+  ev.name = name;
+  ev.round = round;
+  ev.start_ns = t0;
+  ev.dur_ns = t1 - t0;
+  ev.status = status;
+  ev.loaded = all;
+  ev.n_loaded = n_own + n_extra;
+  ev.emitted = emitted;
+  add_event(cc, &ev);
+  log_phase(cc, &ev);
+  notify_phase_end(cc, &ev);
+  /* A `load` event only for what this process loaded: what workers loaded
+   * is not in its address space and cannot make its record stale. */
+  for (i = 0; i < n_own; i++) {
+    st_event lev;
+    memset(&lev, 0, sizeof lev);
+    lev.name = "load";
+    lev.round = round;
+    lev.start_ns = t1;
+    lev.status = ST_PHASE_OK;
+    lev.object = own[i];
+    lev.phase = name;
+    add_event(cc, &lev);
+    notify_phase_end(cc, &lev);
+  }
+  free(all);
+  st__loadwatch_free(own, n_own);
+}
+
+void st__phase_end(st__casectx *cc, const char *name, int round, uint64_t t0,
+                   st_phase_status status, int emitted) {
+  st__phase_end_ex(cc, name, round, t0, status, emitted, NULL, 0);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* The phase primitives: a phase begins (live observers told) and ends (one
+ * event recorded with what became loaded during it, the TIMING line
+ * logged, live observers told). Every phase of every executor goes
+ * through these two, so a phase's event looks the same wherever its code
+ * ran. */
+#ifndef SCENETEST_HARNESS_PHASE_H
+#define SCENETEST_HARNESS_PHASE_H
+
+#include <stdint.h>
+
+#include "case/case.h"
+
+/* CLOCK_MONOTONIC in ns. Thread-safety: any thread. */
+uint64_t st__now_ns(void);
+/* Tells the live observer that a phase begins (round -1: not a round's). */
+void st__phase_begin(st__casectx *cc /* IN */, const char *name /* IN */,
+                     int round);
+/* Ends a phase begun at t0: polls the loader for objects that became
+ * loaded, records the phase event (and one `load` event per object), logs
+ * the TIMING phase line, tells the live observer. emitted is for
+ * `record`. Out of memory sets cc->oom (the case then errors). */
+void st__phase_end(st__casectx *cc /* IN/OUT */, const char *name /* IN */,
+                   int round, uint64_t t0, st_phase_status status,
+                   int emitted);
+/* st__phase_end whose event's `loaded` also lists extra (n_extra strings,
+ * borrowed), such as what level-3 workers loaded ("worker N: PATH"):
+ * those get no `load` event. */
+void st__phase_end_ex(st__casectx *cc /* IN/OUT */, const char *name /* IN */,
+                      int round, uint64_t t0, st_phase_status status,
+                      int emitted, char *const *extra /* IN */,
+                      size_t n_extra);
+
+#endif

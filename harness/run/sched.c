@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* What every scheduler shares (sched.h): the list they are picked from,
+ * what a scheduler may know of a case (its info, its executor's flags,
+ * its timeout), and what happens to a finished case: the observers told,
+ * the result kept, --fail-fast judged. */
+#include <unistd.h>
+
+#include "case/exec.h"
+#include "case/result.h"
+#include "run/sched.h"
+
+/* In order of preference: the first that fits is taken. */
+static const st__scheduler *const schedulers[] = {
+    &st__sched_isolate,
+    &st__sched_threads,
+    &st__sched_serial,
+};
+
+const st__scheduler *st__sched_pick(const st__schedctx *sc) {
+  size_t i;
+  for (i = 0; i < sizeof schedulers / sizeof schedulers[0] - 1; i++)
+    if (schedulers[i]->fits(sc))
+      return schedulers[i];
+  return &st__sched_serial;
+}
+
+void st__sched_info(const st__schedctx *sc, size_t i, st_case_info *info) {
+  st__case_info_fill(info, sc->rc, &sc->refs[i], i, sc->n);
+}
+
+static unsigned flags_of(const st__schedctx *sc, size_t i) {
+  return st__executor_for(sc->refs[i].scene)->flags;
+}
+
+int st__sched_forks(const st__schedctx *sc, size_t i) {
+  return (flags_of(sc, i) & ST__EXEC_FORKS) != 0;
+}
+
+int st__sched_owns_timeout(const st__schedctx *sc, size_t i) {
+  return (flags_of(sc, i) & ST__EXEC_OWNS_TIMEOUT) != 0;
+}
+
+double st__sched_timeout(const st__schedctx *sc, size_t i) {
+  const st_case_ref *ref = &sc->refs[i];
+  const st__case *k = &ref->scene->cases[ref->index];
+  /* The case's `timeout` overrides --timeout (docs/level3.md). */
+  return k->timeout > 0 ? k->timeout : sc->rc->opts->timeout;
+}
+
+int st__sched_stops(const st__schedctx *sc, const st_case_result *r) {
+  return sc->rc->opts->fail_fast &&
+         (r == NULL || st_case_result_status(r) == ST_CASE_FAIL ||
+          st_case_result_status(r) == ST_CASE_ERROR);
+}
+
+st_case_result *st__sched_not_run(const st__schedctx *sc, size_t i) {
+  st_case_info info;
+  st_case_result *r;
+  st__sched_info(sc, i, &info);
+  r = st__case_result_new(info.scene, info.name, info.file, info.line,
+                          info.platform, info.seed);
+  if (r != NULL) {
+    st__case_result_set_pid(r, (long)getpid());
+    st__case_result_set_status(r, ST_CASE_SKIP,
+                               "not run: --fail-fast stopped the run after "
+                               "a failure");
+  }
+  return r;
+}
+
+void st__sched_finished(const st__schedctx *sc, size_t i,
+                        const st_case_result *r) {
+  st_case_info info;
+  if (r == NULL)
+    return;
+  st__sched_info(sc, i, &info);
+  st__fanout_case_finish(sc->fo, &info, r);
+}
+
+void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
+                      unsigned how) {
+  st_case_info info;
+  st__run_result_set(sc->run, i, r);
+  if (r == NULL) {
+    /* A case without a result would count as neither passed nor failed:
+     * the run as a whole fails (st_run says so). */
+    sc->lost = 1;
+    return;
+  }
+  st__sched_info(sc, i, &info);
+  if (how & ST__REPORT_REPLAY) {
+    st__fanout_case_begin(sc->fo, &info);
+    st__fanout_replay(sc->fo, &info, r);
+  }
+  if (how & ST__REPORT_FINISH)
+    st__fanout_case_finish(sc->fo, &info, r);
+  st__fanout_case_end(sc->fo, &info, r);
+}
