@@ -136,7 +136,7 @@ def main():
           up + ["not in a layer folder: " + u for u in sorted(set(unlayered))])
     point(3, not cycles, "no include cycle among harness files",
           [" -> ".join(c) for c in cycles])
-    return 0
+    return 1 if unresolved or up or unlayered or cycles else 0
 
 
 if __name__ == "__main__":
