@@ -249,6 +249,57 @@ static void reply(int sock, st_status status, int lookup, const char *message,
   st__wbuf_free(&b);
 }
 
+/* The map message's tensors and scalars, their data in the mapped
+ * segments; a malformed layout sets r->bad. */
+static void read_layout(wstate *ws, st__rbuf *r) {
+  size_t i;
+  ws->n_tensors = st__rbuf_u32(r);
+  if (ws->n_tensors > (r->len - r->off) / 8) {
+    ws->n_tensors = 0;
+    r->bad = 1;
+  }
+  ws->tensors = calloc(ws->n_tensors ? ws->n_tensors : 1,
+                       sizeof *ws->tensors);
+  for (i = 0; ws->tensors != NULL && i < ws->n_tensors && !r->bad; i++) {
+    st_tensor *t = &ws->tensors[i];
+    int d;
+    uint64_t id;
+    t->name = st__rbuf_str(r);
+    t->dtype = (st_dtype)st__rbuf_i32(r);
+    t->role = (st_role)st__rbuf_i32(r);
+    t->ndim = st__rbuf_i32(r);
+    if (t->ndim < 0 || t->ndim > ST_MAX_DIMS) {
+      r->bad = 1;
+      break;
+    }
+    for (d = 0; d < t->ndim; d++)
+      t->shape[d] = (int64_t)st__rbuf_u64(r);
+    t->numel = (size_t)st__rbuf_u64(r);
+    t->nbytes = (size_t)st__rbuf_u64(r);
+    id = st__rbuf_u64(r);
+    t->data = id ? map_of(ws, id) : NULL;
+    if (id && t->data == NULL)
+      r->bad = 1;
+  }
+  ws->n_scalars = st__rbuf_u32(r);
+  if (ws->n_scalars > (r->len - r->off) / 8) {
+    ws->n_scalars = 0;
+    r->bad = 1;
+  }
+  ws->scalars = calloc(ws->n_scalars ? ws->n_scalars : 1,
+                       sizeof *ws->scalars);
+  for (i = 0; ws->scalars != NULL && i < ws->n_scalars && !r->bad; i++) {
+    st_scalar *s = &ws->scalars[i];
+    uint64_t bits;
+    s->name = st__rbuf_str(r);
+    s->dtype = (st_dtype)st__rbuf_i32(r);
+    s->is_int = st__rbuf_i32(r);
+    s->i = (int64_t)st__rbuf_u64(r);
+    bits = st__rbuf_u64(r);
+    memcpy(&s->f, &bits, sizeof s->f);
+  }
+}
+
 static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
                        size_t nfds) {
   wmap *maps = NULL;
@@ -310,51 +361,7 @@ static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
   if (status != ST_OK)
     goto out;
 
-  ws->n_tensors = st__rbuf_u32(r);
-  if (ws->n_tensors > (r->len - r->off) / 8) {
-    ws->n_tensors = 0;
-    r->bad = 1;
-  }
-  ws->tensors = calloc(ws->n_tensors ? ws->n_tensors : 1,
-                       sizeof *ws->tensors);
-  for (i = 0; ws->tensors != NULL && i < ws->n_tensors && !r->bad; i++) {
-    st_tensor *t = &ws->tensors[i];
-    int d;
-    uint64_t id;
-    t->name = st__rbuf_str(r);
-    t->dtype = (st_dtype)st__rbuf_i32(r);
-    t->role = (st_role)st__rbuf_i32(r);
-    t->ndim = st__rbuf_i32(r);
-    if (t->ndim < 0 || t->ndim > ST_MAX_DIMS) {
-      r->bad = 1;
-      break;
-    }
-    for (d = 0; d < t->ndim; d++)
-      t->shape[d] = (int64_t)st__rbuf_u64(r);
-    t->numel = (size_t)st__rbuf_u64(r);
-    t->nbytes = (size_t)st__rbuf_u64(r);
-    id = st__rbuf_u64(r);
-    t->data = id ? map_of(ws, id) : NULL;
-    if (id && t->data == NULL)
-      r->bad = 1;
-  }
-  ws->n_scalars = st__rbuf_u32(r);
-  if (ws->n_scalars > (r->len - r->off) / 8) {
-    ws->n_scalars = 0;
-    r->bad = 1;
-  }
-  ws->scalars = calloc(ws->n_scalars ? ws->n_scalars : 1,
-                       sizeof *ws->scalars);
-  for (i = 0; ws->scalars != NULL && i < ws->n_scalars && !r->bad; i++) {
-    st_scalar *s = &ws->scalars[i];
-    uint64_t bits;
-    s->name = st__rbuf_str(r);
-    s->dtype = (st_dtype)st__rbuf_i32(r);
-    s->is_int = st__rbuf_i32(r);
-    s->i = (int64_t)st__rbuf_u64(r);
-    bits = st__rbuf_u64(r);
-    memcpy(&s->f, &bits, sizeof s->f);
-  }
+  read_layout(ws, r);
   ws->scratch = scratch_id ? map_of(ws, scratch_id) : NULL;
   if (r->bad || ws->tensors == NULL || ws->scalars == NULL ||
       (ws->reduce && ws->n_blocks > 0 && ws->scratch == NULL)) {
@@ -366,6 +373,45 @@ out:
   for (i = 0; i < nfds; i++)
     close(fds[i]);
   reply(sock, status, 0, msg, NULL, 0);
+}
+
+/* reduce_sum: one call per block of this worker's blocks (shard k of
+ * n_blocks is exactly block k), each into a private one-element out, so
+ * the harness can add the block partials in block order as level 2 does:
+ * the result does not depend on the worker count. */
+static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
+                                   st_tensor *t, unsigned shard_index,
+                                   unsigned shard_count) {
+  st_status rc = ST_OK;
+  uint64_t cell = 0;
+  size_t kb0, kb1, k;
+  st_tensor priv = t[1];
+  unsigned char *scratch = ws->scratch;
+  priv.data = &cell;
+  st_shard_range((size_t)ws->n_blocks, shard_index, shard_count, &kb0, &kb1);
+  for (k = kb0; k < kb1 && rc == ST_OK; k++) {
+    st_op_call bc = *call;
+    st_tensor pair[2];
+    pair[0] = t[0];
+    pair[1] = priv;
+    bc.tensors = pair;
+    bc.shard_index = (unsigned)k;
+    bc.shard_count = (unsigned)ws->n_blocks;
+    bc.message[0] = '\0';
+    rc = ws->fn(&bc);
+    if (rc != ST_OK) {
+      memcpy(call->message, bc.message, sizeof call->message);
+      break;
+    }
+    if (st__dtype_is_int(pair[1].dtype)) {
+      uint64_t v = st__elem_get_u64(&pair[1], 0);
+      memcpy(scratch + 8 * k, &v, 8);
+    } else {
+      double v = st__elem_get_f64(&pair[1], 0);
+      memcpy(scratch + 8 * k, &v, 8);
+    }
+  }
+  return rc;
 }
 
 static void worker_run(wstate *ws, int sock, st__rbuf *r) {
@@ -424,39 +470,7 @@ static void worker_run(wstate *ws, int sock, st__rbuf *r) {
   if (!ws->reduce) {
     rc = ws->fn(&call);
   } else {
-    /* reduce_sum: one call per block of this worker's blocks (shard k of
-     * n_blocks is exactly block k), each into a private one-element out,
-     * so the harness can add the block partials in block order as level 2
-     * does: the result does not depend on the worker count. */
-    uint64_t cell = 0;
-    size_t kb0, kb1, k;
-    st_tensor priv = t[1];
-    unsigned char *scratch = ws->scratch;
-    priv.data = &cell;
-    st_shard_range((size_t)ws->n_blocks, shard_index, shard_count, &kb0,
-                   &kb1);
-    for (k = kb0; k < kb1 && rc == ST_OK; k++) {
-      st_op_call bc = call;
-      st_tensor pair[2];
-      pair[0] = t[0];
-      pair[1] = priv;
-      bc.tensors = pair;
-      bc.shard_index = (unsigned)k;
-      bc.shard_count = (unsigned)ws->n_blocks;
-      bc.message[0] = '\0';
-      rc = ws->fn(&bc);
-      if (rc != ST_OK) {
-        memcpy(call.message, bc.message, sizeof call.message);
-        break;
-      }
-      if (st__dtype_is_int(pair[1].dtype)) {
-        uint64_t v = st__elem_get_u64(&pair[1], 0);
-        memcpy(scratch + 8 * k, &v, 8);
-      } else {
-        double v = st__elem_get_f64(&pair[1], 0);
-        memcpy(scratch + 8 * k, &v, 8);
-      }
-    }
+    rc = run_reduce_blocks(ws, &call, t, shard_index, shard_count);
   }
 out:
   free(t);
@@ -866,6 +880,42 @@ static void timed_out(st__wpool *p, double timeout_s, st__wresult *out) {
                timeout_s);
 }
 
+/* Reads worker i's reply (its socket is readable) into its slot. Returns
+ * 0, or -1 when the worker died or sent nonsense (out says so; the pool
+ * is broken). */
+static int take_reply(st__wpool *p, unsigned i, char *buf, st__wresult *out) {
+  worker *w = &p->w[i];
+  ssize_t got = recv(w->sock, buf, MSG_MAX, MSG_DONTWAIT);
+  st__rbuf rb;
+  uint32_t k, nl;
+  if (got < 0 && (errno == EINTR || errno == EAGAIN))
+    return 0;
+  if (got <= 0) {
+    worker_died(p, i, out);
+    return -1;
+  }
+  st__rbuf_init(&rb, buf, (size_t)got);
+  if (st__rbuf_u32(&rb) != MSG_REPLY) {
+    wresult_fail(out, ST_EINTERNAL, "worker %u sent a malformed reply", i);
+    pool_kill(p);
+    out->broken = 1;
+    return -1;
+  }
+  w->reply_status = (st_status)st__rbuf_i32(&rb);
+  w->reply_lookup = st__rbuf_i32(&rb);
+  free(w->reply_message);
+  w->reply_message = st__rbuf_str(&rb);
+  nl = st__rbuf_u32(&rb);
+  for (k = 0; k < nl && !rb.bad; k++) {
+    char *path = st__rbuf_str(&rb);
+    if (path != NULL)
+      wresult_add_loaded(out, i, path);
+    free(path);
+  }
+  w->awaiting = 0;
+  return 0;
+}
+
 /* Waits for the replies of every worker with awaiting set, draining their
  * output meanwhile. Stops at the first death or at the deadline. */
 static void wait_replies(st__wpool *p, uint64_t deadline, double timeout_s,
@@ -928,38 +978,8 @@ static void wait_replies(st__wpool *p, uint64_t deadline, double timeout_s,
         drain(w);
         continue;
       }
-      {
-        ssize_t got = recv(w->sock, buf, MSG_MAX, MSG_DONTWAIT);
-        st__rbuf rb;
-        if (got < 0 && (errno == EINTR || errno == EAGAIN))
-          continue;
-        if (got <= 0) {
-          worker_died(p, who[i], out);
-          goto done;
-        }
-        st__rbuf_init(&rb, buf, (size_t)got);
-        if (st__rbuf_u32(&rb) != MSG_REPLY) {
-          wresult_fail(out, ST_EINTERNAL,
-                       "worker %u sent a malformed reply", who[i]);
-          pool_kill(p);
-          out->broken = 1;
-          goto done;
-        }
-        w->reply_status = (st_status)st__rbuf_i32(&rb);
-        w->reply_lookup = st__rbuf_i32(&rb);
-        free(w->reply_message);
-        w->reply_message = st__rbuf_str(&rb);
-        {
-          uint32_t k, nl = st__rbuf_u32(&rb);
-          for (k = 0; k < nl && !rb.bad; k++) {
-            char *path = st__rbuf_str(&rb);
-            if (path != NULL)
-              wresult_add_loaded(out, who[i], path);
-            free(path);
-          }
-        }
-        w->awaiting = 0;
-      }
+      if (take_reply(p, who[i], buf, out) != 0)
+        goto done;
     }
   }
   /* Every worker answered: the first failure by worker index speaks. */
