@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Isolation (--isolate, and --timeout for level-2 cases): each case runs in
- * a forked child, at most opts->jobs at a time, forked from the scheduling
+/* The isolate scheduler (run/sched.h; --isolate, and a timeout on a case
+ * whose executor does not enforce it, i.e. level 2): each case runs in a
+ * forked child, at most opts->jobs at a time, forked from the scheduling
  * thread. The child appends its events to a file (a memfd of its slot,
  * kept for the run) as phases end, then its whole result; the parent reads
  * the file once the child has exited. Its stdout and stderr go to a pipe,
