@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/* One forked child running one case (child.h). The child appends its
+ * events to the slot's result file as phases end, then its whole result;
+ * the parent reads the file once the child has exited. Its stdout and
+ * stderr go to a pipe, where the parent passes harness log lines
+ * ("[TIMING] ...", "[WARNING] ...") through to its own stderr as they are
+ * and keeps everything else as the case's captured output. A child that
+ * crashes fails its case with the signal's name (keeping the events it
+ * wrote); one past its timeout gets SIGTERM, then SIGKILL after a grace,
+ * and fails as timed out.
+ *
+ * Cost: after a fork every page either process writes is a copy-on-write
+ * fault (a few microseconds each under virtualisation), so the parent
+ * keeps its per-slot buffers across cases, decodes only what it needs, and
+ * the child's frames go to a file rather than a pipe (no wake-up of the
+ * parent per write); see docs/benchmarks.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdio_ext.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "case/exec.h"
+#include "case/phase.h"
+#include "case/result.h"
+#include "case/wire.h"
+#include "case/level3/workers.h"
+#include "run/child.h"
+
+enum { FRAME_EVENT = 1, FRAME_RESULT = 2 };
+
+/* Captured output kept per case; the rest is counted. */
+#define CAPTURE_MAX ((size_t)1 << 20)
+/* A line longer than this is captured without waiting for its end. */
+#define LINE_MAX_PENDING ((size_t)64 << 10)
+/* SIGTERM to SIGKILL for a child past its timeout. */
+#define KILL_GRACE_NS (500u * 1000000u)
+/* A slot's buffer or result file larger than this is given back after its
+ * case; smaller ones are kept for the next. */
+#define SLOT_KEEP ((size_t)256 << 10)
+
+/* Makes room for n more bytes. */
+static int bytes_reserve(st__bytes *b, size_t n) {
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    char *q;
+    while (cap < b->len + n)
+      cap *= 2;
+    q = realloc(b->p, cap);
+    if (q == NULL)
+      return -1;
+    b->p = q;
+    b->cap = cap;
+  }
+  return 0;
+}
+
+static int bytes_add(st__bytes *b, const void *p, size_t n) {
+  if (n == 0)
+    return 0;
+  if (bytes_reserve(b, n) != 0)
+    return -1;
+  memcpy(b->p + b->len, p, n);
+  b->len += n;
+  return 0;
+}
+
+/* Empties b for the slot's next case, keeping its memory unless large. */
+static void bytes_reset(st__bytes *b) {
+  if (b->cap > SLOT_KEEP) {
+    free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+  }
+  b->len = 0;
+}
+
+static void bytes_take(st__bytes *b, size_t n) {
+  if (n == 0)
+    return; /* b->p may still be NULL */
+  memmove(b->p, b->p + n, b->len - n);
+  b->len -= n;
+}
+
+/* ---- the child -------------------------------------------------------- */
+
+/* The child's event stream, appended to the slot's result file. Events
+ * are batched and written before each phase that runs foreign code
+ * (golden, rehost, run: a crash there keeps everything before it) and
+ * with the result. */
+typedef struct stream {
+  int fd;
+  st__wbuf pending;
+} stream;
+
+static void stream_flush(stream *st) {
+  /* A failed write (no space) loses the frames: the parent then reports
+   * a child that ended without its result. */
+  if (!st->pending.oom && st->pending.len > 0 &&
+      st__write_all(st->fd, st->pending.data, st->pending.len) != ST_OK) {
+  }
+  st->pending.len = 0;
+}
+
+/* A frame (wire.h: u32 length | u8 type | payload) encoded in place: the
+ * header first, its length patched once the payload is there. */
+static size_t frame_open(st__wbuf *b, uint8_t type) {
+  size_t at = b->len;
+  st__wbuf_u32(b, 0);
+  st__wbuf_u8(b, type);
+  return at;
+}
+
+static void frame_close(st__wbuf *b, size_t at) {
+  size_t n = b->len - at - 5, i;
+  if (b->oom)
+    return;
+  for (i = 0; i < 4; i++)
+    b->data[at + i] = (char)(unsigned char)((uint32_t)n >> (8 * i));
+}
+
+static void stream_event(void *data, const st_case_info *info,
+                         const st_event *ev) {
+  stream *st = data;
+  size_t at = frame_open(&st->pending, FRAME_EVENT);
+  (void)info;
+  st__wire_put_event(&st->pending, ev);
+  frame_close(&st->pending, at);
+}
+
+/* fflush takes the stream's lock, a write to a page the child shares
+ * copy-on-write with its parent: only when something is buffered. */
+static void flush_stdio(void) {
+  if (__fpending(stdout) > 0)
+    fflush(stdout);
+  if (__fpending(stderr) > 0)
+    fflush(stderr);
+}
+
+static void stream_phase_begin(void *data, const st_case_info *info,
+                               const char *phase, int round) {
+  (void)info;
+  (void)round;
+  if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
+      strcmp(phase, "run") == 0)
+    stream_flush(data);
+}
+
+static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
+                       size_t n, int res_w, int cap_w) {
+  st_observer so;
+  st_case_result *r;
+  stream st;
+  size_t at;
+
+  /* What the executors kept in the parent (level 3: its worker pools and
+   * segments) is not ours. */
+  st__executors_after_fork(rc);
+  /* While phases run fd 1 and 2 are the capture (SPEC §6). */
+  if (dup2(cap_w, 1) < 0 || dup2(cap_w, 2) < 0)
+    _exit(120);
+  if (cap_w > 2)
+    close(cap_w);
+  st.fd = res_w;
+  st__wbuf_init(&st.pending);
+  memset(&so, 0, sizeof so);
+  so.data = &st;
+  so.phase_begin = stream_phase_begin;
+  so.phase_end = stream_event;
+  r = st__case_run(rc, ref, i, n, &so);
+  if (r == NULL)
+    _exit(121);
+  st__executors_run_end(rc);
+  at = frame_open(&st.pending, FRAME_RESULT);
+  st__wire_put_result(&st.pending, r);
+  frame_close(&st.pending, at);
+  flush_stdio();
+  if (st.pending.oom)
+    _exit(122);
+  stream_flush(&st);
+  /* _exit: no atexit handlers or leak checks of the parent's program run
+   * in its copy. */
+  _exit(0);
+}
+
+/* ---- the parent ------------------------------------------------------- */
+
+static const char *const log_prefixes[] = {
+    "[DEBUG] ", "[INFO] ", "[TIMING] ", "[WARNING] ", "[ERROR] ",
+};
+
+static int is_log_line(const char *p, size_t n) {
+  size_t i;
+  for (i = 0; i < sizeof log_prefixes / sizeof log_prefixes[0]; i++) {
+    size_t k = strlen(log_prefixes[i]);
+    if (n >= k && memcmp(p, log_prefixes[i], k) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static void keep_output(st__child *c, const char *p, size_t n) {
+  size_t keep = n;
+  if (c->captured.len + keep > CAPTURE_MAX)
+    keep = c->captured.len < CAPTURE_MAX ? CAPTURE_MAX - c->captured.len : 0;
+  if (keep > 0 && bytes_add(&c->captured, p, keep) != 0)
+    keep = 0;
+  c->dropped += n - keep;
+}
+
+/* Routes complete lines: harness log lines to our stderr as they are (one
+ * write each, so they stay whole), everything else to the capture. */
+static void route_lines(st__child *c, int at_eof) {
+  size_t start = 0, i;
+  for (i = 0; i < c->line.len; i++) {
+    if (c->line.p[i] != '\n')
+      continue;
+    if (is_log_line(c->line.p + start, i + 1 - start)) {
+      /* Our stderr gone is not the case's problem. */
+      if (st__write_all(2, c->line.p + start, i + 1 - start) != ST_OK) {
+      }
+    } else
+      keep_output(c, c->line.p + start, i + 1 - start);
+    start = i + 1;
+  }
+  bytes_take(&c->line, start);
+  if (c->line.len > 0 && (at_eof || c->line.len > LINE_MAX_PENDING)) {
+    keep_output(c, c->line.p, c->line.len);
+    c->line.len = 0;
+  }
+}
+
+/* Reads what fd has now, straight into `into` (or, out of memory, into a
+ * spill that is dropped, so the pipe still drains); closes it at EOF. */
+static void read_fd(int *fd, st__bytes *into, int *oom) {
+  char spill[256];
+  for (;;) {
+    char *dst = spill;
+    size_t room = sizeof spill;
+    ssize_t n;
+    if (bytes_reserve(into, 4096) == 0) {
+      dst = into->p + into->len;
+      room = into->cap - into->len;
+    } else {
+      *oom = 1;
+    }
+    n = read(*fd, dst, room);
+    if (n > 0) {
+      if (dst != spill)
+        into->len += (size_t)n;
+      continue;
+    }
+    if (n == 0) {
+      close(*fd);
+      *fd = -1;
+    } else if (errno == EINTR) {
+      continue;
+    }
+    return;
+  }
+}
+
+/* Reads the frames the exited child wrote into c->res and rewinds the
+ * slot's file for its next case. */
+static void read_frames(st__child *c) {
+  off_t end = lseek(c->res_fd, 0, SEEK_CUR);
+  size_t got = 0;
+  c->res.len = 0;
+  if (end > 0 && bytes_reserve(&c->res, (size_t)end) != 0)
+    c->oom = 1;
+  else
+    while (end > 0 && got < (size_t)end) {
+      ssize_t k = pread(c->res_fd, c->res.p + got, (size_t)end - got,
+                        (off_t)got);
+      if (k < 0 && errno == EINTR)
+        continue;
+      if (k <= 0)
+        break; /* what is there is judged as it is */
+      got += (size_t)k;
+    }
+  c->res.len = got;
+  if (lseek(c->res_fd, 0, SEEK_SET) != 0 ||
+      (end > (off_t)SLOT_KEEP && ftruncate(c->res_fd, 0) != 0)) {
+    /* A file that cannot be rewound is not reused: the next case makes
+     * another. */
+    close(c->res_fd);
+    c->res_fd = -1;
+  }
+}
+
+/* Ends the slot's case: closes its pipe and pidfd, keeps its buffers and
+ * result file for the next one. */
+static void child_end(st__child *c) {
+  if (c->cap_fd >= 0)
+    close(c->cap_fd);
+  if (c->cap_w >= 0)
+    close(c->cap_w);
+  if (c->pid_fd >= 0)
+    close(c->pid_fd);
+  c->cap_fd = c->cap_w = c->pid_fd = -1;
+  c->pid = -1;
+  c->exited = 0;
+  bytes_reset(&c->res);
+  bytes_reset(&c->line);
+  bytes_reset(&c->captured);
+}
+
+/* Frees the slot's buffers and file (at the end of the run). */
+static void child_free(st__child *c) {
+  child_end(c);
+  if (c->res_fd >= 0)
+    close(c->res_fd);
+  c->res_fd = -1;
+  free(c->res.p);
+  free(c->line.p);
+  free(c->captured.p);
+  memset(&c->res, 0, sizeof c->res);
+  memset(&c->line, 0, sizeof c->line);
+  memset(&c->captured, 0, sizeof c->captured);
+}
+
+/* The result the child wrote (on a clean exit), else one built from the
+ * events it wrote before it ended, identity from the case. Only one of the
+ * two is decoded: the result frame repeats the events. */
+static st_case_result *decode_frames(st__child *c, const st_case_info *info,
+                                     int clean, int *own) {
+  st_case_result *r = NULL;
+  const char *p = c->res.p, *payload;
+  size_t left = c->res.len, plen, used;
+  uint8_t type;
+  st__rbuf rb;
+
+  *own = 0;
+  while (clean && st__wire_next_frame(p, left, &type, &payload, &plen,
+                                      &used)) {
+    if (type == FRAME_RESULT) {
+      st__rbuf_init(&rb, payload, plen);
+      r = st__wire_get_result(&rb);
+      *own = r != NULL;
+      if (r != NULL)
+        return r;
+      c->oom = 1;
+      break;
+    }
+    p += used;
+    left -= used;
+  }
+  r = st__case_result_new(info->scene, info->name, info->file, info->line,
+                          info->platform, info->seed);
+  if (r == NULL)
+    return NULL;
+  p = c->res.p;
+  left = c->res.len;
+  while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
+    if (type == FRAME_EVENT) {
+      st__rbuf_init(&rb, payload, plen);
+      if (st__wire_get_event(&rb, r) != ST_OK)
+        c->oom = 1;
+    }
+    p += used;
+    left -= used;
+  }
+  return r;
+}
+
+/* The finished child's case result, with its captured output attached. */
+static st_case_result *child_result(st__child *c, const st_case_info *info,
+                                    int status) {
+  st_case_result *r;
+  st__bytes out;
+  const char *prior;
+  int clean = !c->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  int own;
+
+  read_frames(c);
+  r = decode_frames(c, info, clean, &own);
+  if (r == NULL)
+    return NULL;
+  if (!own) {
+    char how[160];
+    st__case_result_set_pid(r, (long)c->pid);
+    st__case_result_set_duration(r, st__now_ns() - c->start);
+    if (c->timed_out) {
+      st__case_result_override(r, ST_CASE_ERROR, NULL);
+      st__case_result_set_status(r, ST_CASE_ERROR,
+                                 "timed out after %g s (child pid %ld "
+                                 "killed)",
+                                 c->timeout, (long)c->pid);
+    } else {
+      st__describe_wait(status, how, sizeof how);
+      st__case_result_override(r, ST_CASE_ERROR, NULL);
+      st__case_result_set_status(
+          r, ST_CASE_ERROR, "child process (pid %ld) %s%s", (long)c->pid,
+          how,
+          WIFEXITED(status) ? " before reporting its result" : "");
+    }
+  }
+  /* Attach: what the child printed, then what its workers printed (the
+   * result's own output, level 3). */
+  memset(&out, 0, sizeof out);
+  prior = st_case_result_output(r);
+  if (bytes_add(&out, c->captured.p, c->captured.len) == 0 &&
+      c->dropped > 0) {
+    char note[64];
+    snprintf(note, sizeof note, "[... %zu more bytes not kept]\n",
+             c->dropped);
+    (void)bytes_add(&out, note, strlen(note));
+  }
+  if (prior != NULL)
+    (void)bytes_add(&out, prior, strlen(prior));
+  if (out.len > 0)
+    st__case_result_set_output(r, out.p, out.len);
+  free(out.p);
+  if (c->oom)
+    st__case_result_set_status(r, ST_CASE_ERROR,
+                               "out of memory reading the child's result");
+  return r;
+}
+
+/* A pidfd of pid (close-on-exec), or -1 where the kernel has none. */
+static int pidfd_open_cloexec(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+static st_case_result *error_result(const st_case_info *info,
+                                    const char *what, int e) {
+  st_case_result *r = st__case_result_new(info->scene, info->name,
+                                          info->file, info->line,
+                                          info->platform, info->seed);
+  if (r != NULL) {
+    st__case_result_set_pid(r, (long)getpid());
+    st__case_result_set_status(r, ST_CASE_ERROR,
+                               "cannot isolate the case: %s: %s", what,
+                               strerror(e));
+  }
+  return r;
+}
+
+int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
+                    const st_case_info *info, double timeout,
+                    const st__child *all, size_t n_all,
+                    st_case_result **failed) {
+  int cp[2];
+  pid_t pid, parent = getpid();
+  size_t j;
+
+  /* The slot's result file, made by its first case (rewound after each). */
+  if (c->res_fd < 0 &&
+      (c->res_fd = memfd_create("scenetest-isolate", MFD_CLOEXEC)) < 0) {
+    *failed = error_result(info, "memfd_create", errno);
+    return -1;
+  }
+  if (pipe2(cp, O_CLOEXEC) != 0) {
+    *failed = error_result(info, "pipe", errno);
+    return -1;
+  }
+  c->index = info->index;
+  c->cap_fd = cp[0];
+  c->cap_w = -1;
+  c->pid_fd = -1;
+  c->exited = 0;
+  c->dropped = 0;
+  c->kill_at = 0;
+  c->timed_out = 0;
+  c->oom = 0;
+  c->timeout = timeout;
+  /* Buffered output would be written twice otherwise. */
+  flush_stdio();
+  pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(cp[1]);
+    child_end(c);
+    *failed = error_result(info, "fork", e);
+    return -1;
+  }
+  if (pid == 0) {
+    /* A harness killed by a signal (SIGINT from kill(1), not the
+     * terminal's whole group) takes its children along, as it takes its
+     * level-3 workers: none is left running a hung kernel. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+      _exit(123);
+    /* Other children's pipes: holding them would only confuse. */
+    for (j = 0; j < n_all; j++)
+      if (&all[j] != c && all[j].pid > 0) {
+        if (all[j].cap_fd >= 0)
+          close(all[j].cap_fd);
+        if (all[j].cap_w >= 0)
+          close(all[j].cap_w);
+      }
+    close(cp[0]);
+    child_main(rc, ref, info->index, info->total, c->res_fd, cp[1]);
+  }
+  /* With a pidfd, the child's exit is what wakes us, once; we hold the
+   * pipe's write end meanwhile, so that the pipe's end-of-file (which the
+   * child's exit would cause a moment before, waking us early onto a cold
+   * CPU to wait again) never comes first. Without one, the end-of-file
+   * says the child is exiting. */
+  c->pid_fd = pidfd_open_cloexec(pid);
+  if (c->pid_fd >= 0)
+    c->cap_w = cp[1];
+  else
+    close(cp[1]);
+  /* Only O_NONBLOCK among the status flags a pipe's read end has. */
+  fcntl(c->cap_fd, F_SETFL, O_NONBLOCK);
+  c->pid = pid;
+  c->start = st__now_ns();
+  c->deadline = c->timeout > 0 ? c->start + (uint64_t)(c->timeout * 1e9) : 0;
+  return 0;
+}
+
+int st__child_wait_ms(const st__child *c, uint64_t now) {
+  uint64_t due = c->kill_at ? c->kill_at : c->deadline;
+  if (c->pid_fd < 0 && c->cap_fd < 0)
+    return 1; /* the pipe at EOF: the child is exiting */
+  if (c->pid_fd < 0 && c->timed_out && c->kill_at == 0)
+    return 20; /* killed; a grandchild may hold the pipe: look again */
+  if (due != 0)
+    return due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
+  return -1;
+}
+
+void st__child_deadline(st__child *c, uint64_t now) {
+  if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
+    c->timed_out = 1;
+    kill(c->pid, SIGTERM);
+    c->kill_at = now + KILL_GRACE_NS;
+  } else if (c->kill_at != 0 && now >= c->kill_at) {
+    kill(c->pid, SIGKILL);
+    c->kill_at = 0;
+    c->deadline = 0;
+  }
+}
+
+/* A child is done when it has exited; its pipe may still hold what it wrote
+ * last (drained before judging), its file holds its frames. With a pidfd,
+ * exit is what the pidfd says, and whatever the child's own children
+ * still hold does not keep the case. */
+int st__child_reaped(st__child *c, int *status) {
+  pid_t w;
+  if (c->pid_fd >= 0) {
+    if (!c->exited)
+      return 0;
+    w = waitpid(c->pid, status, WNOHANG);
+    if (w == 0) {
+      c->exited = 0; /* not yet waitable: poll the pidfd again */
+      return 0;
+    }
+  } else if (c->cap_fd >= 0) {
+    /* No pidfd: the pipe's end-of-file says the child is exiting. */
+    if (!c->timed_out)
+      return 0;
+    /* Killed: do not wait for a grandchild that holds the pipe. */
+    w = waitpid(c->pid, status, WNOHANG);
+    if (w != c->pid)
+      return 0;
+  } else if (c->deadline != 0) {
+    /* The pipe at EOF: the child is exiting. Not a blocking wait, so a
+     * child that closed it and hangs still meets its deadline. */
+    w = waitpid(c->pid, status, WNOHANG);
+    if (w == 0)
+      return 0;
+  } else {
+    /* No deadline: a child that closed its pipe without exiting would
+     * hang its case as any hanging kernel does without --timeout; the
+     * usual child is already exiting. */
+    while ((w = waitpid(c->pid, status, 0)) < 0 && errno == EINTR)
+      ;
+  }
+  return 1;
+}
+
+void st__child_init(st__child *c) {
+  memset(c, 0, sizeof *c);
+  c->pid = -1;
+  c->res_fd = c->cap_fd = c->cap_w = c->pid_fd = -1;
+}
+
+size_t st__child_pollfds(const st__child *c, struct pollfd *pf) {
+  size_t n = 0;
+  if (c->cap_fd >= 0) {
+    pf[n].fd = c->cap_fd;
+    pf[n].events = POLLIN;
+    n++;
+  }
+  if (c->pid_fd >= 0 && !c->exited) {
+    pf[n].fd = c->pid_fd;
+    pf[n].events = POLLIN;
+    n++;
+  }
+  return n;
+}
+
+void st__child_polled(st__child *c, const struct pollfd *pf) {
+  if (pf->revents == 0)
+    return;
+  if (pf->fd == c->pid_fd) {
+    c->exited = 1;
+  } else if (pf->fd == c->cap_fd) {
+    read_fd(&c->cap_fd, &c->line, &c->oom);
+    route_lines(c, c->cap_fd < 0);
+  }
+}
+
+st_case_result *st__child_collect(st__child *c, const st_case_info *info,
+                                  int status) {
+  st_case_result *r;
+  if (c->cap_w >= 0) {
+    close(c->cap_w);
+    c->cap_w = -1;
+  }
+  if (c->cap_fd >= 0)
+    read_fd(&c->cap_fd, &c->line, &c->oom);
+  route_lines(c, 1);
+  r = child_result(c, info, status);
+  child_end(c);
+  return r;
+}
+
+void st__child_free(st__child *c) {
+  if (c->pid > 0) {
+    int status;
+    kill(c->pid, SIGKILL);
+    while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+      ;
+  }
+  child_free(c);
+}
