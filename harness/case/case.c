@@ -18,6 +18,7 @@
 #include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
+#include "case/tbuf.h"
 #include "scene/scene.h"
 
 void st__call_init(st_op_call *call, const char *op, const char *backend,
@@ -53,6 +54,40 @@ st_phase_status st__dispatch(st__casectx *cc, st_op_fn fn, st_op_call *call,
                              call->message[0] ? call->message
                                               : st_status_str(rc));
   return ST_PHASE_ERROR;
+}
+
+st_phase_status st__case_guard_check(st__casectx *cc, st__argset *args,
+                                     st_phase_status ps) {
+  for (size_t i = 0; i < args->n_tensors; i++) {
+    st_tensor *t = &args->tensors[i];
+    st__tbuf_damage dmg;
+    if (!st__tbuf_check(t->data, &dmg))
+      continue;
+    /* The kernel's own verdict does not matter: memory it did not own was
+     * written, so the case is an error, and this is its first cause
+     * unless the kernel already failed. */
+    if (dmg.after != 0 && dmg.before != 0)
+      st__case_result_set_status(
+          cc->res, ST_CASE_ERROR,
+          "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
+          "its start and %zu bytes past its end (%zu bytes long; guard zones)",
+          t->name, dmg.before, dmg.after, t->nbytes);
+    else if (dmg.after != 0)
+      st__case_result_set_status(
+          cc->res, ST_CASE_ERROR,
+          "run: kernel wrote out of bounds of tensor '%s': %zu bytes past its "
+          "end (%zu bytes long; guard zone)",
+          t->name, dmg.after, t->nbytes);
+    else
+      st__case_result_set_status(
+          cc->res, ST_CASE_ERROR,
+          "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
+          "its start (guard zone)",
+          t->name, dmg.before);
+    st__tbuf_rearm(t->data);
+    ps = ST_PHASE_ERROR;
+  }
+  return ps;
 }
 
 st_phase_status st__compare_all(st__casectx *cc, const st__plan *plan,

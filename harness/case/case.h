@@ -103,6 +103,15 @@ void st__call_init(st_op_call *call /* OUT */, const char *op /* IN */,
 st_phase_status st__dispatch(st__casectx *cc /* IN/OUT */, st_op_fn fn,
                              st_op_call *call /* IN/OUT */,
                              const char *what /* IN */);
+/* Checks the guard zones of every tensor of args (case/tbuf.h) after a
+ * kernel ran on them: a write before the start or past the end of a
+ * tensor is a case error naming the tensor, the side and how many bytes
+ * it reached (the zones are re-armed). Returns ST_PHASE_ERROR then, else
+ * ps unchanged. Only for buffers from the tensor allocator (level 2; the
+ * level-3 segments are not). */
+st_phase_status st__case_guard_check(st__casectx *cc /* IN/OUT */,
+                                     st__argset *args /* IN/OUT */,
+                                     st_phase_status ps);
 /* Compares outputs with golden (allclose, per-tensor tolerances) and inputs
  * with their initial bytes; on mismatch sets the case to fail. */
 st_phase_status st__compare_all(st__casectx *cc /* IN/OUT */,

@@ -39,6 +39,8 @@ static void inproc_run(st__casectx *cc, const st_scene *scene, size_t ci) {
     if (ps == ST_PHASE_OK) {
       st__call_init(&call, scene->kernel, opts->platform, &d.args, 0);
       ps = st__dispatch(cc, kernel, &call, "kernel");
+      if (ps != ST_PHASE_SKIP)
+        ps = st__case_guard_check(cc, &d.args, ps);
     }
     st__phase_end(cc, "run", (int)r, t0, ps, 0);
     if (ps != ST_PHASE_OK || !st__case_compare(cc, &d, r))
