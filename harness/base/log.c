@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The logger: level threshold, "[LEVEL] message" lines, one write(2) each. */
+/* The logger: level threshold, "[LEVEL] message" lines, one write(2) each;
+ * the --log-file sink (then stderr gets only warnings and errors) and the
+ * hook a terminal reporter draws log lines through. */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,8 +15,18 @@
 
 #include <scenetest/log.h>
 
+#include "base/log_sink.h"
+
 static atomic_int log_level = ST_LOG_TIMING;
 static atomic_int log_fd = 2;
+static atomic_int file_fd = -1;
+
+static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+static st__log_hook hook_fn;  /* guarded by: hook_lock */
+static void *hook_data;       /* guarded by: hook_lock */
+/* The process that set the hook, read before taking the lock: a child
+ * forked while another thread held the lock must not wait for it. */
+static atomic_long hook_pid;
 
 static const struct {
   const char *name;
@@ -63,12 +76,56 @@ static const char *level_label(int level) {
   return "DEBUG";
 }
 
+void st__log_set_file(int fd) { atomic_store(&file_fd, fd); }
+
+void st__log_set_hook(st__log_hook fn, void *data) {
+  pthread_mutex_lock(&hook_lock);
+  hook_fn = fn;
+  hook_data = data;
+  atomic_store(&hook_pid, fn != NULL ? (long)getpid() : 0L);
+  pthread_mutex_unlock(&hook_lock);
+}
+
+int st__log_write_fd(int fd, const char *buf, size_t len) {
+  size_t off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, buf + off, len - off);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  return 0;
+}
+
+/* Sends a line to the terminal side: through the hook when this process
+ * set one, else to the log fd. Returns 1 when a hook took it. */
+static int to_hook(int level, const char *buf, size_t len, int to_terminal) {
+  int taken = 0;
+  if (atomic_load(&hook_pid) != (long)getpid())
+    return 0;
+  pthread_mutex_lock(&hook_lock);
+  if (hook_fn != NULL) {
+    hook_fn(hook_data, level, buf, len, to_terminal);
+    taken = 1;
+  }
+  pthread_mutex_unlock(&hook_lock);
+  return taken;
+}
+
+void st__log_passthrough(const char *line, size_t len) {
+  if (!to_hook(ST_LOG_WARNING, line, len, 1))
+    (void)st__log_write_fd(atomic_load(&log_fd), line, len);
+}
+
 void st_log(int level, const char *fmt, ...) {
   char buf[4096];
   int n;
-  size_t len, off = 0;
+  size_t len;
   va_list ap;
-  int fd;
+  int ffd, to_terminal;
 
   if (!st_log_enabled(level))
     return;
@@ -78,15 +135,14 @@ void st_log(int level, const char *fmt, ...) {
   va_end(ap);
   len = strlen(buf);
   buf[len++] = '\n';
-  fd = atomic_load(&log_fd);
-  /* One write per line keeps lines from threads and processes whole. */
-  while (off < len) {
-    ssize_t w = write(fd, buf + off, len - off);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return;
-    }
-    off += (size_t)w;
-  }
+  ffd = atomic_load(&file_fd);
+  /* With a --log-file the whole log goes there, and the terminal (the log
+   * fd) keeps only warnings and errors (SPEC §11). One write per line
+   * keeps lines from threads and processes whole. */
+  if (ffd >= 0)
+    (void)st__log_write_fd(ffd, buf, len);
+  to_terminal = ffd < 0 || level >= ST_LOG_WARNING;
+  if (to_hook(level, buf, len, to_terminal) || !to_terminal)
+    return;
+  (void)st__log_write_fd(atomic_load(&log_fd), buf, len);
 }

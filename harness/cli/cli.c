@@ -11,11 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <scenetest/scenetest.h>
 
+#include "base/log_sink.h"
 #include "case/args.h"
+#include "cli/cli_measure.h"
 #include "report/report.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
@@ -40,6 +43,7 @@ typedef enum opt_id {
   OPT_OUTPUT,
   OPT_EVENTS,
   OPT_LOG_LEVEL,
+  OPT_LOG_FILE,
   OPT_MAX_ARG_BYTES,
   OPT_MAX_NODES,
   OPT_REQUIRE_CASES,
@@ -75,6 +79,7 @@ static const optdef options[] = {
     {"output", 0, 1, CMD_RUN, OPT_OUTPUT},
     {"events", 0, 1, CMD_RUN, OPT_EVENTS},
     {"log-level", 0, 1, CMD_ALL, OPT_LOG_LEVEL},
+    {"log-file", 0, 1, CMD_RUN, OPT_LOG_FILE},
     {"max-arg-bytes", 0, 1, CMD_ALL, OPT_MAX_ARG_BYTES},
     {"max-nodes", 0, 1, CMD_ALL, OPT_MAX_NODES},
     {"require-cases", 0, 0, CMD_SELECT, OPT_REQUIRE_CASES},
@@ -97,6 +102,8 @@ static const char usage_text[] =
     "       scenetest list [OPTIONS] PATH...   print the selected cases, one\n"
     "                                          \"scene::case\" a line\n"
     "       scenetest check [OPTIONS] PATH...  load and validate only\n"
+    "       scenetest timing [OPTIONS] LOG...  summarise TIMING logs\n"
+    "       scenetest compare [OPTIONS] BASE NEW  compare two sides' timings\n"
     "       scenetest --version | --help\n"
     "\n"
     "Selection (run, list):\n"
@@ -129,6 +136,8 @@ static const char usage_text[] =
     "tap)\n"
     "  --output FILE         write the report to FILE instead of stdout\n"
     "  --events FILE         write every case's events to FILE as JSON Lines\n"
+    "  --log-file FILE       the whole log to FILE; stderr keeps warnings and\n"
+    "                        errors\n"
     "\n"
     "Loading (run, list, check):\n"
     "  --max-arg-bytes N     cap on one case's tensor bytes (default 2G);\n"
@@ -138,7 +147,8 @@ static const char usage_text[] =
     "\n"
     "General:\n"
     "  --log-level LEVEL     debug|info|timing|warning|error|null (default "
-    "timing)\n"
+    "timing,\n"
+    "                        or $SCENETEST_LOG_LEVEL)\n"
     "  --version             print the version and exit\n"
     "  -h, --help            print this help and exit\n"
     "\n"
@@ -174,6 +184,7 @@ typedef struct cli {
   const char *format; /* NULL: by terminal */
   const char *output;
   const char *events;
+  const char *log_file; /* --log-file */
   st_load_options load;
   int max_arg_bytes_given;
   int max_nodes_given;
@@ -363,6 +374,11 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
                          "info, timing, warning, error, null",
                          val);
     st_log_set_level(level);
+    break;
+  case OPT_LOG_FILE:
+    if (val[0] == '\0')
+      return usage_error("--log-file needs a file name");
+    c->log_file = val;
     break;
   case OPT_MAX_ARG_BYTES:
     if ((rc = parse_bytes("max-arg-bytes", val, &c->load.max_arg_bytes)) != 0)
@@ -859,6 +875,64 @@ out:
   return status;
 }
 
+/* SCENETEST_LOG_LEVEL: the default of --log-level (SPEC §11). */
+static int level_from_env(void) {
+  const char *v = getenv("SCENETEST_LOG_LEVEL");
+  int level;
+  if (v == NULL || v[0] == '\0')
+    return 0;
+  if (st_log_level_parse(v, &level) != ST_OK)
+    return usage_error("SCENETEST_LOG_LEVEL: unknown level '%s'; levels: "
+                       "debug, info, timing, warning, error, null",
+                       v);
+  st_log_set_level(level);
+  return 0;
+}
+
+static int log_fd = -1;
+
+/* --log-file: the whole log at --log-level to FILE, from the first line
+ * (plugin warnings included). O_APPEND: isolated children write their own
+ * lines to the same open file, one write(2) each. */
+static int open_log_file(const cli *c) {
+  struct stat a, b;
+  const char *other[2];
+  size_t i;
+
+  if (c->log_file == NULL)
+    return 0;
+  other[0] = c->output;
+  other[1] = c->events;
+  for (i = 0; i < 2; i++)
+    if (other[i] != NULL &&
+        (strcmp(other[i], c->log_file) == 0 ||
+         (stat(other[i], &a) == 0 && stat(c->log_file, &b) == 0 &&
+          a.st_dev == b.st_dev && a.st_ino == b.st_ino)))
+      return usage_error("--log-file '%s' is also the %s", c->log_file,
+                         i == 0 ? "--output" : "--events file");
+  log_fd = open(c->log_file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+                                 O_CLOEXEC,
+                0666);
+  if (log_fd < 0)
+    return usage_error("cannot open --log-file '%s': %s", c->log_file,
+                       strerror(errno));
+  st__log_set_file(log_fd);
+  return 0;
+}
+
+static int close_log_file(const cli *c, int status) {
+  if (log_fd < 0)
+    return status;
+  st__log_set_file(-1);
+  if (close(log_fd) != 0) {
+    fprintf(stderr, "scenetest: error: writing --log-file '%s' failed: %s\n",
+            c->log_file, strerror(errno));
+    status = EXIT_INTERNAL;
+  }
+  log_fd = -1;
+  return status;
+}
+
 static int has_flag(int argc, char **argv, const char *l, const char *s) {
   int i;
   for (i = 1; i < argc; i++) {
@@ -876,6 +950,10 @@ int main(int argc, char **argv) {
   int status;
   size_t cap = argc > 0 ? (size_t)argc : 1;
 
+  /* timing and compare read logs, not scenes: their own command line. */
+  if (argc >= 2 &&
+      (strcmp(argv[1], "timing") == 0 || strcmp(argv[1], "compare") == 0))
+    return st__cli_measure_main(argc, argv);
   /* --help and --version win wherever they are, as with GNU tools. */
   if (has_flag(argc, argv, "--help", "-h")) {
     fputs(usage_text, stdout);
@@ -898,14 +976,14 @@ int main(int argc, char **argv) {
     c.cmd = CMD_LIST;
   else if (strcmp(cmd, "check") == 0)
     c.cmd = CMD_CHECK;
-  else if (strcmp(cmd, "timing") == 0 || strcmp(cmd, "compare") == 0)
-    return usage_error("'%s' is not implemented yet", cmd);
   else if (cmd[0] == '-')
     return usage_error("the command comes first: scenetest run|list|check "
                        "[OPTIONS] PATH... (got '%s')",
                        cmd);
   else
-    return usage_error("unknown command '%s'; commands: run, list, check", cmd);
+    return usage_error("unknown command '%s'; commands: run, list, check, "
+                       "timing, compare",
+                       cmd);
   c.cmd_name = cmd;
   c.platform = "cpu";
   st_load_options_init(&c.load);
@@ -918,9 +996,14 @@ int main(int argc, char **argv) {
     status = internal_error("parsing the command line", ST_ENOMEM);
     goto out;
   }
+  if ((status = level_from_env()) != 0)
+    goto out;
   if ((status = parse_args(&c, argc, argv)) != 0)
     goto out;
+  if ((status = open_log_file(&c)) != 0)
+    goto out;
   status = run_command(&c);
+  status = close_log_file(&c, status);
 out:
   free(c.paths);
   free(c.selectors);

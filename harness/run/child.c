@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/log_sink.h"
 #include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
@@ -224,9 +225,10 @@ static void route_lines(st__child *c, int at_eof) {
     if (c->line.p[i] != '\n')
       continue;
     if (is_log_line(c->line.p + start, i + 1 - start)) {
-      /* Our stderr gone is not the case's problem. */
-      if (st__write_all(2, c->line.p + start, i + 1 - start) != ST_OK) {
-      }
+      /* Where our own log lines go on the terminal (above a progress
+       * line; only warnings under --log-file); our stderr gone is not the
+       * case's problem. */
+      st__log_passthrough(c->line.p + start, i + 1 - start);
     } else
       keep_output(c, c->line.p + start, i + 1 - start);
     start = i + 1;

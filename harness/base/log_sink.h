@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Where log lines go besides the log fd (SPEC §11 --log-file) and the
+ * hook through which a terminal reporter draws them above its progress
+ * line. Library-internal. */
+#ifndef SCENETEST_HARNESS_LOG_SINK_H
+#define SCENETEST_HARNESS_LOG_SINK_H
+
+#include <stddef.h>
+
+/* With fd >= 0, every line the level lets through goes to fd, and the log
+ * fd (stderr) gets only warnings and errors; -1 turns it off. Inherited
+ * by forked children, which write their own lines to it (one write(2)
+ * per line: the fd should be O_APPEND). The caller owns fd.
+ * Thread-safety: any thread; set it before the run starts. */
+void st__log_set_file(int fd);
+
+/* Called for every line the level lets through, in the process that set
+ * it (a forked child never calls its parent's hook): line[0..len) is the
+ * whole "[LEVEL] message\n". When to_terminal is 1 the hook writes the
+ * line to the log fd itself (after making room on the screen); when 0 the
+ * line went to the --log-file only and the hook may just look at it. NULL
+ * removes it. Thread-safety: any thread; calls are serialised. */
+typedef void (*st__log_hook)(void *data, int level, const char *line,
+                             size_t len, int to_terminal);
+void st__log_set_hook(st__log_hook fn, void *data /* IN, borrowed */);
+
+/* A complete log line of another process (an isolated child's, SPEC §6:
+ * passed through "as they are") written where this process's own lines
+ * would go to the terminal: through the hook, else to the log fd.
+ * Thread-safety: any thread. */
+void st__log_passthrough(const char *line /* IN */, size_t len);
+
+/* write(2) all of buf to fd, retrying on EINTR and short writes; 0 or -1. */
+int st__log_write_fd(int fd, const char *buf /* IN */, size_t len);
+
+#endif

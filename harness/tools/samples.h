@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* A side of a measurement: the TIMING lines of one or more log files (a
+ * directory counts as its regular files, in name order) read into phase
+ * samples and autoload records, the distinct conditions those records
+ * describe, SPEC §11's cold rule, and the samples grouped by (scene, case,
+ * phase) with their statistics. What `timing` prints and what `compare`
+ * compares. CLI-private (tools layer). */
+#ifndef SCENETEST_HARNESS_SAMPLES_H
+#define SCENETEST_HARNESS_SAMPLES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <scenetest/common.h>
+
+#include "tools/timelog.h"
+
+/* One distinct autoload condition and the processes that reported it. */
+typedef struct st__condition {
+  st__tl_record record; /* the first line seen (its pid is one of pids) */
+  long *pids;           /* distinct, in order of appearance */
+  size_t n_pids;
+} st__condition;
+
+/* A (scene, case, phase) group. Rows "run.device" and "run.copy" come
+ * from the device_ns/copy_ns fields of run lines. */
+typedef struct st__group {
+  char *scene, *kase, *phase;
+  double *values; /* kept samples (ns), sorted */
+  size_t n;       /* kept */
+  size_t dropped; /* by the cold rule */
+  double min, median, max;
+  int has_sum;    /* phase run: min over per-case sums */
+  double min_sum; /* ns */
+  size_t sum_rounds; /* rounds in each summed case */
+  unsigned conditions; /* bit i: condition i contributed; see unknown */
+  int unknown;         /* a sample from a process with no record */
+} st__group;
+
+typedef struct st__side st__side;
+
+/* Reads every path (a file, or a directory's regular files, not hidden,
+ * in name order). keep_first: SPEC §11's cold rule off. On a read or
+ * parse error, writes "FILE:LINE:COL: error: ..." or "scenetest: error:
+ * ..." to err and returns ST_EIO / ST_EPARSE-like statuses (non-zero).
+ * Caller frees *out with st__side_free. Thread-safety: any thread. */
+st_status st__side_load(const char *const *paths /* IN */, size_t n_paths,
+                        int keep_first, FILE *err /* IN */,
+                        st__side **out /* OUT, owned */) ST_WUR;
+void st__side_free(st__side *s /* IN, owned; may be NULL */);
+
+/* Phase lines read (any status); 0 means no TIMING phase line at all. */
+size_t st__side_lines(const st__side *s /* IN */);
+size_t st__side_records(const st__side *s /* IN */);
+size_t st__side_condition_count(const st__side *s /* IN */);
+const st__condition *st__side_condition(const st__side *s /* IN */,
+                                        size_t i);
+size_t st__side_group_count(const st__side *s /* IN */);
+const st__group *st__side_group(const st__side *s /* IN */, size_t i);
+/* The group (scene, case, phase), or NULL. */
+const st__group *st__side_find(const st__side *s /* IN */,
+                               const char *scene /* IN */,
+                               const char *kase /* IN */,
+                               const char *phase /* IN */);
+
+/* Writes a record's fields as "setting=0 raw=\"0\" effective=... M=...",
+ * pid left out. Thread-safety: one thread per f. */
+void st__record_print(FILE *f /* IN */, const st__tl_record *r /* IN */);
+/* The label of condition i: "A".."Z", then "C27", ... */
+void st__condition_label(char *buf /* OUT */, size_t size, size_t i);
+/* Writes the distinct conditions as a JSON array of {"id", "record":
+ * {"setting", "raw", "effective", "fields": {FIELD: bool}}, "pids"}. */
+void st__conditions_json(FILE *out /* IN */, const st__side *s /* IN */);
+/* Writes a duration in ns with a unit (ns, us, ms, s). */
+void st__duration_print(FILE *f /* IN */, double ns);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* The TIMING log parser (SPEC §4, §11): one line of any log in, one phase
+ * sample or autoload record out. A pure function over a buffer: no
+ * allocation, no global state, bounded work (a fixed number of fields of
+ * fixed size), so hostile lines are refused rather than trusted. CLI-
+ * private (tools layer). */
+#ifndef SCENETEST_HARNESS_TIMELOG_H
+#define SCENETEST_HARNESS_TIMELOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest scene, case or phase name accepted, and the most watched
+ * modules a record may carry. Longer or more is a malformed line. */
+#define ST__TL_NAME_MAX 256
+#define ST__TL_MODULES_MAX 32
+/* The raw field as printed: at most 64 escaped bytes (4 each), "...",
+ * two quotes. */
+#define ST__TL_RAW_MAX (64 * 4 + 3 + 2 + 1)
+
+typedef enum st__tl_kind {
+  ST__TL_NONE = 0,   /* no [TIMING] token, or a TIMING line of another kind */
+  ST__TL_PHASE = 1,  /* a phase sample */
+  ST__TL_RECORD = 2, /* a torch_backend_autoload record */
+  ST__TL_BAD = 3     /* a phase or record line that does not parse */
+} st__tl_kind;
+
+typedef struct st__tl_phase {
+  long pid;
+  char scene[ST__TL_NAME_MAX];
+  char kase[ST__TL_NAME_MAX]; /* without a "@k" repeat suffix */
+  char name[ST__TL_NAME_MAX];
+  int round;    /* -1 for "-" */
+  long iter;    /* 0 when absent */
+  uint64_t dur_ns;
+  char status[8]; /* ok, fail, error, skip */
+  int has_device, has_copy;
+  uint64_t device_ns, copy_ns;
+} st__tl_phase;
+
+typedef struct st__tl_module {
+  char field[ST__TL_NAME_MAX]; /* the field name as printed: torch_imported,
+                                  torch_npu_loaded, NAME_loaded */
+  int loaded;
+} st__tl_module;
+
+typedef struct st__tl_record {
+  long pid;
+  char setting[8];           /* unset, 0, 1, invalid */
+  char raw[ST__TL_RAW_MAX];  /* as printed: - or "..." with its escapes */
+  char value[65];            /* raw decoded (may hold NUL bytes: value_len) */
+  size_t value_len;
+  int truncated;             /* raw ended in ... (value longer than 64) */
+  char effective[9];         /* enabled, disabled */
+  size_t n_modules;
+  st__tl_module modules[ST__TL_MODULES_MAX];
+} st__tl_record;
+
+typedef struct st__tl_line {
+  st__tl_kind kind;
+  size_t column;     /* ST__TL_BAD: 1-based column of the problem */
+  const char *error; /* ST__TL_BAD: a static message */
+  union {
+    st__tl_phase phase;
+    st__tl_record record;
+  } u;
+} st__tl_line;
+
+/* Parses one line (line[0..len), without or with its '\n'; a trailing
+ * '\r' is dropped). The [TIMING] token may be anywhere; "phase" and
+ * "torch_backend_autoload" lines are parsed in full, other TIMING lines
+ * are ST__TL_NONE. Returns out->kind. Thread-safety: any thread. */
+st__tl_kind st__timelog_parse(const char *line /* IN */, size_t len,
+                              st__tl_line *out /* OUT */);
+
+/* 1 if two records describe the same conditions: every field but pid,
+ * raw compared as printed. Thread-safety: any thread. */
+int st__timelog_record_same(const st__tl_record *a /* IN */,
+                            const st__tl_record *b /* IN */);
+
+#endif
