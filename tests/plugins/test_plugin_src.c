@@ -12,7 +12,10 @@
  *             built-in "cpu" backend (a conflicting registration)
  *   PRINTS    platform "printer": an add that writes to stdout and stderr
  *             (reports must stay intact)
- *   HANGS     platform "hanger": an add that never returns */
+ *   HANGS     platform "hanger": an add that never returns
+ *   SPIN1     platform "spin": add, computed once
+ *   SPIN2     platform "spin": the same add computed twice over, so the
+ *             same scene::case takes twice the work (for `compare`) */
 #include <stdint.h>
 
 #include <scenetest/scenetest.h>
@@ -27,6 +30,8 @@
 #define CONFLICT 9
 #define EMPTYNOTE 10
 #define HANGS 8
+#define SPIN1 11
+#define SPIN2 12
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   size_t i;
@@ -37,7 +42,26 @@ __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   return ST_OK;
 }
 
-#if KIND == GOOD
+#if KIND == SPIN1 || KIND == SPIN2
+ST_PLUGIN_PLATFORMS("spin");
+static const char *const platforms[] = {"spin", NULL};
+/* The whole add, LOOPS times: the element accessors are calls into the
+ * harness, so the compiler cannot fold the repetitions away. */
+static st_status spin_add(st_op_call *c) {
+  int k;
+  for (k = 0; k < (KIND == SPIN2 ? 2 : 1); k++) {
+    st_status rc = plugin_add(c);
+    if (rc != ST_OK)
+      return rc;
+  }
+  return ST_OK;
+}
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "spin", "add", "spin", spin_add, err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "spin", platforms, init};
+#elif KIND == GOOD
 ST_PLUGIN_PLATFORMS("lazyplat");
 static const char *const platforms[] = {"lazyplat", NULL};
 static st_status init(st_registry *reg, st_error *err) {
