@@ -3,8 +3,8 @@
 """The docs and the code must agree (as curl's test 1119 checks its symbols
 against its docs). For README.md and every docs/*.md this prints TAP points:
 
-  - flags: every `--flag` the page names is a long option of harness/cli/cli.c
-    (the string "flag" in its option table, or "--flag" literally), unless
+  - flags: every `--flag` the page names is a long option of harness/cli/*.c
+    (the string "flag" in an option table, or "--flag" literally), unless
     it belongs to another tool (FOREIGN_FLAGS: meson, apt-get, prove...);
   - environment: every environment variable the page names in backticks
     (NO_COLOR, TORCH_*, GTEST_*, TEST_*, SCENETEST_*) is named in some
@@ -90,8 +90,8 @@ class Tap:
 
 
 def main(root):
-    cli_path = os.path.join(root, "harness", "cli", "cli.c")
-    cli = read(cli_path) if os.path.exists(cli_path) else ""
+    cli = "".join(read(p) for p in sorted(
+        glob.glob(os.path.join(root, "harness", "cli", "*.c"))))
     sources = ""
     for pattern in ("harness/**/*.c", "harness/**/*.h", "include/**/*.h"):
         for path in sorted(glob.glob(os.path.join(root, pattern),
@@ -114,7 +114,7 @@ def main(root):
         missing = [f for f in flags
                    if f'"{f[2:]}"' not in cli and f not in cli]
         tap.point(not missing,
-                  f"{rel}: {len(flags)} --flags are options of harness/cli/cli.c",
+                  f"{rel}: {len(flags)} --flags are options of harness/cli/*.c",
                   missing)
 
         names = set()
