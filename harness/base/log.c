@@ -115,6 +115,12 @@ static int to_hook(int level, const char *buf, size_t len, int to_terminal) {
   return taken;
 }
 
+void st__log_emit(const char *line, size_t len) {
+  (void)st__log_write_fd(atomic_load(&log_fd), line, len);
+}
+
+int st__log_fd(void) { return atomic_load(&log_fd); }
+
 void st__log_passthrough(const char *line, size_t len) {
   if (!to_hook(ST_LOG_WARNING, line, len, 1))
     (void)st__log_write_fd(atomic_load(&log_fd), line, len);

@@ -30,6 +30,12 @@ void st__log_set_hook(st__log_hook fn, void *data /* IN, borrowed */);
  * Thread-safety: any thread. */
 void st__log_passthrough(const char *line /* IN */, size_t len);
 
+/* Writes a complete line to the log fd (stderr): what a hook calls for a
+ * line with to_terminal set. Thread-safety: any thread. */
+void st__log_emit(const char *line /* IN */, size_t len);
+/* The log fd (default 2). Thread-safety: any thread. */
+int st__log_fd(void);
+
 /* write(2) all of buf to fd, retrying on EINTR and short writes; 0 or -1. */
 int st__log_write_fd(int fd, const char *buf /* IN */, size_t len);
 

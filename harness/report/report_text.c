@@ -1,14 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* The text reporter: one line per case (PASS/FAIL/ERROR/SKIP, with the
  * message, captured output and rerun command of a failure), then a totals
- * line. On a terminal it also redraws a progress line ("[12/200]
- * scene::case") while cases run, and colours the verdicts unless NO_COLOR
- * is set (the CLI decides both and passes them in the config). */
+ * line. On a terminal it also keeps a progress line ("[12/200]
+ * scene::case") at the bottom, clipped to the terminal's width, and log
+ * lines print above it (as ninja does): the reporter takes the logger's
+ * hook and, for each line, erases the progress line, lets the line out and
+ * draws the progress line again. The first autoload record of each
+ * distinct condition is shown in words ("autoload: ...") when it is
+ * logged, which is during the first case's record phase: the record is not
+ * known before. Colours the verdicts unless NO_COLOR is set (the CLI
+ * decides tty and colour and passes them in the config); TERM=dumb gets no
+ * progress line. The progress line is erased by overwriting it with
+ * spaces, so that without colour nothing on the terminal is an escape
+ * sequence. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/log_sink.h"
 #include "report/report.h"
 
 #define RED "\033[31m"
@@ -17,13 +30,24 @@
 #define BOLD_RED "\033[1;31m"
 #define RESET "\033[0m"
 
+#define SEEN_MAX 16
+
 typedef struct text_state {
   st__report_config cfg;
-  size_t total;
+  /* The logger's hook runs on whichever thread logs: every write to the
+   * terminal takes the lock. */
+  pthread_mutex_t lock;
+  int hooked;    /* this state is the logger's hook */
+  int smart;     /* a terminal that can redraw (TERM is not dumb) */
+  size_t total;  /* guarded by: lock (as every field below) */
   size_t started;
-  size_t counts[4]; /* by st_case_status */
-  uint64_t t0;      /* run begin, CLOCK_MONOTONIC ns */
-  int progress;     /* a progress line is on screen */
+  size_t counts[4];  /* by st_case_status */
+  uint64_t t0;       /* run begin, CLOCK_MONOTONIC ns */
+  int progress;      /* a progress line is on screen */
+  size_t drawn;      /* its width in columns */
+  char line[512];    /* its text, unclipped */
+  char *seen[SEEN_MAX]; /* autoload conditions shown (records without pid) */
+  size_t n_seen;
 } text_state;
 
 static uint64_t now_ns(void) {
@@ -41,12 +65,201 @@ static void put_duration(FILE *out, uint64_t ns) {
     fprintf(out, "%.3f s", (double)ns / 1e9);
 }
 
+/* The terminal's width: TIOCGWINSZ on the report stream, else $COLUMNS,
+ * else 80. */
+static size_t term_width(const text_state *st) {
+  struct winsize ws;
+  const char *cols = getenv("COLUMNS");
+  int fd = fileno(st->cfg.out);
+  if (fd >= 0 && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
+  if (cols != NULL && atoi(cols) > 0)
+    return (size_t)atoi(cols);
+  return 80;
+}
+
+/* The cursor is at column 0 of the progress line (see draw_progress):
+ * overwrite it with spaces and come back. */
 static void clear_progress(text_state *st) {
-  if (st->progress) {
-    /* Carriage return, then erase to the end of the line (ECMA-48 EL). */
-    fputs("\r\033[K", st->cfg.out);
-    st->progress = 0;
+  size_t i;
+  if (!st->progress)
+    return;
+  for (i = 0; i < st->drawn; i++)
+    fputc(' ', st->cfg.out);
+  fputc('\r', st->cfg.out);
+  st->progress = 0;
+}
+
+/* Draws st->line clipped to width - 1 columns (a full last column would
+ * wrap on some terminals), counting UTF-8 lead bytes as columns, and
+ * leaves the cursor at column 0: output that reaches the terminal behind
+ * the logger's back (a kernel writing to fd 2) then overwrites the
+ * progress text instead of being glued to its end. */
+static void draw_progress(text_state *st) {
+  size_t width = term_width(st), cols = 0, i;
+  const char *p = st->line;
+  if (width > 1)
+    width--;
+  for (i = 0; p[i] != '\0'; i++) {
+    int lead = ((unsigned char)p[i] & 0xc0) != 0x80;
+    if (lead && cols == width)
+      break;
+    cols += (size_t)lead;
   }
+  fwrite(p, 1, i, st->cfg.out);
+  fputc('\r', st->cfg.out);
+  st->drawn = cols;
+  st->progress = 1;
+}
+
+/* The value of KEY= in a record line: *v, *n (quotes included for raw).
+ * 0 when absent. raw's value is a double-quoted string with backslash
+ * escapes (SPEC §4) and may hold spaces. */
+static int record_field(const char *s, size_t len, const char *key,
+                        const char **v, size_t *n) {
+  size_t k = strlen(key), i = 0;
+  while (i < len) {
+    size_t b = i;
+    if (len - i > k && memcmp(s + i, key, k) == 0 && s[i + k] == '=' &&
+        (i == 0 || s[i - 1] == ' ')) {
+      i += k + 1;
+      b = i;
+      if (i < len && s[i] == '"') {
+        for (i++; i < len && s[i] != '"'; i++)
+          if (s[i] == '\\' && i + 1 < len)
+            i++;
+        if (i < len)
+          i++;
+      } else {
+        while (i < len && s[i] != ' ')
+          i++;
+      }
+      *v = s + b;
+      *n = i - b;
+      return 1;
+    }
+    if (s[i] == '"') { /* skip a quoted value whole */
+      for (i++; i < len && s[i] != '"'; i++)
+        if (s[i] == '\\' && i + 1 < len)
+          i++;
+    }
+    i++;
+  }
+  return 0;
+}
+
+static int field_is(const char *s, size_t len, const char *key,
+                    const char *want) {
+  const char *v;
+  size_t n;
+  return record_field(s, len, key, &v, &n) && n == strlen(want) &&
+         memcmp(v, want, n) == 0;
+}
+
+/* "autoload: ..." in words for a record line, or nothing when this
+ * condition was shown already. Returns a malloc'd line or NULL. */
+static char *record_words(text_state *st, const char *line, size_t len) {
+  static const char tag[] = "[TIMING] torch_backend_autoload ";
+  const char *s, *v, *pid_at;
+  size_t n, i, slen;
+  char *key = NULL, *out = NULL;
+  size_t outlen = 0;
+  FILE *f;
+
+  if (len < sizeof tag - 1 || memcmp(line, tag, sizeof tag - 1) != 0)
+    return NULL;
+  s = line + sizeof tag - 1;
+  slen = len - (sizeof tag - 1);
+  while (slen > 0 && (s[slen - 1] == '\n' || s[slen - 1] == '\r'))
+    slen--;
+  /* The condition is the record without its pid. */
+  pid_at = NULL;
+  if (record_field(s, slen, "pid", &v, &n))
+    pid_at = v - 4;
+  n = pid_at != NULL && pid_at > s ? (size_t)(pid_at - s) : slen;
+  for (i = 0; i < st->n_seen; i++)
+    if (strlen(st->seen[i]) == n && memcmp(st->seen[i], s, n) == 0)
+      return NULL;
+  if (st->n_seen < SEEN_MAX && (key = malloc(n + 1)) != NULL) {
+    memcpy(key, s, n);
+    key[n] = '\0';
+    st->seen[st->n_seen++] = key;
+  }
+  if ((f = open_memstream(&out, &outlen)) == NULL)
+    return NULL;
+  fputs("autoload: ", f);
+  if (field_is(s, slen, "setting", "unset"))
+    fputs("TORCH_DEVICE_BACKEND_AUTOLOAD unset", f);
+  else if (record_field(s, slen, "raw", &v, &n))
+    fprintf(f, "TORCH_DEVICE_BACKEND_AUTOLOAD=%.*s", (int)n, v);
+  fputs(field_is(s, slen, "effective", "enabled")
+            ? ", torch autoloads device backends"
+            : ", torch device-backend autoload disabled",
+        f);
+  fputs(field_is(s, slen, "torch_imported", "true") ? "; torch imported"
+                                                     : "; torch not imported",
+        f);
+  /* Every other NAME_loaded field, in order. */
+  for (i = 0; i < slen;) {
+    size_t b = i, e;
+    while (i < slen && s[i] != ' ' && s[i] != '=')
+      i++;
+    e = i;
+    if (i < slen && s[i] == '=') {
+      i++;
+      if (i < slen && s[i] == '"') {
+        for (i++; i < slen && s[i] != '"'; i++)
+          if (s[i] == '\\' && i + 1 < slen)
+            i++;
+        if (i < slen)
+          i++;
+      }
+      while (i < slen && s[i] != ' ')
+        i++;
+    }
+    if (e - b > 7 && memcmp(s + e - 7, "_loaded", 7) == 0 && e < slen) {
+      int yes = slen - e > 4 && memcmp(s + e, "=true", 5) == 0;
+      fprintf(f, ", %.*s %s", (int)(e - b - 7), s + b,
+              yes ? "loaded" : "not loaded");
+    }
+    while (i < slen && s[i] == ' ')
+      i++;
+  }
+  if (record_field(s, slen, "pid", &v, &n))
+    fprintf(f, " (pid %.*s)", (int)n, v);
+  fputc('\n', f);
+  if (fclose(f) != 0) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* The logger's hook: a log line (and, for a new autoload condition, its
+ * words) above the progress line. */
+static void text_log_line(void *data, int level, const char *line,
+                          size_t len, int to_terminal) {
+  text_state *st = data;
+  int had, log_is_tty;
+  char *words;
+
+  (void)level;
+  pthread_mutex_lock(&st->lock);
+  words = record_words(st, line, len);
+  had = st->progress;
+  log_is_tty = isatty(st__log_fd());
+  if ((to_terminal && log_is_tty) || words != NULL)
+    clear_progress(st);
+  fflush(st->cfg.out);
+  if (to_terminal)
+    st__log_emit(line, len);
+  if (words != NULL)
+    fputs(words, st->cfg.out);
+  if (had && !st->progress)
+    draw_progress(st);
+  fflush(st->cfg.out);
+  pthread_mutex_unlock(&st->lock);
+  free(words);
 }
 
 /* Writes every line of s indented, so a multi-line message stays inside
@@ -64,25 +277,26 @@ static void put_indented(FILE *out, const char *indent, const char *s) {
 
 static void text_run_begin(void *data, const st_run_info *info) {
   text_state *st = data;
+  pthread_mutex_lock(&st->lock);
   st->total = info->total;
   st->t0 = now_ns();
+  pthread_mutex_unlock(&st->lock);
 }
 
 static void text_case_begin(void *data, const st_case_info *info) {
   text_state *st = data;
+  pthread_mutex_lock(&st->lock);
   st->started++;
   if (st->total == 0)
     st->total = info->total;
-  if (!st->cfg.tty)
-    return;
-  clear_progress(st);
-  /* The cursor goes back to column 0 after the progress text: a log line
-   * written to the same terminal meanwhile (TIMING lines are longer than
-   * this one) then overwrites it instead of being glued to its end. */
-  fprintf(st->cfg.out, "\033[K[%zu/%zu] %s::%s\r", st->started, st->total,
-          info->scene, info->name);
-  st->progress = 1;
-  fflush(st->cfg.out);
+  if (st->smart) {
+    clear_progress(st);
+    snprintf(st->line, sizeof st->line, "[%zu/%zu] %s::%s", st->started,
+             st->total, info->scene, info->name);
+    draw_progress(st);
+    fflush(st->cfg.out);
+  }
+  pthread_mutex_unlock(&st->lock);
 }
 
 static void text_case_end(void *data, const st_case_info *info,
@@ -98,6 +312,7 @@ static void text_case_end(void *data, const st_case_info *info,
   (void)info;
   if ((unsigned)status > ST_CASE_SKIP)
     status = ST_CASE_ERROR;
+  pthread_mutex_lock(&st->lock);
   st->counts[status]++;
   clear_progress(st);
   if (st->cfg.color)
@@ -129,6 +344,7 @@ static void text_case_end(void *data, const st_case_info *info,
     fputc('\n', out);
   }
   fflush(out);
+  pthread_mutex_unlock(&st->lock);
 }
 
 static void text_run_end(void *data, const st_run_result *result) {
@@ -138,6 +354,7 @@ static void text_run_end(void *data, const st_run_result *result) {
   int bad = st->counts[ST_CASE_FAIL] + st->counts[ST_CASE_ERROR] > 0;
 
   (void)result;
+  pthread_mutex_lock(&st->lock);
   clear_progress(st);
   if (st->cfg.color)
     fputs(bad ? RED : GREEN, out);
@@ -151,6 +368,7 @@ static void text_run_end(void *data, const st_run_result *result) {
   put_duration(out, now_ns() - st->t0);
   fputc('\n', out);
   fflush(out);
+  pthread_mutex_unlock(&st->lock);
 }
 
 st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
@@ -159,8 +377,18 @@ st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
   memset(obs, 0, sizeof *obs);
   if (st == NULL)
     return ST_ENOMEM;
+  const char *term = getenv("TERM");
+
   st->cfg = *cfg;
   st->t0 = now_ns();
+  pthread_mutex_init(&st->lock, NULL);
+  st->smart = cfg->tty && (term == NULL || strcmp(term, "dumb") != 0);
+  /* On a terminal, log lines go through the reporter (above the progress
+   * line) and records are shown in words. */
+  if (cfg->tty) {
+    st__log_set_hook(text_log_line, st);
+    st->hooked = 1;
+  }
   obs->data = st;
   obs->run_begin = text_run_begin;
   obs->case_begin = text_case_begin;
@@ -170,8 +398,16 @@ st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
 }
 
 void st__report_text_free(st_observer *obs) {
-  if (obs == NULL)
+  text_state *st;
+  size_t i;
+  if (obs == NULL || obs->data == NULL)
     return;
+  st = obs->data;
+  if (st->hooked)
+    st__log_set_hook(NULL, NULL);
+  for (i = 0; i < st->n_seen; i++)
+    free(st->seen[i]);
+  pthread_mutex_destroy(&st->lock);
   free(obs->data);
   obs->data = NULL;
 }

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <scenetest/log.h>
 
 #include "report/json.h"
 #include "report/report.h"
@@ -370,6 +373,8 @@ static void report_text__plain_lines_and_totals(void **state) {
     st_case_result_free(res[i]);
 }
 
+#define SPACES23 "                       "
+
 static void report_text__terminal_progress_and_colour(void **state) {
   mem m;
   char *got;
@@ -384,23 +389,133 @@ static void report_text__terminal_progress_and_colour(void **state) {
   cfg.out = m.f;
   cfg.tty = 1;
   cfg.color = 1;
+  setenv("TERM", "xterm", 1);
+  unsetenv("COLUMNS");
   assert_int_equal(st__report_text_new(&cfg, &obs), ST_OK);
   feed(&obs, res, 2);
   st__report_text_free(&obs);
   got = mem_take(&m);
+  /* The progress text, the cursor back at column 0, then spaces over it
+   * (23 columns) before the verdict. */
   assert_memory_equal(got,
-                      "\033[K[1/2] vector_add::small\r\r\033[K\033[32mPASS "
+                      "[1/2] vector_add::small\r" SPACES23 "\r\033[32mPASS "
                       "\033[0m vector_add::small",
-                      strlen("\033[K[1/2] vector_add::small\r\r\033[K"
-                             "\033[32mPASS \033[0m vector_add::small"));
-  assert_non_null(strstr(got,
-                         "\033[K[2/2] vector_add::small\r\r\033[K\033[1;31m"
-                         "ERROR\033[0m vector_add::small"));
+                      strlen("[1/2] vector_add::small\r" SPACES23
+                             "\r\033[32mPASS \033[0m vector_add::small"));
+  assert_non_null(strstr(got, "[2/2] vector_add::small\r" SPACES23
+                              "\r\033[1;31mERROR\033[0m vector_add::small"));
   assert_non_null(strstr(got, "\033[31m2 cases: 1 passed, 0 failed, 1 "
                               "error, 0 skipped\033[0m in "));
   free(got);
   for (size_t i = 0; i < 2; i++)
     st_case_result_free(res[i]);
+}
+
+/* A narrow terminal: the progress line is cut at width - 1 columns. */
+static void report_text__progress_clipped_to_width(void **state) {
+  mem m;
+  char *got;
+  st__report_config cfg;
+  st_observer obs;
+  st_case_result *res[1];
+  (void)state;
+  res[0] = make_result(ST_CASE_PASS, NULL);
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  cfg.tty = 1;
+  setenv("TERM", "xterm", 1);
+  setenv("COLUMNS", "12", 1); /* a memory stream has no window size */
+  assert_int_equal(st__report_text_new(&cfg, &obs), ST_OK);
+  feed(&obs, res, 1);
+  st__report_text_free(&obs);
+  unsetenv("COLUMNS");
+  got = mem_take(&m);
+  assert_memory_equal(got, "[1/1] vecto\r           \rPASS ",
+                      strlen("[1/1] vecto\r           \rPASS "));
+  assert_null(strchr(got, '\033')); /* no colour asked: no escape at all */
+  free(got);
+  st_case_result_free(res[0]);
+}
+
+/* TERM=dumb: no progress line, no carriage return, no escape. */
+static void report_text__dumb_terminal(void **state) {
+  mem m;
+  char *got;
+  st__report_config cfg;
+  st_observer obs;
+  st_case_result *res[1];
+  (void)state;
+  res[0] = make_result(ST_CASE_PASS, NULL);
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  cfg.tty = 1;
+  setenv("TERM", "dumb", 1);
+  assert_int_equal(st__report_text_new(&cfg, &obs), ST_OK);
+  feed(&obs, res, 1);
+  st__report_text_free(&obs);
+  setenv("TERM", "xterm", 1);
+  got = mem_take(&m);
+  assert_memory_equal(got, "PASS  vector_add::small", 23);
+  assert_null(strchr(got, '\033'));
+  assert_null(strchr(got, '\r'));
+  free(got);
+  st_case_result_free(res[0]);
+}
+
+/* On a terminal the logger's lines go through the reporter: a record
+ * is shown once per condition in words, above the progress line, which is
+ * drawn again after it; the log line itself still reaches the log fd. */
+static void report_text__log_lines_and_record_words(void **state) {
+  mem m;
+  char *got, logbuf[2048];
+  st__report_config cfg;
+  st_observer obs;
+  st_run_info ri = {"cpu", 7, 1};
+  st_case_info ci;
+  int fds[2];
+  ssize_t n;
+  static const char rec[] =
+      "torch_backend_autoload setting=invalid raw=\"a pid=1\" "
+      "effective=disabled torch_imported=false torch_npu_loaded=false "
+      "acl_loaded=true pid=%d";
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  st_log_set_fd(fds[1]);
+  st_log_set_level(ST_LOG_TIMING);
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  cfg.tty = 1;
+  setenv("TERM", "xterm", 1);
+  assert_int_equal(st__report_text_new(&cfg, &obs), ST_OK);
+  memset(&ci, 0, sizeof ci);
+  ci.scene = "s";
+  ci.name = "c";
+  ci.total = 1;
+  obs.run_begin(obs.data, &ri);
+  obs.case_begin(obs.data, &ci);
+  st_log(ST_LOG_TIMING, rec, 9);
+  st_log(ST_LOG_TIMING, rec, 10); /* the same condition: no words again */
+  st_log(ST_LOG_TIMING, "phase pid=9 scene=s case=c");
+  st__report_text_free(&obs);
+  st_log_set_fd(2);
+  close(fds[1]);
+  got = mem_take(&m);
+  assert_string_equal(
+      got, "[1/1] s::c\r          \r"
+           "autoload: TORCH_DEVICE_BACKEND_AUTOLOAD=\"a pid=1\", torch "
+           "device-backend autoload disabled; torch not imported, torch_npu "
+           "not loaded, acl loaded (pid 9)\n"
+           "[1/1] s::c\r");
+  n = read(fds[0], logbuf, sizeof logbuf - 1);
+  close(fds[0]);
+  assert_true(n > 0);
+  logbuf[n] = '\0';
+  assert_non_null(strstr(logbuf, "acl_loaded=true pid=9\n[TIMING] "));
+  assert_non_null(strstr(logbuf, "pid=10\n[TIMING] phase pid=9"));
+  free(got);
 }
 
 int main(void) {
@@ -419,6 +534,9 @@ int main(void) {
       cmocka_unit_test(report_tap_empty__skip_plan),
       cmocka_unit_test(report_text__plain_lines_and_totals),
       cmocka_unit_test(report_text__terminal_progress_and_colour),
+      cmocka_unit_test(report_text__progress_clipped_to_width),
+      cmocka_unit_test(report_text__dumb_terminal),
+      cmocka_unit_test(report_text__log_lines_and_record_words),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,10 +13,15 @@
  *   PRINTS    platform "printer": an add that writes to stdout and stderr
  *             (reports must stay intact)
  *   HANGS     platform "hanger": an add that never returns
+ *   WAITS     platform "waiter": an add that first reads one byte from the
+ *             FIFO named by $ST_TEST_WAIT_FIFO (a test releases each call)
  *   SPIN1     platform "spin": add, computed once
  *   SPIN2     platform "spin": the same add computed twice over, so the
  *             same scene::case takes twice the work (for `compare`) */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <scenetest/scenetest.h>
 
@@ -31,6 +36,7 @@
 #define EMPTYNOTE 10
 #define HANGS 8
 #define SPIN1 11
+#define WAITS 13
 #define SPIN2 12
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
@@ -42,7 +48,28 @@ __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   return ST_OK;
 }
 
-#if KIND == SPIN1 || KIND == SPIN2
+#if KIND == WAITS
+ST_PLUGIN_PLATFORMS("waiter");
+static const char *const platforms[] = {"waiter", NULL};
+/* Blocks until the test writes a byte: the run is held with a case in
+ * flight, so the test can look at the terminal at that moment. */
+static st_status wait_add(st_op_call *c) {
+  const char *path = getenv("ST_TEST_WAIT_FIFO");
+  char b;
+  int fd = path != NULL ? open(path, O_RDONLY) : -1;
+  if (fd >= 0) {
+    if (read(fd, &b, 1) != 1) {
+    }
+    close(fd);
+  }
+  return plugin_add(c);
+}
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "waiter", "add", "waiter", wait_add, err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, "waiter", platforms, init};
+#elif KIND == SPIN1 || KIND == SPIN2
 ST_PLUGIN_PLATFORMS("spin");
 static const char *const platforms[] = {"spin", NULL};
 /* The whole add, LOOPS times: the element accessors are calls into the

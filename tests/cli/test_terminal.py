@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: MIT
+"""The text report on a terminal (SPEC §6, issue 11): log lines print above
+a progress line that stays the last line on the screen, the autoload record
+is shown in words, and NO_COLOR / TERM=dumb give no escape bytes.
+
+Usage: test_terminal.py PATH/TO/scenetest PATH/TO/st_plugin_waits.so
+
+The screen is tmux's (Debian's tmux): the run is held with a case in flight
+by a kernel that blocks on a FIFO until the test writes to it, and the test
+reads the screen with `tmux capture-pane` in a bounded poll. The raw bytes
+are read from a pseudo-terminal the test opens itself (pty). Prints TAP
+lines for a reader; meson reads the exit status (protocol exitcode): 0 all
+passed, 1 a failure, 77 skipped (no tmux).
+"""
+
+import fcntl
+import os
+import pty
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+
+EXE = os.path.abspath(sys.argv[1])
+WAITS = os.path.abspath(sys.argv[2])  # platform 'waiter'
+TMP = tempfile.mkdtemp(prefix="scenetest-term-")
+FIFO = os.path.join(TMP, "release")
+SOCK = "scenetest-%d" % os.getpid()
+# Longer than the pane is wide: its progress line must be clipped.
+TWO = "two_" + "x" * 66
+PROGRESS2 = ("[2/3] w::" + TWO)[:59]
+
+SCENE = """\
+scene: w
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: ones}
+  - {tensor: b, dtype: float32, shape: [N], init: ones}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - {name: one, params: {N: 8}}
+  - {name: %s, params: {N: 8}}
+  - {name: three, params: {N: 8}}
+"""
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def tmux(*args):
+    return subprocess.run(["tmux", "-L", SOCK, "-f", os.devnull] +
+                          list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=30)
+
+
+def screen(joined=False):
+    """The visible screen, one string per row (trailing blanks dropped);
+    joined: wrapped lines joined back into one."""
+    r = tmux("capture-pane", "-p", "-t", "t", *(["-J"] if joined else []))
+    return [ln.rstrip() for ln in r.stdout.decode("utf-8", "replace")
+            .split("\n")]
+
+
+def poll(cond, what, timeout=30.0):
+    """Bounded poll of the screen: returns it once cond(rows) holds."""
+    end = time.monotonic() + timeout
+    while True:
+        rows = screen()
+        if cond(rows):
+            return rows
+        if time.monotonic() > end:
+            raise Failure("timed out waiting for %s; screen:\n%s"
+                          % (what, "\n".join(rows)))
+        time.sleep(0.02)
+
+
+# The test's end of the FIFO, open for the whole test (O_RDWR does not
+# block on Linux): bytes written wait in the pipe for the next kernel call,
+# and a kernel call finding it empty blocks.
+GATE = None
+
+
+def release(n=1):
+    """Lets n kernel calls go on, now or when they come."""
+    os.write(GATE, b"x" * n)
+
+
+def last_nonempty(rows):
+    rows = [r for r in rows if r.strip()]
+    return rows[-1] if rows else ""
+
+
+def test_progress_line_stays_at_the_bottom(scene):
+    cmd = ("env TERM=xterm NO_COLOR=1 ST_TEST_WAIT_FIFO=%s %s run --plugin "
+           "%s --platform waiter --skip-golden %s; echo EXIT=$?"
+           % (FIFO, EXE, WAITS, scene))
+    # 60 columns: the TIMING lines (about 100) wrap, the progress line is
+    # clipped.
+    r = tmux("new-session", "-d", "-s", "t", "-x", "60", "-y", "30", cmd)
+    check(r.returncode == 0, "tmux starts: %r" % r.stderr)
+    try:
+        tmux("set-option", "-t", "t", "remain-on-exit", "on")
+        release()  # case one's run
+        rows = poll(lambda rs: last_nonempty(rs).startswith("[2/3] w::two"),
+                    "case two in flight")
+        text = "\n".join(rows)
+        logical = screen(joined=True)
+        check("autoload: TORCH_DEVICE_BACKEND_AUTOLOAD" in text,
+              "the record in words:\n" + text)
+        check("PASS  w::one" in text, "case one's verdict:\n" + text)
+        bottom = [i for i, ln in enumerate(rows) if ln.strip()][-1]
+        above = "\n".join(rows[:bottom])
+        check("[TIMING] phase" in above and "name=record" in above,
+              "log lines above the progress line:\n" + text)
+        check(rows[bottom] == PROGRESS2, "the progress line alone on the "
+              "last line, clipped to 59 of 60 columns:\n" + text)
+        check(text.count("[1/3]") == 0 and text.count("[2/3]") == 1,
+              "one progress line on screen:\n" + text)
+        # In order: case one's verdict, case two's phase lines, then the
+        # progress line last.
+        order = ["PASS  w::one", "case=%s name=args" % TWO,
+                 "case=%s name=record" % TWO]
+        at = [next((i for i, ln in enumerate(logical) if o in ln), -1)
+              for o in order]
+        check(-1 not in at and at == sorted(at),
+              "verdict, then case two's log lines: %r\n%s"
+              % (at, "\n".join(logical)))
+        release(2)
+        rows = poll(lambda rs: any(ln.startswith("EXIT=") for ln in rs),
+                    "the run's end")
+        text = "\n".join(rows)
+        check("EXIT=0" in text and "3 cases: 3 passed" in text,
+              "the summary:\n" + text)
+        check("[3/3]" not in text, "no progress line left:\n" + text)
+    finally:
+        tmux("kill-server")
+
+
+def raw_bytes(scene, env):
+    """The bytes the run writes to a terminal (stdout and stderr on one
+    pty), released kernels and all."""
+    master, slave = pty.openpty()
+    # 50 columns, told the way a terminal tells it (TIOCGWINSZ).
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
+    e = dict(os.environ)
+    e.pop("NO_COLOR", None)
+    e.update(env)
+    e["ST_TEST_WAIT_FIFO"] = FIFO
+    p = subprocess.Popen([EXE, "run", "--plugin", WAITS, "--platform",
+                          "waiter", "--skip-golden", scene], stdin=slave,
+                         stdout=slave, stderr=slave, env=e)
+    os.close(slave)
+    out = b""
+    release(3)
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    p.wait(timeout=30)
+    os.close(master)
+    return p.returncode, out
+
+
+def test_escape_bytes(scene):
+    rc, out = raw_bytes(scene, {"TERM": "xterm"})
+    check(rc == 0 and b"\x1b[" in out,
+          "control: colour on a terminal (rc %d): %r" % (rc, out[-300:]))
+    check(b"[1/3] w::one\r" in out, "control: a progress line: %r"
+          % out[:300])
+    rc, out = raw_bytes(scene, {"TERM": "xterm", "NO_COLOR": "1"})
+    check(rc == 0 and b"\x1b" not in out, "NO_COLOR: no escape byte: %r"
+          % out[:400])
+    check(b"[1/3] w::one\r" in out, "NO_COLOR keeps the progress line")
+    check(b"[2/3] w::" + TWO[:40].encode() + b"\r" in out,
+          "clipped to 49 of the pty's 50 columns: %r" % out[:600])
+    rc, out = raw_bytes(scene, {"TERM": "dumb"})
+    check(rc == 0 and b"\x1b" not in out, "TERM=dumb: no escape byte: %r"
+          % out[:400])
+    check(b"[1/3]" not in out, "TERM=dumb: no progress line")
+    check(b"autoload: TORCH_DEVICE_BACKEND_AUTOLOAD" in out,
+          "TERM=dumb: the record in words")
+
+
+def main():
+    print("TAP version 13")
+    if shutil.which("tmux") is None:
+        print("1..0 # SKIP tmux is not installed")
+        return 77
+    global GATE
+    os.mkfifo(FIFO)
+    GATE = os.open(FIFO, os.O_RDWR)
+    scene = os.path.join(TMP, "w.yaml")
+    with open(scene, "w") as f:
+        f.write(SCENE % TWO)
+    tests = [test_progress_line_stays_at_the_bottom, test_escape_bytes]
+    print("1..%d" % len(tests))
+    failed = 0
+    for i, t in enumerate(tests, 1):
+        try:
+            t(scene)
+            print("ok %d - %s" % (i, t.__name__))
+        except Failure as e:
+            failed += 1
+            print("not ok %d - %s" % (i, t.__name__))
+            for ln in str(e).splitlines():
+                print("# " + ln)
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
