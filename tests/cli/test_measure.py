@@ -463,21 +463,29 @@ cases:
 @test
 def end_to_end__twice_the_work_is_flagged():
     scene = write("spin/spin.yaml", SPIN_SCENE)
-    logs = []
-    for i, plugin in enumerate([SPIN1, SPIN2]):
-        log = os.path.join(TMP, "spin%d.log" % i)
-        r = Run(["run", "--format", "tap", "--platform", "spin", "--plugin",
-                 plugin, "--rounds", "31", "--skip-golden", "--log-file", log,
-                 scene], env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
-        check(r.rc == 0, "spin run passes", r)
-        logs.append(log)
-    doc, r = compare_json(logs)
+    dirs = [os.path.join(TMP, "spin-base"), os.path.join(TMP, "spin-new")]
+    for d in dirs:
+        os.makedirs(d, exist_ok=True)
+    # Two runs a side, alternated, so that a change in the machine's load
+    # meets both sides (the machine is shared while meson runs tests).
+    for k in range(2):
+        for d, plugin in zip(dirs, [SPIN1, SPIN2]):
+            log = os.path.join(d, "%d.log" % k)
+            r = Run(["run", "--format", "tap", "--platform", "spin",
+                     "--plugin", plugin, "--rounds", "16", "--skip-golden",
+                     "--log-file", log, scene],
+                    env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+            check(r.rc == 0, "spin run passes", r)
+    doc, r = compare_json(dirs)
     run = [x for x in doc["rows"] if x["phase"] == "run"][0]
-    check(run["n_base"] == 30 and run["n_new"] == 30, "30 warm rounds", r)
+    check(run["n_base"] == 30 and run["n_new"] == 30,
+          "15 warm rounds a run, two runs a side", r)
     check(run["significant"] and run["p"] < 0.01, "significant", r)
-    check(40 < run["delta_pct"] < 250, "slower, about +100%% (got %+.1f%%)"
-          % run["delta_pct"], r)
-    r = Run(["compare", logs[1], logs[0]])
+    # Twice the work: slower, by a margin no load swing erases (the
+    # magnitude itself depends on the machine).
+    check(run["delta_pct"] > 20, "slower (got %+.1f%%)" % run["delta_pct"],
+          r)
+    r = Run(["compare", dirs[1], dirs[0]])
     line = [ln for ln in r.out.splitlines()
             if ln.startswith("spin::big ") and " run " in ln][0]
     check(delta_of(line).startswith("-"), "the other way: a speed-up", r)
