@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <scenetest/record.h>
+
 #include "tools/timelog.h"
 
 static st__tl_kind parse(const char *s, st__tl_line *l) {
@@ -198,6 +200,36 @@ static void timelog_parse__raw_escapes(void **state) {
   assert_int_equal(l.u.record.value_len, 0);
 }
 
+/* What record.c prints, read back: every byte value 1..255, values of 0 to
+ * 70 bytes (truncated past 64). The printer is the library's own
+ * st_autoload_format_raw. */
+static void timelog_parse__raw_round_trip(void **state) {
+  char value[80], raw[512], line[1024];
+  st__tl_line l;
+  size_t len, i, b;
+  (void)state;
+  for (b = 1; b < 256; b++) {
+    for (len = 0; len <= 70; len += 7) {
+      for (i = 0; i < len; i++)
+        value[i] = (char)(i % 3 == 0 ? b : (size_t)'a' + i % 26);
+      value[len] = '\0';
+      st_autoload_format_raw(value, raw, sizeof raw);
+      snprintf(line, sizeof line,
+               "x [TIMING] torch_backend_autoload setting=invalid raw=%s "
+               "effective=disabled torch_imported=false "
+               "torch_npu_loaded=false pid=3",
+               raw);
+      if (parse(line, &l) != ST__TL_RECORD)
+        fail_msg("byte %zu, length %zu: %s at %zu: %s", b, len, l.error,
+                 l.column, line);
+      assert_string_equal(l.u.record.raw, raw);
+      assert_int_equal(l.u.record.truncated, len > 64);
+      assert_int_equal(l.u.record.value_len, len > 64 ? (size_t)64 : len);
+      assert_memory_equal(l.u.record.value, value, len > 64 ? (size_t)64 : len);
+    }
+  }
+}
+
 static void timelog_parse__raw_truncated(void **state) {
   char line[512];
   st__tl_line l;
@@ -347,6 +379,7 @@ int main(void) {
       cmocka_unit_test(timelog_parse__long_and_binary_lines),
       cmocka_unit_test(timelog_parse__record),
       cmocka_unit_test(timelog_parse__raw_escapes),
+      cmocka_unit_test(timelog_parse__raw_round_trip),
       cmocka_unit_test(timelog_parse__raw_truncated),
       cmocka_unit_test(timelog_parse__bad_record),
       cmocka_unit_test(timelog_parse__too_many_modules),

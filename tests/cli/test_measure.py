@@ -2,7 +2,8 @@
 """`scenetest timing`, `scenetest compare`, `run --log-file` and
 SCENETEST_LOG_LEVEL (SPEC §11), printing TAP 13.
 
-Usage: test_measure.py PATH/TO/scenetest SCENES_DIR SPIN1.so SPIN2.so
+Usage: test_measure.py PATH/TO/scenetest SCENES_DIR SPIN1.so SPIN2.so \
+       FAILINIT.so
 
 Hand-written logs with known numbers check the arithmetic exactly; the
 end-to-end tests run the binary twice and compare the two logs, one pair
@@ -24,6 +25,7 @@ EXE = os.path.abspath(sys.argv[1])
 SCENES = os.path.abspath(sys.argv[2])
 SPIN1 = os.path.abspath(sys.argv[3])
 SPIN2 = os.path.abspath(sys.argv[4])
+FAILINIT = os.path.abspath(sys.argv[5])  # its init fails: a WARNING
 TMP = tempfile.mkdtemp(prefix="scenetest-measure-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -520,11 +522,22 @@ def log_file__levels_and_env():
 
 
 @test
-def log_file__warnings_still_on_stderr():
-    # A kernel that loads torch after the record would warn; simpler: a
-    # --watch module can't be forced here, so use a plugin init warning
-    # path: none is portable. The isolated path is checked instead: an
-    # isolated child's TIMING lines reach the file, not stderr.
+def log_file__warnings_on_stderr_and_in_the_file():
+    log = os.path.join(TMP, "warn.log")
+    r = Run(["run", "--format", "tap", "--plugin", FAILINIT, "--log-file",
+             log, "--case", "copy::f32", SCENES])
+    with open(log) as f:
+        text = f.read()
+    warn = [ln for ln in r.err.splitlines() if ln.startswith("[WARNING]")]
+    check(r.rc == 0 and len(warn) == 1 and "[TIMING]" not in r.err,
+          "stderr: the warning only", r)
+    check(warn[0] + "\n" in text and "[TIMING] phase" in text,
+          "the file: the warning and the TIMING lines", r)
+
+
+@test
+def log_file__isolated_children_write_to_it():
+    # An isolated child's TIMING lines reach the file, not stderr.
     log = os.path.join(TMP, "iso.log")
     r = Run(["run", "--format", "tap", "--isolate", "--log-file", log,
              "--case", "copy::f32", SCENES])

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: MIT
+"""`scenetest compare` against SciPy and numpy on real logs (SPEC §11): two
+runs of scenes/ with --log-file, then every row's p-value is recomputed
+with SciPy's mannwhitneyu (the arguments SPEC §11 names) and every median
+with numpy.median from the raw log lines, the cold rule applied as SPEC §11
+states it. Needs Debian's python3-scipy and python3-numpy: run with
+/usr/bin/python3; exit 77 (skip) without them, 0 pass, 1 fail.
+
+Usage: /usr/bin/python3 test_compare_scipy.py PATH/TO/scenetest SCENES_DIR
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy
+    from scipy.stats import mannwhitneyu
+except ImportError:
+    print("1..0 # SKIP needs python3-scipy and python3-numpy")
+    sys.exit(77)
+
+EXE, SCENES = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp(prefix="scenetest-scipy-")
+LINE = re.compile(r"\[TIMING\] phase pid=(\d+) scene=(\S+) case=(\S+) "
+                  r"name=(\S+) round=(\S+) dur_ns=(\d+) status=ok")
+
+
+def samples(path):
+    """(scene, case, phase) -> durations; round 0 of the per-round phases
+    dropped (one iteration per process here)."""
+    out = {}
+    with open(path) as f:
+        for ln in f:
+            m = LINE.search(ln)
+            if not m:
+                continue
+            _, scene, case, phase, rnd, dur = m.groups()
+            if phase in ("reset", "run", "compare") and rnd == "0":
+                continue
+            out.setdefault((scene, case, phase), []).append(int(dur))
+    return out
+
+
+def main():
+    logs = []
+    for side in ("base", "new"):
+        log = os.path.join(TMP, side + ".log")
+        env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+        r = subprocess.run([EXE, "run", "--format", "tap", "--rounds", "8",
+                            "--log-file", log, SCENES], env=env,
+                           stdout=subprocess.DEVNULL, timeout=300)
+        if r.returncode != 0:
+            print("not ok 1 - the runs pass (rc %d)" % r.returncode)
+            return 1
+        logs.append(log)
+    r = subprocess.run([EXE, "compare", "--format", "json"] + logs,
+                       stdout=subprocess.PIPE, timeout=60)
+    doc = json.loads(r.stdout)
+    a, b = samples(logs[0]), samples(logs[1])
+    bad = []
+    for row in doc["rows"]:
+        k = (row["scene"], row["case"], row["phase"])
+        x, y = a[k], b[k]
+        p = mannwhitneyu(x, y, alternative="two-sided", use_continuity=True,
+                         method="auto").pvalue
+        if (len(x), len(y)) != (row["n_base"], row["n_new"]):
+            bad.append("%r: n %d/%d, log has %d/%d" % (
+                k, row["n_base"], row["n_new"], len(x), len(y)))
+        if abs(p - row["p"]) > 1e-9:
+            bad.append("%r: p %r, SciPy %r" % (k, row["p"], p))
+        if (numpy.median(x) != row["median_base_ns"] or
+                numpy.median(y) != row["median_new_ns"]):
+            bad.append("%r: medians %r %r, numpy %r %r" % (
+                k, row["median_base_ns"], row["median_new_ns"],
+                numpy.median(x), numpy.median(y)))
+    print("1..1")
+    if r.returncode != 0 or not doc["rows"] or bad:
+        print("not ok 1 - %d rows agree with SciPy and numpy" %
+              len(doc["rows"]))
+        for m in bad[:20]:
+            print("# " + m)
+        return 1
+    print("ok 1 - %d rows agree with SciPy and numpy" % len(doc["rows"]))
+    return 0
+
+
+sys.exit(main())

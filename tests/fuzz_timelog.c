@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer target for the TIMING log parser (tools/timelog.c): any bytes
+ * as one line; the parser must not crash, read out of bounds or leave a
+ * result that contradicts its kind. Seeds in tests/fuzz/timelog. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/timelog.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  st__tl_line l;
+  st__tl_kind k = st__timelog_parse((const char *)data, size, &l);
+  if (k != l.kind)
+    abort();
+  if (k == ST__TL_BAD && (l.error == NULL || l.column == 0))
+    abort();
+  if (k == ST__TL_RECORD) {
+    if (!st__timelog_record_same(&l.u.record, &l.u.record))
+      abort();
+    if (l.u.record.value_len > 64 || l.u.record.n_modules < 2 ||
+        l.u.record.n_modules > ST__TL_MODULES_MAX)
+      abort();
+    if (strlen(l.u.record.raw) >= sizeof l.u.record.raw)
+      abort();
+  }
+  if (k == ST__TL_PHASE && (l.u.phase.scene[0] == '\0' ||
+                            l.u.phase.kase[0] == '\0' ||
+                            l.u.phase.name[0] == '\0'))
+    abort();
+  return 0;
+}
