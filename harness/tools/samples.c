@@ -310,13 +310,22 @@ typedef struct exec_sum {
 
 static st_status summarise(st__side *s) {
   size_t gi, i;
+  /* Each group's array sized by a first count: one array of every sample
+   * per group would be groups x samples. */
+  for (i = 0; i < s->n_samples; i++)
+    if (!s->samples[i].dropped)
+      s->groups[s->samples[i].group].n++;
+  for (gi = 0; gi < s->n_groups; gi++) {
+    st__group *g = &s->groups[gi];
+    g->values = malloc((g->n ? g->n : 1) * sizeof *g->values);
+    g->n = 0;
+    if (g->values == NULL)
+      return ST_ENOMEM;
+  }
   for (gi = 0; gi < s->n_groups; gi++) {
     st__group *g = &s->groups[gi];
     exec_sum *ex = NULL;
     size_t n_ex = 0, cap_ex = 0, best = 0;
-    g->values = malloc((s->n_samples ? s->n_samples : 1) * sizeof *g->values);
-    if (g->values == NULL)
-      return ST_ENOMEM;
     for (i = 0; i < s->n_samples; i++) {
       const sample *sm = &s->samples[i];
       long c;

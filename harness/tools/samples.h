@@ -40,9 +40,10 @@ typedef struct st__group {
 typedef struct st__side st__side;
 
 /* Reads every path (a file, or a directory's regular files, not hidden,
- * in name order). keep_first: SPEC §11's cold rule off. On a read or
- * parse error, writes "FILE:LINE:COL: error: ..." or "scenetest: error:
- * ..." to err and returns ST_EIO / ST_EPARSE-like statuses (non-zero).
+ * in name order). keep_first: SPEC §11's cold rule off. On an error
+ * writes one line to err, "FILE:LINE:COL: error: malformed TIMING line:
+ * ..." (ST_ELOAD) or "scenetest: error: cannot read ..." (ST_EIO), or
+ * says out of memory (ST_ENOMEM).
  * Caller frees *out with st__side_free. Thread-safety: any thread. */
 st_status st__side_load(const char *const *paths /* IN */, size_t n_paths,
                         int keep_first, FILE *err /* IN */,
