@@ -12,6 +12,8 @@
 
 #include <scenetest/log.h>
 
+#include "base/log_sink.h"
+
 static void st_log_level_parse__names_and_numbers(void **state) {
   static const struct {
     const char *text;
@@ -57,10 +59,54 @@ static void st_log__filters_and_formats(void **state) {
   close(fds[1]);
 }
 
+static size_t drain(int fd, char *buf, size_t size) {
+  ssize_t n = read(fd, buf, size - 1);
+  size_t got = n > 0 ? (size_t)n : 0;
+  buf[got] = '\0';
+  return got;
+}
+
+/* --log-file (SPEC §11): the whole log to the file, warnings and errors
+ * still on the log fd; lines passed through from a child follow the same
+ * rule on the log fd (the child wrote the file itself). */
+static void st_log__file_sink_and_passthrough(void **state) {
+  int term[2], file[2];
+  char buf[1024];
+  (void)state;
+  assert_int_equal(pipe(term), 0);
+  assert_int_equal(pipe(file), 0);
+  fcntl(term[0], F_SETFL, O_NONBLOCK);
+  fcntl(file[0], F_SETFL, O_NONBLOCK);
+  st_log_set_fd(term[1]);
+  st_log_set_level(ST_LOG_TIMING);
+  st__log_set_file(file[1]);
+  st_log(ST_LOG_INFO, "below the level");
+  st_log(ST_LOG_TIMING, "phase x=1");
+  st_log(ST_LOG_WARNING, "careful");
+  st__log_passthrough("[TIMING] phase x=2\n", 19);
+  st__log_passthrough("[ERROR] child\n", 14);
+  drain(file[0], buf, sizeof buf);
+  assert_string_equal(buf, "[TIMING] phase x=1\n[WARNING] careful\n");
+  drain(term[0], buf, sizeof buf);
+  assert_string_equal(buf, "[WARNING] careful\n[ERROR] child\n");
+  /* Off again: everything on the log fd. */
+  st__log_set_file(-1);
+  st_log(ST_LOG_TIMING, "phase x=3");
+  st__log_passthrough("[TIMING] phase x=4\n", 19);
+  drain(term[0], buf, sizeof buf);
+  assert_string_equal(buf, "[TIMING] phase x=3\n[TIMING] phase x=4\n");
+  st_log_set_fd(2);
+  close(term[0]);
+  close(term[1]);
+  close(file[0]);
+  close(file[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st_log_level_parse__names_and_numbers),
       cmocka_unit_test(st_log__filters_and_formats),
+      cmocka_unit_test(st_log__file_sink_and_passthrough),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

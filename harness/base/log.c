@@ -20,6 +20,7 @@
 static atomic_int log_level = ST_LOG_TIMING;
 static atomic_int log_fd = 2;
 static atomic_int file_fd = -1;
+static atomic_long file_pid; /* the process that set file_fd */
 
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
 static st__log_hook hook_fn;  /* guarded by: hook_lock */
@@ -76,7 +77,10 @@ static const char *level_label(int level) {
   return "DEBUG";
 }
 
-void st__log_set_file(int fd) { atomic_store(&file_fd, fd); }
+void st__log_set_file(int fd) {
+  atomic_store(&file_pid, (long)getpid());
+  atomic_store(&file_fd, fd);
+}
 
 void st__log_set_hook(st__log_hook fn, void *data) {
   pthread_mutex_lock(&hook_lock);
@@ -121,8 +125,26 @@ void st__log_emit(const char *line, size_t len) {
 
 int st__log_fd(void) { return atomic_load(&log_fd); }
 
+/* A passed-through line's level, from its prefix. */
+static int line_level(const char *line, size_t len) {
+  size_t i;
+  for (i = 0; i < sizeof level_names / sizeof level_names[0]; i++) {
+    const char *label = level_label(level_names[i].level);
+    size_t k = strlen(label);
+    if (len > k + 1 && line[0] == '[' && memcmp(line + 1, label, k) == 0 &&
+        line[k + 1] == ']')
+      return level_names[i].level;
+  }
+  return ST_LOG_WARNING;
+}
+
 void st__log_passthrough(const char *line, size_t len) {
-  if (!to_hook(ST_LOG_WARNING, line, len, 1))
+  /* With a --log-file a child has written its lines there itself; of
+   * those it also sends us, the terminal gets warnings and errors, and a
+   * hook may look at the rest (the record, to show it in words). */
+  int level = line_level(line, len);
+  int to_terminal = atomic_load(&file_fd) < 0 || level >= ST_LOG_WARNING;
+  if (!to_hook(level, line, len, to_terminal) && to_terminal)
     (void)st__log_write_fd(atomic_load(&log_fd), line, len);
 }
 
@@ -148,6 +170,13 @@ void st_log(int level, const char *fmt, ...) {
   if (ffd >= 0)
     (void)st__log_write_fd(ffd, buf, len);
   to_terminal = ffd < 0 || level >= ST_LOG_WARNING;
+  /* A forked child (under --isolate) also sends every line to its log
+   * fd, which its parent reads and passes through (st__log_passthrough):
+   * so the parent's terminal can still show its record in words. */
+  if (ffd >= 0 && atomic_load(&file_pid) != (long)getpid()) {
+    (void)st__log_write_fd(atomic_load(&log_fd), buf, len);
+    return;
+  }
   if (to_hook(level, buf, len, to_terminal) || !to_terminal)
     return;
   (void)st__log_write_fd(atomic_load(&log_fd), buf, len);

@@ -544,8 +544,9 @@ def log_file__isolated_children_write_to_it():
     check(r.rc == 0 and "[TIMING]" not in r.err, "isolated: stderr clean", r)
     with open(log) as f:
         text = f.read()
-    check("[TIMING] torch_backend_autoload" in text and
-          "name=run" in text, "the child's lines are in the file", r)
+    check(text.count("[TIMING] torch_backend_autoload") == 1 and
+          text.count("name=run ") == 1, "the child's lines are in the "
+          "file, once", r)
 
 
 sys.exit(main(TMP))

@@ -146,7 +146,7 @@ def test_progress_line_stays_at_the_bottom(scene):
         tmux("kill-server")
 
 
-def raw_bytes(scene, env):
+def raw_bytes(scene, env, extra=()):
     """The bytes the run writes to a terminal (stdout and stderr on one
     pty), released kernels and all."""
     master, slave = pty.openpty()
@@ -157,7 +157,8 @@ def raw_bytes(scene, env):
     e.update(env)
     e["ST_TEST_WAIT_FIFO"] = FIFO
     p = subprocess.Popen([EXE, "run", "--plugin", WAITS, "--platform",
-                          "waiter", "--skip-golden", scene], stdin=slave,
+                          "waiter", "--skip-golden"] + list(extra) + [scene],
+                         stdin=slave,
                          stdout=slave, stderr=slave, env=e)
     os.close(slave)
     out = b""
@@ -198,6 +199,17 @@ def test_escape_bytes(scene):
     check(b"[1/3]" not in out, "TERM=dumb: no progress line")
     check(b"autoload: TORCH_DEVICE_BACKEND_AUTOLOAD" in out,
           "TERM=dumb: the record in words")
+    # Isolated children write their lines to the --log-file themselves;
+    # the terminal still shows the record in words, and no TIMING line.
+    log = os.path.join(TMP, "iso.log")
+    rc, out = raw_bytes(scene, {"TERM": "xterm", "NO_COLOR": "1"},
+                        ["--isolate", "--log-file", log])
+    check(rc == 0 and out.count(b"autoload: TORCH_DEVICE_BACKEND_AUTOLOAD")
+          == 1 and b"[TIMING]" not in out,
+          "--isolate --log-file: words once, no TIMING line: %r" % out[:600])
+    with open(log) as f:
+        check(f.read().count("torch_backend_autoload") == 3,
+              "one record per isolated child in the file")
 
 
 def main():
