@@ -363,6 +363,23 @@ static void timelog_record_same__every_field_but_pid(void **state) {
   snprintf(line, sizeof line, base, 2);
   assert_int_equal(parse(line, &b), ST__TL_RECORD);
   assert_true(st__timelog_record_same(&a.u.record, &b.u.record));
+  /* The same modules watched in another order: the same conditions. */
+  assert_int_equal(parse("[TIMING] torch_backend_autoload setting=0 "
+                         "raw=\"0\" effective=disabled torch_imported=false "
+                         "torch_npu_loaded=false x_loaded=true "
+                         "y_loaded=false pid=1",
+                         &b),
+                   ST__TL_RECORD);
+  {
+    st__tl_line c;
+    assert_int_equal(parse("[TIMING] torch_backend_autoload setting=0 "
+                           "raw=\"0\" effective=disabled "
+                           "torch_imported=false torch_npu_loaded=false "
+                           "y_loaded=false x_loaded=true pid=2",
+                           &c),
+                     ST__TL_RECORD);
+    assert_true(st__timelog_record_same(&b.u.record, &c.u.record));
+  }
   for (i = 0; i < sizeof other / sizeof other[0]; i++) {
     assert_int_equal(parse(other[i], &b), ST__TL_RECORD);
     if (st__timelog_record_same(&a.u.record, &b.u.record))

@@ -437,11 +437,16 @@ int st__timelog_record_same(const st__tl_record *a, const st__tl_record *b) {
       strcmp(a->effective, b->effective) != 0 ||
       a->n_modules != b->n_modules)
     return 0;
-  /* Watched modules in the order printed: the same --watch list prints
-   * them in the same order. */
-  for (i = 0; i < a->n_modules; i++)
-    if (strcmp(a->modules[i].field, b->modules[i].field) != 0 ||
-        a->modules[i].loaded != b->modules[i].loaded)
+  /* Watched modules as a set: two runs may name their --watch options in
+   * another order. Fields are unique within a record (the parser refuses a
+   * duplicate), so equal counts and every field of a found in b suffice. */
+  for (i = 0; i < a->n_modules; i++) {
+    size_t j;
+    for (j = 0; j < b->n_modules; j++)
+      if (strcmp(a->modules[i].field, b->modules[j].field) == 0)
+        break;
+    if (j == b->n_modules || a->modules[i].loaded != b->modules[j].loaded)
       return 0;
+  }
   return 1;
 }

@@ -74,7 +74,8 @@ st__tl_kind st__timelog_parse(const char *line /* IN */, size_t len,
                               st__tl_line *out /* OUT */);
 
 /* 1 if two records describe the same conditions: every field but pid,
- * raw compared as printed. Thread-safety: any thread. */
+ * raw compared as printed, watched modules in any order.
+ * Thread-safety: any thread. */
 int st__timelog_record_same(const st__tl_record *a /* IN */,
                             const st__tl_record *b /* IN */);
 
