@@ -138,7 +138,7 @@ static st_status l3t_init(st_registry *reg, st_error *err) {
   return ST_OK;
 }
 
-static const st_module l3t_module = {ST_ABI_VERSION, "l3test", l3t_platforms,
+static const st_module l3t_module = {ST_ABI_VERSION, sizeof(st_module), "l3test", l3t_platforms,
                                      l3t_init};
 
 /* A registry with the built-ins and the test module (caller frees). */

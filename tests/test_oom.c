@@ -822,7 +822,7 @@ static st_status flaky_init(st_registry *reg, st_error *err) {
 }
 
 static const char *const flaky_platforms[] = {"flaky_plat", NULL};
-static const st_module flaky_module = {ST_ABI_VERSION, "flaky",
+static const st_module flaky_module = {ST_ABI_VERSION, sizeof(st_module), "flaky",
                                        flaky_platforms, flaky_init};
 
 typedef struct reg_ctx {

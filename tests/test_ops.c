@@ -78,7 +78,7 @@ static st_status call_op(const char *backend, const char *op, st_tensor *t,
                          unsigned shard, unsigned shards, unsigned threads,
                          char *msg, size_t msg_size) {
   st_op_call call;
-  memset(&call, 0, sizeof call);
+  st_op_call_init(&call);
   call.op = op;
   call.backend = backend;
   call.tensors = t;
@@ -885,16 +885,48 @@ static void op_check__inconsistent_tensor(void **state) {
 static void op_check__unknown_op_is_ok(void **state) {
   (void)state;
   st_op_call call;
-  memset(&call, 0, sizeof call);
+  st_op_call_init(&call);
   call.op = "plugin_op";
   assert_int_equal(st_op_check(&call), ST_OK);
+  assert_string_equal(call.message, "");
+}
+
+/* A call that was memset instead of st_op_call_init'ed (size 0), or one
+ * smaller than ABI 2's first layout, is a usage error with a message. */
+static void op_check__size_below_first_layout_is_einval(void **state) {
+  (void)state;
+  st_op_call call;
+  memset(&call, 0, sizeof call);
+  call.op = "add";
+  assert_int_equal(st_op_check(&call), ST_EINVAL);
+  assert_non_null(strstr(call.message, "st_op_call has size 0, less than"));
+  assert_non_null(strstr(call.message, "st_op_call_init()"));
+  st_op_call_init(&call);
+  call.size = offsetof(st_op_call, message);
+  call.op = "plugin_op";
+  assert_int_equal(st_op_check(&call), ST_EINVAL);
+}
+
+/* st_op_call_init: the layout's size, shard 0 of 1, nothing reported. */
+static void op_call_init__defaults(void **state) {
+  (void)state;
+  st_op_call call;
+  memset(&call, 0x5a, sizeof call);
+  st_op_call_init(&call);
+  assert_int_equal(call.size, sizeof(st_op_call));
+  assert_int_equal(call.shard_index, 0);
+  assert_int_equal(call.shard_count, 1);
+  assert_null(call.platform_state);
+  assert_true(call.device_ns == ST_NS_NONE);
+  assert_true(call.copy_ns == ST_NS_NONE);
+  assert_true(ST_NS_NONE == UINT64_MAX);
   assert_string_equal(call.message, "");
 }
 
 static void op_call_fail__first_message_wins(void **state) {
   (void)state;
   st_op_call call;
-  memset(&call, 0, sizeof call);
+  st_op_call_init(&call);
   assert_int_equal(st_op_call_fail(&call, ST_ESKIP, "first %d", 1), ST_ESKIP);
   assert_int_equal(st_op_call_fail(&call, ST_EBIND, "second\nline"), ST_EBIND);
   assert_string_equal(call.message, "first 1");
@@ -910,7 +942,7 @@ static void builtin_ops__every_backend_implements_each(void **state) {
   size_t n_ops = 0;
   for (const char *const *op = st__builtin_ops; *op; op++, n_ops++) {
     st_op_call call;
-    memset(&call, 0, sizeof call);
+    st_op_call_init(&call);
     call.op = *op;
     assert_int_equal(st_op_check(&call), ST_EBIND);
     for (size_t k = 0; k < N_BACKENDS; k++) {
@@ -965,6 +997,8 @@ int main(void) {
       cmocka_unit_test(op_check__inconsistent_tensor),
       cmocka_unit_test(op_check__unknown_op_is_ok),
       cmocka_unit_test(op_call_fail__first_message_wins),
+      cmocka_unit_test(op_check__size_below_first_layout_is_einval),
+      cmocka_unit_test(op_call_init__defaults),
       cmocka_unit_test(builtin_ops__every_backend_implements_each),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

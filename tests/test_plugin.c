@@ -106,7 +106,7 @@ static void st_plugin_load__refusals_name_path_and_reason(void **state) {
   st_error_clear(&err);
   assert_int_equal(st_plugin_load(reg, ST_PLUGIN_BADABI, &err), ST_EPLUGIN);
   snprintf(want, sizeof want,
-           "plugin '%s': ABI version 99, this scenetest has ABI version 1",
+           "plugin '%s': ABI version 99, this scenetest has ABI version 2",
            ST_PLUGIN_BADABI);
   assert_string_equal(err.message, want);
 
@@ -254,6 +254,110 @@ static void st_plugin_load__example_add_only(void **state) {
   st_registry_free(reg);
 }
 
+/* Loads spec, expects ST_EPLUGIN and the exact message "plugin 'PATH': "
+ * + reason. */
+static void expect_refusal(const char *path, const char *reason) {
+  st_registry *reg = builtin();
+  st_error err;
+  char want[2048];
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, path, &err), ST_EPLUGIN);
+  snprintf(want, sizeof want, "plugin '%s': %s", path, reason);
+  assert_string_equal(err.message, want);
+  st_registry_free(reg);
+}
+
+/* ABI 1's descriptor had no size: refused by its version, read at offset
+ * 0, with both versions named. */
+static void st_plugin_load__abi1_refused_naming_both(void **state) {
+  (void)state;
+  expect_refusal(ST_PLUGIN_ABI1,
+                 "ABI version 1, this scenetest has ABI version 2");
+}
+
+static void st_plugin_load__null_name_refused(void **state) {
+  (void)state;
+  expect_refusal(ST_PLUGIN_NONAME, "module without a name");
+}
+
+static void st_plugin_load__descriptor_size_too_small(void **state) {
+  char reason[256];
+  (void)state;
+  snprintf(reason, sizeof reason,
+           "module descriptor has size 8, less than the %zu of ABI 2's "
+           "first layout (set size to sizeof(st_module))",
+           offsetof(st_module, init) + sizeof(void (*)(void)));
+  expect_refusal(ST_PLUGIN_SMALLDESC, reason);
+}
+
+/* The registry keeps a plugin's hooks under their platform, at this
+ * header's layout; a platform without hooks has none. */
+static void st_plugin_load__hooks_are_stored(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  const st_platform_hooks *h;
+  (void)state;
+  st_error_clear(&err);
+  assert_null(st_registry_platform_hooks(reg, "hooked"));
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_HOOKS, &err), ST_OK);
+  h = st_registry_platform_hooks(reg, "hooked");
+  assert_non_null(h);
+  assert_int_equal(h->size, sizeof(st_platform_hooks));
+  assert_string_equal(h->platform, "hooked");
+  assert_non_null(h->prepare);
+  assert_non_null(h->release);
+  assert_null(st_registry_platform_hooks(reg, "cpu"));
+  assert_null(st_registry_platform_hooks(reg, NULL));
+  st_registry_free(reg);
+}
+
+/* A lazy plugin's hooks appear once it is loaded: the query does not
+ * repair. */
+static void st_registry_platform_hooks__does_not_load_lazy(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, "lazy:" ST_PLUGIN_HOOKS, &err), ST_OK);
+  assert_null(st_registry_platform_hooks(reg, "hooked"));
+  assert_int_equal(st_registry_lookup(reg, "add", "hooked", ST_LOOKUP_KERNEL,
+                                      &fn, &err),
+                   ST_OK);
+  assert_non_null(st_registry_platform_hooks(reg, "hooked"));
+  st_registry_free(reg);
+}
+
+#ifdef ST_PLUGIN_CXX_GOOD
+/* A C++ plugin with an extern "C" descriptor loads and runs; one without
+ * gets a message that says what is wrong. */
+static void st_plugin_load__cxx_extern_c(void **state) {
+  st_registry *reg = builtin();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_CXX_GOOD, &err), ST_OK);
+  assert_int_equal(st_registry_lookup(reg, "add", "cxxplat",
+                                      ST_LOOKUP_KERNEL, &fn, &err),
+                   ST_OK);
+  assert_non_null(st_registry_platform_hooks(reg, "cxxplat"));
+  st_registry_free(reg);
+}
+
+static void st_plugin_load__cxx_without_extern_c(void **state) {
+  (void)state;
+  expect_refusal(ST_PLUGIN_CXX_LOCAL,
+                 "no 'scenetest_module' descriptor, but it has the "
+                 "unexported symbol '_ZL16scenetest_module': a C++ plugin "
+                 "must declare its descriptor extern \"C\"");
+  expect_refusal(ST_PLUGIN_CXX_MANGLED,
+                 "no 'scenetest_module' descriptor, but it exports the "
+                 "mangled symbol '_ZN6plugin16scenetest_moduleE': a C++ "
+                 "plugin must declare its descriptor extern \"C\"");
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st_plugin_read_platforms__reads_note),
@@ -263,6 +367,15 @@ int main(void) {
       cmocka_unit_test(st_plugin_load__not_an_object),
       cmocka_unit_test(st_plugin_load__conflicting_init_is_a_warning),
       cmocka_unit_test(st_plugin_load__example_add_only),
+      cmocka_unit_test(st_plugin_load__abi1_refused_naming_both),
+      cmocka_unit_test(st_plugin_load__null_name_refused),
+      cmocka_unit_test(st_plugin_load__descriptor_size_too_small),
+      cmocka_unit_test(st_plugin_load__hooks_are_stored),
+      cmocka_unit_test(st_registry_platform_hooks__does_not_load_lazy),
+#ifdef ST_PLUGIN_CXX_GOOD
+      cmocka_unit_test(st_plugin_load__cxx_extern_c),
+      cmocka_unit_test(st_plugin_load__cxx_without_extern_c),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

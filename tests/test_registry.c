@@ -68,14 +68,150 @@ static st_status init_noop(st_registry *reg, st_error *err) {
 }
 
 static void st_registry_add_module__abi_mismatch_names_both(void **state) {
-  static const st_module bad = {99, "future", NULL, init_noop};
+  static const st_module bad = {99, sizeof(st_module), "future", NULL, init_noop};
   st_registry *reg = fresh();
   st_error err;
   (void)state;
   st_error_clear(&err);
   assert_int_equal(st_registry_add_module(reg, &bad, &err), ST_EABI);
-  assert_string_equal(err.message, "module 'future' has ABI version 99, this "
-                                   "scenetest has ABI version 1");
+  assert_string_equal(err.message, "module descriptor has ABI version 99, "
+                                   "this scenetest has ABI version 2");
+  st_registry_free(reg);
+}
+
+/* ABI 1's layout: no size; its name (at the same offset) is named. */
+static void st_registry_add_module__abi1_named(void **state) {
+  static const struct {
+    uint32_t abi_version;
+    const char *name;
+    const char *const *platforms;
+    void *init;
+  } v1 = {1, "old", NULL, NULL};
+  st_registry *reg = fresh();
+  st_error err;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_add_module(reg, (const st_module *)(const void *)&v1, &err),
+      ST_EABI);
+  assert_string_equal(err.message, "module 'old' has ABI version 1, this "
+                                   "scenetest has ABI version 2");
+  st_registry_free(reg);
+}
+
+static void st_registry_add_module__size_and_name_checked(void **state) {
+  static const st_module zero = {ST_ABI_VERSION, 0, "zero", NULL, init_noop};
+  static const st_module noname = {ST_ABI_VERSION, sizeof(st_module), NULL,
+                                   NULL, init_noop};
+  st_registry *reg = fresh();
+  st_error err;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &zero, &err), ST_EINVAL);
+  assert_non_null(strstr(err.message, "module descriptor has size 0, less "
+                                      "than the"));
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &noname, &err), ST_EINVAL);
+  assert_string_equal(err.message, "module without a name");
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, NULL, &err), ST_EINVAL);
+  st_registry_free(reg);
+}
+
+static st_status hook_prepare(st_op_call *call, void **state) {
+  (void)call;
+  *state = NULL;
+  return ST_OK;
+}
+
+static const char *const hp_platforms[] = {"hp", NULL};
+
+/* A module of a smaller, first-layout size (no hooks fields) is read
+ * without its hooks; one of the full size gets them; the hooks array is
+ * stepped by each entry's size. */
+static void st_registry_add_module__hooks_read_within_size(void **state) {
+  /* A "newer" hooks entry: ours plus a field this library does not know. */
+  static const struct {
+    st_platform_hooks h;
+    void *future;
+  } newer[2] = {{{sizeof newer[0], "hp", hook_prepare, NULL}, NULL},
+                {{sizeof newer[0], "hp2", NULL, NULL}, NULL}};
+  static const char *const two[] = {"hp", "hp2", NULL};
+  st_module small = {ST_ABI_VERSION, (uint32_t)(offsetof(st_module, init) +
+                                                sizeof(void (*)(void))),
+                     "small", hp_platforms, init_noop,
+                     (const st_platform_hooks *)(const void *)newer, 2};
+  st_module full = {ST_ABI_VERSION, sizeof(st_module), "full", two,
+                    init_noop,
+                    (const st_platform_hooks *)(const void *)newer, 2};
+  st_registry *reg = fresh();
+  st_error err;
+  const st_platform_hooks *h;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &small, &err), ST_OK);
+  assert_null(st_registry_platform_hooks(reg, "hp"));
+  st_registry_free(reg);
+  reg = fresh();
+  assert_int_equal(st_registry_add_module(reg, &full, &err), ST_OK);
+  h = st_registry_platform_hooks(reg, "hp");
+  assert_non_null(h);
+  assert_ptr_equal(h->prepare, hook_prepare);
+  assert_int_equal(h->size, sizeof(st_platform_hooks));
+  h = st_registry_platform_hooks(reg, "hp2");
+  assert_non_null(h);
+  assert_string_equal(h->platform, "hp2");
+  assert_null(h->prepare);
+  st_registry_free(reg);
+}
+
+/* Bad hooks are refused before the module is added, each with its
+ * reason; a second module's hooks for the same platform conflict. */
+static void st_registry_add_module__bad_hooks_refused(void **state) {
+  static const st_platform_hooks zero_size[] = {{0, "hp", NULL, NULL}};
+  static const st_platform_hooks other[] = {
+      {sizeof(st_platform_hooks), "elsewhere", NULL, NULL}};
+  static const st_platform_hooks twice[] = {
+      {sizeof(st_platform_hooks), "hp", NULL, NULL},
+      {sizeof(st_platform_hooks), "hp", NULL, NULL}};
+  static const st_platform_hooks ok[] = {
+      {sizeof(st_platform_hooks), "hp", hook_prepare, NULL}};
+  static const struct {
+    const st_platform_hooks *hooks;
+    size_t n;
+    const char *msg;
+  } cases[] = {
+      {zero_size, 1, "module 'm': hooks entry 0 has size 0, less than the"},
+      {other, 1, "module 'm': hooks entry 0 is for platform 'elsewhere', "
+                 "which the module does not provide"},
+      {twice, 2, "module 'm': two hooks entries for platform 'hp'"},
+      {NULL, 1, "module 'm': n_hooks is 1 but hooks is NULL"},
+  };
+  st_registry *reg = fresh();
+  st_error err;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    st_module m = {ST_ABI_VERSION, sizeof(st_module), "m", hp_platforms,
+                   init_noop, cases[i].hooks, cases[i].n};
+    st_error_clear(&err);
+    assert_int_equal(st_registry_add_module(reg, &m, &err), ST_EINVAL);
+    assert_non_null(strstr(err.message, cases[i].msg));
+    assert_false(st__registry_has_module(reg, &m));
+  }
+  {
+    static const st_module first = {ST_ABI_VERSION, sizeof(st_module), "one",
+                                    hp_platforms, init_noop, ok, 1};
+    static const st_module second = {ST_ABI_VERSION, sizeof(st_module), "two",
+                                     hp_platforms, init_noop, ok, 1};
+    st_error_clear(&err);
+    assert_int_equal(st_registry_add_module(reg, &first, &err), ST_OK);
+    assert_int_equal(st_registry_add_module(reg, &second, &err),
+                     ST_ECONFLICT);
+    assert_string_equal(err.message, "module 'two' gives hooks for platform "
+                                     "'hp', which module 'one' already "
+                                     "gives");
+  }
   st_registry_free(reg);
 }
 
@@ -131,7 +267,7 @@ static st_status partial_init(st_registry *reg, st_error *err) {
                         partial_calls);
   return st_registry_register(reg, "partial", "op2", "bk", impl_b, err);
 }
-static const st_module partial_module = {ST_ABI_VERSION, "partial",
+static const st_module partial_module = {ST_ABI_VERSION, sizeof(st_module), "partial",
                                          bk_platforms, partial_init};
 
 static void st_registry_lookup__repairs_partial_init(void **state) {
@@ -239,7 +375,7 @@ static st_op_fn b_saw;
 static const char *const a_platforms[] = {"back_a", NULL};
 static const char *const b_platforms[] = {"back_b", NULL};
 static st_status b_init(st_registry *reg, st_error *err);
-static const st_module module_b = {ST_ABI_VERSION, "mod_b", b_platforms,
+static const st_module module_b = {ST_ABI_VERSION, sizeof(st_module), "mod_b", b_platforms,
                                    b_init};
 
 static st_status a_init(st_registry *reg, st_error *err) {
@@ -261,7 +397,7 @@ static st_status a_init(st_registry *reg, st_error *err) {
   return st_registry_register(reg, "mod_a", "a_later", "back_a", impl_b,
                               err);
 }
-static const st_module module_a = {ST_ABI_VERSION, "mod_a", a_platforms,
+static const st_module module_a = {ST_ABI_VERSION, sizeof(st_module), "mod_a", a_platforms,
                                    a_init};
 
 static st_status b_init(st_registry *reg, st_error *err) {
@@ -331,7 +467,7 @@ static st_status slow_init(st_registry *reg, st_error *err) {
                               err);
 }
 static const char *const slow_platforms[] = {"slow_bk", NULL};
-static const st_module slow_module = {ST_ABI_VERSION, "slow", slow_platforms,
+static const st_module slow_module = {ST_ABI_VERSION, sizeof(st_module), "slow", slow_platforms,
                                       slow_init};
 
 typedef struct lookup_arg {
@@ -411,6 +547,10 @@ int main(void) {
       cmocka_unit_test(st_registry_register__same_function_is_noop),
       cmocka_unit_test(st_registry_register__different_function_conflicts),
       cmocka_unit_test(st_registry_add_module__abi_mismatch_names_both),
+      cmocka_unit_test(st_registry_add_module__abi1_named),
+      cmocka_unit_test(st_registry_add_module__size_and_name_checked),
+      cmocka_unit_test(st_registry_add_module__hooks_read_within_size),
+      cmocka_unit_test(st_registry_add_module__bad_hooks_refused),
       cmocka_unit_test(st_registry_lookup__missing_names_implementers),
       cmocka_unit_test(st_registry_lookup__repairs_partial_init),
       cmocka_unit_test(st_registry_lookup__failed_repair_is_retried),

@@ -123,7 +123,7 @@ static st_status test_init(st_registry *reg, st_error *err) {
   return ST_OK;
 }
 
-static const st_module test_module = {ST_ABI_VERSION, "testmod",
+static const st_module test_module = {ST_ABI_VERSION, sizeof(st_module), "testmod",
                                       test_platforms, test_init};
 
 typedef struct fixture {

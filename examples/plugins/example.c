@@ -46,6 +46,16 @@ static st_status example_init(st_registry *reg, st_error *err) {
                               err);
 }
 
-/* The one symbol scenetest looks for. */
+/* The one symbol scenetest looks for (plugin ABI 2, docs/plugins.md).
+ * abi_version and size come first; hooks (a platform's prepare/release,
+ * for device context, allocation and upload) are optional. From C++,
+ * declare it `extern "C"`. */
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "example", platforms, example_init};
+    .abi_version = ST_ABI_VERSION,
+    .size = sizeof(st_module),
+    .name = "example",
+    .platforms = platforms,
+    .init = example_init,
+    .hooks = NULL,
+    .n_hooks = 0,
+};

@@ -23,7 +23,7 @@
 
 void st__call_init(st_op_call *call, const char *op, const char *backend,
                       st__argset *set, unsigned max_threads) {
-  memset(call, 0, sizeof *call);
+  st_op_call_init(call);
   call->op = op;
   call->backend = backend;
   call->tensors = set->tensors;

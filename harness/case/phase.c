@@ -83,6 +83,8 @@ void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,
   ev.loaded = all;
   ev.n_loaded = n_own + n_extra;
   ev.emitted = emitted;
+  ev.device_ns = ST_NS_NONE;
+  ev.copy_ns = ST_NS_NONE;
   add_event(cc, &ev);
   log_phase(cc, &ev);
   notify_phase_end(cc, &ev);
@@ -97,6 +99,8 @@ void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,
     lev.status = ST_PHASE_OK;
     lev.object = own[i];
     lev.phase = name;
+    lev.device_ns = ST_NS_NONE;
+    lev.copy_ns = ST_NS_NONE;
     add_event(cc, &lev);
     notify_phase_end(cc, &lev);
   }

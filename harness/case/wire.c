@@ -157,6 +157,8 @@ void st__wire_put_event(st__wbuf *b, const st_event *ev) {
   st__wbuf_str(b, ev->object);
   st__wbuf_str(b, ev->phase);
   st__wbuf_i32(b, ev->emitted);
+  st__wbuf_u64(b, ev->device_ns);
+  st__wbuf_u64(b, ev->copy_ns);
 }
 
 /* Decoded in place (strings point into r's buffer; add_event copies them):
@@ -189,6 +191,8 @@ st_status st__wire_get_event(st__rbuf *r, st_case_result *res) {
   object = st__rbuf_strview(r);
   phase = st__rbuf_strview(r);
   ev.emitted = st__rbuf_i32(r);
+  ev.device_ns = st__rbuf_u64(r);
+  ev.copy_ns = st__rbuf_u64(r);
   if (r->bad)
     goto out;
   for (i = 0; i < n; i++)

@@ -347,6 +347,7 @@ static const char *const no_platforms[] = {NULL};
 
 const st_module st__module_common = {
     ST_ABI_VERSION,
+    sizeof(st_module),
     "common",
     no_platforms,
     common_init,

@@ -417,6 +417,7 @@ static const char *const cpu_platforms[] = {"cpu", NULL};
 
 const st_module st__module_cpu = {
     ST_ABI_VERSION,
+    sizeof(st_module),
     "cpu",
     cpu_platforms,
     cpu_init,

@@ -256,6 +256,7 @@ static const char *const no_platforms[] = {NULL};
 
 const st_module st__module_reference = {
     ST_ABI_VERSION,
+    sizeof(st_module),
     "reference",
     no_platforms,
     reference_init,

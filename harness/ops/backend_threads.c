@@ -188,6 +188,7 @@ static const char *const threads_platforms[] = {"threads", NULL};
 
 const st_module st__module_threads = {
     ST_ABI_VERSION,
+    sizeof(st_module),
     "threads",
     threads_platforms,
     threads_init,

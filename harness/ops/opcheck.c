@@ -12,6 +12,11 @@
 
 #include <scenetest/op.h>
 
+#include "base/abi.h"
+
+/* The first layout of st_op_call (ABI 2) ends with message. */
+#define CALL_MIN_SIZE ST__SIZE_THROUGH(st_op_call, message)
+
 /* Dtype classes an op accepts. */
 typedef enum dtype_class {
   CLASS_ANY = 0,     /* every dtype, bool included */
@@ -51,6 +56,15 @@ static const op_sig sigs[] = {
     {"reduce_sum", {"x", "out"}, 2, NULL, CLASS_NUMERIC, SHAPE_REDUCE, 2u},
     {"transpose", {"x", "y"}, 2, NULL, CLASS_ANY, SHAPE_TRANSPOSE, 2u},
 };
+
+void st_op_call_init(st_op_call *call) {
+  memset(call, 0, sizeof *call);
+  call->size = sizeof *call;
+  call->shard_count = 1;
+  call->max_threads = 1;
+  call->device_ns = ST_NS_NONE;
+  call->copy_ns = ST_NS_NONE;
+}
 
 st_status st_op_call_fail(st_op_call *call, st_status code, const char *fmt,
                           ...) {
@@ -309,6 +323,13 @@ static st_status check_scalar(st_op_call *call, const op_sig *s) {
 
 st_status st_op_check(st_op_call *call) {
   const op_sig *s = NULL;
+  /* message lies inside every layout since ABI 2, so it can say so. */
+  if (call->size < CALL_MIN_SIZE)
+    return st_op_call_fail(call, ST_EINVAL,
+                           "st_op_call has size %zu, less than the %zu of "
+                           "its first layout: initialise it with "
+                           "st_op_call_init()",
+                           call->size, (size_t)CALL_MIN_SIZE);
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     if (call->op != NULL && strcmp(call->op, sigs[i].op) == 0)
       s = &sigs[i];

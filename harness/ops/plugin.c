@@ -137,6 +137,92 @@ static int declaration_matches(const char *decl, const st_module *mod) {
   return n_decl == n_mod;
 }
 
+/* Looks in the file's symbol tables (.dynsym, and .symtab when the file
+ * is not stripped) for a symbol whose name contains "scenetest_module" but
+ * is not that name: what a C++ plugin without `extern "C"` on its
+ * descriptor has. dlsym cannot find it (a namespace-scope name is mangled,
+ * `_ZN2ns16scenetest_moduleE`; a const object at namespace scope has
+ * internal linkage in C++, `_ZL16scenetest_module`, and is not exported),
+ * so the file is read as the note reader does. Writes the first such name
+ * into buf and sets *exported when it is a global dynamic symbol; returns
+ * 1 when one is found. */
+static int find_mangled(const char *path, char *buf, size_t size,
+                        int *exported) {
+  FILE *f = fopen(path, "rb");
+  Elf64_Ehdr eh;
+  Elf64_Shdr *sh = NULL;
+  char *strs = NULL;
+  int found = 0;
+  unsigned i;
+
+  if (f == NULL)
+    return 0;
+  if (read_at(f, 0, &eh, sizeof eh) != 0 ||
+      memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+      eh.e_shnum > 4096)
+    goto out;
+  sh = calloc(eh.e_shnum, sizeof *sh);
+  if (sh == NULL ||
+      read_at(f, (long)eh.e_shoff, sh, eh.e_shnum * sizeof *sh) != 0)
+    goto out;
+  for (i = 0; i < eh.e_shnum && !found; i++) {
+    const Elf64_Shdr *st = &sh[i], *ss;
+    size_t k, n;
+    if ((st->sh_type != SHT_DYNSYM && st->sh_type != SHT_SYMTAB) ||
+        st->sh_entsize != sizeof(Elf64_Sym) || st->sh_link >= eh.e_shnum)
+      continue;
+    ss = &sh[st->sh_link];
+    if (ss->sh_size == 0 || ss->sh_size > MAX_NOTE_BYTES * 64)
+      continue;
+    free(strs);
+    strs = malloc(ss->sh_size + 1);
+    if (strs == NULL || read_at(f, (long)ss->sh_offset, strs, ss->sh_size))
+      goto out;
+    strs[ss->sh_size] = '\0';
+    n = st->sh_size / sizeof(Elf64_Sym);
+    for (k = 0; k < n && !found; k++) {
+      Elf64_Sym sym;
+      const char *name;
+      if (read_at(f, (long)(st->sh_offset + k * sizeof sym), &sym,
+                  sizeof sym) != 0)
+        goto out;
+      if (sym.st_name >= ss->sh_size || sym.st_shndx == SHN_UNDEF)
+        continue;
+      name = strs + sym.st_name;
+      if (strstr(name, "scenetest_module") == NULL ||
+          strcmp(name, "scenetest_module") == 0)
+        continue;
+      snprintf(buf, size, "%s", name);
+      *exported = st->sh_type == SHT_DYNSYM &&
+                  ELF64_ST_BIND(sym.st_info) != STB_LOCAL;
+      found = 1;
+    }
+  }
+out:
+  free(strs);
+  free(sh);
+  fclose(f);
+  return found;
+}
+
+/* The "no descriptor" refusal, naming a mangled descriptor if there is
+ * one. */
+static st_status no_descriptor(const char *path, st_error *err) {
+  char name[256];
+  int exported = 0;
+  if (find_mangled(path, name, sizeof name, &exported))
+    return st_error_set(err, ST_EPLUGIN,
+                        "plugin '%s': no 'scenetest_module' descriptor, but "
+                        "%s symbol '%s': a C++ plugin must declare its "
+                        "descriptor extern \"C\"",
+                        path, exported ? "it exports the mangled" : "it has the "
+                        "unexported", name);
+  return st_error_set(err, ST_EPLUGIN,
+                      "plugin '%s': no 'scenetest_module' descriptor", path);
+}
+
 static st_status load_now(st_registry *reg, const char *path, int lazy,
                           st_error *err) {
   void *h;
@@ -156,9 +242,9 @@ static st_status load_now(st_registry *reg, const char *path, int lazy,
   mod = (const st_module *)dlsym(h, "scenetest_module");
   if (mod == NULL) {
     dlclose(h);
-    return st_error_set(err, ST_EPLUGIN,
-                        "plugin '%s': no 'scenetest_module' descriptor", path);
+    return no_descriptor(path, err);
   }
+  /* The version first: it is at offset 0 in every ABI (registry.h). */
   if (mod->abi_version != ST_ABI_VERSION) {
     unsigned v = (unsigned)mod->abi_version;
     dlclose(h);
@@ -166,6 +252,12 @@ static st_status load_now(st_registry *reg, const char *path, int lazy,
                         "plugin '%s': ABI version %u, this scenetest has ABI "
                         "version %u",
                         path, v, (unsigned)ST_ABI_VERSION);
+  }
+  st_error_clear(&inner);
+  if (st__module_check(mod, &inner) != ST_OK) {
+    dlclose(h);
+    return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
+                        inner.message);
   }
   st_error_clear(&inner);
   if (st_plugin_read_platforms(path, &decl, &inner) == ST_OK &&

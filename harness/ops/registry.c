@@ -19,6 +19,7 @@
 
 #include <scenetest/log.h>
 
+#include "base/abi.h"
 #include "ops/backends.h"
 #include "ops/registry_internal.h"
 
@@ -31,6 +32,8 @@ typedef struct entry {
 
 typedef struct modrec {
   const st_module *mod;
+  st_platform_hooks *hooks; /* copies of mod's, at this layout; owned */
+  size_t n_hooks;
   int complete;      /* guarded by: lock */
   char **backends;   /* backends it registered for; guarded by: lock */
   size_t n_backends;
@@ -157,8 +160,10 @@ void st_registry_free(st_registry *reg) {
     free(reg->entries[i].backend);
     free(reg->entries[i].module);
   }
-  for (i = 0; i < reg->n_mods; i++)
+  for (i = 0; i < reg->n_mods; i++) {
     free_strs(reg->mods[i].backends, reg->mods[i].n_backends);
+    free(reg->mods[i].hooks);
+  }
   for (i = 0; i < reg->n_lazies; i++) {
     free(reg->lazies[i].path);
     free_strs(reg->lazies[i].platforms, reg->lazies[i].n_platforms);
@@ -228,34 +233,174 @@ static st_status run_init(st_registry *reg, const st_module *mod,
   return rc;
 }
 
+/* The first layout of ABI 2 ends with init; hooks are optional. */
+#define MODULE_MIN_SIZE ST__SIZE_THROUGH(st_module, init)
+/* The first layout of st_platform_hooks ends with release. */
+#define HOOKS_MIN_SIZE ST__SIZE_THROUGH(st_platform_hooks, release)
+
+/* ABI 1's descriptor, read only to name a refused module: its name was at
+ * the same offset as ABI 2's. */
+typedef struct module_v1 {
+  uint32_t abi_version;
+  const char *name;
+} module_v1;
+
+static int mod_provides(const st_module *mod, const char *platform) {
+  size_t i;
+  for (i = 0; mod->platforms != NULL && mod->platforms[i] != NULL; i++)
+    if (strcmp(mod->platforms[i], platform) == 0)
+      return 1;
+  return 0;
+}
+
+/* Copies mod's hooks (when its size covers them) into *out, each at this
+ * header's layout: the module's array is stepped by each entry's own size
+ * and only fields that size covers are read. */
+static st_status copy_hooks(const st_module *mod, st_platform_hooks **out,
+                            size_t *n_out, st_error *err) {
+  const unsigned char *p;
+  st_platform_hooks *copy;
+  size_t i, j, n;
+
+  *out = NULL;
+  *n_out = 0;
+  if (!ST__HAS_FIELD(mod, st_module, n_hooks) || mod->n_hooks == 0)
+    return ST_OK;
+  n = mod->n_hooks;
+  if (mod->hooks == NULL)
+    return st_error_set(err, ST_EINVAL,
+                        "module '%s': n_hooks is %zu but hooks is NULL",
+                        mod->name, n);
+  copy = calloc(n, sizeof *copy);
+  if (copy == NULL)
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  p = (const unsigned char *)mod->hooks;
+  for (i = 0; i < n; i++) {
+    const st_platform_hooks *h = (const st_platform_hooks *)(const void *)p;
+    if (h->size < HOOKS_MIN_SIZE) {
+      st_error_set(err, ST_EINVAL,
+                   "module '%s': hooks entry %zu has size %u, less than the "
+                   "%zu of its first layout (set size to "
+                   "sizeof(st_platform_hooks))",
+                   mod->name, i, (unsigned)h->size, (size_t)HOOKS_MIN_SIZE);
+      goto fail;
+    }
+    copy[i].size = sizeof copy[i];
+    copy[i].platform = h->platform;
+    copy[i].prepare = h->prepare;
+    copy[i].release = h->release;
+    if (h->platform == NULL || !mod_provides(mod, h->platform)) {
+      st_error_set(err, ST_EINVAL,
+                   "module '%s': hooks entry %zu is for platform '%s', "
+                   "which the module does not provide",
+                   mod->name, i, h->platform ? h->platform : "(null)");
+      goto fail;
+    }
+    for (j = 0; j < i; j++)
+      if (strcmp(copy[j].platform, h->platform) == 0) {
+        st_error_set(err, ST_EINVAL,
+                     "module '%s': two hooks entries for platform '%s'",
+                     mod->name, h->platform);
+        goto fail;
+      }
+    p += h->size;
+  }
+  *out = copy;
+  *n_out = n;
+  return ST_OK;
+fail:
+  free(copy);
+  return err != NULL ? err->code : ST_EINVAL;
+}
+
+/* Requires lock. The hooks some module gives platform, or NULL. */
+static const st_platform_hooks *find_hooks(st_registry *reg,
+                                           const char *platform) {
+  size_t i, j;
+  for (i = 0; i < reg->n_mods; i++)
+    for (j = 0; j < reg->mods[i].n_hooks; j++)
+      if (strcmp(reg->mods[i].hooks[j].platform, platform) == 0)
+        return &reg->mods[i].hooks[j];
+  return NULL;
+}
+
+st_status st__module_check(const st_module *mod, st_error *err) {
+  if (mod == NULL)
+    return st_error_set(err, ST_EINVAL, "no module descriptor");
+  /* abi_version is at offset 0 in every ABI: read it before anything else,
+   * so that a descriptor of another layout is refused by its version. */
+  if (mod->abi_version == 1u) {
+    const module_v1 *v1 = (const module_v1 *)(const void *)mod;
+    return st_error_set(err, ST_EABI,
+                        "module '%s' has ABI version 1, this scenetest has "
+                        "ABI version %u",
+                        v1->name ? v1->name : "(null)",
+                        (unsigned)ST_ABI_VERSION);
+  }
+  if (mod->abi_version != ST_ABI_VERSION)
+    return st_error_set(err, ST_EABI,
+                        "module descriptor has ABI version %u, this "
+                        "scenetest has ABI version %u",
+                        (unsigned)mod->abi_version,
+                        (unsigned)ST_ABI_VERSION);
+  if (mod->size < MODULE_MIN_SIZE)
+    return st_error_set(err, ST_EINVAL,
+                        "module descriptor has size %u, less than the %zu "
+                        "of ABI %u's first layout (set size to "
+                        "sizeof(st_module))",
+                        (unsigned)mod->size, (size_t)MODULE_MIN_SIZE,
+                        (unsigned)ST_ABI_VERSION);
+  if (mod->name == NULL)
+    return st_error_set(err, ST_EINVAL, "module without a name");
+  return ST_OK;
+}
+
 st_status st_registry_add_module(st_registry *reg, const st_module *mod,
                                  st_error *err) {
+  st_platform_hooks *hooks = NULL;
+  size_t n_hooks = 0;
   modrec *m;
   size_t i;
   st_status rc;
 
-  if (mod == NULL || mod->name == NULL)
-    return st_error_set(err, ST_EINVAL, "module without a name");
-  if (mod->abi_version != ST_ABI_VERSION)
-    return st_error_set(err, ST_EABI,
-                        "module '%s' has ABI version %u, this scenetest has "
-                        "ABI version %u",
-                        mod->name, (unsigned)mod->abi_version,
-                        (unsigned)ST_ABI_VERSION);
+  if ((rc = st__module_check(mod, err)) != ST_OK)
+    return rc;
+  if ((rc = copy_hooks(mod, &hooks, &n_hooks, err)) != ST_OK)
+    return rc;
   pthread_mutex_lock(&reg->lock);
   m = find_mod(reg, mod->name);
   if (m != NULL) {
     int same = (m->mod == mod);
     pthread_mutex_unlock(&reg->lock);
+    free(hooks);
     if (same)
       return ST_OK;
     return st_error_set(err, ST_ECONFLICT,
                         "a different module named '%s' is already added",
                         mod->name);
   }
+  for (i = 0; i < n_hooks; i++) {
+    const st_platform_hooks *h = find_hooks(reg, hooks[i].platform);
+    if (h != NULL) {
+      size_t k, j;
+      const char *owner = "?";
+      for (k = 0; k < reg->n_mods; k++)
+        for (j = 0; j < reg->mods[k].n_hooks; j++)
+          if (&reg->mods[k].hooks[j] == h)
+            owner = reg->mods[k].mod->name;
+      rc = st_error_set(err, ST_ECONFLICT,
+                        "module '%s' gives hooks for platform '%s', which "
+                        "module '%s' already gives",
+                        mod->name, hooks[i].platform, owner);
+      pthread_mutex_unlock(&reg->lock);
+      free(hooks);
+      return rc;
+    }
+  }
   if (grow((void **)&reg->mods, &reg->cap_mods, reg->n_mods,
            sizeof *reg->mods) != 0) {
     pthread_mutex_unlock(&reg->lock);
+    free(hooks);
     return st_error_set(err, ST_ENOMEM, "out of memory");
   }
   m = &reg->mods[reg->n_mods++];
@@ -266,8 +411,11 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
       /* Not added: adding it again must run its init. */
       reg->n_mods--;
       pthread_mutex_unlock(&reg->lock);
+      free(hooks);
       return st_error_set(err, ST_ENOMEM, "out of memory");
     }
+  m->hooks = hooks;
+  m->n_hooks = n_hooks;
   pthread_mutex_unlock(&reg->lock);
 
   rc = run_init(reg, mod, err);
@@ -275,6 +423,17 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
     st_error_set(err, rc, "init of module '%s' failed: %s", mod->name,
                  st_status_str(rc));
   return rc;
+}
+
+const st_platform_hooks *st_registry_platform_hooks(st_registry *reg,
+                                                    const char *platform) {
+  const st_platform_hooks *h;
+  if (reg == NULL || platform == NULL)
+    return NULL;
+  pthread_mutex_lock(&reg->lock);
+  h = find_hooks(reg, platform);
+  pthread_mutex_unlock(&reg->lock);
+  return h;
 }
 
 st_status st_registry_register(st_registry *reg, const char *module,

@@ -18,6 +18,13 @@ st_status st__registry_add_lazy(st_registry *reg, const char *path,
                                 const char *const *platforms, size_t n,
                                 st__lazy_load_fn load, st_error *err) ST_WUR;
 
+/* Checks what must hold before anything but the version is read from a
+ * descriptor: abi_version (read first: it is at offset 0 in every ABI;
+ * ABI 1 is named as such), a size that covers ABI 2's first layout, a
+ * name. ST_EABI or ST_EINVAL with a message. Thread-safety: any thread. */
+st_status st__module_check(const st_module *mod /* IN */,
+                           st_error *err /* OUT */) ST_WUR;
+
 /* How many repairs of backend have run to completion (successful or not);
  * for tests. Thread-safety: any thread. */
 unsigned st__registry_repair_count(st_registry *reg, const char *backend);

@@ -11,6 +11,8 @@ extern "C" {
 #endif
 
 #define ST_OP_MESSAGE_MAX 512
+/* A device_ns/copy_ns value meaning "not reported". */
+#define ST_NS_NONE UINT64_MAX
 
 /* One call of an op implementation.
  *
@@ -22,8 +24,16 @@ extern "C" {
  * An implementation returns ST_OK; ST_EBIND when the bound arguments do not
  * fit the op (message names the mismatch); ST_ESKIP to decline the case
  * (message gives the reason); any other failure with a message. It writes
- * the message with st_op_call_fail(). */
+ * the message with st_op_call_fail().
+ *
+ * The harness allocates the call with st_op_call_init(); size is the
+ * sizeof(st_op_call) the harness was compiled with. A plugin built against
+ * newer headers reads or writes a field added after ABI 2 only when size
+ * covers it. A platform that measures its kernel writes device_ns (the
+ * kernel's own device time) and copy_ns (its host<->device copies); both
+ * stay ST_NS_NONE otherwise. */
 typedef struct st_op_call {
+  size_t size;          /* sizeof(st_op_call) as the allocator compiled it */
   const char *op;       /* op name; owned by the harness */
   const char *backend;  /* backend name; owned by the harness */
   st_tensor *tensors;   /* owned by the harness */
@@ -33,10 +43,19 @@ typedef struct st_op_call {
   unsigned shard_index;
   unsigned shard_count;
   unsigned max_threads;
+  /* The state the platform's prepare hook returned (st_platform_hooks);
+   * NULL without hooks. Owned by the platform. */
+  void *platform_state;
+  uint64_t device_ns;   /* OUT: kernel's device time; ST_NS_NONE: none */
+  uint64_t copy_ns;     /* OUT: host<->device copy time; ST_NS_NONE: none */
   char message[ST_OP_MESSAGE_MAX];
 } st_op_call;
 
 typedef st_status (*st_op_fn)(st_op_call *call /* IN/OUT */);
+
+/* Zeroes *call, sets size to sizeof(st_op_call), shard 0 of 1, one
+ * thread, and device_ns/copy_ns to ST_NS_NONE. Thread-safety: any thread. */
+ST_EXTERN void st_op_call_init(st_op_call *call /* OUT */);
 
 /* Records a message in call->message (the first one wins) and returns
  * code. Thread-safety: one thread per call. */

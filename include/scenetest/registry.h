@@ -15,19 +15,54 @@ extern "C" {
 /* The backend the golden op runs on. */
 #define ST_BACKEND_REFERENCE "reference"
 
-#define ST_ABI_VERSION 1u
+/* The plugin ABI this scenetest speaks. A descriptor of any other version
+ * is refused, naming both versions (SPEC §5). Version 2 added the size
+ * field, the per-platform hooks, and st_op_call's size, platform_state,
+ * device_ns and copy_ns. */
+#define ST_ABI_VERSION 2u
 
 typedef struct st_registry st_registry;
 
+/* The per-platform hooks of plugin ABI 2 (SPEC §12). A module lists them
+ * in st_module.hooks; the registry copies them when the module is added.
+ * The strings and functions must outlive the registry. */
+typedef struct st_platform_hooks {
+  uint32_t size;          /* sizeof(st_platform_hooks) */
+  const char *platform;   /* the platform these hooks serve */
+  /* Optional. At the end of `args`, after the kernel is resolved and bound
+   * (SPEC §12): device context, allocation, upload of inputs. call holds the
+   * host tensors. *state is handed to every run of the case as
+   * call->platform_state and to release. An error ends the case as an `args`
+   * error; ST_ESKIP declines the case. */
+  st_status (*prepare)(st_op_call *call /* IN/OUT */, void **state /* OUT */);
+  /* Optional. After the last round (also when a round failed), whenever
+   * prepare succeeded. */
+  void (*release)(st_op_call *call /* IN */, void *state /* IN, owned */);
+} st_platform_hooks;
+
 /* A module: a named set of registrations, built in or from a plugin.
- * A plugin exports one as the symbol `scenetest_module`. */
+ * A plugin exports one as the symbol `scenetest_module` (from C++: declare
+ * it `extern "C"`, or the symbol is mangled or, for a namespace-scope const
+ * object, not exported at all).
+ *
+ * abi_version comes first and stays at offset 0 in every ABI, with size
+ * right after it: whatever else a later (or earlier) ABI changes, the
+ * loader can read the version of any descriptor and refuse it naming that
+ * version, instead of misreading the rest. Fields after `init` are read
+ * only when `size` covers them. */
 typedef struct st_module {
   uint32_t abi_version;           /* ST_ABI_VERSION */
+  uint32_t size;                  /* sizeof(st_module) */
   const char *name;               /* module name, unique */
   const char *const *platforms;   /* NULL-terminated platforms it provides */
   /* Registers the module's implementations. May be called again after it
    * failed (repair): registration is idempotent. */
   st_status (*init)(st_registry *reg /* IN */, st_error *err /* OUT */);
+  /* Optional (NULL/0): hooks for some of the module's platforms, an array
+   * of n_hooks entries stepped by each entry's size field; at most one
+   * entry per platform. Owned by the plugin. */
+  const st_platform_hooks *hooks;
+  size_t n_hooks;
 } st_module;
 
 typedef enum st_lookup_kind {
@@ -80,6 +115,14 @@ ST_EXTERN st_status st_registry_lookup(st_registry *reg /* IN */,
  * including lazy plugins that declare it. Thread-safety: any thread. */
 ST_EXTERN int st_registry_has_platform(st_registry *reg /* IN */,
                                        const char *platform /* IN */);
+/* The hooks of platform, or NULL when no module gives it any. Owned by
+ * the registry (a copy of the module's entry, at this header's layout),
+ * valid while reg lives. Does not trigger a repair: a lazy plugin's hooks
+ * appear once it has been loaded. Thread-safety: any thread. */
+ST_EXTERN const st_platform_hooks *
+st_registry_platform_hooks(st_registry *reg /* IN */,
+                           const char *platform /* IN */);
+
 /* Writes the known platforms, ", "-separated and sorted, into buf.
  * Thread-safety: any thread. */
 ST_EXTERN void st_registry_platforms(st_registry *reg /* IN */,

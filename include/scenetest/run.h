@@ -64,6 +64,11 @@ typedef struct st_event {
   const char *object;          /* load events: the object's path */
   const char *phase;           /* load events: the phase that loaded it */
   int emitted;                 /* record events: 1 if this one emitted */
+  /* run events: the kernel's own device time and its host<->device copy
+   * time as its platform reported them (st_op_call); ST_NS_NONE when not
+   * reported, and in every other event. */
+  uint64_t device_ns;
+  uint64_t copy_ns;
 } st_event;
 
 typedef enum st_case_status {

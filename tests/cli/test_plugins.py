@@ -109,7 +109,10 @@ check("check loads plugins", rc == 0, err)
 
 # Refusals: exit 2 naming the path and the reason.
 for kind, reason in [("badabi", "ABI version 99, this scenetest has ABI "
-                                "version 1"),
+                                "version 2"),
+                     ("abi1", "ABI version 1, this scenetest has ABI "
+                              "version 2"),
+                     ("noname", "module without a name"),
                      ("nodesc", "no 'scenetest_module' descriptor")]:
     rc, out, err = run("run", "--plugin", plugin(kind), OPS)
     check("refuses %s" % kind, rc == 2 and

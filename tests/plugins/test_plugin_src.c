@@ -17,7 +17,12 @@
  *             FIFO named by $ST_TEST_WAIT_FIFO (a test releases each call)
  *   SPIN1     platform "spin": add, computed once
  *   SPIN2     platform "spin": the same add computed twice over, so the
- *             same scene::case takes twice the work (for `compare`) */
+ *             same scene::case takes twice the work (for `compare`)
+ *   ABI1      platform "old": a descriptor in plugin ABI 1's layout
+ *   NONAME    an ABI 2 descriptor whose name is NULL
+ *   SMALLDESC an ABI 2 descriptor whose size is 8 (set by hand, wrongly)
+ *   HOOKS     platform "hooked": prepare/release hooks, registers add
+ * (C++ plugins are in test_plugin_cxx.cpp.) */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +43,10 @@
 #define SPIN1 11
 #define WAITS 13
 #define SPIN2 12
+#define ABI1 14
+#define NONAME 15
+#define SMALLDESC 16
+#define HOOKS 17
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   size_t i;
@@ -68,7 +77,7 @@ static st_status init(st_registry *reg, st_error *err) {
   return st_registry_register(reg, "waiter", "add", "waiter", wait_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "waiter", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "waiter", platforms, init};
 #elif KIND == SPIN1 || KIND == SPIN2
 ST_PLUGIN_PLATFORMS("spin");
 static const char *const platforms[] = {"spin", NULL};
@@ -87,7 +96,7 @@ static st_status init(st_registry *reg, st_error *err) {
   return st_registry_register(reg, "spin", "add", "spin", spin_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "spin", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "spin", platforms, init};
 #elif KIND == GOOD
 ST_PLUGIN_PLATFORMS("lazyplat");
 static const char *const platforms[] = {"lazyplat", NULL};
@@ -96,7 +105,7 @@ static st_status init(st_registry *reg, st_error *err) {
                               plugin_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "lazy_good", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "lazy_good", platforms, init};
 #elif KIND == FAILINIT
 ST_PLUGIN_PLATFORMS("flaky");
 static const char *const platforms[] = {"flaky", NULL};
@@ -111,11 +120,11 @@ static st_status init(st_registry *reg, st_error *err) {
   return st_registry_register(reg, "flaky", "add", "flaky", plugin_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "flaky", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "flaky", platforms, init};
 #elif KIND == BADABI
 static const char *const platforms[] = {"future", NULL};
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    99, "future", platforms, NULL};
+    99, sizeof(st_module), "future", platforms, NULL};
 #elif KIND == NODESC
 __attribute__((visibility("default"))) int not_a_descriptor = 1;
 #elif KIND == NONOTE
@@ -125,17 +134,17 @@ static st_status init(st_registry *reg, st_error *err) {
                               err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "nonote", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "nonote", platforms, init};
 #elif KIND == MISMATCH
 ST_PLUGIN_PLATFORMS("declared");
 static const char *const platforms[] = {"actual", NULL};
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "mismatch", platforms, NULL};
+    ST_ABI_VERSION, sizeof(st_module), "mismatch", platforms, NULL};
 #elif KIND == EMPTYNOTE
 ST_PLUGIN_PLATFORMS("");
 static const char *const platforms[] = {NULL};
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "emptynote", platforms, NULL};
+    ST_ABI_VERSION, sizeof(st_module), "emptynote", platforms, NULL};
 #elif KIND == CONFLICT
 ST_PLUGIN_PLATFORMS("clash");
 static const char *const platforms[] = {"clash", NULL};
@@ -147,7 +156,7 @@ static st_status init(st_registry *reg, st_error *err) {
   return st_registry_register(reg, "clash", "add", "cpu", plugin_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "clash", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "clash", platforms, init};
 #elif KIND == PRINTS
 #include <stdio.h>
 ST_PLUGIN_PLATFORMS("printer");
@@ -164,7 +173,7 @@ static st_status init(st_registry *reg, st_error *err) {
                               err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "printer", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "printer", platforms, init};
 #elif KIND == HANGS
 #include <unistd.h>
 ST_PLUGIN_PLATFORMS("hanger");
@@ -181,5 +190,47 @@ static st_status init(st_registry *reg, st_error *err) {
                               err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "hanger", platforms, init};
+    ST_ABI_VERSION, sizeof(st_module), "hanger", platforms, init};
+#elif KIND == ABI1
+ST_PLUGIN_PLATFORMS("old");
+static const char *const platforms[] = {"old", NULL};
+/* st_module as plugin ABI 1 had it: no size, no hooks. */
+struct module_v1 {
+  uint32_t abi_version;
+  const char *name;
+  const char *const *platforms;
+  st_status (*init)(st_registry *reg, st_error *err);
+};
+__attribute__((visibility("default"))) const struct module_v1
+    scenetest_module = {1, "old", platforms, NULL};
+#elif KIND == NONAME
+ST_PLUGIN_PLATFORMS("noname");
+static const char *const platforms[] = {"noname", NULL};
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), NULL, platforms, NULL};
+#elif KIND == SMALLDESC
+ST_PLUGIN_PLATFORMS("small");
+static const char *const platforms[] = {"small", NULL};
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, 8, "small", platforms, NULL};
+#elif KIND == HOOKS
+ST_PLUGIN_PLATFORMS("hooked");
+static const char *const platforms[] = {"hooked", NULL};
+static st_status prepare(st_op_call *call, void **state) {
+  (void)call;
+  *state = NULL;
+  return ST_OK;
+}
+static void release(st_op_call *call, void *state) {
+  (void)call;
+  (void)state;
+}
+static const st_platform_hooks hooks[] = {
+    {sizeof(st_platform_hooks), "hooked", prepare, release}};
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "hooked", "add", "hooked", plugin_add,
+                              err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "hooked", platforms, init, hooks, 1};
 #endif

@@ -427,7 +427,7 @@ static void worker_run(wstate *ws, int sock, st__rbuf *r) {
   (void)st__rbuf_u32(r); /* round: for diagnostics only */
   shard_index = st__rbuf_u32(r);
   shard_count = st__rbuf_u32(r);
-  memset(&call, 0, sizeof call);
+  st_op_call_init(&call);
   st_error_clear(&err);
   if (r->bad || ws->op == NULL) {
     rc = st_op_call_fail(&call, ST_EINTERNAL, "worker %u: no case mapped",
