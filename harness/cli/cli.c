@@ -960,7 +960,7 @@ int main(int argc, char **argv) {
     return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
   }
   if (has_flag(argc, argv, "--version", NULL)) {
-    puts("scenetest " ST_VERSION_STRING);
+    printf("scenetest %s\n", st_version_string());
     return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
   }
   if (argc < 2)

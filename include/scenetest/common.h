@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <scenetest/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +27,12 @@ extern "C" {
 #define ST_PRINTF(f, a)
 #endif
 
-#define ST_VERSION_STRING "0.1.0"
+/* The version of the library actually loaded, as ST_VERSION_HEX and
+ * ST_VERSION_STRING give it for the headers a program was built with
+ * (they differ when a program runs against another build). Static
+ * storage. Thread-safety: any thread. */
+ST_EXTERN unsigned st_version(void);
+ST_EXTERN const char *st_version_string(void);
 
 /* Status codes. Numbered, append-only: a code is never renumbered or
  * reused (as curl does with CURLcode). 0 is success, failures are negative.

@@ -4,6 +4,7 @@
 #ifndef SCENETEST_SCENETEST_H
 #define SCENETEST_SCENETEST_H
 
+#include <scenetest/version.h>
 #include <scenetest/common.h>
 #include <scenetest/log.h>
 #include <scenetest/op.h>
