@@ -12,6 +12,9 @@ static_assert(offsetof(st_module, abi_version) == 0,
               "abi_version stays at offset 0 in every ABI");
 static_assert(offsetof(st_module, size) == 4, "size follows the version");
 static_assert(offsetof(st_op_call, size) == 0, "st_op_call is size-first");
+static_assert(offsetof(st_run_options, size) == 0, "size-first");
+static_assert(offsetof(st_load_options, size) == 0, "size-first");
+static_assert(offsetof(st_observer, size) == 0, "size-first");
 static_assert(ST_ABI_VERSION == 2u, "plugin ABI 2");
 
 namespace {

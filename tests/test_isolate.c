@@ -99,7 +99,7 @@ static void on_phase_end(void *data, const st_case_info *info,
 static void run_all(fixture *f, st_run_options *opts, seen *s) {
   st_error err;
   st_observer obs;
-  memset(&obs, 0, sizeof obs);
+  st_observer_init(&obs);
   obs.data = s;
   obs.case_end = on_case_end;
   obs.phase_end = on_phase_end;

@@ -584,7 +584,7 @@ static void st_run__case_finish_in_finish_order(void **state) {
                      "  - {tensor: z, dtype: float32, shape: [4], "
                      "role: output}\ncases:\n  - {name: b}\n";
   memset(&log, 0, sizeof log);
-  memset(&obs, 0, sizeof obs);
+  st_observer_init(&obs);
   obs.data = &log;
   obs.case_finish = fin_case_finish;
   obs.case_end = fin_case_end;
@@ -619,7 +619,7 @@ static void st_run__fail_fast_skips_the_rest(void **state) {
                      "cases:\n  - {name: one}\n  - {name: two}\n"
                      "  - {name: three}\n";
   memset(&log, 0, sizeof log);
-  memset(&obs, 0, sizeof obs);
+  st_observer_init(&obs);
   obs.data = &log;
   obs.case_end = obs_case_end;
   load_text(f, "ff.yaml", text);

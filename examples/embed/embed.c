@@ -137,7 +137,7 @@ int main(void) {
   opts.platform = "threads";
   opts.seed = 7;
 
-  memset(&obs, 0, sizeof obs);
+  st_observer_init(&obs);
   obs.data = &p;
   obs.case_begin = on_case_begin;
   obs.phase_end = on_phase_end;

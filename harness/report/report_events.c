@@ -92,7 +92,7 @@ st_status st__report_events_new(const st__report_config *cfg,
                                 st_observer *obs) {
   events_state *st = calloc(1, sizeof *st);
 
-  memset(obs, 0, sizeof *obs);
+  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->out = cfg->out;

@@ -89,7 +89,7 @@ static void tap_case_end(void *data, const st_case_info *info,
 st_status st__report_tap_new(const st__report_config *cfg, st_observer *obs) {
   tap_state *st = calloc(1, sizeof *st);
 
-  memset(obs, 0, sizeof *obs);
+  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->cfg = *cfg;

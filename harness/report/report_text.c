@@ -374,7 +374,7 @@ static void text_run_end(void *data, const st_run_result *result) {
 st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
   text_state *st = calloc(1, sizeof *st);
 
-  memset(obs, 0, sizeof *obs);
+  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   const char *term = getenv("TERM");

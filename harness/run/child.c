@@ -172,7 +172,7 @@ static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
     close(cap_w);
   st.fd = res_w;
   st__wbuf_init(&st.pending);
-  memset(&so, 0, sizeof so);
+  st_observer_init(&so);
   so.data = &st;
   so.phase_begin = stream_phase_begin;
   so.phase_end = stream_event;

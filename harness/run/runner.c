@@ -13,6 +13,7 @@
 #include <scenetest/run.h>
 
 #include "base/loadwatch.h"
+#include "base/options.h"
 #include "base/pool.h"
 #include "case/case.h"
 #include "case/exec.h"
@@ -20,13 +21,6 @@
 #include "case/tbuf.h"
 #include "run/fanout.h"
 #include "run/sched.h"
-
-void st_run_options_init(st_run_options *opts) {
-  memset(opts, 0, sizeof *opts);
-  opts->platform = "cpu";
-  opts->manual = ST_MANUAL_EXCLUDE;
-  opts->jobs = 1;
-}
 
 static st_status run_setup(st__runctx *rc, const st_run_options *opts,
                            st_registry **owned, st_error *err) {
@@ -77,14 +71,20 @@ static void run_teardown(st__runctx *rc, st_registry *owned) {
 }
 
 st_status st_run_case(const st_scene *scene, size_t case_index,
-                      const st_run_options *opts, st_case_result **out,
+                      const st_run_options *opts_in, st_case_result **out,
                       st_error *err) {
   st__runctx rc;
   st_registry *owned = NULL;
   st_case_ref ref;
+  st_run_options o;
+  const st_run_options *opts = &o;
   st_status s;
 
   *out = NULL;
+  /* The caller's options are read by their size into a copy at this
+   * layout (base/options.h); nothing below sees the caller's struct. */
+  if ((s = st__run_options_take(opts_in, &o, err)) != ST_OK)
+    return s;
   if (case_index >= scene->n_cases)
     return st_error_set(err, ST_EINVAL, "scene '%s' has no case %zu",
                         scene->name, case_index);
@@ -162,18 +162,28 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
   return ST_OK;
 }
 
-st_status st_run(const st_scene_set *set, const st_run_options *opts,
-                 const st_observer *observers, size_t n_observers,
+st_status st_run(const st_scene_set *set, const st_run_options *opts_in,
+                 const st_observer *observers_in, size_t n_observers,
                  st_run_result **out, st_error *err) {
   st__runctx rc;
   st_registry *owned = NULL;
   st_case_ref *refs = NULL;
   size_t n = 0;
   st_run_result *run = NULL;
+  st_run_options o;
+  const st_run_options *opts = &o;
+  st_observer *observers = NULL;
   st_status s;
   int saved_stdout;
 
   *out = NULL;
+  /* The caller's options and observers are read by their sizes into
+   * copies at this layout, once, here (observers stepped by their size
+   * fields); the run sees only the copies. */
+  if ((s = st__run_options_take(opts_in, &o, err)) != ST_OK ||
+      (s = st__observers_take(observers_in, n_observers, &observers, err)) !=
+          ST_OK)
+    return s;
   s = run_setup(&rc, opts, &owned, err);
   if (s == ST_OK)
     s = st_select_cases(set, opts, &refs, &n, err);
@@ -186,6 +196,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts,
     stdout_restore(saved_stdout);
   }
   free(refs);
+  free(observers);
   run_teardown(&rc, owned);
   if (s != ST_OK) {
     st_run_result_free(run);

@@ -24,6 +24,7 @@
 
 #include <yaml.h>
 
+#include "base/options.h"
 #include "scene/scene.h"
 
 /* Deeper than any scene needs (about 5 levels); low enough that nothing
@@ -1675,12 +1676,16 @@ static st_status load_buffer(st_scene_set *set, const char *name,
                              const st_load_options *opts,
                              st_error_list *errors) {
   loader L;
-  st_load_options defaults;
+  st_load_options taken;
+  st_error bad;
   st_status rc = ST_OK;
-  if (opts == NULL) {
-    st_load_options_init(&defaults);
-    opts = &defaults;
+  st_error_clear(&bad);
+  if (st__load_options_take(opts, &taken, &bad) != ST_OK) {
+    if (errors != NULL && st_error_list_add(errors, &bad) != ST_OK)
+      return ST_ENOMEM;
+    return bad.code;
   }
+  opts = &taken;
   memset(&L, 0, sizeof L);
   L.file = name;
   L.buf = text;
@@ -1958,6 +1963,15 @@ st_status st_scene_set_load_path(st_scene_set *set, const char *path,
                                  const st_load_options *opts,
                                  st_error_list *errors) {
   struct stat sb;
+  st_load_options taken;
+  st_error bad;
+  st_error_clear(&bad);
+  /* Checked here too: a directory without scenes loads no buffer. */
+  if (st__load_options_take(opts, &taken, &bad) != ST_OK) {
+    if (errors != NULL && st_error_list_add(errors, &bad) != ST_OK)
+      return ST_ENOMEM;
+    return bad.code;
+  }
   if (stat(path, &sb) != 0)
     return io_error(errors, "cannot open '%s': %s", path, errno);
   if (!S_ISDIR(sb.st_mode))

@@ -32,11 +32,6 @@ void *st__zalloc(size_t n, size_t size) {
 /* ------------------------------------------------------------------ */
 /* Options, set, enumeration                                           */
 
-void st_load_options_init(st_load_options *opts) {
-  opts->max_arg_bytes = ST_DEFAULT_MAX_ARG_BYTES;
-  opts->max_nodes = ST_DEFAULT_MAX_NODES;
-}
-
 st_status st_scene_set_new(st_scene_set **out) {
   *out = st__zalloc(1, sizeof **out);
   return *out ? ST_OK : ST_ENOMEM;

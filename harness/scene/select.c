@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/options.h"
 #include "scene/scene.h"
 
 /* A selector split at its first "::". An empty part matches everything,
@@ -107,13 +108,16 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
                           st_case_ref **out, size_t *count, st_error *err) {
   selector *sels = NULL;
   st_case_ref *refs = NULL;
-  size_t n_sels = opts->n_selectors, n_refs = 0, cap = 0;
+  size_t n_sels, n_refs = 0, cap = 0;
   size_t s, c, k;
   st_status rc = ST_OK;
-  st_run_options o = *opts;
+  st_run_options o;
 
   *out = NULL;
   *count = 0;
+  if ((rc = st__run_options_take(opts, &o, err)) != ST_OK)
+    return rc;
+  n_sels = o.n_selectors;
   if (o.platform == NULL)
     o.platform = "cpu";
   if (n_sels > 0) {

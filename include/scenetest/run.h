@@ -17,8 +17,12 @@ typedef enum st_manual_mode {
 } st_manual_mode;
 
 /* The CLI's `run` options as a struct. Initialise with
- * st_run_options_init(). Strings and arrays are borrowed for the run. */
+ * st_run_options_init(), which sets size to the sizeof this program was
+ * compiled with: the library reads only the fields that size covers (a
+ * newer library gives fields an older program does not know their
+ * defaults). Strings and arrays are borrowed for the run. */
 typedef struct st_run_options {
+  size_t size;                     /* sizeof(st_run_options); set by _init */
   const char *platform;            /* default "cpu" */
   const char *const *selectors;    /* --case; n_selectors entries */
   size_t n_selectors;
@@ -38,6 +42,7 @@ typedef struct st_run_options {
   double timeout;                  /* seconds per case; 0 = none */
 } st_run_options;
 
+/* Sets size and the defaults. Thread-safety: any thread. */
 ST_EXTERN void st_run_options_init(st_run_options *opts /* OUT */);
 
 typedef enum st_phase_status {
@@ -106,8 +111,15 @@ typedef struct st_run_info {
 /* Callbacks of a run. Any may be NULL. Called from the scheduling thread,
  * one at a time. case_begin, the phase callbacks and case_end come in
  * selection order (under -j and --isolate a case's are replayed when it is
- * its turn); case_finish comes in the order cases finished. */
+ * its turn); case_finish comes in the order cases finished.
+ *
+ * Initialise each with st_observer_init() (size = the sizeof this program
+ * was compiled with). st_run steps through an array of observers by each
+ * one's size field, not by the library's sizeof(st_observer), so an array
+ * built against older or newer headers is walked correctly; callbacks the
+ * size does not cover are treated as NULL. */
 typedef struct st_observer {
+  size_t size; /* sizeof(st_observer); set by st_observer_init() */
   void *data;
   void (*run_begin)(void *data, const st_run_info *info);
   void (*case_begin)(void *data, const st_case_info *info);
@@ -126,6 +138,10 @@ typedef struct st_observer {
   void (*case_finish)(void *data, const st_case_info *info,
                       const st_case_result *result);
 } st_observer;
+
+/* Zeroes *obs (every callback NULL) and sets size. Thread-safety: any
+ * thread. */
+ST_EXTERN void st_observer_init(st_observer *obs /* OUT */);
 
 /* A selected case: a scene of the set and a case index in it. */
 typedef struct st_case_ref {
@@ -146,8 +162,10 @@ ST_EXTERN st_status st_select_cases(const st_scene_set *set /* IN */,
 /* Runs the selected cases. Returns ST_OK when the cases ran (whatever
  * their verdicts; see st_run_result_exit_code), ST_EUSAGE for a selection
  * or option error (an unknown platform, a bad watch spec, a selector that
- * selects nothing: nothing ran). observers may be NULL when n_observers is
- * 0; they are borrowed for the run. *out is the caller's (st_run_result_free).
+ * selects nothing: nothing ran), ST_EINVAL when opts or an observer has a
+ * size below its first layout (not initialised with its _init function).
+ * observers may be NULL when n_observers is 0; they are borrowed for the
+ * run and stepped by their size fields. *out is the caller's (st_run_result_free).
  * Thread-safety: one run per process at a time (it may redirect fd 1). */
 ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
                            const st_run_options *opts /* IN */,

@@ -16,12 +16,16 @@ typedef struct st_scene st_scene;
 #define ST_DEFAULT_MAX_ARG_BYTES (UINT64_C(2) << 30)
 #define ST_DEFAULT_MAX_NODES ((size_t)1000000)
 
+/* Initialise with st_load_options_init(), which sets size to the sizeof
+ * this program was compiled with; the library reads only the fields that
+ * size covers. */
 typedef struct st_load_options {
+  size_t size;            /* sizeof(st_load_options); set by _init */
   uint64_t max_arg_bytes; /* cap on the sum of one case's tensor bytes */
   size_t max_nodes;       /* YAML node budget per file, aliases expanded */
 } st_load_options;
 
-/* Fills in the defaults. Thread-safety: any thread. */
+/* Sets size and the defaults. Thread-safety: any thread. */
 ST_EXTERN void st_load_options_init(st_load_options *opts /* OUT */);
 
 /* Creates an empty set. Caller has ownership; free with st_scene_set_free.
@@ -36,7 +40,8 @@ ST_EXTERN void st_scene_set_free(st_scene_set *set /* IN, owned */);
  * line and column); returns ST_ELOAD if there was any, and then nothing of
  * that file is added. A file the set has already loaded (the same device
  * and inode, whatever the path) is skipped: ST_OK, nothing added. opts may
- * be NULL (defaults).
+ * be NULL (defaults); opts with a size below its first layout is ST_EINVAL
+ * (one error in errors).
  * Thread-safety: one thread per set. */
 ST_EXTERN st_status st_scene_set_load_path(st_scene_set *set /* IN/OUT */,
                                            const char *path /* IN */,
