@@ -3,6 +3,7 @@
 // and a descriptor defined with extern "C" has the ABI 2 layout: the
 // version at offset 0, the size right after it.
 #include <scenetest/scenetest.h>
+#include <scenetest/testing_hooks.h>
 
 #include <cstddef>
 #include <cstdio>

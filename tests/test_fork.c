@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <scenetest/scenetest.h>
+#include <scenetest/testing_hooks.h>
 
 static const char scene_text[] =
     "scene: f\nkernel: add\nargs:\n"

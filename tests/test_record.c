@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <scenetest/scenetest.h>
+#include <scenetest/testing_hooks.h>
 
 static void st_autoload_classify__table(void **state) {
   /* value, setting, effective (torch: os.getenv(name, "1") == "1"). */

@@ -13,6 +13,7 @@
 
 #include <scenetest/log.h>
 #include <scenetest/record.h>
+#include <scenetest/testing_hooks.h>
 
 #include "base/loadwatch.h"
 

@@ -59,8 +59,8 @@ ST_EXTERN void st_record_format(const st_watch *list /* IN */, size_t count,
  * Returns 1 if this call was the process's emission. A forked child has
  * not emitted (the state is keyed by pid). Thread-safety: any thread. */
 ST_EXTERN int st_record_emit(const st_watch *list /* IN */, size_t count);
-/* Forgets that this process emitted (for tests). Thread-safety: any. */
-ST_EXTERN void st_record_reset(void);
+/* st_record_reset(), which forgets the emission, is a test hook: it is in
+ * <scenetest/testing_hooks.h>. */
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The umbrella header: includes every public header but testing.h (which
- * needs cmocka). */
+ * needs cmocka) and testing_hooks.h (for tests only, no ABI promise). */
 #ifndef SCENETEST_SCENETEST_H
 #define SCENETEST_SCENETEST_H
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <scenetest/run.h>
+#include <scenetest/testing_hooks.h>
 
 #ifndef cmocka_unit_test
 #error "include <cmocka.h> before <scenetest/testing.h>"
