@@ -144,6 +144,12 @@ st_status st__case_result_add_event(st_case_result *r, const st_event *ev) {
 
 void st__case_result_set_status(st_case_result *r, st_case_status status,
                                 const char *fmt, ...) {
+  /* The first cause wins, for status and message alike (STYLE.md, as
+   * SQLite keeps its first error): once a case did not pass, a later
+   * failure is derived from the first (a compare after a kernel error, an
+   * out-of-memory while recording it) and must not replace its verdict. */
+  if (r->status != ST_CASE_PASS)
+    return;
   r->status = status;
   if (fmt != NULL && r->message == NULL) {
     va_list ap;

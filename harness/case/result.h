@@ -13,12 +13,16 @@ st_case_result *st__case_result_new(const char *scene, const char *kase,
 /* Appends a deep copy of ev. Thread-safety: one thread per result. */
 st_status st__case_result_add_event(st_case_result *res,
                                     const st_event *ev) ST_WUR;
-/* Sets the status; the message is kept only if none was set before (the
- * first cause wins). fmt may be NULL. */
+/* Sets the status and message, the first cause winning for both: a case
+ * that already did not pass keeps its status and message; the message is
+ * set only if none was set before. fmt may be NULL.
+ * Thread-safety: one thread per result. */
 void st__case_result_set_status(st_case_result *res, st_case_status status,
                                 const char *fmt, ...) ST_PRINTF(3, 4);
 /* Replaces the status and message (for verdicts that override an earlier
- * one, such as --strict-record on a passing case). */
+ * one on purpose: --strict-record on a passing case, a child that died
+ * or timed out after reporting part of its result). message may be NULL.
+ * Thread-safety: one thread per result. */
 void st__case_result_override(st_case_result *res, st_case_status status,
                               const char *message);
 void st__case_result_set_output(st_case_result *res, const char *text,

@@ -387,23 +387,22 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
   if (r == NULL)
     return NULL;
   if (!own) {
-    char how[160];
+    char how[160], msg[384];
     st__case_result_set_pid(r, (long)c->pid);
     st__case_result_set_duration(r, st__now_ns() - c->start);
+    /* An override: whatever the child reported before it died is not its
+     * verdict (the first cause wins everywhere else). */
     if (c->timed_out) {
-      st__case_result_override(r, ST_CASE_ERROR, NULL);
-      st__case_result_set_status(r, ST_CASE_ERROR,
-                                 "timed out after %g s (child pid %ld "
-                                 "killed)",
-                                 c->timeout, (long)c->pid);
+      snprintf(msg, sizeof msg,
+               "timed out after %g s (child pid %ld killed)", c->timeout,
+               (long)c->pid);
     } else {
       st__describe_wait(status, how, sizeof how);
-      st__case_result_override(r, ST_CASE_ERROR, NULL);
-      st__case_result_set_status(
-          r, ST_CASE_ERROR, "child process (pid %ld) %s%s", (long)c->pid,
-          how,
-          WIFEXITED(status) ? " before reporting its result" : "");
+      snprintf(msg, sizeof msg, "child process (pid %ld) %s%s",
+               (long)c->pid, how,
+               WIFEXITED(status) ? " before reporting its result" : "");
     }
+    st__case_result_override(r, ST_CASE_ERROR, msg);
   }
   /* Attach: what the child printed, then what its workers printed (the
    * result's own output, level 3). */
