@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: MIT
-"""Plugins and -j through the binary (SPEC §5, §6), printing TAP 13.
+"""Plugins and -j through the binary (SPEC §5, §6), printing TAP 13
+through taptest.
 
 Usage: test_plugins.py SCENETEST PLUGIN_DIR EXAMPLE_PLUGIN SCENES_DIR
 
 - the example plugin: add passes on `example`, copy passes through its
   `common` implementation, matmul errors with the exact message;
-- lazy loading through the CLI, and the refusals (exit 2, path and reason);
+- lazy loading through the CLI, and the refusals (exit 2, path and reason:
+  another ABI, ABI 1, no name, no descriptor, a C++ descriptor without
+  extern "C");
+- a lazy plugin whose note and descriptor disagree: every case says why;
 - an init that fails: a WARNING, and the case still passes after repair;
 - a kernel that prints to stdout cannot corrupt the TAP report;
 - -j 2 and -j 1 give identical events (less timings and pids) on scenes/.
@@ -13,13 +17,17 @@ Usage: test_plugins.py SCENETEST PLUGIN_DIR EXAMPLE_PLUGIN SCENES_DIR
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 EXE, PLUGINS, EXAMPLE, SCENES = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="scenetest-plugins-")
-results = []
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taptest  # noqa: E402  (after sys.path)
+from taptest import Run, check, main, test  # noqa: E402
+
+taptest.EXE = EXE
 
 
 def plugin(kind):
@@ -27,20 +35,12 @@ def plugin(kind):
 
 
 def write(name, text):
-    path = os.path.join(TMP, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
+    return taptest.write(TMP, name, text)
 
 
 def run(*args):
-    p = subprocess.run([EXE] + list(args), capture_output=True, text=True,
-                       errors="replace")
-    return p.returncode, p.stdout, p.stderr
-
-
-def check(name, cond, detail=""):
-    results.append((name, bool(cond), detail))
+    r = Run(list(args))
+    return r, r.rc, r.out, r.err
 
 
 OPS = write("ops.yaml", """\
@@ -72,61 +72,30 @@ cases:
 """)
 
 
-def tap_lines(out):
-    return [l for l in out.splitlines() if l.startswith(("ok ", "not ok "))]
+LEVELS = write("levels.yaml", """\
+scene: lvl2
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [64], init: ones}
+  - {tensor: b, dtype: float32, shape: [64], init: ones}
+  - {tensor: out, dtype: float32, shape: [64], role: output}
+cases:
+  - {name: one}
+  - {name: two}
+---
+scene: lvl3
+level: 3
+workers: 2
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [64], init: ones}
+  - {tensor: b, dtype: float32, shape: [64], init: ones}
+  - {tensor: out, dtype: float32, shape: [64], role: output}
+cases:
+  - {name: one}
+  - {name: two}
+""")
 
-
-# The example plugin.
-rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
-                   "--plugin", EXAMPLE, "--platform", "example", OPS)
-lines = tap_lines(out)
-check("example: exit 1 (matmul errors)", rc == 1, "rc=%d %s" % (rc, err))
-check("example: add passes", "ok 1 - plug::small" in lines, out)
-check("example: copy passes via common",
-      "ok 2 - plug_copy::via_common" in lines, out)
-check("example: matmul is not ok", "not ok 3 - plug_matmul::missing" in lines,
-      out)
-check("example: exact missing-implementation message",
-      "BackendImplementationMissing: backend 'example' is missing required "
-      "implementation: kernel for op 'matmul' (implemented by: cpu, "
-      "reference, threads)" in out, out)
-
-# Lazy: the same through lazy:PATH.
-rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
-                   "--plugin", "lazy:" + EXAMPLE, "--platform", "example",
-                   "--case", "plug", "--case", "plug_copy", OPS)
-check("lazy example: add and copy pass", rc == 0 and
-      len(tap_lines(out)) == 2, "rc=%d\n%s\n%s" % (rc, out, err))
-
-# list and check accept plugins; an unknown platform lists the lazy one.
-rc, out, err = run("list", "--plugin", "lazy:" + plugin("good"),
-                   "--platform", "nowhere", OPS)
-check("unknown platform lists lazy platforms", rc == 2 and
-      "scenetest: error: unknown platform 'nowhere'; platforms: cpu, "
-      "lazyplat, threads" in err, err)
-rc, out, err = run("check", "--plugin", EXAMPLE, OPS)
-check("check loads plugins", rc == 0, err)
-
-# Refusals: exit 2 naming the path and the reason.
-for kind, reason in [("badabi", "ABI version 99, this scenetest has ABI "
-                                "version 2"),
-                     ("abi1", "ABI version 1, this scenetest has ABI "
-                              "version 2"),
-                     ("noname", "module without a name"),
-                     ("nodesc", "no 'scenetest_module' descriptor")]:
-    rc, out, err = run("run", "--plugin", plugin(kind), OPS)
-    check("refuses %s" % kind, rc == 2 and
-          ("scenetest: error: plugin '%s': %s" %
-           (plugin(kind), reason)) in err, err)
-    check("refuses %s before running anything" % kind, out == "", out)
-rc, out, err = run("run", "--plugin", os.path.join(TMP, "missing.so"), OPS)
-check("refuses a missing file", rc == 2 and "No such file or directory" in
-      err, err)
-rc, out, err = run("run", "--plugin", "lazy:" + plugin("nonote"), OPS)
-check("refuses a lazy plugin without a note", rc == 2 and
-      "no platform declaration" in err, err)
-
-# A failing init is a warning; the repair makes the case pass.
 FLAKY = write("flaky.yaml", """\
 scene: flaky_add
 kernel: add
@@ -137,46 +106,150 @@ args:
 cases:
   - {name: repaired}
 """)
-rc, out, err = run("run", "--format", "tap", "--plugin", plugin("failinit"),
-                   "--platform", "flaky", FLAKY)
-check("failing init: warning names the plugin", "[WARNING] plugin '%s'" %
-      plugin("failinit") in err and "device busy on first init" in err, err)
-check("failing init: repaired, case passes", rc == 0 and
-      "ok 1 - flaky_add::repaired" in out, out + err)
-
-# A kernel that prints cannot corrupt the report.
-rc, out, err = run("run", "--format", "tap", "--plugin", plugin("prints"),
-                   "--platform", "printer", FLAKY)
-check("printing kernel: passes", rc == 0, out + err)
-check("printing kernel: stdout is only the report",
-      out.splitlines() == ["TAP version 13", "1..1",
-                           "ok 1 - flaky_add::repaired"], repr(out))
-check("printing kernel: its output went to stderr",
-      "ok 999 - printed by a kernel" in err and
-      "kernel diagnostics on stderr" in err, err)
-
-# Isolated, what the kernel printed is captured and kept in the events.
-EVP = os.path.join(TMP, "printed.jsonl")
-rc, out, err = run("run", "--format", "tap", "--isolate", "--events", EVP,
-                   "--plugin", plugin("prints"), "--platform", "printer",
-                   FLAKY)
-with open(EVP) as f:
-    objs = [json.loads(l) for l in f if l.strip()]
-check("isolated printing kernel: output in the events",
-      rc == 0 and len(objs) == 1 and
-      "ok 999 - printed by a kernel" in (objs[0].get("output") or "") and
-      "kernel diagnostics on stderr" in (objs[0].get("output") or ""),
-      repr(objs))
-check("isolated printing kernel: report intact",
-      out.splitlines() == ["TAP version 13", "1..1",
-                           "ok 1 - flaky_add::repaired"], repr(out))
 
 
-# -j 2 gives the same events as -j 1, less timings and pids.
+def tap_lines(out):
+    return [l for l in out.splitlines() if l.startswith(("ok ", "not ok "))]
+
+
+@test
+def example__add_passes_copy_via_common_matmul_missing():
+    r, rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
+                          "--plugin", EXAMPLE, "--platform", "example", OPS)
+    lines = tap_lines(out)
+    check(rc == 1, "exit 1 (matmul errors)", r)
+    check("ok 1 - plug::small" in lines, "add passes", r)
+    check("ok 2 - plug_copy::via_common" in lines, "copy passes via common",
+          r)
+    check("not ok 3 - plug_matmul::missing" in lines, "matmul is not ok", r)
+    check("BackendImplementationMissing: backend 'example' is missing "
+          "required implementation: kernel for op 'matmul' (implemented by: "
+          "cpu, reference, threads)" in out,
+          "exact missing-implementation message", r)
+
+
+@test
+def lazy__example_add_and_copy_pass():
+    r, rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
+                          "--plugin", "lazy:" + EXAMPLE, "--platform",
+                          "example", "--case", "plug", "--case", "plug_copy",
+                          OPS)
+    check(rc == 0 and len(tap_lines(out)) == 2, "two cases pass", r)
+
+
+@test
+def list_check__accept_plugins_unknown_platform_lists_lazy():
+    r, rc, out, err = run("list", "--plugin", "lazy:" + plugin("good"),
+                          "--platform", "nowhere", OPS)
+    check(rc == 2 and "scenetest: error: unknown platform 'nowhere'; "
+          "platforms: cpu, lazyplat, threads" in err,
+          "unknown platform lists lazy platforms", r)
+    r, rc, out, err = run("check", "--plugin", EXAMPLE, OPS)
+    check(rc == 0, "check loads plugins", r)
+
+
+@test
+def refusals__exit_2_naming_path_and_reason():
+    kinds = [("badabi", "ABI version 99, this scenetest has ABI version 2"),
+             ("abi1", "ABI version 1, this scenetest has ABI version 2"),
+             ("noname", "module without a name"),
+             ("nodesc", "no 'scenetest_module' descriptor")]
+    for kind, reason in kinds:
+        r, rc, out, err = run("run", "--plugin", plugin(kind), OPS)
+        check(rc == 2 and ("scenetest: error: plugin '%s': %s\n" %
+                           (plugin(kind), reason)) == err,
+              "refuses %s with one line" % kind, r)
+        check(out == "", "refuses %s before running anything" % kind, r)
+    r, rc, out, err = run("run", "--plugin", os.path.join(TMP, "missing.so"),
+                          OPS)
+    check(rc == 2 and "No such file or directory" in err,
+          "refuses a missing file", r)
+    r, rc, out, err = run("run", "--plugin", "lazy:" + plugin("nonote"), OPS)
+    check(rc == 2 and "no platform declaration" in err,
+          "refuses a lazy plugin without a note", r)
+
+
+@test
+def refusals__cxx_descriptor_without_extern_c():
+    if not os.path.exists(plugin("cxx_local")):
+        return "SKIP no C++ compiler: the C++ test plugins were not built"
+    for kind, how in [("cxx_local", "it has the unexported symbol "
+                                    "'_ZL16scenetest_module'"),
+                      ("cxx_mangled", "it exports the mangled symbol "
+                                      "'_ZN6plugin16scenetest_moduleE'")]:
+        r, rc, out, err = run("run", "--plugin", plugin(kind), OPS)
+        want = ("scenetest: error: plugin '%s': no 'scenetest_module' "
+                "descriptor, but %s: a C++ plugin must declare its descriptor "
+                "extern \"C\"\n" % (plugin(kind), how))
+        check(rc == 2 and err == want, "%s: exit 2, names the symbol" % kind,
+              r)
+    r, rc, out, err = run("run", "--format", "tap", "--plugin",
+                          plugin("cxx_good"), "--platform", "cxxplat", FLAKY)
+    check(rc == 0 and "ok 1 - flaky_add::repaired" in out,
+          "an extern \"C\" C++ plugin runs", r)
+
+
+@test
+def lazy__note_mismatch_is_named_in_the_case_message():
+    # The load fails when the first lookup misses; the case's own message
+    # (not only a WARNING on stderr) must say why, at level 2 and 3.
+    mismatch = plugin("mismatch")
+    r, rc, out, err = run("run", "--plugin", "lazy:" + mismatch, "--platform",
+                          "declared", "--format", "tap", "--log-level",
+                          "error", LEVELS)
+    check(rc == 1, "exit 1", r)
+    want = ("kernel for op 'add' (implemented by: cpu, reference, threads); "
+            "a lazy plugin did not load: plugin '%s': declared platforms "
+            "'declared' differ from its descriptor's" % mismatch)
+    check(out.count(want) == 4, "every case names the reason", r)
+
+
+@test
+def failing_init__warning_then_repaired():
+    r, rc, out, err = run("run", "--format", "tap", "--plugin",
+                          plugin("failinit"), "--platform", "flaky", FLAKY)
+    check("[WARNING] plugin '%s'" % plugin("failinit") in err and
+          "device busy on first init" in err, "warning names the plugin", r)
+    check(rc == 0 and "ok 1 - flaky_add::repaired" in out,
+          "repaired, case passes", r)
+
+
+@test
+def printing_kernel__report_intact():
+    r, rc, out, err = run("run", "--format", "tap", "--plugin",
+                          plugin("prints"), "--platform", "printer", FLAKY)
+    check(rc == 0, "passes", r)
+    check(out.splitlines() == ["TAP version 13", "1..1",
+                               "ok 1 - flaky_add::repaired"],
+          "stdout is only the report", r)
+    check("ok 999 - printed by a kernel" in err and
+          "kernel diagnostics on stderr" in err,
+          "its output went to stderr", r)
+
+
+@test
+def printing_kernel__isolated_output_in_events():
+    evp = os.path.join(TMP, "printed.jsonl")
+    r, rc, out, err = run("run", "--format", "tap", "--isolate", "--events",
+                          evp, "--plugin", plugin("prints"), "--platform",
+                          "printer", FLAKY)
+    with open(evp) as f:
+        objs = [json.loads(l) for l in f if l.strip()]
+    output = (objs[0].get("output") or "") if objs else ""
+    check(rc == 0 and len(objs) == 1 and
+          "ok 999 - printed by a kernel" in output and
+          "kernel diagnostics on stderr" in output,
+          "output in the events: %r" % objs, r)
+    check(out.splitlines() == ["TAP version 13", "1..1",
+                               "ok 1 - flaky_add::repaired"],
+          "report intact", r)
+
+
 def events(jobs, *extra):
+    """The events of scenes/ at -j jobs, less timings and pids, sorted."""
     path = os.path.join(TMP, "events-j%d%s.jsonl" % (jobs, "".join(extra)))
-    rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
-                       "-j", str(jobs), "--events", path, *extra, SCENES)
+    r, rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
+                          "-j", str(jobs), "--events", path, *extra, SCENES)
     with open(path) as f:
         objs = [json.loads(l) for l in f if l.strip()]
     for o in objs:
@@ -188,16 +261,7 @@ def events(jobs, *extra):
             # Which run emits the process's record is not about -j.
             ev.pop("emitted", None)
     objs.sort(key=lambda o: (o["scene"], o["case"]))
-    return rc, objs
-
-
-rc1, e1 = events(1)
-rc2, e2 = events(2)
-check("-j 1 passes on scenes/", rc1 == 0 and len(e1) > 10, "rc=%d" % rc1)
-check("-j 2 passes on scenes/", rc2 == 0, "rc=%d" % rc2)
-check("-j 2 events equal -j 1 events", e1 == e2,
-      "first difference: %s" % next(((a, b) for a, b in zip(e1, e2)
-                                     if a != b), None))
+    return r, objs
 
 
 def summary(objs):
@@ -205,19 +269,24 @@ def summary(objs):
              [ev["name"] for ev in o["events"]]) for o in objs]
 
 
-rc3, e3 = events(2, "--isolate")
-check("--isolate -j 2 passes on scenes/", rc3 == 0, "rc=%d" % rc3)
-check("--isolate -j 2 writes every case's events, as -j 1",
-      summary(e3) == summary(e1),
-      "first difference: %s" % next(((a, b) for a, b in
-                                     zip(summary(e1), summary(e3))
-                                     if a != b), None))
+def first_difference(a, b):
+    return next(((x, y) for x, y in zip(a, b) if x != y), None)
 
-print("TAP version 13")
-print("1..%d" % len(results))
-for i, (name, ok, detail) in enumerate(results, 1):
-    print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
-    if not ok:
-        print("  ---")
-        print("  message: %s" % json.dumps(detail[-2000:]))
-        print("  ...")
+
+@test
+def jobs__events_equal_at_j1_j2_and_isolated():
+    r1, e1 = events(1)
+    r2, e2 = events(2)
+    check(r1.rc == 0 and len(e1) > 10, "-j 1 passes on scenes/", r1)
+    check(r2.rc == 0, "-j 2 passes on scenes/", r2)
+    check(e1 == e2, "-j 2 events equal -j 1 events; first difference: %s"
+          % (first_difference(e1, e2),))
+    r3, e3 = events(2, "--isolate")
+    check(r3.rc == 0, "--isolate -j 2 passes on scenes/", r3)
+    check(summary(e3) == summary(e1),
+          "--isolate -j 2 writes every case's events, as -j 1; first "
+          "difference: %s" % (first_difference(summary(e1), summary(e3)),))
+
+
+if __name__ == "__main__":
+    sys.exit(main(TMP))

@@ -1,12 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""Regression tests from an adversarial pass over the CLI against the SPEC
-(§1, §6, §7), printing TAP 13.
+"""The rerun command a failure prints, and how the CLI treats its inputs
+and outputs (SPEC §1, §6, §7), printing TAP 13 through taptest:
+- rerun__*: the printed command repeats the load, timeout and plugin
+  options and, run again, fails the same case;
+- load__*: the same file twice (by path, directory or symlink) loads once,
+  the same scene in a copy is an error naming both, number-shaped names
+  say to quote them;
+- a bad --watch names the option once; --events is truncated when nothing
+  is selected; a full stdout is exit 3 with a message.
 
-Usage: test_qa.py PATH/TO/scenetest PATH/TO/st_plugin_prints.so
+Usage: test_rerun_load.py PATH/TO/scenetest PATH/TO/st_plugin_prints.so
 
-Each test pins one discrepancy that was found and fixed: the exact
-behaviour a user relies on, run through the binary on scene files written
-to a temporary directory. Standard library only.
+Each test pins one behaviour a user relies on (each was once found wrong
+and fixed), run through the binary on scene files written to a temporary
+directory. Standard library only.
 """
 
 import json
@@ -17,7 +24,7 @@ import tempfile
 
 EXE = os.path.abspath(sys.argv[1])
 PLUGIN = os.path.abspath(sys.argv[2])  # provides platform 'printer', op add
-TMP = tempfile.mkdtemp(prefix="scenetest-qa-")
+TMP = tempfile.mkdtemp(prefix="scenetest-rerun-load-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taptest  # noqa: E402  (after sys.path)

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""Regression tests from an adversarial pass over the process side (SPEC
-§3, §6, §7: level 3, --isolate, --timeout, signals), printing TAP 13.
+"""Signals and timeouts on the process side (SPEC §3, §6, §7: level 3,
+--isolate, --timeout, SIGINT), printing TAP 13 through taptest:
+- SIGINT to the harness alone leaves no isolated child, level-3 worker or
+  grandchild running;
+- --timeout (fractional seconds) and a case's timeout key end hanging
+  cases, at level 2 and 3, with and without --isolate.
 
-Usage: test_qa2.py PATH/TO/scenetest PATH/TO/st_plugin_hangs.so \
-       PATH/TO/st_plugin_mismatch.so
+Usage: test_signals_timeouts.py PATH/TO/scenetest PATH/TO/st_plugin_hangs.so
 
 Each test pins one behaviour a user relies on, run through the binary on
 scene files written to a temporary directory, with a plugin whose kernel
@@ -12,19 +15,21 @@ sleeps as synchronization. Standard library only.
 """
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 EXE = os.path.abspath(sys.argv[1])
 PLUGIN = os.path.abspath(sys.argv[2])  # platform 'hanger': add never returns
-# Its note declares platform 'declared', its descriptor says 'actual'.
-MISMATCH = os.path.abspath(sys.argv[3])
-TMP = tempfile.mkdtemp(prefix="scenetest-qa2-")
+TMP = tempfile.mkdtemp(prefix="scenetest-signals-")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taptest  # noqa: E402  (after sys.path)
+from taptest import check, main, test  # noqa: E402
+
+taptest.EXE = EXE
 
 SCENE = """\
 scene: %(name)s
@@ -52,15 +57,6 @@ def write(name, level3=False, timeout=None):
 L2 = write("hang2")
 L3 = write("hang3", level3=True)
 L2_CASE_TIMEOUT = write("hang2t", timeout="0.2")
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 def stat_of(pid):
@@ -145,14 +141,6 @@ def sigint_leaves_nothing(extra, scene, want):
         p.wait()
 
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
 @test
 def isolate__sigint_to_harness_ends_isolated_children():
     # Two isolated children, each running the hanging kernel.
@@ -199,44 +187,5 @@ def timeout__case_key_overrides_the_option():
           "each case has its own deadline:\n" + out)
 
 
-@test
-def lazy__note_mismatch_is_named_in_the_case_message():
-    # The load fails when the first lookup misses; the case's own message
-    # (not only a WARNING on stderr) must say why, at level 2 and 3.
-    rc, out, err, _ = run(
-        ["run", "--plugin", "lazy:" + MISMATCH, "--platform", "declared",
-         "--format", "tap", "--log-level", "error", L2, L3])
-    check(rc == 1, "exit 1, got %d\n%s%s" % (rc, out, err))
-    want = ("kernel for op 'add' (implemented by: cpu, reference, threads); "
-            "a lazy plugin did not load: plugin '%s': declared platforms "
-            "'declared' differ from its descriptor's" % MISMATCH)
-    check(out.count(want) == 4, "every case names the reason:\n" + out)
-
-
-def main():
-    print("TAP version 13")
-    print("1..%d" % len(TESTS))
-    failed = 0
-    for i, fn in enumerate(TESTS, 1):
-        name = fn.__name__
-        try:
-            fn()
-        except Failure as e:
-            failed += 1
-            print("not ok %d - %s" % (i, name))
-            for line in str(e).splitlines():
-                print("# " + line)
-            continue
-        except Exception:  # a crash of the test itself
-            failed += 1
-            print("not ok %d - %s" % (i, name))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-            continue
-        print("ok %d - %s" % (i, name))
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(TMP))
