@@ -151,7 +151,8 @@ typedef struct st_case_ref {
 
 /* Selects cases as `run` does (selectors, manual mode, platform). A
  * selector matching no case, or only manual cases, is ST_EUSAGE with a
- * message saying so. *out is malloc'd (caller frees); *count may be 0.
+ * message saying so; opts with a size below its first layout is ST_EINVAL.
+ * *out is malloc'd (caller frees); *count may be 0.
  * Thread-safety: any thread. */
 ST_EXTERN st_status st_select_cases(const st_scene_set *set /* IN */,
                                     const st_run_options *opts /* IN */,
