@@ -4,6 +4,9 @@ with the run's output, a test registry, and the TAP 13 main loop.
 
 Usage in a script:  from taptest import Run, check, test, main
                     ...  sys.exit(main(TMP))
+A script that cannot run at all (a tool or module missing) ends with
+sys.exit(skip_all(reason, TMP)): a TAP plan of 0 with the reason, exit 77
+(a skip for meson's exitcode protocol too).
 Run needs taptest.EXE set first (the scenetest binary)."""
 import os
 import shutil
@@ -59,6 +62,15 @@ def test(fn):
     returning "SKIP reason" skips it."""
     TESTS.append(fn)
     return fn
+
+
+def skip_all(reason, tmp=None):
+    """Prints a TAP plan that skips everything, removes tmp; returns 77."""
+    print("TAP version 13")
+    print("1..0 # SKIP %s" % reason)
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 77
 
 
 def main(tmp):

@@ -15,12 +15,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taptest  # noqa: E402  (after sys.path)
+from taptest import check, main, skip_all, test  # noqa: E402
+
 try:
     import numpy
     from scipy.stats import mannwhitneyu
 except ImportError:
-    print("1..0 # SKIP needs python3-scipy and python3-numpy")
-    sys.exit(77)
+    sys.exit(skip_all("needs python3-scipy and python3-numpy"))
 
 EXE, SCENES = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="scenetest-scipy-")
@@ -44,7 +47,8 @@ def samples(path):
     return out
 
 
-def main():
+@test
+def compare__rows_agree_with_scipy_and_numpy():
     logs = []
     for side in ("base", "new"):
         log = os.path.join(TMP, side + ".log")
@@ -52,9 +56,7 @@ def main():
         r = subprocess.run([EXE, "run", "--format", "tap", "--rounds", "8",
                             "--log-file", log, SCENES], env=env,
                            stdout=subprocess.DEVNULL, timeout=300)
-        if r.returncode != 0:
-            print("not ok 1 - the runs pass (rc %d)" % r.returncode)
-            return 1
+        check(r.returncode == 0, "the runs pass (rc %d)" % r.returncode)
         logs.append(log)
     r = subprocess.run([EXE, "compare", "--format", "json"] + logs,
                        stdout=subprocess.PIPE, timeout=60)
@@ -76,15 +78,10 @@ def main():
             bad.append("%r: medians %r %r, numpy %r %r" % (
                 k, row["median_base_ns"], row["median_new_ns"],
                 numpy.median(x), numpy.median(y)))
-    print("1..1")
-    if r.returncode != 0 or not doc["rows"] or bad:
-        print("not ok 1 - %d rows agree with SciPy and numpy" %
-              len(doc["rows"]))
-        for m in bad[:20]:
-            print("# " + m)
-        return 1
-    print("ok 1 - %d rows agree with SciPy and numpy" % len(doc["rows"]))
-    return 0
+    check(r.returncode == 0 and doc["rows"] and not bad,
+          "%d rows agree with SciPy and numpy\n%s" % (
+              len(doc["rows"]), "\n".join(bad[:20])))
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main(TMP))

@@ -25,6 +25,10 @@ import tempfile
 import termios
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taptest  # noqa: E402  (after sys.path)
+from taptest import Failure, check, main, skip_all, test  # noqa: E402
+
 EXE = os.path.abspath(sys.argv[1])
 WAITS = os.path.abspath(sys.argv[2])  # platform 'waiter'
 TMP = tempfile.mkdtemp(prefix="scenetest-term-")
@@ -46,15 +50,6 @@ cases:
   - {name: %s, params: {N: 8}}
   - {name: three, params: {N: 8}}
 """
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 def tmux(*args):
@@ -100,7 +95,7 @@ def last_nonempty(rows):
     return rows[-1] if rows else ""
 
 
-def test_progress_line_stays_at_the_bottom(scene):
+def progress_line_stays_at_the_bottom(scene):
     cmd = ("env TERM=xterm NO_COLOR=1 ST_TEST_WAIT_FIFO=%s %s run --plugin "
            "%s --platform waiter --skip-golden %s; echo EXIT=$?"
            % (FIFO, EXE, WAITS, scene))
@@ -181,7 +176,7 @@ def raw_bytes(scene, env, extra=()):
     return p.returncode, out
 
 
-def test_escape_bytes(scene):
+def escape_bytes(scene):
     rc, out = raw_bytes(scene, {"TERM": "xterm"})
     check(rc == 0 and b"\x1b[" in out,
           "control: colour on a terminal (rc %d): %r" % (rc, out[-300:]))
@@ -212,32 +207,24 @@ def test_escape_bytes(scene):
               "one record per isolated child in the file")
 
 
-def main():
-    print("TAP version 13")
-    if shutil.which("tmux") is None:
-        print("1..0 # SKIP tmux is not installed")
-        return 77
-    global GATE
-    os.mkfifo(FIFO)
-    GATE = os.open(FIFO, os.O_RDWR)
-    scene = os.path.join(TMP, "w.yaml")
-    with open(scene, "w") as f:
-        f.write(SCENE % TWO)
-    tests = [test_progress_line_stays_at_the_bottom, test_escape_bytes]
-    print("1..%d" % len(tests))
-    failed = 0
-    for i, t in enumerate(tests, 1):
-        try:
-            t(scene)
-            print("ok %d - %s" % (i, t.__name__))
-        except Failure as e:
-            failed += 1
-            print("not ok %d - %s" % (i, t.__name__))
-            for ln in str(e).splitlines():
-                print("# " + ln)
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
+SCENE_FILE = os.path.join(TMP, "w.yaml")
+
+
+@test
+def terminal__progress_line_stays_at_the_bottom():
+    progress_line_stays_at_the_bottom(SCENE_FILE)
+
+
+@test
+def terminal__escape_bytes():
+    escape_bytes(SCENE_FILE)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if shutil.which("tmux") is None:
+        sys.exit(skip_all("tmux is not installed", TMP))
+    os.mkfifo(FIFO)
+    GATE = os.open(FIFO, os.O_RDWR)
+    with open(SCENE_FILE, "w") as f:
+        f.write(SCENE % TWO)
+    sys.exit(main(TMP))
