@@ -70,6 +70,9 @@ typedef struct st__arg {
   st_role role;     /* tensors; default input */
   int has_rtol, has_atol;
   double rtol, atol;
+  st__val rtol_param, atol_param; /* a param name (ST__VAL_NAME) instead of
+                                     a number: resolved per case */
+  int equal_nan;    /* -1 unset, else 0/1 */
   int compare;      /* outputs; default 1 */
   st__val value;    /* scalars */
   int invalid;      /* loader only: this arg had errors, so plans skip it
@@ -84,6 +87,7 @@ typedef struct st__param {
   char *str;  /* owned, is_str */
   int line;
   int column;
+  int used;   /* a case-level field (rtol, atol, rounds, timeout) named it */
 } st__param;
 
 typedef struct st__case {
@@ -103,6 +107,11 @@ typedef struct st__case {
   int has_rtol, has_atol;
   double rtol, atol;
   double timeout;            /* 0 unset */
+  int equal_nan;             /* -1 unset, else 0/1 */
+  int expect_fail;           /* resolved: the case's `expect`, else the
+                                scene's (SPEC §13) */
+  size_t base_len;           /* a matrix case: the length of NAME in
+                                NAME[P=v,...]; else strlen(name) */
 } st__case;
 
 struct st_scene {
@@ -118,6 +127,9 @@ struct st_scene {
   double rtol, atol;
   unsigned workers; /* level 3; default 2 */
   int skip_golden;  /* default 0 */
+  st__val rtol_param, atol_param; /* param-named tolerances, per case */
+  int equal_nan;    /* default 0 */
+  int expect_fail;  /* default 0 */
   st__arg *args;    /* owned */
   size_t n_args;
   st__case *cases;  /* owned */
@@ -161,6 +173,7 @@ typedef struct st__rarg {
   size_t n_values;
   const char *path;   /* ST__INIT_FILE; borrowed from arg */
   double rtol, atol;  /* effective: tensor > case > scene > dtype default */
+  int equal_nan;      /* effective: tensor > case > scene > false */
   st__num value;      /* scalars */
 } st__rarg;
 
@@ -189,6 +202,9 @@ void st__plan_free(st__plan *plan /* IN/OUT */);
 /* Default tolerances per dtype (torch.testing.assert_close). */
 void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
                            double *atol /* OUT */);
+
+/* Frees what a case owns (not the case itself). */
+void st__case_free_fields(st__case *c /* IN/OUT */);
 
 /* Frees one scene; accepts NULL. */
 void st__scene_free(st_scene *scene /* IN, owned */);
