@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <locale.h>
@@ -161,8 +162,10 @@ typedef struct loader {
   size_t len;
   char *dir; /* realpath of the file's directory; NULL if unknown */
   const st_load_options *opts;
+  const st__load_ext *ext; /* NULL: no checks above the model */
   const st_scene_set *set;
   st_error_list errs;
+  st_error_list warns;
   size_t raised; /* errors found, including those not listed (a poisoned
                     node's, or past MAX_ERRORS): what validity checks use */
   int too_many;
@@ -226,6 +229,59 @@ static void nerr(loader *L, const node *n, const char *fmt, ...) {
   va_start(ap, fmt);
   lerr_v(L, n->line, n->col, fmt, ap);
   va_end(ap);
+}
+
+/* The validation pass's view of the loader (scene.h). */
+struct st__diag {
+  loader *L;
+};
+
+static int same_error(const st_error *a, const st_error *b) {
+  return a->line == b->line && a->column == b->column &&
+         strcmp(a->message, b->message) == 0;
+}
+
+static int listed(const st_error_list *l, const st_error *e) {
+  for (size_t j = 0; j < l->count; j++)
+    if (same_error(&l->items[j], e))
+      return 1;
+  return 0;
+}
+
+void st__diag_error(st__diag *d, int line, int column, const char *fmt, ...) {
+  st_error e;
+  va_list ap;
+  st_error_clear(&e);
+  e.line = line;
+  e.column = column;
+  va_start(ap, fmt);
+  vsnprintf(e.message, sizeof e.message, fmt, ap);
+  va_end(ap);
+  if (listed(&d->L->errs, &e))
+    return;
+  lerr(d->L, line, column, "%s", e.message);
+}
+
+void st__diag_warning(st__diag *d, int line, int column, const char *fmt,
+                      ...) {
+  st_error e;
+  va_list ap;
+  loader *L = d->L;
+  st_error_clear(&e);
+  e.code = ST_ELOAD;
+  e.line = line;
+  e.column = column;
+  snprintf(e.file, sizeof e.file, "%s", L->file);
+  va_start(ap, fmt);
+  vsnprintf(e.message, sizeof e.message, fmt, ap);
+  va_end(ap);
+  for (char *p = e.message; *p; p++)
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
+  if (L->warns.count >= MAX_ERRORS || listed(&L->warns, &e))
+    return;
+  if (st_error_list_add(&L->warns, &e) != ST_OK)
+    L->oom = 1;
 }
 
 static int mark_line(yaml_mark_t m) {
@@ -1438,6 +1494,8 @@ static void take_case(loader *L, const node *n, st__case *c,
       expected(L, v[C_PLATFORMS], "a list of platform names", "platforms");
     else {
       c->has_platforms = 1;
+      c->platforms_line = v[C_PLATFORMS]->line;
+      c->platforms_column = v[C_PLATFORMS]->col;
       c->platforms =
           take_platforms(L, v[C_PLATFORMS], "platforms", &c->n_platforms);
     }
@@ -1446,8 +1504,11 @@ static void take_case(loader *L, const node *n, st__case *c,
     const node *m = v[C_MANUAL];
     if (m->kind == N_SCALAR && m->sk == S_BOOL)
       c->manual_all = (int)m->i;
-    else if (m->kind == N_SEQ)
+    else if (m->kind == N_SEQ) {
+      c->manual_line = m->line;
+      c->manual_column = m->col;
       c->manual_platforms = take_platforms(L, m, "manual", &c->n_manual);
+    }
     else
       expected(L, m, "true, false or a list of platform names", "manual");
   }
@@ -2018,11 +2079,6 @@ static const st_scene *find_scene(const loader *L, const char *name) {
   return s;
 }
 
-static int same_error(const st_error *a, const st_error *b) {
-  return a->line == b->line && a->column == b->column &&
-         strcmp(a->message, b->message) == 0;
-}
-
 /* Every case's plan, so that every case's params are checked now. The
  * same problem found in several cases is reported once. */
 static void resolve_cases(loader *L, const st_scene *s) {
@@ -2034,6 +2090,11 @@ static void resolve_cases(loader *L, const st_scene *s) {
       continue;
     st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
                                     &tmp);
+    const st__scene_check *chk = L->ext ? L->ext->check : NULL;
+    if (rc == ST_OK && chk != NULL && chk->kase != NULL) {
+      st__diag d = {L};
+      chk->kase(chk->data, s, i, &plan, &d);
+    }
     st__plan_free(&plan);
     if (rc == ST_ENOMEM)
       L->oom = 1;
@@ -2093,12 +2154,18 @@ static void take_scene(loader *L, const node *root) {
     if (level_ok)
       s->level = (int)x;
   }
-  if (v[K_KERNEL])
+  if (v[K_KERNEL]) {
     s->kernel = take_string(L, v[K_KERNEL], "an op name", "kernel");
-  if (v[K_GOLDEN])
+    s->kernel_line = s->golden_line = v[K_KERNEL]->line;
+    s->kernel_column = s->golden_column = v[K_KERNEL]->col;
+  }
+  if (v[K_GOLDEN]) {
     s->golden = take_string(L, v[K_GOLDEN], "an op name", "golden");
-  else if (s->kernel)
+    s->golden_line = v[K_GOLDEN]->line;
+    s->golden_column = v[K_GOLDEN]->col;
+  } else if (s->kernel) {
     s->golden = dupstr(L, s->kernel);
+  }
   if (v[K_RTOL])
     take_tol_or_param(L, v[K_RTOL], "rtol", &s->has_rtol, &s->rtol,
                       &s->rtol_param);
@@ -2142,6 +2209,10 @@ static void take_scene(loader *L, const node *root) {
    * is reported is never a consequence of an error already reported. */
   if (!L->oom)
     resolve_cases(L, s);
+  if (!L->oom && L->ext && L->ext->check && L->ext->check->scene) {
+    st__diag d = {L};
+    L->ext->check->scene(L->ext->check->data, s, L->valid_cases, &d);
+  }
   free(L->valid_cases);
   L->valid_cases = NULL;
   if (L->raised != before || L->oom || s->name == NULL) {
@@ -2294,9 +2365,23 @@ static char *dir_of(const char *name) {
   return real;
 }
 
+static void sort_errors(st_error_list *l) {
+  /* Stable insertion sort by position: at most MAX_ERRORS + 1 items. */
+  for (size_t i = 1; i < l->count; i++) {
+    st_error e = l->items[i];
+    size_t j = i;
+    while (j > 0 && err_cmp(&l->items[j - 1], &e) > 0) {
+      l->items[j] = l->items[j - 1];
+      j--;
+    }
+    l->items[j] = e;
+  }
+}
+
 static st_status load_buffer(st_scene_set *set, const char *name,
                              const char *text, size_t length,
                              const st_load_options *opts,
+                             const st__load_ext *ext,
                              st_error_list *errors) {
   loader L;
   st_load_options defaults;
@@ -2310,25 +2395,23 @@ static st_status load_buffer(st_scene_set *set, const char *name,
   L.buf = text;
   L.len = length;
   L.opts = opts;
+  L.ext = ext;
   L.set = set;
   errno = 0;
   L.dir = dir_of(name);
   if (L.dir == NULL && errno == ENOMEM)
     L.oom = 1;
   st_error_list_init(&L.errs);
+  st_error_list_init(&L.warns);
 
   parse(&L);
 
-  /* Stable insertion sort by position: at most MAX_ERRORS + 1 items. */
-  for (size_t i = 1; i < L.errs.count; i++) {
-    st_error e = L.errs.items[i];
-    size_t j = i;
-    while (j > 0 && err_cmp(&L.errs.items[j - 1], &e) > 0) {
-      L.errs.items[j] = L.errs.items[j - 1];
-      j--;
-    }
-    L.errs.items[j] = e;
-  }
+  sort_errors(&L.errs);
+  sort_errors(&L.warns);
+  if (ext && ext->warnings)
+    for (size_t i = 0; i < L.warns.count; i++)
+      if (st_error_list_add(ext->warnings, &L.warns.items[i]) != ST_OK)
+        L.oom = 1;
   /* Last, whatever its position: it is about the list, not the file. */
   if (L.too_many) {
     st_error e;
@@ -2387,6 +2470,7 @@ out:
   free(L.valid_cases);
   free(L.dir);
   st_error_list_free(&L.errs);
+  st_error_list_free(&L.warns);
   return rc;
 }
 
@@ -2394,7 +2478,15 @@ st_status st_scene_set_load_string(st_scene_set *set, const char *name,
                                    const char *text, size_t length,
                                    const st_load_options *opts,
                                    st_error_list *errors) {
-  return load_buffer(set, name, text, length, opts, errors);
+  return load_buffer(set, name, text, length, opts, NULL, errors);
+}
+
+st_status st__scene_set_load_string_ext(st_scene_set *set, const char *name,
+                                        const char *text, size_t length,
+                                        const st_load_options *opts,
+                                        const st__load_ext *ext,
+                                        st_error_list *errors) {
+  return load_buffer(set, name, text, length, opts, ext, errors);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2432,7 +2524,7 @@ static int file_seen(st_scene_set *set, const struct stat *sb) {
 
 static st_status load_file(st_scene_set *set, const char *path,
                            const st_load_options *opts,
-                           st_error_list *errors) {
+                           const st__load_ext *ext, st_error_list *errors) {
   /* Non-blocking, so that a FIFO (or a device) in a scene's place is
    * refused below instead of blocking the open until a writer comes
    * (issue 13, D3); for a regular file the flag changes nothing. */
@@ -2502,7 +2594,7 @@ static st_status load_file(st_scene_set *set, const char *path,
       break;
     len += (size_t)r;
   }
-  rc = load_buffer(set, path, buf, len, opts, errors);
+  rc = load_buffer(set, path, buf, len, opts, ext, errors);
 out:
   free(buf);
   close(fd);
@@ -2519,8 +2611,78 @@ static int has_suffix(const char *s, const char *suf) {
   return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-static st_status collect(const char *dir, pathlist *out, int depth,
-                         st_error_list *errors) {
+/* What a directory scan skips (SPEC §13): names starting with '.',
+ * `subprojects` and `build*` directories at any depth, and the --ignore
+ * and .scenetestignore globs, matched with fnmatch against the path
+ * relative to the command-line directory and against the basename. */
+typedef struct scan {
+  const char *root;
+  size_t root_len;
+  const char *const *globs; /* --ignore */
+  size_t n_globs;
+  char **file_globs; /* .scenetestignore; owned */
+  size_t n_file_globs;
+} scan;
+
+static int glob_hit(const char *const *g, size_t n, const char *rel,
+                    const char *base) {
+  for (size_t i = 0; i < n; i++)
+    if (fnmatch(g[i], rel, 0) == 0 || fnmatch(g[i], base, 0) == 0)
+      return 1;
+  return 0;
+}
+
+static int ignored(const scan *sc, const char *path, const char *base,
+                   int is_dir) {
+  if (is_dir && (strcmp(base, "subprojects") == 0 ||
+                 strncmp(base, "build", 5) == 0))
+    return 1;
+  const char *rel = path + sc->root_len;
+  while (*rel == '/')
+    rel++;
+  return glob_hit(sc->globs, sc->n_globs, rel, base) ||
+         glob_hit((const char *const *)sc->file_globs, sc->n_file_globs, rel,
+                  base);
+}
+
+/* Reads DIR/.scenetestignore, if any: one glob a line, '#' comments. */
+static st_status read_ignore_file(scan *sc) {
+  char *p;
+  if (asprintf(&p, "%s/.scenetestignore", sc->root) < 0)
+    return ST_ENOMEM;
+  FILE *f = fopen(p, "r");
+  free(p);
+  if (f == NULL)
+    return ST_OK;
+  char line[4096];
+  st_status rc = ST_OK;
+  while (fgets(line, sizeof line, f) != NULL) {
+    size_t len = strlen(line);
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+                       line[len - 1] == ' ' || line[len - 1] == '\t' ||
+                       line[len - 1] == '/'))
+      line[--len] = '\0';
+    char *g = line;
+    while (*g == ' ' || *g == '\t')
+      g++;
+    if (*g == '\0' || *g == '#')
+      continue;
+    char **v = realloc(sc->file_globs, (sc->n_file_globs + 1) * sizeof *v);
+    if (v == NULL || (v[sc->n_file_globs] = strdup(g)) == NULL) {
+      if (v)
+        sc->file_globs = v;
+      rc = ST_ENOMEM;
+      break;
+    }
+    sc->file_globs = v;
+    sc->n_file_globs++;
+  }
+  fclose(f);
+  return rc;
+}
+
+static st_status collect(const scan *sc, const char *dir, pathlist *out,
+                         int depth, st_error_list *errors) {
   DIR *d;
   struct dirent *de;
   st_status rc = ST_OK;
@@ -2542,7 +2704,9 @@ static st_status collect(const char *dir, pathlist *out, int depth,
       break;
     }
     if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-      st_status r = collect(p, out, depth + 1, errors);
+      st_status r = ST_OK;
+      if (!ignored(sc, p, de->d_name, 1))
+        r = collect(sc, p, out, depth + 1, errors);
       free(p);
       if (r == ST_ENOMEM) {
         rc = r;
@@ -2553,7 +2717,8 @@ static st_status collect(const char *dir, pathlist *out, int depth,
       continue;
     }
     if (!(has_suffix(de->d_name, ".yaml") || has_suffix(de->d_name, ".yml")) ||
-        stat(p, &sb) != 0 || S_ISDIR(sb.st_mode)) {
+        stat(p, &sb) != 0 || S_ISDIR(sb.st_mode) ||
+        ignored(sc, p, de->d_name, 0)) {
       free(p);
       continue;
     }
@@ -2578,22 +2743,28 @@ static int path_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-st_status st_scene_set_load_path(st_scene_set *set, const char *path,
-                                 const st_load_options *opts,
-                                 st_error_list *errors) {
+st_status st__scene_set_load_path_ext(st_scene_set *set, const char *path,
+                                      const st_load_options *opts,
+                                      const st__load_ext *ext,
+                                      st_error_list *errors) {
   struct stat sb;
+  /* Files named on the command line are never ignored (SPEC §13). */
   if (stat(path, &sb) != 0)
     return io_error(errors, "cannot open '%s': %s", path, errno);
   if (!S_ISDIR(sb.st_mode))
-    return load_file(set, path, opts, errors);
+    return load_file(set, path, opts, ext, errors);
 
   pathlist pl = {0};
-  st_status rc = collect(path, &pl, 0, errors);
+  scan sc = {path, strlen(path), ext ? ext->ignore : NULL,
+             ext ? ext->n_ignore : 0, NULL, 0};
+  st_status rc = read_ignore_file(&sc);
+  if (rc == ST_OK)
+    rc = collect(&sc, path, &pl, 0, errors);
   if (rc != ST_ENOMEM) {
     if (pl.n > 1) /* an empty directory has no array at all */
       qsort(pl.v, pl.n, sizeof *pl.v, path_cmp);
     for (size_t i = 0; i < pl.n; i++) {
-      st_status r = load_file(set, pl.v[i], opts, errors);
+      st_status r = load_file(set, pl.v[i], opts, ext, errors);
       if (r == ST_ENOMEM) {
         rc = r;
         break;
@@ -2605,5 +2776,14 @@ st_status st_scene_set_load_path(st_scene_set *set, const char *path,
   for (size_t i = 0; i < pl.n; i++)
     free(pl.v[i]);
   free(pl.v);
+  for (size_t i = 0; i < sc.n_file_globs; i++)
+    free(sc.file_globs[i]);
+  free(sc.file_globs);
   return rc;
+}
+
+st_status st_scene_set_load_path(st_scene_set *set, const char *path,
+                                 const st_load_options *opts,
+                                 st_error_list *errors) {
+  return st__scene_set_load_path_ext(set, path, opts, NULL, errors);
 }
