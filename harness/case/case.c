@@ -103,8 +103,9 @@ st_phase_status st__compare_all(st__casectx *cc, const st__plan *plan,
       rc = st__compare_exact(&args->tensors[i], &init->tensors[i], msg,
                              sizeof msg);
     else if (ra->compare)
-      rc = st__compare_close(&args->tensors[i], &gold->tensors[i], ra->rtol,
-                             ra->atol, msg, sizeof msg);
+      rc = st__compare_close_nan(&args->tensors[i], &gold->tensors[i],
+                                 ra->rtol, ra->atol, ra->equal_nan, msg,
+                                 sizeof msg);
     else
       continue;
     if (rc != ST_OK) {
@@ -311,6 +312,8 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
   if (cc.oom)
     st__case_result_set_status(cc.res, ST_CASE_ERROR,
                                "out of memory recording events");
+  if (scene->cases[ref->index].expect_fail)
+    st__case_result_apply_expect(cc.res);
   st__case_result_set_duration(cc.res, st__now_ns() - t0);
   return cc.res;
 }

@@ -15,6 +15,12 @@
 st_status st__compare_close(const st_tensor *actual /* IN */,
                             const st_tensor *expected /* IN */, double rtol,
                             double atol, char *msg /* OUT */, size_t size);
+/* st__compare_close with equal_nan (SPEC §13): NaN in both actual and
+ * expected is close, as torch.testing.assert_close(equal_nan=True). */
+st_status st__compare_close_nan(const st_tensor *actual /* IN */,
+                                const st_tensor *expected /* IN */,
+                                double rtol, double atol, int equal_nan,
+                                char *msg /* OUT */, size_t size);
 /* Bit-exact comparison of an input against its pre-run copy. ST_OK or
  * ST_EMISMATCH ("input 'a' was modified by the kernel: N of M bytes
  * differ; first at element [i, j]"). */

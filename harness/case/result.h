@@ -21,6 +21,9 @@ void st__case_result_set_status(st_case_result *res, st_case_status status,
  * one, such as --strict-record on a passing case). */
 void st__case_result_override(st_case_result *res, st_case_status status,
                               const char *message);
+/* For a case marked `expect: fail`: fail becomes xfail (the message
+ * kept), pass becomes xpass; error and skip stay (SPEC §13). */
+void st__case_result_apply_expect(st_case_result *res /* IN/OUT */);
 void st__case_result_set_output(st_case_result *res, const char *text,
                                 size_t length);
 void st__case_result_set_duration(st_case_result *res, uint64_t ns);

@@ -41,7 +41,7 @@ typedef struct text_state {
   int smart;     /* a terminal that can redraw (TERM is not dumb) */
   size_t total;  /* guarded by: lock (as every field below) */
   size_t started;
-  size_t counts[4];  /* by st_case_status */
+  size_t counts[6];  /* by st_case_status */
   uint64_t t0;       /* run begin, CLOCK_MONOTONIC ns */
   int progress;      /* a progress line is on screen */
   size_t drawn;      /* its width in columns */
@@ -301,8 +301,10 @@ static void text_case_begin(void *data, const st_case_info *info) {
 
 static void text_case_end(void *data, const st_case_info *info,
                           const st_case_result *res) {
-  static const char *const labels[] = {"PASS ", "FAIL ", "ERROR", "SKIP "};
-  static const char *const colors[] = {GREEN, RED, BOLD_RED, YELLOW};
+  static const char *const labels[] = {"PASS ", "FAIL ", "ERROR",
+                                       "SKIP ", "XFAIL", "XPASS"};
+  static const char *const colors[] = {GREEN, RED,    BOLD_RED,
+                                       YELLOW, YELLOW, RED};
   text_state *st = data;
   FILE *out = st->cfg.out;
   st_case_status status = st_case_result_status(res);
@@ -310,7 +312,7 @@ static void text_case_end(void *data, const st_case_info *info,
   const char *output = st_case_result_output(res);
 
   (void)info;
-  if ((unsigned)status > ST_CASE_SKIP)
+  if ((unsigned)status > ST_CASE_XPASS)
     status = ST_CASE_ERROR;
   pthread_mutex_lock(&st->lock);
   st->counts[status]++;
@@ -330,7 +332,12 @@ static void text_case_end(void *data, const st_case_info *info,
     put_duration(out, st_case_result_duration_ns(res));
     fputs(")\n", out);
   }
-  if (status == ST_CASE_FAIL || status == ST_CASE_ERROR) {
+  if (status == ST_CASE_XFAIL && msg != NULL && msg[0] != '\0') {
+    fputs("      expected failure: ", out);
+    put_indented(out, "", msg);
+  }
+  if (status == ST_CASE_FAIL || status == ST_CASE_ERROR ||
+      status == ST_CASE_XPASS) {
     if (msg != NULL && msg[0] != '\0')
       put_indented(out, "      ", msg);
     if (output != NULL && output[0] != '\0') {
@@ -350,8 +357,11 @@ static void text_case_end(void *data, const st_case_info *info,
 static void text_run_end(void *data, const st_run_result *result) {
   text_state *st = data;
   FILE *out = st->cfg.out;
-  size_t done = st->counts[0] + st->counts[1] + st->counts[2] + st->counts[3];
-  int bad = st->counts[ST_CASE_FAIL] + st->counts[ST_CASE_ERROR] > 0;
+  size_t done = st->counts[0] + st->counts[1] + st->counts[2] +
+                st->counts[3] + st->counts[4] + st->counts[5];
+  int bad = st->counts[ST_CASE_FAIL] + st->counts[ST_CASE_ERROR] +
+                st->counts[ST_CASE_XPASS] >
+            0;
 
   (void)result;
   pthread_mutex_lock(&st->lock);
@@ -362,6 +372,11 @@ static void text_run_end(void *data, const st_run_result *result) {
           done, done == 1 ? "" : "s", st->counts[ST_CASE_PASS],
           st->counts[ST_CASE_FAIL], st->counts[ST_CASE_ERROR],
           st->counts[ST_CASE_ERROR] == 1 ? "" : "s", st->counts[ST_CASE_SKIP]);
+  /* Only when there are any, so that a suite without expect: fail reads
+   * as before. */
+  if (st->counts[ST_CASE_XFAIL] + st->counts[ST_CASE_XPASS] > 0)
+    fprintf(out, ", %zu xfailed, %zu xpassed", st->counts[ST_CASE_XFAIL],
+            st->counts[ST_CASE_XPASS]);
   if (st->cfg.color)
     fputs(RESET, out);
   fputs(" in ", out);
