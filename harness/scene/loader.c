@@ -205,6 +205,12 @@ static void lerr_v(loader *L, int line, int col, const char *fmt,
   for (char *p = e.message; *p; p++)
     if (*p == '\n' || *p == '\r')
       *p = ' ';
+  /* A node shared through an alias or a merge key is checked once per
+   * use; its problem is reported once, where it is written. */
+  for (size_t j = 0; j < L->errs.count; j++)
+    if (L->errs.items[j].line == line && L->errs.items[j].column == col &&
+        strcmp(L->errs.items[j].message, e.message) == 0)
+      return;
   if (st_error_list_add(&L->errs, &e) != ST_OK)
     L->oom = 1;
 }
@@ -1733,8 +1739,13 @@ static int take_matrix(loader *L, const node *mx, const node *ex,
              "'%s' is in both params (at %d:%d) and matrix; expected each "
              "param in one of them",
              k->str, t->params[j].line, t->params[j].column);
-    if (l->kind != N_SEQ || l->n == 0) {
-      expected(L, l, "a non-empty list of values", k->str);
+    if (l->kind == N_SEQ && l->n == 0) {
+      nerr(L, l, "matrix list for '%s' is empty; expected at least one "
+           "value", k->str);
+      continue;
+    }
+    if (l->kind != N_SEQ) {
+      expected(L, l, "a list of values", k->str);
       continue;
     }
     named *names = st__zalloc(l->n, sizeof *names);
