@@ -29,6 +29,11 @@ static inline int is_close(double a, double e, double rtol, double atol) {
   return a == e || (d <= DBL_MAX && d <= atol + rtol * fabs(e));
 }
 
+int st__compare_element_close(double a, double e, double rtol, double atol,
+                              int equal_nan) {
+  return is_close(a, e, rtol, atol) || (equal_nan && isnan(a) && isnan(e));
+}
+
 /* float32 in float32 arithmetic, 8 lanes with AVX2, conservatively: an
  * element passes here only if the float32 computation says it is close with
  * a margin that covers its rounding (every float32 operation is within a

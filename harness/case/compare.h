@@ -27,6 +27,11 @@ st_status st__compare_close_nan(const st_tensor *actual /* IN */,
 st_status st__compare_exact(const st_tensor *after /* IN */,
                             const st_tensor *before /* IN */,
                             char *msg /* OUT */, size_t size);
+/* The element rule itself, for reports that look at single elements
+ * (harness/case/mismatch.c), so that they can never disagree with the
+ * verdict. */
+int st__compare_element_close(double a, double e, double rtol, double atol,
+                              int equal_nan);
 /* Formats flat index i of t as "[i0, i1, ...]". */
 void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size);
 

@@ -51,6 +51,7 @@ typedef enum opt_id {
   OPT_STRICT_RECORD,
   OPT_STRICT_PLATFORMS,
   OPT_IGNORE,
+  OPT_DUMP_ON_FAIL,
   OPT_WATCH,
   OPT_PLUGIN,
   OPT_ISOLATE,
@@ -91,6 +92,7 @@ static const optdef options[] = {
     {"plugin", 0, 1, CMD_ALL, OPT_PLUGIN},
     {"strict-platforms", 0, 0, CMD_ALL, OPT_STRICT_PLATFORMS},
     {"ignore", 0, 1, CMD_ALL, OPT_IGNORE},
+    {"dump-on-fail", 0, 1, CMD_RUN, OPT_DUMP_ON_FAIL},
     /* Later issues (SPEC §9): recognised so that the error says "not
      * implemented yet" rather than "unknown option". */
     {"isolate", 0, 0, CMD_RUN, OPT_ISOLATE},
@@ -143,6 +145,8 @@ static const char usage_text[] =
     "  --events FILE         write every case's events to FILE as JSON Lines\n"
     "  --log-file FILE       the whole log to FILE; stderr keeps warnings and\n"
     "                        errors\n"
+    "  --dump-on-fail DIR    write a failing compare's tensors as .npy files\n"
+    "                        under DIR/SCENE/CASE/\n"
     "\n"
     "Loading (run, list, check):\n"
     "  --max-arg-bytes N     cap on one case's tensor bytes (default 2G);\n"
@@ -180,6 +184,7 @@ typedef struct cli {
   const char **ignore; /* --ignore */
   size_t n_ignore;
   int strict_platforms;
+  const char *dump_dir; /* --dump-on-fail */
   int isolate;
   double timeout;
   const char *platform;
@@ -436,6 +441,9 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
   case OPT_IGNORE:
     c->ignore[c->n_ignore++] = val;
     break;
+  case OPT_DUMP_ON_FAIL:
+    c->dump_dir = val;
+    break;
   case OPT_ISOLATE:
     c->isolate = 1;
     break;
@@ -631,6 +639,7 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   opts->n_watch = c->n_watch;
   opts->isolate = c->isolate;
   opts->timeout = c->timeout;
+  opts->dump_dir = c->dump_dir;
 }
 
 /* A platform no backend provides is a usage error listing those that

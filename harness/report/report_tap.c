@@ -54,8 +54,13 @@ static void tap_case_end(void *data, const st_case_info *info,
      * failure. */
     fputs(" # TODO expected failure", out);
     if (msg != NULL && msg[0] != '\0') {
+      /* The message's first line: the directive stays on the point's
+       * line; the details are for failures, which this is not. */
+      size_t n = strcspn(msg, "\n");
+      char *first = strndup(msg, n);
       fputs(": ", out);
-      st__ascii_line(out, msg);
+      st__ascii_line(out, first != NULL ? first : "");
+      free(first);
     }
   }
   if (status == ST_CASE_SKIP) {

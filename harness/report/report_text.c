@@ -263,11 +263,27 @@ static void text_log_line(void *data, int level, const char *line,
 }
 
 /* Writes every line of s indented, so a multi-line message stays inside
- * its case's block. */
+ * its case's block. Control bytes other than newline and tab (a kernel's
+ * message may hold escape sequences that would move the cursor, clear
+ * the screen or recolour the terminal) are written as \xNN. */
+static void put_escaped_line(FILE *out, const char *s) {
+  for (; *s != '\0'; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x20 || c == 0x7f)
+      fprintf(out, "\\x%02x", c);
+    else
+      fputc(*s, out);
+  }
+}
+
 static void put_indented(FILE *out, const char *indent, const char *s) {
   fputs(indent, out);
   for (; *s != '\0'; s++) {
-    fputc(*s, out);
+    unsigned char c = (unsigned char)*s;
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+      fprintf(out, "\\x%02x", c);
+    else
+      fputc(*s, out);
     if (*s == '\n' && s[1] != '\0')
       fputs(indent, out);
   }
@@ -324,8 +340,10 @@ static void text_case_end(void *data, const st_case_info *info,
   fprintf(out, " %s::%s", st_case_result_scene(res), st_case_result_case(res));
   if (status == ST_CASE_SKIP) {
     fputs(" (skipped", out);
-    if (msg != NULL && msg[0] != '\0')
-      fprintf(out, ": %s", msg);
+    if (msg != NULL && msg[0] != '\0') {
+      fputs(": ", out);
+      put_escaped_line(out, msg);
+    }
     fputs(")\n", out);
   } else {
     fputs(" (", out);
@@ -333,8 +351,14 @@ static void text_case_end(void *data, const st_case_info *info,
     fputs(")\n", out);
   }
   if (status == ST_CASE_XFAIL && msg != NULL && msg[0] != '\0') {
+    size_t n = strcspn(msg, "\n");
+    char *first = strndup(msg, n);
     fputs("      expected failure: ", out);
-    put_indented(out, "", msg);
+    put_escaped_line(out, first != NULL ? first : "");
+    fputc('\n', out);
+    free(first);
+    if (msg[n] == '\n' && msg[n + 1] != '\0')
+      put_indented(out, "      ", msg + n + 1);
   }
   if (status == ST_CASE_FAIL || status == ST_CASE_ERROR ||
       status == ST_CASE_XPASS) {

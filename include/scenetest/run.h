@@ -36,6 +36,8 @@ typedef struct st_run_options {
   int redirect_stdout;             /* point fd 1 at fd 2 while phases run */
   int isolate;                     /* each case in a forked child */
   double timeout;                  /* seconds per case; 0 = none */
+  const char *dump_dir;            /* --dump-on-fail: a failing compare's
+                                      tensors as .npy under DIR; NULL none */
 } st_run_options;
 
 ST_EXTERN void st_run_options_init(st_run_options *opts /* OUT */);
