@@ -1640,9 +1640,9 @@ typedef struct casevec {
   size_t n, cap;
 } casevec;
 
-static st__case *casevec_push(loader *L, casevec *cv) {
+static st__case *casevec_push(loader *L, casevec *cv, size_t hint) {
   if (cv->n == cv->cap) {
-    size_t cap = cv->cap ? cv->cap * 2 : 8;
+    size_t cap = cv->cap ? cv->cap * 2 : hint ? hint : 8;
     st__case *v = realloc(cv->v, cap * sizeof *v);
     if (v == NULL) {
       L->oom = 1;
@@ -1937,7 +1937,7 @@ static void expand_matrix(loader *L, const st__case *t, const case_src *src,
   L->matrix_total += m.product;
   for (;;) {
     if (!excluded(&m, idx)) {
-      st__case *c = casevec_push(L, cv);
+      st__case *c = casevec_push(L, cv, (size_t)m.product);
       if (c == NULL)
         break;
       size_t before = L->raised;
@@ -1973,8 +1973,9 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
          "with a name each");
     return;
   }
-  /* Names as written (a matrix case's base name), copies: the templates
-   * they come from are freed as they expand. */
+  /* Names as written: a plain case's own (its string does not move when
+   * the case array grows), a matrix case's base name copied, since its
+   * template is freed once expanded. */
   named *names = st__zalloc(n->n, sizeof *names);
   char **copies = st__zalloc(n->n, sizeof *copies);
   size_t n_names = 0;
@@ -2000,8 +2001,9 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
     t.column = item->col;
     size_t before = L->raised;
     take_case(L, item, &t, s, &src);
-    if (t.name && (copies[n_names] = dupstr(L, t.name)) != NULL) {
-      names[n_names].name = copies[n_names];
+    int is_matrix = src.v[C_MATRIX] != NULL;
+    if (t.name && (!is_matrix || (copies[n_names] = dupstr(L, t.name)))) {
+      names[n_names].name = is_matrix ? copies[n_names] : t.name;
       names[n_names].line = t.line;
       names[n_names].col = t.column;
       names[n_names].idx = i;
@@ -2012,7 +2014,7 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
       st__case_free_fields(&t);
       continue;
     }
-    st__case *c = casevec_push(L, &cv);
+    st__case *c = casevec_push(L, &cv, n->n);
     if (c == NULL) {
       st__case_free_fields(&t);
       break;
