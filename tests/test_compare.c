@@ -331,6 +331,38 @@ static void compare_close__float16_values(void **state) {
   pair_free(&p);
 }
 
+/* SPEC §13 equal_nan, as torch.testing.assert_close(equal_nan=True): NaN
+ * against NaN is close (whatever the payload), NaN against a number or
+ * an infinity still is not; on every float dtype, and over a tensor
+ * large enough that float32/float64 take the vectorized pass first. */
+static void compare_close__equal_nan(void **state) {
+  (void)state;
+  pair p;
+  char msg[512];
+  static const st_dtype dts[] = {ST_DTYPE_FLOAT16, ST_DTYPE_BFLOAT16,
+                                 ST_DTYPE_FLOAT32, ST_DTYPE_FLOAT64};
+  for (size_t d = 0; d < 4; d++) {
+    pair_init(&p, "n", dts[d], 1, 4099, 0, 0);
+    for (size_t i = 0; i < 4099; i++)
+      set2(&p, i, 0.5, 0.5);
+    set2(&p, 7, NAN, NAN);
+    set2(&p, 4098, -NAN, NAN);
+    assert_int_equal(st__compare_close_nan(&p.a, &p.e, 0, 0, 1, msg, 512),
+                     ST_OK);
+    assert_int_equal(st__compare_close_nan(&p.a, &p.e, 0, 0, 0, msg, 512),
+                     ST_EMISMATCH);
+    assert_non_null(strstr(msg, "2 of 4099 elements differ; first at [7]"));
+    set2(&p, 100, NAN, 1.0);
+    set2(&p, 200, 1.0, NAN);
+    set2(&p, 300, NAN, INFINITY);
+    assert_int_equal(st__compare_close_nan(&p.a, &p.e, 1, 1, 1, msg, 512),
+                     ST_EMISMATCH);
+    assert_non_null(strstr(msg, "3 of 4099 elements differ; first at [100]: "
+                                "actual nan, expected 1"));
+    pair_free(&p);
+  }
+}
+
 static void compare_close__layout_mismatch(void **state) {
   (void)state;
   pair p;
@@ -409,6 +441,7 @@ int main(void) {
       cmocka_unit_test(compare_close__large_tensor_both_halves),
       cmocka_unit_test(compare_close__integers_and_bool),
       cmocka_unit_test(compare_close__float16_values),
+      cmocka_unit_test(compare_close__equal_nan),
       cmocka_unit_test(compare_close__layout_mismatch),
       cmocka_unit_test(compare_exact__single_flipped_bit),
       cmocka_unit_test(format_index__shapes),

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ops/validate.h"
 #include "scene/scene.h"
 
 /* ------------------------------------------------------------------ */
@@ -87,18 +88,48 @@ static void print_errors(const st_error_list *errs) {
                                                  sizeof buf));
 }
 
+/* Loads path as `scenetest check` does: with the validation pass of SPEC
+ * §13 over the built-in registry (no plugin; platforms strict). */
+static st_status load_checked(const char *path, st_scene_set **out,
+                              st_error_list *errs, st_error_list *warns) {
+  st_registry *reg;
+  st__validate val;
+  st__scene_check hooks;
+  st__load_ext ext = {0};
+  st_error_list_init(errs);
+  st_error_list_init(warns);
+  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
+  assert_int_equal(st__validate_init(&val, reg, 0, 1, &hooks), ST_OK);
+  ext.check = &hooks;
+  ext.warnings = warns;
+  assert_int_equal(st_scene_set_new(out), ST_OK);
+  st_status rc = st__scene_set_load_path_ext(*out, path, NULL, &ext, errs);
+  st__validate_free(&val);
+  st_registry_free(reg);
+  return rc;
+}
+
 /* The fixture NAME: loading tests/scenes/bad/NAME.yaml fails, adds
- * nothing, and its errors are exactly the lines of NAME.expected. */
+ * nothing, and its errors are exactly the lines of NAME.expected. A
+ * fixture named check_* is loaded as `scenetest check` loads it, with the
+ * validation pass of SPEC §13 (ops, platforms, static binding); the
+ * others by the loader alone, so that they need not be bindable. */
 static void check_fixture(const char *name) {
   char path[512], exp_path[512], buf[2200];
   st_scene_set *set;
-  st_error_list errs;
+  st_error_list errs, warns;
   snprintf(path, sizeof path, "tests/scenes/bad/%s.yaml", name);
   snprintf(exp_path, sizeof exp_path, "tests/scenes/bad/%s.expected", name);
   char *expected = read_all(exp_path, NULL);
   if (expected == NULL)
     fail_msg("%s: no %s", name, exp_path);
-  st_status rc = load(path, NULL, &set, &errs);
+  st_status rc;
+  if (strncmp(name, "check_", 6) == 0) {
+    rc = load_checked(path, &set, &errs, &warns);
+    st_error_list_free(&warns);
+  } else {
+    rc = load(path, NULL, &set, &errs);
+  }
   size_t i = 0;
   int bad = 0;
   char *save = NULL;
@@ -320,6 +351,153 @@ static void scene_load__node_budget_option(void **state) {
   assert_int_equal(load_str("b.yaml", text, strlen(text), &opts, NULL, &errs),
                    ST_ELOAD);
   assert_one_error(&errs, "more than 14 YAML nodes");
+  st_error_list_free(&errs);
+}
+
+/* A merge-key bomb: each level merges ten aliases of the level below.
+ * The aliases are counted against the node budget as any alias is, so it
+ * fails on the budget (SPEC §7, §13), not by exhausting memory. */
+static void scene_load__merge_bomb(void **state) {
+  (void)state;
+  st_error_list errs;
+  size_t cap = 64 + 30 * 160;
+  char *text = malloc(cap), *p = text;
+  p += sprintf(p, "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5}\n");
+  for (int i = 1; i <= 30; i++) {
+    p += sprintf(p, "m%d: &m%d {k%d: 0, <<: [", i, i, i);
+    for (int j = 0; j < 10; j++)
+      p += sprintf(p, "%s*m%d", j ? ", " : "", i - 1);
+    p += sprintf(p, "]}\n");
+  }
+  assert_int_equal(load_str("mbomb.yaml", text, strlen(text), NULL, NULL,
+                            &errs),
+                   ST_ELOAD);
+  assert_one_error(&errs, "more than 1000000 YAML nodes");
+  st_error_list_free(&errs);
+  free(text);
+}
+
+/* Merge keys (YAML 1.1): a mapping or a list of mappings, explicit keys
+ * win, the earlier of several merged mappings wins; aliases of merged
+ * mappings stay within the budget. */
+static void scene_load__merge_keys(void **state) {
+  (void)state;
+  st_scene_set *set;
+  st_error_list errs;
+  const char *text =
+      "scene: m\n"
+      "kernel: add\n"
+      "rtol: 0.5\n"
+      "args:\n"
+      "  - {<<: &f32 {dtype: float32, shape: [4], init: ones}, tensor: a}\n"
+      "  - {<<: [{init: zeros, dtype: int8}, *f32], tensor: b,"
+      " dtype: float32}\n"
+      "  - {<<: *f32, tensor: out, role: output, init: zeros}\n"
+      "cases:\n"
+      "  - &c {name: one, <<: {rounds: 3}}\n"
+      "  - {<<: *c, name: two}\n";
+  st_load_options opts;
+  st_load_options_init(&opts);
+  /* Exactly the plain nodes plus every alias's expansion. */
+  opts.max_nodes = 77;
+  assert_int_equal(load_str("merge.yaml", text, strlen(text), &opts, &set,
+                            &errs),
+                   ST_OK);
+  const st_scene *s = st_scene_set_get(set, 0);
+  assert_int_equal(s->n_args, 3);
+  assert_int_equal(s->args[0].init.kind, ST__INIT_ONES);
+  assert_string_equal(s->args[1].dtype.name, "float32"); /* explicit wins */
+  assert_int_equal(s->args[1].init.kind, ST__INIT_ZEROS); /* earlier wins */
+  assert_int_equal(s->args[1].ndim, 1);
+  assert_int_equal(s->args[2].init.kind, ST__INIT_ZEROS);
+  assert_int_equal(s->args[2].role, ST_ROLE_OUTPUT);
+  assert_int_equal(s->n_cases, 2);
+  assert_string_equal(s->cases[1].name, "two");
+  assert_int_equal(s->cases[1].rounds, 3);
+  st_scene_set_free(set);
+  st_error_list_free(&errs);
+  opts.max_nodes = 76;
+  assert_int_equal(load_str("merge.yaml", text, strlen(text), &opts, NULL,
+                            &errs),
+                   ST_ELOAD);
+  assert_one_error(&errs, "more than 76 YAML nodes");
+  st_error_list_free(&errs);
+}
+
+/* A quoted "<<" is an ordinary key, so an unknown one. */
+static void scene_load__quoted_merge_key_is_a_key(void **state) {
+  (void)state;
+  st_error_list errs;
+  const char *text = "scene: q\nkernel: add\n\"<<\": {level: 2}\n"
+                     "args: []\ncases: [{name: c}]\n";
+  assert_int_equal(load_str("q.yaml", text, strlen(text), NULL, NULL, &errs),
+                   ST_ELOAD);
+  assert_one_error(&errs, "unknown key '<<' in scene");
+  st_error_list_free(&errs);
+}
+
+/* The model of a matrix case: names, merged params in order, the base
+ * name's length, fields copied to every combination, expect resolved. */
+static void scene_load__matrix_model(void **state) {
+  (void)state;
+  st_scene_set *set;
+  st_error_list errs;
+  const char *text =
+      "scene: m\nkernel: copy\nexpect: fail\n"
+      "args:\n"
+      "  - {tensor: x, dtype: DT, shape: [N]}\n"
+      "  - {tensor: y, dtype: DT, shape: [N], role: output}\n"
+      "cases:\n"
+      "  - name: g\n"
+      "    params: {K: 1}\n"
+      "    matrix: {DT: [float32, int8], N: [1e0, 2]}\n"
+      "    exclude: [{DT: int8, N: 1e0}]\n"
+      "    platforms: [cpu]\n"
+      "    rounds: K\n"
+      "    expect: pass\n";
+  assert_int_equal(load_str("m.yaml", text, strlen(text), NULL, NULL, &errs),
+                   ST_ELOAD); /* N = 1e0 is a float: not a dimension */
+  st_error_list_free(&errs);
+  text = "scene: m\nkernel: copy\nexpect: fail\n"
+         "args:\n"
+         "  - {tensor: x, dtype: DT, shape: [N]}\n"
+         "  - {tensor: y, dtype: DT, shape: [N], role: output}\n"
+         "cases:\n"
+         "  - name: g\n"
+         "    params: {K: 2}\n"
+         "    matrix: {DT: [float32, int8], N: [+1, 2]}\n"
+         "    exclude: [{DT: int8, N: +1}]\n"
+         "    platforms: [cpu]\n"
+         "    rounds: K\n"
+         "    expect: pass\n"
+         "  - name: h\n"
+         "    params: {DT: bool, N: 3}\n";
+  assert_int_equal(load_str("m.yaml", text, strlen(text), NULL, &set, &errs),
+                   ST_OK);
+  const st_scene *s = st_scene_set_get(set, 0);
+  assert_int_equal(s->n_cases, 4);
+  assert_string_equal(s->cases[0].name, "g[DT=float32,N=+1]");
+  assert_string_equal(s->cases[1].name, "g[DT=float32,N=2]");
+  assert_string_equal(s->cases[2].name, "g[DT=int8,N=2]");
+  assert_string_equal(s->cases[3].name, "h");
+  for (size_t i = 0; i < 3; i++) {
+    const st__case *c = &s->cases[i];
+    assert_int_equal(c->base_len, 1);
+    assert_int_equal(c->n_params, 3);
+    assert_string_equal(c->params[0].name, "K");
+    assert_string_equal(c->params[1].name, "DT");
+    assert_true(c->params[1].is_str);
+    assert_string_equal(c->params[2].name, "N");
+    assert_int_equal(c->rounds, 2);
+    assert_int_equal(c->expect_fail, 0);
+    assert_int_equal(c->n_platforms, 1);
+    assert_string_equal(c->platforms[0], "cpu");
+    assert_int_equal(c->line, 8);
+  }
+  assert_int_equal(s->cases[2].params[2].num.i, 2);
+  assert_int_equal(s->cases[3].expect_fail, 1); /* the scene's */
+  assert_int_equal(s->cases[3].base_len, 1);
+  st_scene_set_free(set);
   st_error_list_free(&errs);
 }
 
@@ -964,6 +1142,10 @@ int main(void) {
       cmocka_unit_test(scene_load__column_characters),
       cmocka_unit_test(scene_load__every_case_checked),
       cmocka_unit_test(scene_load__alias_bomb_generated),
+      cmocka_unit_test(scene_load__merge_bomb),
+      cmocka_unit_test(scene_load__merge_keys),
+      cmocka_unit_test(scene_load__quoted_merge_key_is_a_key),
+      cmocka_unit_test(scene_load__matrix_model),
       cmocka_unit_test(scene_load__node_budget_option),
       cmocka_unit_test(scene_load__deep_nesting_10k),
       cmocka_unit_test(scene_load__nul_byte_in_string),

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "scene/scene.h"
+#include "scene/suggest.h"
 
 static int to_source_root(void **state) {
   (void)state;
@@ -542,6 +543,104 @@ static void plan_resolve__params(void **state) {
   }
 }
 
+static st_scene_set *load_text(const char *text, st_status want) {
+  st_scene_set *set;
+  st_error_list errs;
+  st_error_list_init(&errs);
+  assert_int_equal(st_scene_set_new(&set), ST_OK);
+  st_status rc = st_scene_set_load_string(set, "t.yaml", text, strlen(text),
+                                          NULL, &errs);
+  if (rc != want)
+    fail_msg("load: %s, first error: %s", st_status_str(rc),
+             errs.count ? errs.items[0].message : "(none)");
+  st_error_list_free(&errs);
+  return set;
+}
+
+/* SPEC §13: rtol and atol may name a param at the scene, case and tensor
+ * levels; the precedence stays tensor > case > scene > dtype. */
+static void plan_resolve__tolerance_params(void **state) {
+  (void)state;
+  st_scene_set *set = load_text(
+      "scene: s\nkernel: add\nrtol: SR\natol: SA\n"
+      "args:\n"
+      "  - {tensor: a, dtype: float32, shape: [2], rtol: TR}\n"
+      "  - {tensor: b, dtype: float32, shape: [2]}\n"
+      "  - {tensor: out, dtype: float32, shape: [2], role: output}\n"
+      "cases:\n"
+      "  - {name: c, params: {SR: 0.25, SA: 0.5, TR: 2, CT: 8}, atol: CT}\n"
+      "  - {name: d, params: {SR: 0, SA: 1e-3, TR: 0.125}}\n",
+      ST_OK);
+  const st_scene *s = st_scene_set_get(set, 0);
+  st__plan p;
+  assert_int_equal(st__plan_resolve(s, 0, UINT64_MAX, &p, NULL), ST_OK);
+  assert_true(p.args[0].rtol == 2 && p.args[0].atol == 8);
+  assert_true(p.args[1].rtol == 0.25 && p.args[1].atol == 8);
+  st__plan_free(&p);
+  assert_int_equal(st__plan_resolve(s, 1, UINT64_MAX, &p, NULL), ST_OK);
+  assert_true(p.args[0].rtol == 0.125 && p.args[0].atol == 1e-3);
+  assert_true(p.args[2].rtol == 0 && p.args[2].atol == 1e-3);
+  st__plan_free(&p);
+  st_scene_set_free(set);
+  /* A param that is negative is reported at the name. */
+  set = load_text("scene: s\nkernel: copy\nrtol: R\nargs:\n"
+                  "  - {tensor: x, dtype: float32, shape: [2]}\n"
+                  "  - {tensor: y, dtype: float32, shape: [2], role: output}\n"
+                  "cases: [{name: c, params: {R: -1}}]\n",
+                  ST_ELOAD);
+  st_scene_set_free(set);
+}
+
+/* equal_nan: tensor > case > scene > false. */
+static void plan_resolve__equal_nan_precedence(void **state) {
+  (void)state;
+  st_scene_set *set = load_text(
+      "scene: s\nkernel: add\nequal_nan: true\n"
+      "args:\n"
+      "  - {tensor: a, dtype: float32, shape: [2], equal_nan: false}\n"
+      "  - {tensor: b, dtype: float32, shape: [2]}\n"
+      "  - {tensor: out, dtype: float32, shape: [2], role: output}\n"
+      "cases:\n  - {name: c}\n  - {name: d, equal_nan: false}\n",
+      ST_OK);
+  const st_scene *s = st_scene_set_get(set, 0);
+  st__plan p;
+  assert_int_equal(st__plan_resolve(s, 0, UINT64_MAX, &p, NULL), ST_OK);
+  assert_int_equal(p.args[0].equal_nan, 0);
+  assert_int_equal(p.args[2].equal_nan, 1);
+  st__plan_free(&p);
+  assert_int_equal(st__plan_resolve(s, 1, UINT64_MAX, &p, NULL), ST_OK);
+  assert_int_equal(p.args[2].equal_nan, 0);
+  st__plan_free(&p);
+  st_scene_set_free(set);
+  set = load_text("scene: s\nkernel: copy\nargs:\n"
+                  "  - {tensor: x, dtype: float32, shape: [2]}\n"
+                  "  - {tensor: y, dtype: float32, shape: [2], role: output}\n"
+                  "cases: [{name: c}]\n",
+                  ST_OK);
+  assert_int_equal(st__plan_resolve(st_scene_set_get(set, 0), 0, UINT64_MAX,
+                                    &p, NULL),
+                   ST_OK);
+  assert_int_equal(p.args[1].equal_nan, 0);
+  st__plan_free(&p);
+  st_scene_set_free(set);
+}
+
+/* Did-you-mean: at most two edits, a transposition is one, the first of
+ * equally near candidates wins, an exact match is not suggested. */
+static void suggest__edit_distance(void **state) {
+  (void)state;
+  static const char *const c[] = {"shape", "scale", "platforms", "cpu",
+                                  "threads"};
+  assert_string_equal(st__suggest("shap", c, 5), "shape");
+  assert_string_equal(st__suggest("hsape", c, 5), "shape"); /* transposed */
+  assert_string_equal(st__suggest("platfrom", c, 5), "platforms");
+  assert_string_equal(st__suggest("thread", c, 5), "threads");
+  assert_string_equal(st__suggest("sxape", c, 5), "shape"); /* vs scale */
+  assert_null(st__suggest("gpuxy", c, 5)); /* three edits from cpu */
+  assert_null(st__suggest("cpu", c, 5));
+  assert_null(st__suggest("", c, 0));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(load_options_init__defaults),
@@ -553,6 +652,9 @@ int main(void) {
       cmocka_unit_test(default_tolerance__torch_values),
       cmocka_unit_test(plan_resolve__small_case),
       cmocka_unit_test(plan_resolve__tolerance_precedence),
+      cmocka_unit_test(plan_resolve__tolerance_params),
+      cmocka_unit_test(plan_resolve__equal_nan_precedence),
+      cmocka_unit_test(suggest__edit_distance),
       cmocka_unit_test(plan_resolve__case_index_out_of_range),
       cmocka_unit_test(plan_resolve__max_arg_bytes),
       cmocka_unit_test(plan_resolve__integer_fits),

@@ -75,6 +75,7 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, redirect_stdout);
   TAKE(out, in, st_run_options, isolate);
   TAKE(out, in, st_run_options, timeout);
+  TAKE(out, in, st_run_options, dump_dir);
   return ST_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "case/case.h"
 #include "case/compare.h"
 #include "case/exec.h"
+#include "case/mismatch.h"
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/tbuf.h"
@@ -91,30 +92,29 @@ st_phase_status st__case_guard_check(st__casectx *cc, st__argset *args,
 }
 
 st_phase_status st__compare_all(st__casectx *cc, const st__plan *plan,
-                                   const st__argset *args,
-                                   const st__argset *gold,
-                                   const st__argset *init) {
-  char msg[1024];
-  size_t i, mismatches = 0;
-  for (i = 0; i < args->n_tensors; i++) {
-    const st__rarg *ra = &plan->args[i];
-    st_status rc;
-    if (args->tensors[i].role == ST_ROLE_INPUT)
-      rc = st__compare_exact(&args->tensors[i], &init->tensors[i], msg,
-                             sizeof msg);
-    else if (ra->compare)
-      rc = st__compare_close(&args->tensors[i], &gold->tensors[i], ra->rtol,
-                             ra->atol, msg, sizeof msg);
-    else
-      continue;
-    if (rc != ST_OK) {
-      /* The first mismatch is the message; the status says there were
-       * more. */
-      st__case_result_set_status(cc->res, ST_CASE_FAIL, "%s", msg);
-      mismatches++;
-    }
+                                const st__argset *args,
+                                const st__argset *gold,
+                                const st__argset *init, unsigned round,
+                                unsigned rounds) {
+  st__dump dump = {cc->run->opts->dump_dir, cc->info.scene, cc->info.name};
+  char *report = NULL;
+  size_t failing =
+      st__mismatch_report(plan, args, gold, init, round, rounds, &dump,
+                          &report);
+  if (failing == 0)
+    return ST_PHASE_OK;
+  if (failing == (size_t)-1) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "out of memory reporting a mismatch");
+    return ST_PHASE_ERROR;
   }
-  return mismatches ? ST_PHASE_FAIL : ST_PHASE_OK;
+  /* The first cause wins; set_status would cut a long report. */
+  if (st_case_result_message(cc->res) == NULL)
+    st__case_result_override(cc->res, ST_CASE_FAIL, report);
+  else
+    st__case_result_set_status(cc->res, ST_CASE_FAIL, NULL);
+  free(report);
+  return ST_PHASE_FAIL;
 }
 
 /* After the case: a watched module loaded after the record makes it
@@ -269,7 +269,8 @@ int st__case_compare(st__casectx *cc, st__casedata *d, unsigned round) {
     return 1;
   st__phase_begin(cc, "compare", (int)round);
   t0 = st__now_ns();
-  ps = st__compare_all(cc, &d->plan, &d->args, &d->gold, &d->init);
+  ps = st__compare_all(cc, &d->plan, &d->args, &d->gold, &d->init, round,
+                       d->rounds);
   st__phase_end(cc, "compare", (int)round, t0, ps, 0);
   return ps == ST_PHASE_OK;
 }
@@ -311,6 +312,8 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
   if (cc.oom)
     st__case_result_set_status(cc.res, ST_CASE_ERROR,
                                "out of memory recording events");
+  if (scene->cases[ref->index].expect_fail)
+    st__case_result_apply_expect(cc.res);
   st__case_result_set_duration(cc.res, st__now_ns() - t0);
   return cc.res;
 }

@@ -113,11 +113,13 @@ st_phase_status st__case_guard_check(st__casectx *cc /* IN/OUT */,
                                      st__argset *args /* IN/OUT */,
                                      st_phase_status ps);
 /* Compares outputs with golden (allclose, per-tensor tolerances) and inputs
- * with their initial bytes; on mismatch sets the case to fail. */
+ * with their initial bytes; on mismatch sets the case to fail with the
+ * report of harness/case/mismatch.c (round is 0-based, of rounds). */
 st_phase_status st__compare_all(st__casectx *cc /* IN/OUT */,
                                 const st__plan *plan /* IN */,
                                 const st__argset *args /* IN */,
                                 const st__argset *gold /* IN */,
-                                const st__argset *init /* IN */);
+                                const st__argset *init /* IN */,
+                                unsigned round, unsigned rounds);
 
 #endif

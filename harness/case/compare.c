@@ -29,6 +29,11 @@ static inline int is_close(double a, double e, double rtol, double atol) {
   return a == e || (d <= DBL_MAX && d <= atol + rtol * fabs(e));
 }
 
+int st__compare_element_close(double a, double e, double rtol, double atol,
+                              int equal_nan) {
+  return is_close(a, e, rtol, atol) || (equal_nan && isnan(a) && isnan(e));
+}
+
 /* float32 in float32 arithmetic, 8 lanes with AVX2, conservatively: an
  * element passes here only if the float32 computation says it is close with
  * a margin that covers its rounding (every float32 operation is within a
@@ -170,13 +175,13 @@ static void format_value(const st_tensor *t, size_t i, char *buf, size_t size) {
  * make_tensor_mismatch_msg (torch/testing/_comparison.py), which zeroes the
  * matching elements' differences before torch.max. */
 static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
-                        double atol, char *msg, size_t size) {
+                        double atol, int equal_nan, char *msg, size_t size) {
   size_t count = 0, first = 0;
   double maxd = 0.0;
   for (size_t i = 0; i < act->numel; i++) {
     const double a = st_tensor_get_f64(act, i);
     const double e = st_tensor_get_f64(exp, i);
-    if (is_close(a, e, rtol, atol))
+    if (is_close(a, e, rtol, atol) || (equal_nan && isnan(a) && isnan(e)))
       continue;
     if (count++ == 0)
       first = i;
@@ -204,6 +209,15 @@ static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
 
 st_status st__compare_close(const st_tensor *actual, const st_tensor *expected,
                             double rtol, double atol, char *msg, size_t size) {
+  return st__compare_close_nan(actual, expected, rtol, atol, 0, msg, size);
+}
+
+/* With equal_nan the vectorized passes still flag NaN pairs (as
+ * suspects), so they stay exact: the element pass decides. */
+st_status st__compare_close_nan(const st_tensor *actual,
+                                const st_tensor *expected, double rtol,
+                                double atol, int equal_nan, char *msg,
+                                size_t size) {
   if (msg != NULL && size > 0)
     msg[0] = '\0';
   if (!same_layout(actual, expected)) {
@@ -243,7 +257,7 @@ st_status st__compare_close(const st_tensor *actual, const st_tensor *expected,
       return ST_OK;
     break;
   }
-  return report(actual, expected, rtol, atol, msg, size);
+  return report(actual, expected, rtol, atol, equal_nan, msg, size);
 }
 
 st_status st__compare_exact(const st_tensor *after, const st_tensor *before,

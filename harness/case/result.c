@@ -229,8 +229,22 @@ const char *st_case_status_name(st_case_status s) {
     return "error";
   case ST_CASE_SKIP:
     return "skip";
+  case ST_CASE_XFAIL:
+    return "xfail";
+  case ST_CASE_XPASS:
+    return "xpass";
   }
   return "unknown";
+}
+
+void st__case_result_apply_expect(st_case_result *r) {
+  /* SPEC §13, as pytest's xfail(strict=True): error and skip stay. */
+  if (r->status == ST_CASE_FAIL)
+    r->status = ST_CASE_XFAIL;
+  else if (r->status == ST_CASE_PASS)
+    st__case_result_override(r, ST_CASE_XPASS,
+                             "unexpected pass: the case is marked expect: "
+                             "fail");
 }
 
 const char *st_phase_status_name(st_phase_status s) {
@@ -293,7 +307,8 @@ size_t st_run_result_count_status(const st_run_result *run,
 
 int st_run_result_exit_code(const st_run_result *run) {
   return (st_run_result_count_status(run, ST_CASE_FAIL) +
-          st_run_result_count_status(run, ST_CASE_ERROR)) > 0
+          st_run_result_count_status(run, ST_CASE_ERROR) +
+          st_run_result_count_status(run, ST_CASE_XPASS)) > 0
              ? 1
              : 0;
 }

@@ -25,6 +25,9 @@ void st__case_result_set_status(st_case_result *res, st_case_status status,
  * Thread-safety: one thread per result. */
 void st__case_result_override(st_case_result *res, st_case_status status,
                               const char *message);
+/* For a case marked `expect: fail`: fail becomes xfail (the message
+ * kept), pass becomes xpass; error and skip stay (SPEC §13). */
+void st__case_result_apply_expect(st_case_result *res /* IN/OUT */);
 void st__case_result_set_output(st_case_result *res, const char *text,
                                 size_t length);
 void st__case_result_set_duration(st_case_result *res, uint64_t ns);

@@ -19,6 +19,7 @@
 #include "base/log_sink.h"
 #include "case/args.h"
 #include "cli/cli_measure.h"
+#include "ops/validate.h"
 #include "report/report.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
@@ -48,6 +49,9 @@ typedef enum opt_id {
   OPT_MAX_NODES,
   OPT_REQUIRE_CASES,
   OPT_STRICT_RECORD,
+  OPT_STRICT_PLATFORMS,
+  OPT_IGNORE,
+  OPT_DUMP_ON_FAIL,
   OPT_WATCH,
   OPT_PLUGIN,
   OPT_ISOLATE,
@@ -86,6 +90,9 @@ static const optdef options[] = {
     {"strict-record", 0, 0, CMD_RUN, OPT_STRICT_RECORD},
     {"watch", 0, 1, CMD_RUN, OPT_WATCH},
     {"plugin", 0, 1, CMD_ALL, OPT_PLUGIN},
+    {"strict-platforms", 0, 0, CMD_ALL, OPT_STRICT_PLATFORMS},
+    {"ignore", 0, 1, CMD_ALL, OPT_IGNORE},
+    {"dump-on-fail", 0, 1, CMD_RUN, OPT_DUMP_ON_FAIL},
     /* Later issues (SPEC §9): recognised so that the error says "not
      * implemented yet" rather than "unknown option". */
     {"isolate", 0, 0, CMD_RUN, OPT_ISOLATE},
@@ -138,12 +145,18 @@ static const char usage_text[] =
     "  --events FILE         write every case's events to FILE as JSON Lines\n"
     "  --log-file FILE       the whole log to FILE; stderr keeps warnings and\n"
     "                        errors\n"
+    "  --dump-on-fail DIR    write a failing compare's tensors as .npy files\n"
+    "                        under DIR/SCENE/CASE/\n"
     "\n"
     "Loading (run, list, check):\n"
     "  --max-arg-bytes N     cap on one case's tensor bytes (default 2G);\n"
     "                        N may end in K, M, G or T (powers of 1024)\n"
     "  --max-nodes N         YAML node budget per file (default 1000000)\n"
     "  --plugin [lazy:]PATH  load a backend plugin (lazy: on first use)\n"
+    "  --strict-platforms    an unknown platform in a scene is an error (as\n"
+    "                        in check), not a warning\n"
+    "  --ignore GLOB         skip matching paths in directory scans\n"
+    "                        (repeatable; also .scenetestignore)\n"
     "\n"
     "General:\n"
     "  --log-level LEVEL     debug|info|timing|warning|error|null (default "
@@ -168,6 +181,10 @@ typedef struct cli {
   size_t n_watch;
   const char **plugins;
   size_t n_plugins;
+  const char **ignore; /* --ignore */
+  size_t n_ignore;
+  int strict_platforms;
+  const char *dump_dir; /* --dump-on-fail */
   int isolate;
   double timeout;
   const char *platform;
@@ -418,6 +435,15 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
   case OPT_PLUGIN:
     c->plugins[c->n_plugins++] = val;
     break;
+  case OPT_STRICT_PLATFORMS:
+    c->strict_platforms = 1;
+    break;
+  case OPT_IGNORE:
+    c->ignore[c->n_ignore++] = val;
+    break;
+  case OPT_DUMP_ON_FAIL:
+    c->dump_dir = val;
+    break;
   case OPT_ISOLATE:
     c->isolate = 1;
     break;
@@ -514,6 +540,15 @@ static int parse_args(cli *c, int argc, char **argv) {
   return 0;
 }
 
+/* The load-time checks' warnings (SPEC §13), "FILE:LINE:COL: warning:". */
+static void print_load_warnings(const st_error_list *warnings) {
+  for (size_t i = 0; i < warnings->count; i++) {
+    const st_error *w = &warnings->items[i];
+    fprintf(stderr, "%s:%d:%d: warning: %s\n", w->file, w->line, w->column,
+            w->message);
+  }
+}
+
 static void print_load_errors(const st_error_list *errors) {
   char buf[ST_ERROR_FILE_MAX + ST_ERROR_MESSAGE_MAX + 64];
   size_t i;
@@ -529,19 +564,36 @@ static void print_load_errors(const st_error_list *errors) {
 
 /* Loads every path, reporting every error of every file (a user fixing
  * scenes wants them all at once). */
-static int load_all(const cli *c, st_scene_set **out) {
+static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
   st_scene_set *set = NULL;
-  st_error_list errors;
+  st_error_list errors, warnings;
   size_t i;
   int status = 0;
   st_status rc;
+  st__validate val;
+  st__scene_check hooks;
+  st__load_ext ext;
 
+  /* The validation pass (SPEC §13): `check` holds platforms strictly. */
+  if ((rc = st__validate_init(&val, reg, c->n_plugins > 0,
+                              c->cmd == CMD_CHECK || c->strict_platforms,
+                              &hooks)) != ST_OK)
+    return internal_error("starting the validation pass", rc);
+  memset(&ext, 0, sizeof ext);
+  ext.check = &hooks;
+  ext.warnings = &warnings;
+  ext.ignore = c->ignore;
+  ext.n_ignore = c->n_ignore;
   st_error_list_init(&errors);
-  if ((rc = st_scene_set_new(&set)) != ST_OK)
+  st_error_list_init(&warnings);
+  if ((rc = st_scene_set_new(&set)) != ST_OK) {
+    st__validate_free(&val);
     return internal_error("creating the scene set", rc);
+  }
   for (i = 0; i < c->n_paths; i++) {
     size_t before = errors.count;
-    rc = st_scene_set_load_path(set, c->paths[i], &c->load, &errors);
+    rc = st__scene_set_load_path_ext(set, c->paths[i], &c->load, &ext,
+                                     &errors);
     if (rc == ST_OK)
       continue;
     if (errors.count == before) {
@@ -556,8 +608,11 @@ static int load_all(const cli *c, st_scene_set **out) {
       status = EXIT_USAGE;
     }
   }
+  print_load_warnings(&warnings);
   print_load_errors(&errors);
   st_error_list_free(&errors);
+  st_error_list_free(&warnings);
+  st__validate_free(&val);
   if (status != 0) {
     st_scene_set_free(set);
     return status;
@@ -584,6 +639,7 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   opts->n_watch = c->n_watch;
   opts->isolate = c->isolate;
   opts->timeout = c->timeout;
+  opts->dump_dir = c->dump_dir;
 }
 
 /* A platform no backend provides is a usage error listing those that
@@ -848,7 +904,7 @@ static int run_command(cli *c) {
   }
   if (c->cmd != CMD_CHECK && (status = check_platform(c, reg)) != 0)
     goto out;
-  if ((status = load_all(c, &set)) != 0)
+  if ((status = load_all(c, reg, &set)) != 0)
     goto out;
   options_from_cli(c, &opts);
   opts.registry = reg;
@@ -991,8 +1047,9 @@ int main(int argc, char **argv) {
   c.selectors = calloc(cap, sizeof *c.selectors);
   c.watch = calloc(cap, sizeof *c.watch);
   c.plugins = calloc(cap, sizeof *c.plugins);
+  c.ignore = calloc(cap, sizeof *c.ignore);
   if (c.paths == NULL || c.selectors == NULL || c.watch == NULL ||
-      c.plugins == NULL) {
+      c.plugins == NULL || c.ignore == NULL) {
     status = internal_error("parsing the command line", ST_ENOMEM);
     goto out;
   }
@@ -1009,5 +1066,6 @@ out:
   free(c.selectors);
   free(c.watch);
   free(c.plugins);
+  free(c.ignore);
   return status;
 }

@@ -822,3 +822,13 @@ int st__registry_module_complete(st_registry *reg, const char *module) {
   pthread_mutex_unlock(&reg->lock);
   return r;
 }
+
+int st__registry_has_op(st_registry *reg, const char *op) {
+  size_t i;
+  int found = 0;
+  pthread_mutex_lock(&reg->lock);
+  for (i = 0; i < reg->n_entries && !found; i++)
+    found = strcmp(reg->entries[i].op, op) == 0;
+  pthread_mutex_unlock(&reg->lock);
+  return found;
+}

@@ -36,4 +36,9 @@ int st__registry_has_module(st_registry *reg, const st_module *mod);
 /* 1 if module name's init has completed. Thread-safety: any thread. */
 int st__registry_module_complete(st_registry *reg, const char *module);
 
+/* 1 if some module registered op for some backend (the load-time check
+ * of SPEC §13 asks whether an op exists at all). Thread-safety: any
+ * thread. */
+int st__registry_has_op(st_registry *reg, const char *op);
+
 #endif

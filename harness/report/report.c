@@ -39,11 +39,18 @@ void st__shell_quote(FILE *out, const char *s) {
 void st__report_rerun(FILE *out, const st__report_config *cfg,
                       const char *scene, const char *kase, uint64_t seed,
                       const char *platform, const char *file) {
-  /* Scene and case names are identifiers, so this selector is literal (no
-   * glob characters) and needs no escaping inside the quotes; it is
-   * quoted anyway so that the command reads as SPEC §6 shows it. */
-  fprintf(out, "scenetest run --case '%s::%s' --seed %" PRIu64 " --platform ",
-          scene, kase, seed);
+  /* Scene names are identifiers; a matrix case's name, NAME[P=v,...],
+   * holds brackets, which are glob characters to a shell but not inside
+   * single quotes, and which the selector matches literally before any
+   * glob (SPEC §13). The loader admits no quote in a name; one is escaped
+   * anyway. Always quoted, so that the command reads as SPEC §6 shows. */
+  fputs("scenetest run --case '", out);
+  for (const char *p = scene; *p != '\0'; p++)
+    fputs(*p == '\'' ? "'\\''" : (char[2]){*p, '\0'}, out);
+  fputs("::", out);
+  for (const char *p = kase; *p != '\0'; p++)
+    fputs(*p == '\'' ? "'\\''" : (char[2]){*p, '\0'}, out);
+  fprintf(out, "' --seed %" PRIu64 " --platform ", seed);
   st__shell_quote(out, platform);
   if (cfg != NULL && cfg->rerun_opts != NULL)
     fputs(cfg->rerun_opts, out);

@@ -41,7 +41,7 @@ typedef struct text_state {
   int smart;     /* a terminal that can redraw (TERM is not dumb) */
   size_t total;  /* guarded by: lock (as every field below) */
   size_t started;
-  size_t counts[4];  /* by st_case_status */
+  size_t counts[6];  /* by st_case_status */
   uint64_t t0;       /* run begin, CLOCK_MONOTONIC ns */
   int progress;      /* a progress line is on screen */
   size_t drawn;      /* its width in columns */
@@ -263,11 +263,27 @@ static void text_log_line(void *data, int level, const char *line,
 }
 
 /* Writes every line of s indented, so a multi-line message stays inside
- * its case's block. */
+ * its case's block. Control bytes other than newline and tab (a kernel's
+ * message may hold escape sequences that would move the cursor, clear
+ * the screen or recolour the terminal) are written as \xNN. */
+static void put_escaped_line(FILE *out, const char *s) {
+  for (; *s != '\0'; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x20 || c == 0x7f)
+      fprintf(out, "\\x%02x", c);
+    else
+      fputc(*s, out);
+  }
+}
+
 static void put_indented(FILE *out, const char *indent, const char *s) {
   fputs(indent, out);
   for (; *s != '\0'; s++) {
-    fputc(*s, out);
+    unsigned char c = (unsigned char)*s;
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+      fprintf(out, "\\x%02x", c);
+    else
+      fputc(*s, out);
     if (*s == '\n' && s[1] != '\0')
       fputs(indent, out);
   }
@@ -301,8 +317,10 @@ static void text_case_begin(void *data, const st_case_info *info) {
 
 static void text_case_end(void *data, const st_case_info *info,
                           const st_case_result *res) {
-  static const char *const labels[] = {"PASS ", "FAIL ", "ERROR", "SKIP "};
-  static const char *const colors[] = {GREEN, RED, BOLD_RED, YELLOW};
+  static const char *const labels[] = {"PASS ", "FAIL ", "ERROR",
+                                       "SKIP ", "XFAIL", "XPASS"};
+  static const char *const colors[] = {GREEN, RED,    BOLD_RED,
+                                       YELLOW, YELLOW, RED};
   text_state *st = data;
   FILE *out = st->cfg.out;
   st_case_status status = st_case_result_status(res);
@@ -310,7 +328,7 @@ static void text_case_end(void *data, const st_case_info *info,
   const char *output = st_case_result_output(res);
 
   (void)info;
-  if ((unsigned)status > ST_CASE_SKIP)
+  if ((unsigned)status > ST_CASE_XPASS)
     status = ST_CASE_ERROR;
   pthread_mutex_lock(&st->lock);
   st->counts[status]++;
@@ -322,15 +340,28 @@ static void text_case_end(void *data, const st_case_info *info,
   fprintf(out, " %s::%s", st_case_result_scene(res), st_case_result_case(res));
   if (status == ST_CASE_SKIP) {
     fputs(" (skipped", out);
-    if (msg != NULL && msg[0] != '\0')
-      fprintf(out, ": %s", msg);
+    if (msg != NULL && msg[0] != '\0') {
+      fputs(": ", out);
+      put_escaped_line(out, msg);
+    }
     fputs(")\n", out);
   } else {
     fputs(" (", out);
     put_duration(out, st_case_result_duration_ns(res));
     fputs(")\n", out);
   }
-  if (status == ST_CASE_FAIL || status == ST_CASE_ERROR) {
+  if (status == ST_CASE_XFAIL && msg != NULL && msg[0] != '\0') {
+    size_t n = strcspn(msg, "\n");
+    char *first = strndup(msg, n);
+    fputs("      expected failure: ", out);
+    put_escaped_line(out, first != NULL ? first : "");
+    fputc('\n', out);
+    free(first);
+    if (msg[n] == '\n' && msg[n + 1] != '\0')
+      put_indented(out, "      ", msg + n + 1);
+  }
+  if (status == ST_CASE_FAIL || status == ST_CASE_ERROR ||
+      status == ST_CASE_XPASS) {
     if (msg != NULL && msg[0] != '\0')
       put_indented(out, "      ", msg);
     if (output != NULL && output[0] != '\0') {
@@ -350,8 +381,11 @@ static void text_case_end(void *data, const st_case_info *info,
 static void text_run_end(void *data, const st_run_result *result) {
   text_state *st = data;
   FILE *out = st->cfg.out;
-  size_t done = st->counts[0] + st->counts[1] + st->counts[2] + st->counts[3];
-  int bad = st->counts[ST_CASE_FAIL] + st->counts[ST_CASE_ERROR] > 0;
+  size_t done = st->counts[0] + st->counts[1] + st->counts[2] +
+                st->counts[3] + st->counts[4] + st->counts[5];
+  int bad = st->counts[ST_CASE_FAIL] + st->counts[ST_CASE_ERROR] +
+                st->counts[ST_CASE_XPASS] >
+            0;
 
   (void)result;
   pthread_mutex_lock(&st->lock);
@@ -362,6 +396,11 @@ static void text_run_end(void *data, const st_run_result *result) {
           done, done == 1 ? "" : "s", st->counts[ST_CASE_PASS],
           st->counts[ST_CASE_FAIL], st->counts[ST_CASE_ERROR],
           st->counts[ST_CASE_ERROR] == 1 ? "" : "s", st->counts[ST_CASE_SKIP]);
+  /* Only when there are any, so that a suite without expect: fail reads
+   * as before. */
+  if (st->counts[ST_CASE_XFAIL] + st->counts[ST_CASE_XPASS] > 0)
+    fprintf(out, ", %zu xfailed, %zu xpassed", st->counts[ST_CASE_XFAIL],
+            st->counts[ST_CASE_XPASS]);
   if (st->cfg.color)
     fputs(RESET, out);
   fputs(" in ", out);

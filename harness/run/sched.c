@@ -50,7 +50,8 @@ double st__sched_timeout(const st__schedctx *sc, size_t i) {
 int st__sched_stops(const st__schedctx *sc, const st_case_result *r) {
   return sc->rc->opts->fail_fast &&
          (r == NULL || st_case_result_status(r) == ST_CASE_FAIL ||
-          st_case_result_status(r) == ST_CASE_ERROR);
+          st_case_result_status(r) == ST_CASE_ERROR ||
+          st_case_result_status(r) == ST_CASE_XPASS);
 }
 
 st_case_result *st__sched_not_run(const st__schedctx *sc, size_t i) {

@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
@@ -26,6 +28,7 @@
 
 #include "base/options.h"
 #include "scene/scene.h"
+#include "scene/suggest.h"
 
 /* Deeper than any scene needs (about 5 levels); low enough that nothing
  * downstream can be troubled by it. */
@@ -160,8 +163,10 @@ typedef struct loader {
   size_t len;
   char *dir; /* realpath of the file's directory; NULL if unknown */
   const st_load_options *opts;
+  const st__load_ext *ext; /* NULL: no checks above the model */
   const st_scene_set *set;
   st_error_list errs;
+  st_error_list warns;
   size_t raised; /* errors found, including those not listed (a poisoned
                     node's, or past MAX_ERRORS): what validity checks use */
   int too_many;
@@ -177,6 +182,7 @@ typedef struct loader {
   size_t n_kids, cap_kids;
   node *root;
   unsigned char *valid_cases; /* of the scene being validated */
+  uint64_t matrix_total; /* matrix combinations so far in this scene */
   st_scene **scenes; /* built from this file, not yet in the set */
   size_t n_scenes, cap_scenes;
   size_t *index; /* of scenes[] by name */
@@ -200,6 +206,12 @@ static void lerr_v(loader *L, int line, int col, const char *fmt,
   for (char *p = e.message; *p; p++)
     if (*p == '\n' || *p == '\r')
       *p = ' ';
+  /* A node shared through an alias or a merge key is checked once per
+   * use; its problem is reported once, where it is written. */
+  for (size_t j = 0; j < L->errs.count; j++)
+    if (L->errs.items[j].line == line && L->errs.items[j].column == col &&
+        strcmp(L->errs.items[j].message, e.message) == 0)
+      return;
   if (st_error_list_add(&L->errs, &e) != ST_OK)
     L->oom = 1;
 }
@@ -224,6 +236,59 @@ static void nerr(loader *L, const node *n, const char *fmt, ...) {
   va_start(ap, fmt);
   lerr_v(L, n->line, n->col, fmt, ap);
   va_end(ap);
+}
+
+/* The validation pass's view of the loader (scene.h). */
+struct st__diag {
+  loader *L;
+};
+
+static int same_error(const st_error *a, const st_error *b) {
+  return a->line == b->line && a->column == b->column &&
+         strcmp(a->message, b->message) == 0;
+}
+
+static int listed(const st_error_list *l, const st_error *e) {
+  for (size_t j = 0; j < l->count; j++)
+    if (same_error(&l->items[j], e))
+      return 1;
+  return 0;
+}
+
+void st__diag_error(st__diag *d, int line, int column, const char *fmt, ...) {
+  st_error e;
+  va_list ap;
+  st_error_clear(&e);
+  e.line = line;
+  e.column = column;
+  va_start(ap, fmt);
+  vsnprintf(e.message, sizeof e.message, fmt, ap);
+  va_end(ap);
+  if (listed(&d->L->errs, &e))
+    return;
+  lerr(d->L, line, column, "%s", e.message);
+}
+
+void st__diag_warning(st__diag *d, int line, int column, const char *fmt,
+                      ...) {
+  st_error e;
+  va_list ap;
+  loader *L = d->L;
+  st_error_clear(&e);
+  e.code = ST_ELOAD;
+  e.line = line;
+  e.column = column;
+  snprintf(e.file, sizeof e.file, "%s", L->file);
+  va_start(ap, fmt);
+  vsnprintf(e.message, sizeof e.message, fmt, ap);
+  va_end(ap);
+  for (char *p = e.message; *p; p++)
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
+  if (L->warns.count >= MAX_ERRORS || listed(&L->warns, &e))
+    return;
+  if (st_error_list_add(&L->warns, &e) != ST_OK)
+    L->oom = 1;
 }
 
 static int mark_line(yaml_mark_t m) {
@@ -538,6 +603,120 @@ static void on_start(loader *L, yaml_event_t *ev, int kind) {
                   : NULL;
 }
 
+static int is_str(const node *n);
+static void expected(loader *L, const node *n, const char *what,
+                     const char *key);
+
+static int is_merge_key(const node *k) {
+  return k->kind == N_SCALAR && k->sk == S_NAME && k->len == 2 &&
+         k->str[0] == '<' && k->str[1] == '<';
+}
+
+static int same_key(const node *a, const node *b) {
+  return is_str(a) && is_str(b) && a->len == b->len &&
+         memcmp(a->str, b->str, a->len) == 0;
+}
+
+/* A set of key strings (open addressing), for merges of large maps. */
+typedef struct keyset {
+  const node **slot;
+  size_t cap;
+} keyset;
+
+/* 1 if k was in the set; else adds it and returns 0 (-1 out of memory). */
+static int keyset_add(keyset *ks, const node *k) {
+  size_t mask = ks->cap - 1;
+  for (size_t i = str_hash(k->str) & mask;; i = (i + 1) & mask) {
+    if (ks->slot[i] == NULL) {
+      ks->slot[i] = k;
+      return 0;
+    }
+    if (same_key(ks->slot[i], k))
+      return 1;
+  }
+}
+
+/* YAML 1.1 merge keys (yaml.org/type/merge.html): `<<: MAP` or `<<: [MAP,
+ * ...]` inserts the keys of those mappings that the mapping does not have;
+ * explicit keys win, and of several merged mappings the earlier wins. The
+ * merged pairs keep their own nodes, so an error about one points where
+ * it is written (SPEC §13). Nothing is copied but pointers: the merged
+ * mappings were counted against the node budget by their aliases. */
+static void merge_keys(loader *L, node *n) {
+  size_t i, n_merge = 0, total = 0;
+  const node *first = NULL;
+  for (i = 0; i + 1 < n->n; i += 2) {
+    const node *k = n->kids[i], *v = n->kids[i + 1];
+    if (!is_merge_key(k))
+      continue;
+    if (first) {
+      nerr(L, k, "duplicate key '<<' (first given at %d:%d); expected one "
+           "merge key, with a list of mappings to merge several",
+           first->line, first->col);
+      continue;
+    }
+    first = k;
+    n_merge++;
+    if (v->kind == N_MAP) {
+      total += v->n;
+    } else if (v->kind == N_SEQ) {
+      for (size_t j = 0; j < v->n; j++) {
+        if (v->kids[j]->kind == N_MAP)
+          total += v->kids[j]->n;
+        else
+          expected(L, v->kids[j], "a mapping (an alias of one) to merge",
+                   "<<");
+      }
+    } else {
+      expected(L, v, "a mapping or a list of mappings to merge", "<<");
+    }
+  }
+  if (n_merge == 0)
+    return;
+  size_t cap = 16;
+  while (cap < 2 * (n->n + total))
+    cap *= 2;
+  keyset ks = {st__zalloc(cap, sizeof *ks.slot), cap};
+  node **kids = arena_alloc(&L->ar, (n->n + total) * sizeof *kids + 1);
+  if (ks.slot == NULL || kids == NULL) {
+    free(ks.slot);
+    L->oom = 1;
+    L->fatal = 1;
+    return;
+  }
+  size_t out = 0;
+  /* Explicit pairs first, duplicates kept (map_fields reports them). */
+  for (i = 0; i + 1 < n->n; i += 2) {
+    if (is_merge_key(n->kids[i]))
+      continue;
+    if (is_str(n->kids[i]))
+      (void)keyset_add(&ks, n->kids[i]);
+    kids[out++] = n->kids[i];
+    kids[out++] = n->kids[i + 1];
+  }
+  for (i = 0; i + 1 < n->n; i += 2) {
+    if (n->kids[i] != first)
+      continue;
+    const node *src = n->kids[i + 1];
+    size_t n_src = src->kind == N_SEQ ? src->n : 1;
+    for (size_t j = 0; j < n_src; j++) {
+      const node *m = src->kind == N_SEQ ? src->kids[j] : src;
+      if (m->kind != N_MAP)
+        continue;
+      for (size_t p = 0; p + 1 < m->n; p += 2) {
+        const node *k = m->kids[p];
+        if (is_str(k) && keyset_add(&ks, k) != 0)
+          continue; /* an explicit or earlier key wins */
+        kids[out++] = m->kids[p];
+        kids[out++] = m->kids[p + 1];
+      }
+    }
+  }
+  free(ks.slot);
+  n->kids = kids;
+  n->n = out;
+}
+
 static void on_end(loader *L) {
   if (L->depth == 0)
     return;
@@ -557,6 +736,8 @@ static void on_end(loader *L) {
       n->size += n->kids[i]->size;
   }
   L->n_kids = o->base;
+  if (n->kind == N_MAP)
+    merge_keys(L, n);
   /* Registered only now: an alias inside its own anchor's node refers to
    * an earlier anchor (or none), so the tree can have no cycle. */
   if (o->anchor)
@@ -696,13 +877,26 @@ static int is_num(const node *n) {
   return n->kind == N_SCALAR && (n->sk == S_INT || n->sk == S_FLOAT);
 }
 
-static int take_tol(loader *L, const node *n, const char *key, double *out) {
-  if (!is_num(n) || !isfinite(n->f) || n->f < 0) {
-    expected(L, n, "a finite number >= 0", key);
-    return -1;
+/* A scene's or tensor's tolerance: a number now, or a param name that
+ * each case resolves (SPEC §13). */
+static void take_tol_or_param(loader *L, const node *n, const char *key,
+                              int *has, double *out, st__val *param) {
+  if (is_str(n) && ident_ok(n->str, n->len)) {
+    param->kind = ST__VAL_NAME;
+    param->line = n->line;
+    param->column = n->col;
+    param->name = dupstr(L, n->str);
+    return;
   }
+  if (!is_num(n) || !isfinite(n->f) || n->f < 0) {
+    expected(L, n,
+             is_num(n) ? "a finite number >= 0"
+                       : "a finite number >= 0 or a param name",
+             key);
+    return;
+  }
+  *has = 1;
   *out = n->f;
-  return 0;
 }
 
 /* A number or a param name (or true/false, which are 1 and 0). */
@@ -760,8 +954,15 @@ static void map_fields(loader *L, const node *map, const char *what,
       for (size_t j = 0; j < nkeys && off < sizeof list; j++)
         off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
                                 j ? ", " : "", keys[j]);
-      nerr(L, k, "unknown key '%.100s' in %s; expected one of: %s", k->str,
-           what, list);
+      const char *dym = st__suggest(k->str, keys, nkeys);
+      if (dym)
+        nerr(L, k,
+             "unknown key '%.100s' in %s: did you mean '%s'? expected one "
+             "of: %s",
+             k->str, what, dym, list);
+      else
+        nerr(L, k, "unknown key '%.100s' in %s; expected one of: %s", k->str,
+             what, list);
       continue;
     }
     if (vals[i] != NULL) {
@@ -828,9 +1029,11 @@ static void check_unique(loader *L, named *items, size_t n,
 /* ------------------------------------------------------------------ */
 /* Args                                                                */
 
-static const char *const tensor_keys[] = {"tensor", "dtype", "shape", "init",
-                                          "role",   "rtol",  "atol",  "compare"};
-enum { T_TENSOR, T_DTYPE, T_SHAPE, T_INIT, T_ROLE, T_RTOL, T_ATOL, T_COMPARE };
+static const char *const tensor_keys[] = {"tensor", "dtype",   "shape",
+                                          "init",   "role",    "rtol",
+                                          "atol",   "compare", "equal_nan"};
+enum { T_TENSOR, T_DTYPE, T_SHAPE, T_INIT, T_ROLE, T_RTOL, T_ATOL, T_COMPARE,
+       T_EQNAN, T_NKEYS };
 static const char *const scalar_keys[] = {"scalar", "dtype", "value"};
 enum { A_SCALAR, A_DTYPE, A_VALUE };
 static const char *const init_forms[] = {"fill",    "range",  "uniform",
@@ -1041,11 +1244,12 @@ static void take_init(loader *L, const node *n, st__arg *a) {
 }
 
 static void take_tensor(loader *L, const node *n, st__arg *a) {
-  const node *v[8], *k[8];
+  const node *v[T_NKEYS], *k[T_NKEYS];
   a->is_tensor = 1;
   a->compare = 1;
+  a->equal_nan = -1;
   a->role = ST_ROLE_INPUT;
-  map_fields(L, n, "tensor arg", tensor_keys, 8, v, k);
+  map_fields(L, n, "tensor arg", tensor_keys, T_NKEYS, v, k);
   require(L, n, "tensor arg", "tensor", v[T_TENSOR]);
   require(L, n, "tensor arg", "dtype", v[T_DTYPE]);
   require(L, n, "tensor arg", "shape", v[T_SHAPE]);
@@ -1073,10 +1277,14 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
     else
       expected(L, r, "one of: input, output, inout", "role");
   }
-  if (v[T_RTOL] && take_tol(L, v[T_RTOL], "rtol", &a->rtol) == 0)
-    a->has_rtol = 1;
-  if (v[T_ATOL] && take_tol(L, v[T_ATOL], "atol", &a->atol) == 0)
-    a->has_atol = 1;
+  if (v[T_RTOL])
+    take_tol_or_param(L, v[T_RTOL], "rtol", &a->has_rtol, &a->rtol,
+                      &a->rtol_param);
+  if (v[T_ATOL])
+    take_tol_or_param(L, v[T_ATOL], "atol", &a->has_atol, &a->atol,
+                      &a->atol_param);
+  if (v[T_EQNAN])
+    (void)take_bool(L, v[T_EQNAN], "equal_nan", &a->equal_nan);
   if (v[T_COMPARE] && take_bool(L, v[T_COMPARE], "compare", &a->compare) == 0 &&
       !a->compare && a->role != ST_ROLE_OUTPUT)
     nerr(L, v[T_COMPARE],
@@ -1175,11 +1383,17 @@ static void take_args(loader *L, const node *n, st_scene *s) {
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */
 
-static const char *const case_keys[] = {"name",   "params",      "platforms",
-                                        "manual", "skip_golden", "rounds",
-                                        "rtol",   "atol",        "timeout"};
-enum { C_NAME, C_PARAMS, C_PLATFORMS, C_MANUAL, C_SKIP, C_ROUNDS, C_RTOL,
-       C_ATOL, C_TIMEOUT };
+static const char *const case_keys[] = {
+    "name",   "params", "matrix", "exclude",   "platforms", "manual",
+    "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect"};
+enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
+       C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_NKEYS };
+
+/* SPEC §13: the matrix cases of one scene, counted before exclusions. */
+#define MATRIX_CAP 100000
+/* A bound of our own: a case name carries every key, so a matrix of a
+ * thousand one-value keys would make an unreadable name. */
+#define MATRIX_MAX_KEYS 32
 
 static char **take_platforms(loader *L, const node *n, const char *key,
                              size_t *count) {
@@ -1192,6 +1406,18 @@ static char **take_platforms(loader *L, const node *n, const char *key,
   for (size_t i = 0; i < n->n; i++)
     v[i] = take_string(L, n->kids[i], "a platform name", key);
   return v;
+}
+
+/* A param's value: a number or a string. */
+static void take_param_value(loader *L, const node *v, st__param *p) {
+  if (is_num(v)) {
+    p->num = node_num(v);
+  } else if (is_str(v)) {
+    p->is_str = 1;
+    p->str = dupstr(L, v->str);
+  } else {
+    expected(L, v, "a number or a string", p->name ? p->name : "params");
+  }
 }
 
 static void take_params(loader *L, const node *n, st__case *c) {
@@ -1226,14 +1452,7 @@ static void take_params(loader *L, const node *n, st__case *c) {
       names[n_names].idx = i;
       n_names++;
     }
-    if (is_num(v)) {
-      p->num = node_num(v);
-    } else if (is_str(v)) {
-      p->is_str = 1;
-      p->str = dupstr(L, v->str);
-    } else {
-      expected(L, v, "a number or a string", p->name ? p->name : "params");
-    }
+    take_param_value(L, v, p);
   }
   /* A param name that failed validation is left NULL; st__plan_resolve
    * only runs on scenes without errors, so it never sees one. */
@@ -1242,16 +1461,38 @@ static void take_params(loader *L, const node *n, st__case *c) {
   free(names);
 }
 
-static void take_case(loader *L, const node *n, st__case *c) {
-  const node *v[9];
-  int64_t x;
+/* `expect: pass|fail` (SPEC §13); 1 for fail, 0 for pass, -1 on error. */
+static int take_expect(loader *L, const node *n) {
+  if (is_str(n) && strcmp(n->str, "fail") == 0)
+    return 1;
+  if (is_str(n) && strcmp(n->str, "pass") == 0)
+    return 0;
+  expected(L, n, "pass or fail", "expect");
+  return -1;
+}
+
+/* A case's keys, as nodes: the fields that may name a param (rounds,
+ * rtol, atol, timeout) are resolved for each concrete case, after a
+ * matrix has added its params. */
+typedef struct case_src {
+  const node *v[C_NKEYS];
+  const node *k[C_NKEYS];
+} case_src;
+
+static void take_case(loader *L, const node *n, st__case *c,
+                      const st_scene *s, case_src *src) {
   c->skip_golden = -1;
-  map_fields(L, n, "case", case_keys, 9, v, NULL);
+  c->equal_nan = -1;
+  c->expect_fail = s->expect_fail;
+  map_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
+  const node **v = src->v;
   require(L, n, "case", "name", v[C_NAME]);
   if (v[C_NAME]) {
     c->name = take_ident(L, v[C_NAME], "name");
     c->line = v[C_NAME]->line;
     c->column = v[C_NAME]->col;
+    if (c->name)
+      c->base_len = strlen(c->name);
   }
   if (v[C_PARAMS])
     take_params(L, v[C_PARAMS], c);
@@ -1260,6 +1501,8 @@ static void take_case(loader *L, const node *n, st__case *c) {
       expected(L, v[C_PLATFORMS], "a list of platform names", "platforms");
     else {
       c->has_platforms = 1;
+      c->platforms_line = v[C_PLATFORMS]->line;
+      c->platforms_column = v[C_PLATFORMS]->col;
       c->platforms =
           take_platforms(L, v[C_PLATFORMS], "platforms", &c->n_platforms);
     }
@@ -1268,31 +1511,460 @@ static void take_case(loader *L, const node *n, st__case *c) {
     const node *m = v[C_MANUAL];
     if (m->kind == N_SCALAR && m->sk == S_BOOL)
       c->manual_all = (int)m->i;
-    else if (m->kind == N_SEQ)
+    else if (m->kind == N_SEQ) {
+      c->manual_line = m->line;
+      c->manual_column = m->col;
       c->manual_platforms = take_platforms(L, m, "manual", &c->n_manual);
+    }
     else
       expected(L, m, "true, false or a list of platform names", "manual");
   }
   if (v[C_SKIP])
     (void)take_bool(L, v[C_SKIP], "skip_golden", &c->skip_golden);
-  if (v[C_ROUNDS] && take_int(L, v[C_ROUNDS], "rounds", "an integer >= 1", 1,
-                              UINT_MAX, &x) == 0)
-    c->rounds = (unsigned)x;
-  if (v[C_RTOL] && take_tol(L, v[C_RTOL], "rtol", &c->rtol) == 0)
-    c->has_rtol = 1;
-  if (v[C_ATOL] && take_tol(L, v[C_ATOL], "atol", &c->atol) == 0)
-    c->has_atol = 1;
+  if (v[C_EQNAN])
+    (void)take_bool(L, v[C_EQNAN], "equal_nan", &c->equal_nan);
+  if (v[C_EXPECT]) {
+    int e = take_expect(L, v[C_EXPECT]);
+    if (e >= 0)
+      c->expect_fail = e;
+  }
+  if (v[C_EXCLUDE] && v[C_MATRIX] == NULL)
+    nerr(L, src->k[C_EXCLUDE],
+         "'exclude' without 'matrix'; expected it only in a matrix case");
+}
+
+static st__param *case_param(st__case *c, const char *name) {
+  for (size_t i = 0; i < c->n_params; i++)
+    if (c->params[i].name && strcmp(c->params[i].name, name) == 0)
+      return &c->params[i];
+  return NULL;
+}
+
+/* A case-level number: a literal, or the name of one of the case's
+ * params (SPEC §13). Returns 0 with *out, -1 after an error, 1 when n is
+ * neither (the caller says what it expected). *via is the param's name. */
+static int case_num(loader *L, st__case *c, const node *n, const char *key,
+                    st__num *out, const char **via) {
+  *via = NULL;
+  if (is_num(n)) {
+    *out = node_num(n);
+    return 0;
+  }
+  if (!is_str(n) || !ident_ok(n->str, n->len))
+    return 1;
+  st__param *p = case_param(c, n->str);
+  if (p == NULL) {
+    nerr(L, n,
+         "'%s' names '%s', which is not a param of case '%s'; expected a "
+         "number or the name of a param",
+         key, n->str, c->name ? c->name : "?");
+    return -1;
+  }
+  p->used = 1;
+  if (p->is_str) {
+    nerr(L, n,
+         "'%s' names param '%s' of case '%s', which is the string '%s'; "
+         "expected a number",
+         key, p->name, c->name ? c->name : "?", p->str);
+    return -1;
+  }
+  *out = p->num;
+  *via = p->name;
+  return 0;
+}
+
+/* An error for a case-level number that resolved but is out of range. */
+static void case_num_bad(loader *L, const st__case *c, const node *n,
+                         const char *key, const char *what, const char *via,
+                         const st__num *x) {
+  if (via == NULL) {
+    expected(L, n, what, key);
+    return;
+  }
+  char nb[64];
+  if (x->is_int)
+    snprintf(nb, sizeof nb, "%" PRId64, x->i);
+  else
+    snprintf(nb, sizeof nb, "%.17g", x->f);
+  nerr(L, n, "expected %s for '%s', got %s (param '%s' of case '%s')", what,
+       key, nb, via, c->name ? c->name : "?");
+}
+
+/* rounds, rtol, atol and timeout of one concrete case. */
+static void finish_case(loader *L, st__case *c, const case_src *src) {
+  const node *const *v = src->v;
+  const char *via;
+  st__num x;
+  int r;
+  if (v[C_ROUNDS]) {
+    const char *what = "an integer >= 1";
+    r = case_num(L, c, v[C_ROUNDS], "rounds", &x, &via);
+    if (r == 1)
+        expected(L, v[C_ROUNDS], "an integer >= 1 or a param name", "rounds");
+    else if (r == 0 && (!x.is_int || x.i < 1 || x.i > (int64_t)UINT_MAX))
+      case_num_bad(L, c, v[C_ROUNDS], "rounds", what, via, &x);
+    else if (r == 0)
+      c->rounds = (unsigned)x.i;
+  }
+  static const char *const tol_key[2] = {"rtol", "atol"};
+  for (int t = 0; t < 2; t++) {
+    const node *n = v[t ? C_ATOL : C_RTOL];
+    if (n == NULL)
+      continue;
+    r = case_num(L, c, n, tol_key[t], &x, &via);
+    if (r == 1)
+      expected(L, n, "a finite number >= 0 or a param name", tol_key[t]);
+    else if (r == 0 && (!isfinite(x.f) || x.f < 0))
+      case_num_bad(L, c, n, tol_key[t], "a finite number >= 0", via, &x);
+    else if (r == 0 && t == 0)
+      c->has_rtol = 1, c->rtol = x.f;
+    else if (r == 0)
+      c->has_atol = 1, c->atol = x.f;
+  }
   if (v[C_TIMEOUT]) {
-    const node *t = v[C_TIMEOUT];
-    if (!is_num(t) || !isfinite(t->f) || !(t->f > 0))
-      expected(L, t, "a number of seconds > 0", "timeout");
-    else
-      c->timeout = t->f;
+    r = case_num(L, c, v[C_TIMEOUT], "timeout", &x, &via);
+    if (r == 1)
+      expected(L, v[C_TIMEOUT], "a number of seconds > 0 or a param name",
+               "timeout");
+    else if (r == 0 && (!isfinite(x.f) || !(x.f > 0)))
+      case_num_bad(L, c, v[C_TIMEOUT], "timeout", "a number of seconds > 0",
+                   via, &x);
+    else if (r == 0)
+      c->timeout = x.f;
   }
 }
 
-static void take_cases(loader *L, const node *n, st_scene *s) {
+/* The cases of a scene as they are built: a matrix case adds many. */
+typedef struct casevec {
+  st__case *v;
   unsigned char *valid;
+  size_t n, cap;
+} casevec;
+
+static st__case *casevec_push(loader *L, casevec *cv, size_t hint) {
+  if (cv->n == cv->cap) {
+    size_t cap = cv->cap ? cv->cap * 2 : hint ? hint : 8;
+    st__case *v = realloc(cv->v, cap * sizeof *v);
+    if (v == NULL) {
+      L->oom = 1;
+      return NULL;
+    }
+    cv->v = v;
+    unsigned char *ok = realloc(cv->valid, cap);
+    if (ok == NULL) {
+      L->oom = 1;
+      return NULL;
+    }
+    cv->valid = ok;
+    cv->cap = cap;
+  }
+  st__case *c = &cv->v[cv->n];
+  memset(c, 0, sizeof *c);
+  cv->valid[cv->n] = 0;
+  cv->n++;
+  return c;
+}
+
+/* A matrix value must read back as itself inside a case name, a TAP
+ * line, a shell word and a --case selector: numbers and names only. */
+static int matrix_text_ok(const node *n) {
+  if (n->kind != N_SCALAR || n->len == 0 || strlen(n->str) != n->len ||
+      !(is_num(n) || is_str(n)))
+    return 0;
+  for (size_t i = 0; i < n->len; i++) {
+    char ch = n->str[i];
+    if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+          (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '+' ||
+          ch == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+typedef struct matrix {
+  const node **keys;  /* key nodes, written order */
+  const node **lists; /* their value lists */
+  size_t n;
+  size_t *excl;       /* n_excl rows of n value indexes (SIZE_MAX: any) */
+  size_t n_excl;
+  uint64_t product;
+} matrix;
+
+static void matrix_free(matrix *m) {
+  free(m->keys);
+  free(m->lists);
+  free(m->excl);
+}
+
+/* Checks `matrix` and `exclude` of template t; 0 when they are usable. */
+static int take_matrix(loader *L, const node *mx, const node *ex,
+                       const st__case *t, matrix *m) {
+  size_t before = L->raised;
+  memset(m, 0, sizeof *m);
+  if (mx->kind != N_MAP || mx->n == 0) {
+    expected(L, mx, "a mapping of param names to lists of values", "matrix");
+    return -1;
+  }
+  size_t nk = mx->n / 2;
+  if (nk > MATRIX_MAX_KEYS) {
+    nerr(L, mx, "matrix has %zu keys; expected at most %d", nk,
+         MATRIX_MAX_KEYS);
+    return -1;
+  }
+  m->keys = st__zalloc(nk, sizeof *m->keys);
+  m->lists = st__zalloc(nk, sizeof *m->lists);
+  if (m->keys == NULL || m->lists == NULL) {
+    L->oom = 1;
+    return -1;
+  }
+  m->n = nk;
+  m->product = 1;
+  for (size_t i = 0; i < nk; i++) {
+    const node *k = mx->kids[2 * i], *l = mx->kids[2 * i + 1];
+    m->keys[i] = k;
+    m->lists[i] = l;
+    if (k->kind != N_SCALAR || !ident_ok(k->str, k->len)) {
+      char got[100];
+      describe(k, got, sizeof got);
+      nerr(L, k, "expected a param name (" IDENT_EXPECT ") in matrix, got %s",
+           got);
+      continue;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (is_str(m->keys[j]) && strcmp(m->keys[j]->str, k->str) == 0)
+        nerr(L, k, "duplicate key '%s' in matrix (first given at %d:%d)",
+             k->str, m->keys[j]->line, m->keys[j]->col);
+    for (size_t j = 0; j < t->n_params; j++)
+      if (t->params[j].name && strcmp(t->params[j].name, k->str) == 0)
+        nerr(L, k,
+             "'%s' is in both params (at %d:%d) and matrix; expected each "
+             "param in one of them",
+             k->str, t->params[j].line, t->params[j].column);
+    if (l->kind == N_SEQ && l->n == 0) {
+      nerr(L, l, "matrix list for '%s' is empty; expected at least one "
+           "value", k->str);
+      continue;
+    }
+    if (l->kind != N_SEQ) {
+      expected(L, l, "a list of values", k->str);
+      continue;
+    }
+    named *names = st__zalloc(l->n, sizeof *names);
+    if (names == NULL) {
+      L->oom = 1;
+      return -1;
+    }
+    for (size_t j = 0; j < l->n; j++) {
+      const node *e = l->kids[j];
+      if (!matrix_text_ok(e))
+        expected(L, e,
+                 "a number or a name (letters, digits, '_', '.', '+', '-')",
+                 k->str);
+      names[j].name = e->kind == N_SCALAR ? e->str : "";
+      names[j].line = e->line;
+      names[j].col = e->col;
+      names[j].idx = j;
+    }
+    check_unique(L, names, l->n, "duplicate value",
+                 "; expected each value once in a matrix list");
+    free(names);
+    if (__builtin_mul_overflow(m->product, (uint64_t)l->n, &m->product) ||
+        m->product > MATRIX_CAP)
+      m->product = MATRIX_CAP + 1;
+  }
+  if (L->raised != before)
+    return -1;
+  if (ex == NULL)
+    return 0;
+  if (ex->kind != N_SEQ) {
+    expected(L, ex, "a list of mappings {PARAM: VALUE, ...}", "exclude");
+    return -1;
+  }
+  m->excl = st__zalloc((ex->n ? ex->n : 1) * nk, sizeof *m->excl);
+  if (m->excl == NULL) {
+    L->oom = 1;
+    return -1;
+  }
+  m->n_excl = ex->n;
+  for (size_t e = 0; e < ex->n; e++) {
+    const node *ent = ex->kids[e];
+    size_t *row = &m->excl[e * nk];
+    for (size_t i = 0; i < nk; i++)
+      row[i] = SIZE_MAX;
+    if (ent->kind != N_MAP || ent->n == 0) {
+      expected(L, ent, "a mapping {PARAM: VALUE, ...} of matrix keys",
+               "exclude");
+      continue;
+    }
+    for (size_t p = 0; p + 1 < ent->n; p += 2) {
+      const node *k = ent->kids[p], *val = ent->kids[p + 1];
+      size_t i;
+      for (i = 0; i < nk; i++)
+        if (is_str(k) && strcmp(m->keys[i]->str, k->str) == 0)
+          break;
+      if (i == nk) {
+        const char *cand[MATRIX_MAX_KEYS];
+        char got[100];
+        for (size_t j = 0; j < nk; j++)
+          cand[j] = m->keys[j]->str;
+        describe(k, got, sizeof got);
+        const char *dym = is_str(k) ? st__suggest(k->str, cand, nk) : NULL;
+        if (dym)
+          nerr(L, k,
+               "exclude names %s, which is not a matrix key: did you mean "
+               "'%s'? expected a key of the matrix",
+               got, dym);
+        else
+          nerr(L, k, "exclude names %s, which is not a matrix key; expected "
+               "a key of the matrix", got);
+        continue;
+      }
+      if (row[i] != SIZE_MAX) {
+        nerr(L, k, "duplicate key '%s' in an exclude entry", k->str);
+        continue;
+      }
+      const node *l = m->lists[i];
+      size_t j;
+      for (j = 0; j < l->n; j++)
+        if (val->kind == N_SCALAR && strcmp(l->kids[j]->str, val->str) == 0)
+          break;
+      if (j == l->n) {
+        char got[100];
+        describe(val, got, sizeof got);
+        nerr(L, val,
+             "exclude gives %s for '%s', which is not one of its matrix "
+             "values; expected one of the values listed at %d:%d",
+             got, k->str, l->line, l->col);
+        continue;
+      }
+      row[i] = j;
+    }
+  }
+  return L->raised != before ? -1 : 0;
+}
+
+static int excluded(const matrix *m, const size_t *idx) {
+  for (size_t e = 0; e < m->n_excl; e++) {
+    const size_t *row = &m->excl[e * m->n];
+    size_t i;
+    for (i = 0; i < m->n; i++)
+      if (row[i] != SIZE_MAX && row[i] != idx[i])
+        break;
+    if (i == m->n)
+      return 1;
+  }
+  return 0;
+}
+
+static char **copy_strv(loader *L, char *const *v, size_t n) {
+  if (v == NULL)
+    return NULL;
+  char **out = st__zalloc(n ? n : 1, sizeof *out);
+  if (out == NULL) {
+    L->oom = 1;
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (v[i] && (out[i] = dupstr(L, v[i])) == NULL)
+      break;
+  return out;
+}
+
+/* One combination of a matrix case: the template's fields deep-copied,
+ * its params plus the matrix's, named NAME[P1=v1,P2=v2] (SPEC §13). */
+static int matrix_case(loader *L, const st__case *t, const matrix *m,
+                       const size_t *idx, st__case *c) {
+  *c = *t;
+  c->name = NULL;
+  c->params = NULL;
+  c->platforms = copy_strv(L, t->platforms, t->n_platforms);
+  c->manual_platforms = copy_strv(L, t->manual_platforms, t->n_manual);
+  c->params = st__zalloc(t->n_params + m->n, sizeof *c->params);
+  if (c->params == NULL) {
+    L->oom = 1;
+    return -1;
+  }
+  c->n_params = t->n_params + m->n;
+  for (size_t i = 0; i < t->n_params; i++) {
+    c->params[i] = t->params[i];
+    c->params[i].name = dupstr(L, t->params[i].name);
+    c->params[i].str = t->params[i].str ? dupstr(L, t->params[i].str) : NULL;
+  }
+  size_t len = strlen(t->name) + 3;
+  for (size_t i = 0; i < m->n; i++)
+    len += strlen(m->keys[i]->str) + 2 + m->lists[i]->kids[idx[i]]->len;
+  c->name = malloc(len);
+  if (c->name == NULL) {
+    L->oom = 1;
+    return -1;
+  }
+  size_t off = (size_t)snprintf(c->name, len, "%s[", t->name);
+  for (size_t i = 0; i < m->n; i++) {
+    const node *val = m->lists[i]->kids[idx[i]];
+    st__param *p = &c->params[t->n_params + i];
+    off += (size_t)snprintf(c->name + off, len - off, "%s%s=%s", i ? "," : "",
+                            m->keys[i]->str, val->str);
+    p->name = dupstr(L, m->keys[i]->str);
+    p->line = m->keys[i]->line;
+    p->column = m->keys[i]->col;
+    take_param_value(L, val, p);
+  }
+  snprintf(c->name + off, len - off, "]");
+  c->base_len = strlen(t->name);
+  return L->oom ? -1 : 0;
+}
+
+/* Expands a matrix case into cv; the template stays the caller's. */
+static void expand_matrix(loader *L, const st__case *t, const case_src *src,
+                          int valid, casevec *cv) {
+  matrix m;
+  size_t idx[MATRIX_MAX_KEYS] = {0}, made = 0;
+  if (take_matrix(L, src->v[C_MATRIX], src->v[C_EXCLUDE], t, &m) != 0 ||
+      t->name == NULL) {
+    matrix_free(&m);
+    return;
+  }
+  if (m.product > MATRIX_CAP - L->matrix_total) {
+    nerr(L, src->k[C_MATRIX],
+         "matrix of case '%s' makes %s%" PRIu64 " combinations, with %" PRIu64
+         " before it in this scene; expected at most %d per scene (counted "
+         "before exclude)",
+         t->name, m.product > MATRIX_CAP ? "more than " : "",
+         m.product > MATRIX_CAP ? (uint64_t)MATRIX_CAP : m.product,
+         L->matrix_total, MATRIX_CAP);
+    matrix_free(&m);
+    return;
+  }
+  L->matrix_total += m.product;
+  for (;;) {
+    if (!excluded(&m, idx)) {
+      st__case *c = casevec_push(L, cv, (size_t)m.product);
+      if (c == NULL)
+        break;
+      size_t before = L->raised;
+      if (matrix_case(L, t, &m, idx, c) != 0)
+        break;
+      finish_case(L, c, src);
+      cv->valid[cv->n - 1] = valid && L->raised == before;
+      made++;
+    }
+    /* The last key varies fastest. */
+    size_t i = m.n;
+    while (i > 0 && ++idx[i - 1] == m.lists[i - 1]->n)
+      idx[--i] = 0;
+    if (i == 0)
+      break;
+  }
+  if (made == 0 && !L->oom)
+    nerr(L, src->k[C_EXCLUDE],
+         "exclude drops every combination of matrix case '%s'; expected at "
+         "least one left",
+         t->name);
+  matrix_free(&m);
+}
+
+static void take_cases(loader *L, const node *n, st_scene *s) {
+  casevec cv = {0};
   if (n->kind != N_SEQ) {
     expected(L, n, "a list of cases", "cases");
     return;
@@ -1302,59 +1974,76 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
          "with a name each");
     return;
   }
-  s->cases = st__zalloc(n->n, sizeof *s->cases);
+  /* Names as written: a plain case's own (its string does not move when
+   * the case array grows), a matrix case's base name copied, since its
+   * template is freed once expanded. */
   named *names = st__zalloc(n->n, sizeof *names);
+  char **copies = st__zalloc(n->n, sizeof *copies);
   size_t n_names = 0;
-  if (s->cases == NULL || names == NULL) {
+  if (names == NULL || copies == NULL) {
     L->oom = 1;
     free(names);
+    free(copies);
     return;
   }
-  free(L->valid_cases);
-  L->valid_cases = valid = st__zalloc(n->n, 1);
-  if (valid == NULL) {
-    L->oom = 1;
-    free(names);
-    return;
-  }
-  s->n_cases = n->n;
-  for (size_t i = 0; i < n->n; i++) {
+  L->matrix_total = 0;
+  for (size_t i = 0; i < n->n && !L->oom; i++) {
     const node *item = n->kids[i];
-    st__case *c = &s->cases[i];
-    c->line = item->line;
-    c->column = item->col;
-    c->skip_golden = -1;
     if (item->kind != N_MAP) {
       char got[100];
       describe(item, got, sizeof got);
       nerr(L, item, "expected a case mapping {name: NAME, ...}, got %s", got);
       continue;
     }
+    st__case t;
+    case_src src;
+    memset(&t, 0, sizeof t);
+    t.line = item->line;
+    t.column = item->col;
     size_t before = L->raised;
-    take_case(L, item, c);
-    if (L->raised == before)
-      valid[i] = 1;
-    if (c->name) {
-      names[n_names].name = c->name;
-      names[n_names].line = c->line;
-      names[n_names].col = c->column;
+    take_case(L, item, &t, s, &src);
+    int is_matrix = src.v[C_MATRIX] != NULL;
+    if (t.name && (!is_matrix || (copies[n_names] = dupstr(L, t.name)))) {
+      names[n_names].name = is_matrix ? copies[n_names] : t.name;
+      names[n_names].line = t.line;
+      names[n_names].col = t.column;
       names[n_names].idx = i;
       n_names++;
     }
+    if (src.v[C_MATRIX] != NULL) {
+      expand_matrix(L, &t, &src, L->raised == before, &cv);
+      st__case_free_fields(&t);
+      continue;
+    }
+    st__case *c = casevec_push(L, &cv, n->n);
+    if (c == NULL) {
+      st__case_free_fields(&t);
+      break;
+    }
+    *c = t;
+    finish_case(L, c, &src);
+    cv.valid[cv.n - 1] = L->raised == before;
   }
   check_unique(L, names, n_names, "duplicate case name",
                "; expected case names unique in a scene");
+  for (size_t i = 0; i < n_names; i++)
+    free(copies[i]);
+  free(copies);
   free(names);
+  s->cases = cv.v;
+  s->n_cases = cv.n;
+  free(L->valid_cases);
+  L->valid_cases = cv.valid;
 }
 
 /* ------------------------------------------------------------------ */
 /* Scenes                                                              */
 
 static const char *const scene_keys[] = {
-    "scene", "level",       "kernel", "golden", "rtol",
-    "atol",  "workers",     "skip_golden", "args", "cases"};
+    "scene", "level",   "kernel",      "golden", "rtol",  "atol",
+    "workers", "skip_golden", "equal_nan", "expect", "args", "cases"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
-       K_SKIP, K_ARGS, K_CASES };
+       K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -1404,11 +2093,6 @@ static const st_scene *find_scene(const loader *L, const char *name) {
   return s;
 }
 
-static int same_error(const st_error *a, const st_error *b) {
-  return a->line == b->line && a->column == b->column &&
-         strcmp(a->message, b->message) == 0;
-}
-
 /* Every case's plan, so that every case's params are checked now. The
  * same problem found in several cases is reported once. */
 static void resolve_cases(loader *L, const st_scene *s) {
@@ -1420,6 +2104,11 @@ static void resolve_cases(loader *L, const st_scene *s) {
       continue;
     st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
                                     &tmp);
+    const st__scene_check *chk = L->ext ? L->ext->check : NULL;
+    if (rc == ST_OK && chk != NULL && chk->kase != NULL) {
+      st__diag d = {L};
+      chk->kase(chk->data, s, i, &plan, &d);
+    }
     st__plan_free(&plan);
     if (rc == ST_ENOMEM)
       L->oom = 1;
@@ -1439,7 +2128,7 @@ static void resolve_cases(loader *L, const st_scene *s) {
 }
 
 static void take_scene(loader *L, const node *root) {
-  const node *v[10], *k[10];
+  const node *v[K_NKEYS], *k[K_NKEYS];
   char got[100];
   size_t before = L->raised;
   int64_t x;
@@ -1462,7 +2151,7 @@ static void take_scene(loader *L, const node *root) {
   s->file = dupstr(L, L->file);
   if (L->dir)
     s->dir = dupstr(L, L->dir);
-  map_fields(L, root, "scene", scene_keys, 10, v, k);
+  map_fields(L, root, "scene", scene_keys, K_NKEYS, v, k);
   require(L, root, "scene", "scene", v[K_SCENE]);
   require(L, root, "scene", "kernel", v[K_KERNEL]);
   require(L, root, "scene", "args", v[K_ARGS]);
@@ -1479,16 +2168,31 @@ static void take_scene(loader *L, const node *root) {
     if (level_ok)
       s->level = (int)x;
   }
-  if (v[K_KERNEL])
+  if (v[K_KERNEL]) {
     s->kernel = take_string(L, v[K_KERNEL], "an op name", "kernel");
-  if (v[K_GOLDEN])
+    s->kernel_line = s->golden_line = v[K_KERNEL]->line;
+    s->kernel_column = s->golden_column = v[K_KERNEL]->col;
+  }
+  if (v[K_GOLDEN]) {
     s->golden = take_string(L, v[K_GOLDEN], "an op name", "golden");
-  else if (s->kernel)
+    s->golden_line = v[K_GOLDEN]->line;
+    s->golden_column = v[K_GOLDEN]->col;
+  } else if (s->kernel) {
     s->golden = dupstr(L, s->kernel);
-  if (v[K_RTOL] && take_tol(L, v[K_RTOL], "rtol", &s->rtol) == 0)
-    s->has_rtol = 1;
-  if (v[K_ATOL] && take_tol(L, v[K_ATOL], "atol", &s->atol) == 0)
-    s->has_atol = 1;
+  }
+  if (v[K_RTOL])
+    take_tol_or_param(L, v[K_RTOL], "rtol", &s->has_rtol, &s->rtol,
+                      &s->rtol_param);
+  if (v[K_ATOL])
+    take_tol_or_param(L, v[K_ATOL], "atol", &s->has_atol, &s->atol,
+                      &s->atol_param);
+  if (v[K_EQNAN])
+    (void)take_bool(L, v[K_EQNAN], "equal_nan", &s->equal_nan);
+  if (v[K_EXPECT]) {
+    int e = take_expect(L, v[K_EXPECT]);
+    if (e >= 0)
+      s->expect_fail = e;
+  }
   if (v[K_WORKERS]) {
     if (take_int(L, v[K_WORKERS], "workers", "an integer from 1 to 64", 1, 64,
                  &x) == 0)
@@ -1519,6 +2223,10 @@ static void take_scene(loader *L, const node *root) {
    * is reported is never a consequence of an error already reported. */
   if (!L->oom)
     resolve_cases(L, s);
+  if (!L->oom && L->ext && L->ext->check && L->ext->check->scene) {
+    st__diag d = {L};
+    L->ext->check->scene(L->ext->check->data, s, L->valid_cases, &d);
+  }
   free(L->valid_cases);
   L->valid_cases = NULL;
   if (L->raised != before || L->oom || s->name == NULL) {
@@ -1671,9 +2379,23 @@ static char *dir_of(const char *name) {
   return real;
 }
 
+static void sort_errors(st_error_list *l) {
+  /* Stable insertion sort by position: at most MAX_ERRORS + 1 items. */
+  for (size_t i = 1; i < l->count; i++) {
+    st_error e = l->items[i];
+    size_t j = i;
+    while (j > 0 && err_cmp(&l->items[j - 1], &e) > 0) {
+      l->items[j] = l->items[j - 1];
+      j--;
+    }
+    l->items[j] = e;
+  }
+}
+
 static st_status load_buffer(st_scene_set *set, const char *name,
                              const char *text, size_t length,
                              const st_load_options *opts,
+                             const st__load_ext *ext,
                              st_error_list *errors) {
   loader L;
   st_load_options taken;
@@ -1691,25 +2413,23 @@ static st_status load_buffer(st_scene_set *set, const char *name,
   L.buf = text;
   L.len = length;
   L.opts = opts;
+  L.ext = ext;
   L.set = set;
   errno = 0;
   L.dir = dir_of(name);
   if (L.dir == NULL && errno == ENOMEM)
     L.oom = 1;
   st_error_list_init(&L.errs);
+  st_error_list_init(&L.warns);
 
   parse(&L);
 
-  /* Stable insertion sort by position: at most MAX_ERRORS + 1 items. */
-  for (size_t i = 1; i < L.errs.count; i++) {
-    st_error e = L.errs.items[i];
-    size_t j = i;
-    while (j > 0 && err_cmp(&L.errs.items[j - 1], &e) > 0) {
-      L.errs.items[j] = L.errs.items[j - 1];
-      j--;
-    }
-    L.errs.items[j] = e;
-  }
+  sort_errors(&L.errs);
+  sort_errors(&L.warns);
+  if (ext && ext->warnings)
+    for (size_t i = 0; i < L.warns.count; i++)
+      if (st_error_list_add(ext->warnings, &L.warns.items[i]) != ST_OK)
+        L.oom = 1;
   /* Last, whatever its position: it is about the list, not the file. */
   if (L.too_many) {
     st_error e;
@@ -1768,6 +2488,7 @@ out:
   free(L.valid_cases);
   free(L.dir);
   st_error_list_free(&L.errs);
+  st_error_list_free(&L.warns);
   return rc;
 }
 
@@ -1775,7 +2496,15 @@ st_status st_scene_set_load_string(st_scene_set *set, const char *name,
                                    const char *text, size_t length,
                                    const st_load_options *opts,
                                    st_error_list *errors) {
-  return load_buffer(set, name, text, length, opts, errors);
+  return load_buffer(set, name, text, length, opts, NULL, errors);
+}
+
+st_status st__scene_set_load_string_ext(st_scene_set *set, const char *name,
+                                        const char *text, size_t length,
+                                        const st_load_options *opts,
+                                        const st__load_ext *ext,
+                                        st_error_list *errors) {
+  return load_buffer(set, name, text, length, opts, ext, errors);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1813,7 +2542,7 @@ static int file_seen(st_scene_set *set, const struct stat *sb) {
 
 static st_status load_file(st_scene_set *set, const char *path,
                            const st_load_options *opts,
-                           st_error_list *errors) {
+                           const st__load_ext *ext, st_error_list *errors) {
   /* Non-blocking, so that a FIFO (or a device) in a scene's place is
    * refused below instead of blocking the open until a writer comes
    * (issue 13, D3); for a regular file the flag changes nothing. */
@@ -1883,7 +2612,7 @@ static st_status load_file(st_scene_set *set, const char *path,
       break;
     len += (size_t)r;
   }
-  rc = load_buffer(set, path, buf, len, opts, errors);
+  rc = load_buffer(set, path, buf, len, opts, ext, errors);
 out:
   free(buf);
   close(fd);
@@ -1900,8 +2629,78 @@ static int has_suffix(const char *s, const char *suf) {
   return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-static st_status collect(const char *dir, pathlist *out, int depth,
-                         st_error_list *errors) {
+/* What a directory scan skips (SPEC §13): names starting with '.',
+ * `subprojects` and `build*` directories at any depth, and the --ignore
+ * and .scenetestignore globs, matched with fnmatch against the path
+ * relative to the command-line directory and against the basename. */
+typedef struct scan {
+  const char *root;
+  size_t root_len;
+  const char *const *globs; /* --ignore */
+  size_t n_globs;
+  char **file_globs; /* .scenetestignore; owned */
+  size_t n_file_globs;
+} scan;
+
+static int glob_hit(const char *const *g, size_t n, const char *rel,
+                    const char *base) {
+  for (size_t i = 0; i < n; i++)
+    if (fnmatch(g[i], rel, 0) == 0 || fnmatch(g[i], base, 0) == 0)
+      return 1;
+  return 0;
+}
+
+static int ignored(const scan *sc, const char *path, const char *base,
+                   int is_dir) {
+  if (is_dir && (strcmp(base, "subprojects") == 0 ||
+                 strncmp(base, "build", 5) == 0))
+    return 1;
+  const char *rel = path + sc->root_len;
+  while (*rel == '/')
+    rel++;
+  return glob_hit(sc->globs, sc->n_globs, rel, base) ||
+         glob_hit((const char *const *)sc->file_globs, sc->n_file_globs, rel,
+                  base);
+}
+
+/* Reads DIR/.scenetestignore, if any: one glob a line, '#' comments. */
+static st_status read_ignore_file(scan *sc) {
+  char *p;
+  if (asprintf(&p, "%s/.scenetestignore", sc->root) < 0)
+    return ST_ENOMEM;
+  FILE *f = fopen(p, "r");
+  free(p);
+  if (f == NULL)
+    return ST_OK;
+  char line[4096];
+  st_status rc = ST_OK;
+  while (fgets(line, sizeof line, f) != NULL) {
+    size_t len = strlen(line);
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+                       line[len - 1] == ' ' || line[len - 1] == '\t' ||
+                       line[len - 1] == '/'))
+      line[--len] = '\0';
+    char *g = line;
+    while (*g == ' ' || *g == '\t')
+      g++;
+    if (*g == '\0' || *g == '#')
+      continue;
+    char **v = realloc(sc->file_globs, (sc->n_file_globs + 1) * sizeof *v);
+    if (v == NULL || (v[sc->n_file_globs] = strdup(g)) == NULL) {
+      if (v)
+        sc->file_globs = v;
+      rc = ST_ENOMEM;
+      break;
+    }
+    sc->file_globs = v;
+    sc->n_file_globs++;
+  }
+  fclose(f);
+  return rc;
+}
+
+static st_status collect(const scan *sc, const char *dir, pathlist *out,
+                         int depth, st_error_list *errors) {
   DIR *d;
   struct dirent *de;
   st_status rc = ST_OK;
@@ -1923,7 +2722,9 @@ static st_status collect(const char *dir, pathlist *out, int depth,
       break;
     }
     if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-      st_status r = collect(p, out, depth + 1, errors);
+      st_status r = ST_OK;
+      if (!ignored(sc, p, de->d_name, 1))
+        r = collect(sc, p, out, depth + 1, errors);
       free(p);
       if (r == ST_ENOMEM) {
         rc = r;
@@ -1934,7 +2735,8 @@ static st_status collect(const char *dir, pathlist *out, int depth,
       continue;
     }
     if (!(has_suffix(de->d_name, ".yaml") || has_suffix(de->d_name, ".yml")) ||
-        stat(p, &sb) != 0 || S_ISDIR(sb.st_mode)) {
+        stat(p, &sb) != 0 || S_ISDIR(sb.st_mode) ||
+        ignored(sc, p, de->d_name, 0)) {
       free(p);
       continue;
     }
@@ -1959,9 +2761,10 @@ static int path_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-st_status st_scene_set_load_path(st_scene_set *set, const char *path,
-                                 const st_load_options *opts,
-                                 st_error_list *errors) {
+st_status st__scene_set_load_path_ext(st_scene_set *set, const char *path,
+                                      const st_load_options *opts,
+                                      const st__load_ext *ext,
+                                      st_error_list *errors) {
   struct stat sb;
   st_load_options taken;
   st_error bad;
@@ -1972,18 +2775,23 @@ st_status st_scene_set_load_path(st_scene_set *set, const char *path,
       return ST_ENOMEM;
     return bad.code;
   }
+  /* Files named on the command line are never ignored (SPEC §13). */
   if (stat(path, &sb) != 0)
     return io_error(errors, "cannot open '%s': %s", path, errno);
   if (!S_ISDIR(sb.st_mode))
-    return load_file(set, path, opts, errors);
+    return load_file(set, path, opts, ext, errors);
 
   pathlist pl = {0};
-  st_status rc = collect(path, &pl, 0, errors);
+  scan sc = {path, strlen(path), ext ? ext->ignore : NULL,
+             ext ? ext->n_ignore : 0, NULL, 0};
+  st_status rc = read_ignore_file(&sc);
+  if (rc == ST_OK)
+    rc = collect(&sc, path, &pl, 0, errors);
   if (rc != ST_ENOMEM) {
     if (pl.n > 1) /* an empty directory has no array at all */
       qsort(pl.v, pl.n, sizeof *pl.v, path_cmp);
     for (size_t i = 0; i < pl.n; i++) {
-      st_status r = load_file(set, pl.v[i], opts, errors);
+      st_status r = load_file(set, pl.v[i], opts, ext, errors);
       if (r == ST_ENOMEM) {
         rc = r;
         break;
@@ -1995,5 +2803,14 @@ st_status st_scene_set_load_path(st_scene_set *set, const char *path,
   for (size_t i = 0; i < pl.n; i++)
     free(pl.v[i]);
   free(pl.v);
+  for (size_t i = 0; i < sc.n_file_globs; i++)
+    free(sc.file_globs[i]);
+  free(sc.file_globs);
   return rc;
+}
+
+st_status st_scene_set_load_path(st_scene_set *set, const char *path,
+                                 const st_load_options *opts,
+                                 st_error_list *errors) {
+  return st__scene_set_load_path_ext(set, path, opts, NULL, errors);
 }

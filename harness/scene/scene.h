@@ -70,6 +70,9 @@ typedef struct st__arg {
   st_role role;     /* tensors; default input */
   int has_rtol, has_atol;
   double rtol, atol;
+  st__val rtol_param, atol_param; /* a param name (ST__VAL_NAME) instead of
+                                     a number: resolved per case */
+  int equal_nan;    /* -1 unset, else 0/1 */
   int compare;      /* outputs; default 1 */
   st__val value;    /* scalars */
   int invalid;      /* loader only: this arg had errors, so plans skip it
@@ -84,6 +87,7 @@ typedef struct st__param {
   char *str;  /* owned, is_str */
   int line;
   int column;
+  int used;   /* a case-level field (rtol, atol, rounds, timeout) named it */
 } st__param;
 
 typedef struct st__case {
@@ -103,6 +107,13 @@ typedef struct st__case {
   int has_rtol, has_atol;
   double rtol, atol;
   double timeout;            /* 0 unset */
+  int equal_nan;             /* -1 unset, else 0/1 */
+  int expect_fail;           /* resolved: the case's `expect`, else the
+                                scene's (SPEC §13) */
+  size_t base_len;           /* a matrix case: the length of NAME in
+                                NAME[P=v,...]; else strlen(name) */
+  int platforms_line, platforms_column; /* where the lists are written */
+  int manual_line, manual_column;
 } st__case;
 
 struct st_scene {
@@ -114,10 +125,15 @@ struct st_scene {
   int level;  /* 2 or 3 */
   char *kernel; /* owned */
   char *golden; /* owned: defaults to kernel */
+  int kernel_line, kernel_column; /* where the ops are named (golden: */
+  int golden_line, golden_column; /* the kernel's when not given) */
   int has_rtol, has_atol;
   double rtol, atol;
   unsigned workers; /* level 3; default 2 */
   int skip_golden;  /* default 0 */
+  st__val rtol_param, atol_param; /* param-named tolerances, per case */
+  int equal_nan;    /* default 0 */
+  int expect_fail;  /* default 0 */
   st__arg *args;    /* owned */
   size_t n_args;
   st__case *cases;  /* owned */
@@ -161,6 +177,7 @@ typedef struct st__rarg {
   size_t n_values;
   const char *path;   /* ST__INIT_FILE; borrowed from arg */
   double rtol, atol;  /* effective: tensor > case > scene > dtype default */
+  int equal_nan;      /* effective: tensor > case > scene > false */
   st__num value;      /* scalars */
 } st__rarg;
 
@@ -189,6 +206,63 @@ void st__plan_free(st__plan *plan /* IN/OUT */);
 /* Default tolerances per dtype (torch.testing.assert_close). */
 void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
                            double *atol /* OUT */);
+
+/* ------------------------------------------------------------------ */
+/* Load-time checks above the model (SPEC §13)                         */
+
+/* Where a check reports: the loader's list of a file's errors (sorted by
+ * position with the others; any error keeps the file out of the set), or
+ * its warnings. Exact repeats are dropped (a matrix case repeats its
+ * positions). */
+typedef struct st__diag st__diag;
+void st__diag_error(st__diag *d /* IN/OUT */, int line, int column,
+                    const char *fmt, ...) ST_PRINTF(4, 5);
+void st__diag_warning(st__diag *d /* IN/OUT */, int line, int column,
+                      const char *fmt, ...) ST_PRINTF(4, 5);
+
+/* A validation pass the loader runs without knowing what it checks: the
+ * layer above (harness/ops/validate.c) knows the registry and the ops,
+ * which the loader must not depend on. Work handed down as a struct of
+ * function pointers, as libuv's uv__work. Either callback may be NULL. */
+typedef struct st__scene_check {
+  void *data;
+  /* Every case whose plan resolved, with that plan. */
+  void (*kase)(void *data, const st_scene *scene, size_t case_index,
+               const st__plan *plan, st__diag *diag);
+  /* Once per scene document, after its cases; valid[i] says whether case
+   * i loaded without errors (fields of an invalid one may be NULL). The
+   * scene itself may have errors too: every field may be NULL. */
+  void (*scene)(void *data, const st_scene *scene,
+                const unsigned char *valid, st__diag *diag);
+} st__scene_check;
+
+/* What the CLI adds to a load beyond st_load_options. */
+typedef struct st__load_ext {
+  const st__scene_check *check; /* NULL: none */
+  st_error_list *warnings;      /* NULL: warnings dropped */
+  const char *const *ignore;    /* --ignore globs for directory scans */
+  size_t n_ignore;
+} st__load_ext;
+
+/* st_scene_set_load_path with the extensions (ext may be NULL).
+ * Thread-safety: one thread per set. */
+st_status st__scene_set_load_path_ext(st_scene_set *set /* IN/OUT */,
+                                      const char *path /* IN */,
+                                      const st_load_options *opts /* IN */,
+                                      const st__load_ext *ext /* IN */,
+                                      st_error_list *errors /* OUT */) ST_WUR;
+/* st_scene_set_load_string with the extensions (ext may be NULL). */
+st_status st__scene_set_load_string_ext(st_scene_set *set /* IN/OUT */,
+                                        const char *name /* IN */,
+                                        const char *text /* IN */,
+                                        size_t length,
+                                        const st_load_options *opts /* IN */,
+                                        const st__load_ext *ext /* IN */,
+                                        st_error_list *errors /* OUT */)
+    ST_WUR;
+
+/* Frees what a case owns (not the case itself). */
+void st__case_free_fields(st__case *c /* IN/OUT */);
 
 /* Frees one scene; accepts NULL. */
 void st__scene_free(st_scene *scene /* IN, owned */);

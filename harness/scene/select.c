@@ -17,14 +17,38 @@
 typedef struct selector {
   char *scene;     /* owned; "" = any */
   char *kase;      /* owned; "" = any */
+  int scene_literal; /* the part equals a scene name: no glob (SPEC §13) */
+  int kase_literal;  /* the part equals a case name: no glob */
   size_t matched;  /* cases it matches, before manual/platform */
   size_t manual;   /* of those, manual on the platform */
   size_t runs_on;  /* of those, running on the platform */
   size_t selected; /* of those, left after manual and platform */
 } selector;
 
-static int part_matches(const char *pattern, const char *name) {
+static int part_matches(const char *pattern, int literal, const char *name) {
+  if (literal)
+    return strcmp(pattern, name) == 0;
   return pattern[0] == '\0' || fnmatch(pattern, name, 0) == 0;
+}
+
+/* SPEC §13: a part equal to a name matches literally before glob
+ * matching, so `S::C[N=7]` selects the matrix case C[N=7] and not the
+ * cases its bracket expression would match as a glob. */
+static void find_literals(const st_scene_set *set, selector *sel) {
+  for (size_t s = 0; s < st_scene_set_count(set); s++) {
+    const st_scene *scene = st_scene_set_get(set, s);
+    if (sel->scene[0] != '\0' && strcmp(sel->scene, st_scene_name(scene)) == 0)
+      sel->scene_literal = 1;
+  }
+  for (size_t s = 0; s < st_scene_set_count(set); s++) {
+    const st_scene *scene = st_scene_set_get(set, s);
+    if (!part_matches(sel->scene, sel->scene_literal, st_scene_name(scene)))
+      continue;
+    for (size_t c = 0; c < st_scene_case_count(scene); c++)
+      if (sel->kase[0] != '\0' &&
+          strcmp(sel->kase, st_scene_case_name(scene, c)) == 0)
+        sel->kase_literal = 1;
+  }
 }
 
 /* Appends ", "-separated scene names to buf while they fit, then
@@ -139,6 +163,7 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       rc = st_error_set(err, ST_ENOMEM, "out of memory");
       goto out;
     }
+    find_literals(set, &sels[k]);
   }
 
   for (s = 0; s < st_scene_set_count(set); s++) {
@@ -149,8 +174,8 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       int manual, runs, keep = keep_case(scene, c, &o, &manual, &runs);
       int hit = n_sels == 0;
       for (k = 0; k < n_sels; k++) {
-        if (!part_matches(sels[k].scene, sname) ||
-            !part_matches(sels[k].kase, cname))
+        if (!part_matches(sels[k].scene, sels[k].scene_literal, sname) ||
+            !part_matches(sels[k].kase, sels[k].kase_literal, cname))
           continue;
         hit = 1;
         sels[k].matched++;

@@ -40,6 +40,8 @@ typedef struct st_run_options {
   int redirect_stdout;             /* point fd 1 at fd 2 while phases run */
   int isolate;                     /* each case in a forked child */
   double timeout;                  /* seconds per case; 0 = none */
+  const char *dump_dir;            /* --dump-on-fail: a failing compare's
+                                      tensors as .npy under DIR; NULL none */
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
@@ -80,10 +82,14 @@ typedef enum st_case_status {
   ST_CASE_PASS = 0,
   ST_CASE_FAIL = 1,
   ST_CASE_ERROR = 2,
-  ST_CASE_SKIP = 3
+  ST_CASE_SKIP = 3,
+  /* expect: fail (SPEC §13): a failure that was expected (a pass for the
+   * exit status), and a pass that was not (a failure). */
+  ST_CASE_XFAIL = 4,
+  ST_CASE_XPASS = 5
 } st_case_status;
 
-/* "pass", "fail", "error", "skip". */
+/* "pass", "fail", "error", "skip", "xfail", "xpass". */
 ST_EXTERN const char *st_case_status_name(st_case_status s);
 
 typedef struct st_case_result st_case_result;
@@ -202,7 +208,8 @@ ST_EXTERN const st_case_result *st_run_result_get(const st_run_result *res,
 /* Counts by status. */
 ST_EXTERN size_t st_run_result_count_status(const st_run_result *res,
                                             st_case_status status);
-/* 0 all passed or skipped, 1 a case failed or errored. */
+/* 0 all passed, were skipped or failed as expected (xfail); 1 a case
+ * failed, errored or passed unexpectedly (xpass). */
 ST_EXTERN int st_run_result_exit_code(const st_run_result *res /* IN */);
 
 /* Accepts NULL. Do not free a result owned by an st_run_result. */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Integration tests of the scenetest binary (SPEC §6), printing TAP 13.
 
-Usage: test_cli.py PATH/TO/scenetest
+Usage: test_cli.py PATH/TO/scenetest PATH/TO/st_plugin_good.so
 
 Each test runs the binary on scene files written to a temporary directory
 and checks the exit status, the exact error lines and the reports. TAP
@@ -19,6 +19,10 @@ import sys
 import tempfile
 
 EXE = os.path.abspath(sys.argv[1])
+# Any plugin: with one given, an op nobody registered is a warning at load
+# time and a case error when the case runs (SPEC §13); without, a load
+# error.
+PLUGIN = os.path.abspath(sys.argv[2])
 TMP = tempfile.mkdtemp(prefix="scenetest-cli-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -63,7 +67,8 @@ cases:
   - name: after
 """
 
-# An op nobody implements: a case error, decided when the case runs.
+# An op nobody implements: with a --plugin, a case error decided when the
+# case runs (runs of it pass NO_OP_RUN).
 NO_OP = """\
 scene: no_op
 kernel: no_such_op
@@ -94,6 +99,7 @@ BAD = "scene: [unclosed\nkernel: add\n"
 GOOD_F = write("good.yaml", GOOD)
 MISMATCH_F = write("mismatch.yaml", MISMATCH)
 NO_OP_F = write("space dir/no op's.yaml", NO_OP)
+NO_OP_RUN = [NO_OP_F, "--plugin", PLUGIN]
 CPU_ONLY_F = write("cpu only.yaml", CPU_ONLY)
 BAD_F = write("bad.yaml", BAD)
 DIR = os.path.dirname(write("dir/sub/good.yml", GOOD))
@@ -327,7 +333,8 @@ def rerun_command_reruns_the_case():
     import shlex
     for path, case in ((MISMATCH_F, "mismatch::wrong"),
                        (NO_OP_F, "no_op::missing")):
-        r = Run(["run", "--format", "tap", "--rounds", "2", path])
+        r = Run(["run", "--format", "tap", "--rounds", "2", path] +
+                (NO_OP_RUN[1:] if path == NO_OP_F else []))
         m = re.search(r"rerun: \"scenetest run (.*)\"\n", r.out)
         check(m is not None, "rerun present", r)
         # Undo the YAML double-quoted escapes (\\ and \") first.
@@ -341,10 +348,25 @@ def rerun_command_reruns_the_case():
 
 @test
 def missing_op_is_case_error():
-    r = Run(["run", "--format", "tap", NO_OP_F])
+    r = Run(["run", "--format", "tap"] + NO_OP_RUN)
     check(r.rc == 1, "exit 1 (a case error, not a load error)", r)
     check("not ok 1 - no_op::missing\n" in r.out, "not ok", r)
     check("  severity: error\n" in r.out, "severity error", r)
+    check(NO_OP_F + ":2:9: warning: op 'no_such_op' for 'kernel' is neither "
+          "built in nor registered by a plugin loaded so far; a lazy plugin "
+          "may provide it when the case runs\n" in r.err,
+          "a warning at load time", r)
+
+
+@test
+def missing_op_without_plugin_is_load_error():
+    for cmd in ("run", "list", "check"):
+        r = Run([cmd, NO_OP_F])
+        check(r.rc == 2 and r.out == "" and r.err ==
+              NO_OP_F + ":2:9: error: unknown op 'no_such_op' for 'kernel'; "
+              "expected a built-in op (copy, add, sub, mul, scale, axpy, "
+              "relu, matmul, softmax, reduce_sum, transpose) or one that a "
+              "--plugin provides\n", cmd + ": exit 2, one line", r)
 
 
 @test
@@ -360,7 +382,7 @@ def fail_fast_skips_the_rest():
 @test
 def jobs_keep_tap_numbering():
     r = Run(["run", "--format", "tap", "-j", "4", GOOD_F, MISMATCH_F,
-             NO_OP_F, "--manual", "include"])
+             *NO_OP_RUN, "--manual", "include"])
     check(r.rc == 1, "exit 1", r)
     nums = [int(m.group(2)) for m in
             re.finditer(r"^(not )?ok (\d+) ", r.out, re.M)]
@@ -423,8 +445,8 @@ def list_prints_selection():
 
 @test
 def check_validates_only():
-    r = Run(["check", GOOD_F, MISMATCH_F, NO_OP_F])
-    check(r.rc == 0, "a missing op is no load error", r)
+    r = Run(["check", GOOD_F, MISMATCH_F] + NO_OP_RUN)
+    check(r.rc == 0, "with a plugin, a missing op is no load error", r)
     check(r.out == "ok: 3 scenes, 6 cases\n", "summary", r)
     r = Run(["check", "--max-arg-bytes", "16", GOOD_F])
     check(r.rc == 2 and r.out == "" and GOOD_F + ":" in r.err,
@@ -486,7 +508,7 @@ def events_jsonl_fields():
 @test
 def logs_never_reach_the_report():
     r = Run(["run", "--format", "tap", "--log-level", "debug", GOOD_F,
-             MISMATCH_F, NO_OP_F])
+             MISMATCH_F, *NO_OP_RUN])
     check(r.rc == 1, "exit 1", r)
     tap_lines_only(r)
     check("[TIMING]" in r.err, "TIMING lines go to stderr", r)
@@ -509,7 +531,7 @@ def prove_reads_tap_without_warnings():
     r = Run(["run", "--format", "tap", GOOD_F])
     rc, out = prove_reads(r.out)
     check(rc == 0 and "Result: PASS" in out, "prove passes:\n" + out)
-    r = Run(["run", "--format", "tap", GOOD_F, MISMATCH_F, NO_OP_F,
+    r = Run(["run", "--format", "tap", GOOD_F, MISMATCH_F, *NO_OP_RUN,
              "--manual", "include"])
     rc, out = prove_reads(r.out)
     check(rc != 0 and "Result: FAIL" in out, "prove fails:\n" + out)
@@ -556,7 +578,7 @@ def meson_reads_tap_without_errors():
     interp = meson_python()
     if interp is None:
         return "SKIP meson's Python modules are not importable"
-    for args in (["run", "--format", "tap", GOOD_F, MISMATCH_F, NO_OP_F],
+    for args in (["run", "--format", "tap", GOOD_F, MISMATCH_F, *NO_OP_RUN],
                  ["run", "--format", "tap", "--platform", "threads",
                   CPU_ONLY_F],
                  ["run", "--format", "tap", "--fail-fast", MISMATCH_F,

@@ -373,6 +373,46 @@ static void report_text__plain_lines_and_totals(void **state) {
     st_case_result_free(res[i]);
 }
 
+/* A kernel's message cannot drive the terminal: control bytes other than
+ * newline and tab are shown as \xNN, in a failure and in a skip reason;
+ * xfail shows its first line after "expected failure:"; an xpass counts
+ * in the totals. */
+static void report_text__control_bytes_escaped_and_xfail(void **state) {
+  mem m;
+  char *got;
+  st__report_config cfg;
+  st_observer obs;
+  st_case_result *res[4];
+  (void)state;
+  res[0] = make_result(ST_CASE_FAIL, "bad\033[2J\rdata\tok\nnext\x7f");
+  res[1] = make_result(ST_CASE_SKIP, "no\033]0;title\007");
+  res[2] = make_result(ST_CASE_XFAIL, "first\nsecond");
+  res[3] = make_result(ST_CASE_XPASS, "unexpected pass");
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  assert_int_equal(st__report_text_new(&cfg, &obs), ST_OK);
+  feed(&obs, res, 4);
+  st__report_text_free(&obs);
+  got = mem_take(&m);
+  assert_null(strchr(got, '\033'));
+  assert_null(strchr(got, '\r'));
+  assert_null(strchr(got, '\007'));
+  assert_non_null(strstr(got, "      bad\\x1b[2J\\x0ddata\tok\n"
+                              "      next\\x7f\n"));
+  assert_non_null(strstr(got, "(skipped: no\\x1b]0;title\\x07)\n"));
+  assert_non_null(strstr(got, "XFAIL vector_add::small (51.0 us)\n"
+                              "      expected failure: first\n"
+                              "      second\n"));
+  assert_non_null(strstr(got, "XPASS vector_add::small (51.0 us)\n"
+                              "      unexpected pass\n      rerun: "));
+  assert_non_null(strstr(got, "4 cases: 0 passed, 1 failed, 0 errors, 1 "
+                              "skipped, 1 xfailed, 1 xpassed in "));
+  free(got);
+  for (size_t i = 0; i < 4; i++)
+    st_case_result_free(res[i]);
+}
+
 #define SPACES23 "                       "
 
 static void report_text__terminal_progress_and_colour(void **state) {
@@ -533,6 +573,7 @@ int main(void) {
       cmocka_unit_test(report_tap__error_severity),
       cmocka_unit_test(report_tap_empty__skip_plan),
       cmocka_unit_test(report_text__plain_lines_and_totals),
+      cmocka_unit_test(report_text__control_bytes_escaped_and_xfail),
       cmocka_unit_test(report_text__terminal_progress_and_colour),
       cmocka_unit_test(report_text__progress_clipped_to_width),
       cmocka_unit_test(report_text__dumb_terminal),

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/* The failure report of the compare phase (SPEC §13): which round, every
+ * failing tensor, and for each the data a user needs to see what went
+ * wrong without rerunning: the mismatch count and percentage, the first
+ * mismatch, the greatest absolute and relative differences with their
+ * indexes, in the wording of torch.testing.assert_close
+ * (torch/testing/_comparison.py, make_tensor_mismatch_msg: "Mismatched
+ * elements: 1 / 4 (25.0%)", "Greatest absolute difference: 2 at index (0,
+ * 3) (up to 1e-05 allowed)"), and a table of up to 8 mismatching
+ * elements; for an input the kernel modified, the first changed element
+ * before and after. The verdict per element is compare.c's. Cold code:
+ * it runs only on a failure, so it reads elements one at a time. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "case/compare.h"
+#include "case/mismatch.h"
+#include "case/npy.h"
+
+#define TABLE_ROWS 8
+
+/* An index as torch prints it (_unravel_index in
+ * torch/testing/_comparison.py): a bare integer for a 0-d or 1-d tensor,
+ * else a tuple "(i0, i1)". */
+static void torch_index(const st_tensor *t, size_t i, char *buf,
+                        size_t size) {
+  if (t->ndim <= 1) {
+    snprintf(buf, size, "%zu", i);
+    return;
+  }
+  st__format_index(t, i, buf, size);
+  size_t n = strlen(buf);
+  if (n >= 2) {
+    buf[0] = '(';
+    buf[n - 1] = ')';
+  }
+}
+
+static void value_str(const st_tensor *t, size_t i, char *buf, size_t size) {
+  if (!st_dtype_is_float(t->dtype))
+    snprintf(buf, size, "%" PRId64, st_tensor_get_i64(t, i));
+  else if (t->dtype == ST_DTYPE_FLOAT64)
+    snprintf(buf, size, "%.17g", st_tensor_get_f64(t, i));
+  else
+    snprintf(buf, size, "%.9g", st_tensor_get_f64(t, i));
+}
+
+static void shape_str(const st_tensor *t, char *buf, size_t size) {
+  size_t len = (size_t)snprintf(buf, size, "[");
+  for (int d = 0; d < t->ndim && len < size; d++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "",
+                            (long long)t->shape[d]);
+  if (len < size)
+    snprintf(buf + len, size - len, "]");
+}
+
+/* The detail block of an output or inout that differs from golden. */
+static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
+                         const st__rarg *ra) {
+  size_t count = 0, first = 0, worst_abs = 0, worst_rel = 0;
+  size_t rows[TABLE_ROWS];
+  double max_abs = 0, max_rel = 0;
+  int have = 0;
+  for (size_t i = 0; i < a->numel; i++) {
+    const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
+    if (st__compare_element_close(x, y, ra->rtol, ra->atol, ra->equal_nan))
+      continue;
+    const double ad = fabs(x - y);
+    const double rd = ad / fabs(y);
+    if (count < TABLE_ROWS)
+      rows[count] = i;
+    if (count++ == 0)
+      first = i;
+    /* As torch.max: a NaN difference is the greatest, the first one. */
+    if (!have || (!isnan(max_abs) && (isnan(ad) || ad > max_abs)))
+      max_abs = ad, worst_abs = i;
+    if (!have || (!isnan(max_rel) && (isnan(rd) || rd > max_rel)))
+      max_rel = rd, worst_rel = i;
+    have = 1;
+  }
+  char sh[ST_MAX_DIMS * 24 + 4], ix[ST_MAX_DIMS * 24 + 4], va[48], ve[48];
+  shape_str(a, sh, sizeof sh);
+  fprintf(out, "\ntensor '%s' (%s, shape %s, rtol %g, atol %g%s):", ra->name,
+          st_dtype_name(a->dtype), sh, ra->rtol, ra->atol,
+          ra->equal_nan ? ", equal_nan" : "");
+  fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
+          100.0 * (double)count / (double)a->numel);
+  torch_index(a, first, ix, sizeof ix);
+  value_str(a, first, va, sizeof va);
+  value_str(e, first, ve, sizeof ve);
+  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix,
+          va, ve);
+  torch_index(a, worst_abs, ix, sizeof ix);
+  value_str(a, worst_abs, va, sizeof va);
+  value_str(e, worst_abs, ve, sizeof ve);
+  fprintf(out,
+          "\n  Greatest absolute difference: %.9g at index %s (up to %g "
+          "allowed): actual %s, expected %s",
+          max_abs, ix, ra->atol, va, ve);
+  torch_index(a, worst_rel, ix, sizeof ix);
+  fprintf(out,
+          "\n  Greatest relative difference: %.9g at index %s (up to %g "
+          "allowed)",
+          max_rel, ix, ra->rtol);
+  fprintf(out, "\n  %-14s %-16s %-16s %-12s %s", "index", "actual",
+          "expected", "abs diff", "rel diff");
+  for (size_t r = 0; r < count && r < TABLE_ROWS; r++) {
+    const size_t i = rows[r];
+    const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
+    torch_index(a, i, ix, sizeof ix);
+    value_str(a, i, va, sizeof va);
+    value_str(e, i, ve, sizeof ve);
+    fprintf(out, "\n  %-14s %-16s %-16s %-12.6g %.6g", ix, va, ve,
+            fabs(x - y), fabs(x - y) / fabs(y));
+  }
+  if (count > TABLE_ROWS)
+    fprintf(out, "\n  ... %zu more", count - TABLE_ROWS);
+}
+
+/* The detail of an input the kernel changed: its first changed element. */
+static void exact_detail(FILE *out, const st_tensor *after,
+                         const st_tensor *before) {
+  const size_t es = st_dtype_size(after->dtype) ? st_dtype_size(after->dtype)
+                                                : 1;
+  const unsigned char *p = after->data, *q = before->data;
+  size_t count = 0, first = 0;
+  for (size_t i = 0; i < after->numel; i++)
+    if (memcmp(p + i * es, q + i * es, es) != 0 && count++ == 0)
+      first = i;
+  char ix[ST_MAX_DIMS * 24 + 4], va[48], vb[48];
+  torch_index(after, first, ix, sizeof ix);
+  value_str(after, first, va, sizeof va);
+  value_str(before, first, vb, sizeof vb);
+  fprintf(out,
+          "\ninput '%s' (%s): %zu of %zu elements changed; first at index "
+          "%s: before %s, after %s",
+          before->name ? before->name : "?", st_dtype_name(after->dtype),
+          count, after->numel, ix, vb, va);
+}
+
+static void dump_one(FILE *out, const char *dir, const char *name,
+                     const char *what, const st_tensor *t, int *first) {
+  char stem[512], path[4096];
+  snprintf(stem, sizeof stem, "%s.%s", name, what);
+  if (st__npy_write(dir, stem, t, path, sizeof path) != ST_OK) {
+    fprintf(out, "%s%s (not written)", *first ? "\ndumped: " : ", ", stem);
+  } else {
+    fprintf(out, "%s%s", *first ? "\ndumped: " : ", ", path);
+  }
+  *first = 0;
+}
+
+/* Every tensor of the round: outputs and inouts actual and expected,
+ * inputs as they were before the run. */
+static void dump_all(FILE *out, const st__dump *dump, const st__plan *plan,
+                     const st__argset *args, const st__argset *gold,
+                     const st__argset *init) {
+  char dir[4096];
+  int first = 1;
+  snprintf(dir, sizeof dir, "%s/%s/%s", dump->dir, dump->scene, dump->kase);
+  for (size_t i = 0; i < args->n_tensors; i++) {
+    const st__rarg *ra = &plan->args[i];
+    if (args->tensors[i].role == ST_ROLE_INPUT) {
+      dump_one(out, dir, ra->name, "input", &init->tensors[i], &first);
+      continue;
+    }
+    dump_one(out, dir, ra->name, "actual", &args->tensors[i], &first);
+    if (ra->compare)
+      dump_one(out, dir, ra->name, "expected", &gold->tensors[i], &first);
+  }
+}
+
+size_t st__mismatch_report(const st__plan *plan, const st__argset *args,
+                           const st__argset *gold, const st__argset *init,
+                           unsigned round, unsigned rounds,
+                           const st__dump *dump, char **text) {
+  char line[1024], first_line[1024] = "";
+  size_t failing = 0, checked = 0;
+  char *body = NULL;
+  size_t body_len = 0;
+  *text = NULL;
+  FILE *out = open_memstream(&body, &body_len);
+  if (out == NULL)
+    return (size_t)-1;
+  for (size_t i = 0; i < args->n_tensors; i++) {
+    const st__rarg *ra = &plan->args[i];
+    const st_tensor *a = &args->tensors[i];
+    st_status rc;
+    if (a->role == ST_ROLE_INPUT)
+      rc = st__compare_exact(a, &init->tensors[i], line, sizeof line);
+    else if (ra->compare)
+      rc = st__compare_close_nan(a, &gold->tensors[i], ra->rtol, ra->atol,
+                                 ra->equal_nan, line, sizeof line);
+    else
+      continue;
+    checked++;
+    if (rc == ST_OK)
+      continue;
+    if (failing++ == 0)
+      snprintf(first_line, sizeof first_line, "%s", line);
+    if (rc != ST_EMISMATCH)
+      fprintf(out, "\n%s", line);
+    else if (a->role == ST_ROLE_INPUT)
+      exact_detail(out, a, &init->tensors[i]);
+    else
+      close_detail(out, a, &gold->tensors[i], ra);
+  }
+  if (failing > 0 && dump != NULL && dump->dir != NULL)
+    dump_all(out, dump, plan, args, gold, init);
+  if (fclose(out) != 0) {
+    free(body);
+    return (size_t)-1;
+  }
+  if (failing == 0) {
+    free(body);
+    return 0;
+  }
+  if (asprintf(text, "%s\nround %u of %u: %zu of %zu checked tensor%s "
+               "differ%s%s",
+               first_line, round + 1, rounds, failing, checked,
+               checked == 1 ? "" : "s", failing == 1 ? "s" : "",
+               body ? body : "") < 0) {
+    *text = NULL;
+    failing = (size_t)-1;
+  }
+  free(body);
+  return failing;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing tensors as NumPy .npy files (harness/case/npy.c). */
+#ifndef SCENETEST_HARNESS_NPY_H
+#define SCENETEST_HARNESS_NPY_H
+
+#include <scenetest/tensor.h>
+
+/* Writes t to dir/stem.npy in the NPY format version 1.0, or, for
+ * bfloat16 (which numpy lacks), its exact float32 values to
+ * dir/stem.bf16-as-f32.npy (SPEC §13). dir is created (with parents).
+ * The file's path goes to path (size bytes). Thread-safety: any thread. */
+st_status st__npy_write(const char *dir /* IN */, const char *stem /* IN */,
+                        const st_tensor *t /* IN */, char *path /* OUT */,
+                        size_t size) ST_WUR;
+
+#endif

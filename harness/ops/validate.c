@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/* The load-time validation pass (SPEC §13): the checks that need more
+ * than the scene model, run by the loader through st__scene_check so that
+ * their errors join the file's other errors in the same pass. It owns:
+ * unknown ops (an error with did-you-mean when no plugin is given, else a
+ * warning), unknown platforms in `platforms` and `manual` (a warning with
+ * did-you-mean, an error under `check` or --strict-platforms), unused
+ * params (a warning), and the static binding of built-in ops: their
+ * signatures are fixed whoever implements them, so st_op_check runs on
+ * every case's plan with tensors that have shapes but no data, and a
+ * binding error is a load error at the case's line. It sits in ops/
+ * because it needs the registry and the signature table; the loader
+ * below it knows only the hooks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <scenetest/op.h>
+
+#include "ops/backends.h"
+#include "ops/registry_internal.h"
+#include "ops/validate.h"
+#include "scene/suggest.h"
+
+static int is_builtin_op(const char *op) {
+  for (size_t i = 0; st__builtin_ops[i] != NULL; i++)
+    if (strcmp(st__builtin_ops[i], op) == 0)
+      return 1;
+  return 0;
+}
+
+static size_t n_builtin_ops(void) {
+  size_t n = 0;
+  while (st__builtin_ops[n] != NULL)
+    n++;
+  return n;
+}
+
+/* The case name as written: a matrix case's base name, so that what its
+ * combinations share is reported once. */
+#define CASE_FMT "%.*s"
+#define CASE_ARG(c) (int)(c)->base_len, (c)->name
+
+static void check_op(const st__validate *v, const char *op, const char *key,
+                     int line, int column, st__diag *d) {
+  if (op == NULL || is_builtin_op(op) ||
+      st__registry_has_op(v->registry, op))
+    return;
+  const char *dym = st__suggest(op, st__builtin_ops, n_builtin_ops());
+  char hint[160] = "";
+  if (dym)
+    snprintf(hint, sizeof hint, ": did you mean '%s'?", dym);
+  if (!v->have_plugins)
+    st__diag_error(d, line, column,
+                   "unknown op '%s' for '%s'%s%s expected a built-in op "
+                   "(copy, add, sub, mul, scale, axpy, relu, matmul, "
+                   "softmax, reduce_sum, transpose) or one that a --plugin "
+                   "provides",
+                   op, key, hint, dym ? "" : ";");
+  else
+    st__diag_warning(d, line, column,
+                     "op '%s' for '%s' is neither built in nor registered "
+                     "by a plugin loaded so far%s%s a lazy plugin may "
+                     "provide it when the case runs",
+                     op, key, hint, dym ? "" : ";");
+}
+
+static void check_platform_list(const st__validate *v, const st__case *c,
+                                char *const *list, size_t n, const char *key,
+                                int line, int column, st__diag *d) {
+  for (size_t i = 0; i < n; i++) {
+    if (list[i] == NULL || st_registry_has_platform(v->registry, list[i]))
+      continue;
+    const char *dym = st__suggest(list[i], v->platforms, v->n_platforms);
+    char hint[160] = "";
+    if (dym)
+      snprintf(hint, sizeof hint, ": did you mean '%s'?", dym);
+    if (v->strict_platforms)
+      st__diag_error(d, line, column,
+                     "'%s' of case '" CASE_FMT "' names platform '%s', which "
+                     "no backend provides%s%s expected one of: %s",
+                     key, CASE_ARG(c), list[i], hint, dym ? "" : ";",
+                     v->platform_text);
+    else
+      st__diag_warning(d, line, column,
+                       "'%s' of case '" CASE_FMT "' names platform '%s', "
+                       "which no backend provides%s%s known platforms: %s",
+                       key, CASE_ARG(c), list[i], hint, dym ? "" : ";",
+                       v->platform_text);
+  }
+}
+
+/* The names the scene's args and tolerances use, sorted: a param none of
+ * them names (and no case-level field) is unused. */
+typedef struct names {
+  const char **v;
+  size_t n, cap;
+} names;
+
+static int names_add(names *ns, const st__val *val) {
+  if (val->kind != ST__VAL_NAME || val->name == NULL)
+    return 0;
+  if (ns->n == ns->cap) {
+    size_t cap = ns->cap ? ns->cap * 2 : 32;
+    const char **p = realloc(ns->v, cap * sizeof *p);
+    if (p == NULL)
+      return -1;
+    ns->v = p;
+    ns->cap = cap;
+  }
+  ns->v[ns->n++] = val->name;
+  return 0;
+}
+
+static int str_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int scene_names(const st_scene *s, names *ns) {
+  int rc = names_add(ns, &s->rtol_param) | names_add(ns, &s->atol_param);
+  for (size_t i = 0; i < s->n_args && rc == 0; i++) {
+    const st__arg *a = &s->args[i];
+    rc |= names_add(ns, &a->dtype) | names_add(ns, &a->value) |
+          names_add(ns, &a->rtol_param) | names_add(ns, &a->atol_param) |
+          names_add(ns, &a->init.a) | names_add(ns, &a->init.b);
+    for (size_t d = 0; a->shape && d < a->ndim; d++)
+      rc |= names_add(ns, &a->shape[d]);
+    for (size_t k = 0; a->init.values && k < a->init.n_values; k++)
+      rc |= names_add(ns, &a->init.values[k]);
+  }
+  if (ns->n > 1)
+    qsort(ns->v, ns->n, sizeof *ns->v, str_cmp);
+  return rc;
+}
+
+static int names_has(const names *ns, const char *name) {
+  return ns->n > 0 &&
+         bsearch(&name, ns->v, ns->n, sizeof *ns->v, str_cmp) != NULL;
+}
+
+static void on_scene(void *data, const st_scene *s,
+                     const unsigned char *valid, st__diag *d) {
+  const st__validate *v = data;
+  names ns = {0};
+  check_op(v, s->kernel, "kernel", s->kernel_line, s->kernel_column, d);
+  if (s->golden && (s->kernel == NULL || strcmp(s->golden, s->kernel) != 0))
+    check_op(v, s->golden, "golden", s->golden_line, s->golden_column, d);
+  int names_ok = scene_names(s, &ns) == 0;
+  for (size_t i = 0; valid != NULL && i < s->n_cases; i++) {
+    const st__case *c = &s->cases[i];
+    if (!valid[i] || c->name == NULL)
+      continue;
+    check_platform_list(v, c, c->platforms, c->n_platforms, "platforms",
+                        c->platforms_line, c->platforms_column, d);
+    check_platform_list(v, c, c->manual_platforms, c->n_manual, "manual",
+                        c->manual_line, c->manual_column, d);
+    for (size_t p = 0; names_ok && p < c->n_params; p++) {
+      const st__param *pa = &c->params[p];
+      if (pa->name == NULL || pa->used || names_has(&ns, pa->name))
+        continue;
+      st__diag_warning(d, pa->line, pa->column,
+                       "param '%s' of case '" CASE_FMT "' is not used: no "
+                       "dtype, shape, init, value or tolerance names it",
+                       pa->name, CASE_ARG(c));
+    }
+  }
+  free(ns.v);
+}
+
+/* A byte that stands for tensor data: st_op_check wants data for a
+ * non-empty tensor but never reads it. */
+static unsigned char no_data;
+
+static void bind_op(const char *op, const char *key, const st__plan *plan,
+                    st_tensor *tensors, st_scalar *scalars, st__diag *d) {
+  st_op_call call;
+  if (op == NULL || !is_builtin_op(op))
+    return;
+  st_op_call_init(&call);
+  call.op = op;
+  call.backend = "static";
+  call.tensors = tensors;
+  call.n_tensors = plan->n_tensors;
+  call.scalars = scalars;
+  call.n_scalars = plan->n_args - plan->n_tensors;
+  call.shard_count = 1;
+  if (st_op_check(&call) != ST_OK)
+    st__diag_error(d, plan->kase->line, plan->kase->column,
+                   "case '%s': the arguments do not bind to %s op '%s': %s",
+                   plan->kase->name, key, op, call.message);
+}
+
+static void on_case(void *data, const st_scene *s, size_t ci,
+                    const st__plan *plan, st__diag *d) {
+  st_tensor *t = calloc(plan->n_args ? plan->n_args : 1, sizeof *t);
+  st_scalar *sc = calloc(plan->n_args ? plan->n_args : 1, sizeof *sc);
+  (void)data;
+  (void)ci;
+  if (t == NULL || sc == NULL) {
+    free(t);
+    free(sc);
+    return; /* the run binds again; nothing is lost but the early error */
+  }
+  for (size_t i = 0; i < plan->n_args; i++) {
+    const st__rarg *r = &plan->args[i];
+    if (r->is_tensor) {
+      st_tensor *x = &t[i];
+      x->name = r->name;
+      x->dtype = r->dtype;
+      x->role = r->role;
+      x->ndim = r->ndim;
+      for (int k = 0; k < r->ndim; k++)
+        x->shape[k] = r->shape[k];
+      x->numel = r->numel;
+      x->nbytes = r->nbytes;
+      x->data = &no_data;
+    } else {
+      st_scalar *y = &sc[i - plan->n_tensors];
+      y->name = r->name;
+      y->dtype = r->dtype;
+      y->is_int = !st_dtype_is_float(r->dtype);
+      y->i = r->value.is_int ? r->value.i : (int64_t)r->value.f;
+      y->f = r->value.is_int ? (double)r->value.i : r->value.f;
+    }
+  }
+  bind_op(s->kernel, "kernel", plan, t, sc, d);
+  if (s->golden && (s->kernel == NULL || strcmp(s->golden, s->kernel) != 0))
+    bind_op(s->golden, "golden", plan, t, sc, d);
+  free(t);
+  free(sc);
+}
+
+st_status st__validate_init(st__validate *v, st_registry *registry,
+                            int have_plugins, int strict_platforms,
+                            st__scene_check *hooks) {
+  memset(v, 0, sizeof *v);
+  memset(hooks, 0, sizeof *hooks);
+  v->registry = registry;
+  v->have_plugins = have_plugins;
+  v->strict_platforms = strict_platforms;
+  v->platform_text = malloc(4096);
+  if (v->platform_text == NULL)
+    return ST_ENOMEM;
+  st_registry_platforms(registry, v->platform_text, 4096);
+  size_t n = 1;
+  for (const char *p = v->platform_text; *p; p++)
+    n += *p == ',';
+  v->platforms = calloc(n, sizeof *v->platforms);
+  char *copy = strdup(v->platform_text);
+  if (v->platforms == NULL || copy == NULL) {
+    free(copy);
+    st__validate_free(v);
+    return ST_ENOMEM;
+  }
+  /* The list is "a, b, c"; split a copy, kept after the text. */
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ", ", &save); tok;
+       tok = strtok_r(NULL, ", ", &save))
+    v->platforms[v->n_platforms++] = tok;
+  if (v->n_platforms == 0)
+    free(copy);
+  hooks->data = v;
+  hooks->kase = on_case;
+  hooks->scene = on_scene;
+  return ST_OK;
+}
+
+void st__validate_free(st__validate *v) {
+  if (v == NULL)
+    return;
+  if (v->n_platforms > 0)
+    free((char *)v->platforms[0]);
+  free(v->platforms);
+  free(v->platform_text);
+  memset(v, 0, sizeof *v);
+}

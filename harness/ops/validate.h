@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* The load-time validation pass above the scene model and the registry
+ * (SPEC §13; harness/ops/validate.c). */
+#ifndef SCENETEST_HARNESS_VALIDATE_H
+#define SCENETEST_HARNESS_VALIDATE_H
+
+#include <scenetest/registry.h>
+
+#include "scene/scene.h"
+
+typedef struct st__validate {
+  st_registry *registry; /* borrowed */
+  int have_plugins;      /* --plugin given: an unknown op is a warning */
+  int strict_platforms;  /* `check`, --strict-platforms: an unknown
+                            platform is an error, not a warning */
+  char *platform_text;   /* owned: the registry's platform list */
+  const char **platforms; /* owned array into platform_text */
+  size_t n_platforms;
+} st__validate;
+
+/* Reads the registry's platforms (so load plugins first) and fills hooks
+ * for st__load_ext.check. v must outlive the loads; free it with
+ * st__validate_free. Thread-safety: one thread per v. */
+st_status st__validate_init(st__validate *v /* OUT */,
+                            st_registry *registry /* IN */, int have_plugins,
+                            int strict_platforms,
+                            st__scene_check *hooks /* OUT */) ST_WUR;
+/* Accepts a zeroed v. */
+void st__validate_free(st__validate *v /* IN/OUT */);
+
+#endif

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""docs/scene.schema.json against the loader and the scenes, as TAP 13.
+
+Usage: schema_check.py SOURCE_ROOT   (run with /usr/bin/python3, which has
+Debian's python3-jsonschema and python3-yaml)
+
+  - keys: every mapping's keys in the schema are exactly the loader's
+    (harness/scene/loader.c's key tables), plus the merge key "<<";
+  - the schema is a valid draft 2020-12 schema;
+  - every scene in scenes/ and the good test scenes validate;
+  - the structural bad fixtures (unknown keys, wrong types) do not.
+
+PyYAML reads YAML 1.1, whose float regex wants a dot; SPEC §1 makes any
+plain scalar strtod parses a number, so the loader here resolves those as
+floats too. Merge keys PyYAML resolves itself.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+import jsonschema
+import yaml
+
+ROOT = sys.argv[1]
+LOADER = os.path.join(ROOT, "harness", "scene", "loader.c")
+SCHEMA = os.path.join(ROOT, "docs", "scene.schema.json")
+
+
+class SpecLoader(yaml.SafeLoader):
+    pass
+
+
+SpecLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)$"),
+    list("-+0123456789."))
+
+points = []
+
+
+def point(ok, name, diag=""):
+    points.append((ok, name, diag))
+
+
+def c_array(name):
+    src = open(LOADER).read()
+    m = re.search(r"static const char \*const %s\[\] = \{(.*?)\};" % name,
+                  src, re.S)
+    return re.findall(r'"([^"]+)"', m.group(1)) if m else None
+
+
+schema = json.load(open(SCHEMA))
+defs = schema["$defs"]
+init_obj = [s for s in defs["init"]["oneOf"] if s.get("type") == "object"][0]
+pairs = {
+    "scene_keys": defs["scene"],
+    "case_keys": defs["case"],
+    "tensor_keys": defs["tensor"],
+    "scalar_keys": defs["scalar"],
+    "init_forms": init_obj,
+    "range_keys": init_obj["properties"]["range"],
+}
+for arr, sub in pairs.items():
+    code = c_array(arr)
+    keys = set(sub["properties"]) - {"<<"}
+    ok = code is not None and set(code) == keys
+    point(ok, "schema keys = loader's %s" % arr,
+          "loader: %r\nschema: %r" % (sorted(code or []), sorted(keys)))
+
+try:
+    jsonschema.Draft202012Validator.check_schema(schema)
+    point(True, "a valid draft 2020-12 schema")
+except jsonschema.SchemaError as e:
+    point(False, "a valid draft 2020-12 schema", str(e))
+validator = jsonschema.Draft202012Validator(schema)
+
+
+def errors(path):
+    with open(path) as f:
+        docs = list(yaml.load_all(f, Loader=SpecLoader))
+    return [e.message for d in docs for e in validator.iter_errors(d)]
+
+
+good = sorted(glob.glob(os.path.join(ROOT, "scenes", "*.yaml")) +
+              glob.glob(os.path.join(ROOT, "tests", "scenes", "good", "*.y*ml")) +
+              glob.glob(os.path.join(ROOT, "tests", "scenes", "matrix", "*.yaml")))
+for path in good:
+    errs = errors(path)
+    point(not errs, "validates " + os.path.relpath(path, ROOT), "\n".join(errs))
+
+# Structural mistakes the schema can see (semantic ones, such as a param
+# that does not fit its dtype, are the loader's).
+BAD = ["unknown_key", "unknown_case_key", "init_unknown_form",
+       "kernel_not_string", "args_not_list", "cases_not_list", "bad_role",
+       "bad_level", "expect_bad", "equal_nan_bad", "matrix_not_mapping",
+       "matrix_empty_list", "merge_unknown_key", "missing_key", "no_cases"]
+for name in BAD:
+    path = os.path.join(ROOT, "tests", "scenes", "bad", name + ".yaml")
+    exists = os.path.exists(path)
+    point(exists and bool(errors(path)), "rejects tests/scenes/bad/%s.yaml"
+          % name, "" if exists else "no such fixture")
+
+print("TAP version 13")
+print("1..%d" % len(points))
+for i, (ok, name, diag) in enumerate(points, 1):
+    print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
+    if not ok and diag:
+        print("  ---\n  message: |")
+        for line in diag.splitlines():
+            print("    " + line)
+        print("  ...")
+sys.exit(0 if all(p[0] for p in points) else 1)
