@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include <scenetest/tensor.h>
+#include "base/dtype.h"
 
 const char *st_dtype_name(st_dtype dtype) {
   switch (dtype) {
@@ -51,6 +51,19 @@ st_status st_dtype_parse(const char *name, st_dtype *out) {
 int st_dtype_is_float(st_dtype dtype) {
   return dtype == ST_DTYPE_FLOAT32 || dtype == ST_DTYPE_FLOAT64 ||
          dtype == ST_DTYPE_FLOAT16 || dtype == ST_DTYPE_BFLOAT16;
+}
+
+int st__dtype_is_int(st_dtype dtype) {
+  switch (dtype) {
+  case ST_DTYPE_INT8:
+  case ST_DTYPE_INT16:
+  case ST_DTYPE_INT32:
+  case ST_DTYPE_INT64:
+  case ST_DTYPE_UINT8:
+    return 1;
+  default:
+    return 0;
+  }
 }
 
 /* ---- half and bfloat16 ------------------------------------------------- */

@@ -380,14 +380,14 @@ static st_status cpu_reduce_sum(st_op_call *call) {
       st__reduce_block_range(x, k, &lo, &hi);
       total += st__cpu_sum_u64(x, lo, hi);
     }
-    st__elem_set_u64(out, 0, total);
+    st_tensor_set_i64(out, 0, (int64_t)total);
   } else {
     double total = 0.0;
     for (size_t k = kb0; k < kb1; k++) {
       st__reduce_block_range(x, k, &lo, &hi);
       total += st__cpu_sum_f64(x, lo, hi);
     }
-    st__elem_set_f64(out, 0, total);
+    st_tensor_set_f64(out, 0, total);
   }
   return ST_OK;
 }
@@ -403,7 +403,7 @@ static st_status cpu_transpose(st_op_call *call) {
 }
 
 const st__op_entry st__cpu_ops[] = {
-#define XX(name) {#name, cpu_##name},
+#define XX(name, ...) {#name, cpu_##name},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
     {NULL, NULL},

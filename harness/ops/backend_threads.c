@@ -174,7 +174,7 @@ static st_status thr_transpose(st_op_call *call) {
 }
 
 const st__op_entry st__threads_ops[] = {
-#define XX(name) {#name, thr_##name},
+#define XX(name, ...) {#name, thr_##name},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
     {NULL, NULL},
