@@ -9,7 +9,7 @@
 #include "ops/ops_impl.h"
 
 /* copy for any platform: the shard's bytes, one memcpy. */
-static st_status common_copy(st_op_call *call) {
+static ST_WUR st_status common_copy(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -28,7 +28,7 @@ const st__op_entry st__common_ops[] = {
     {NULL, NULL},
 };
 
-static st_status common_init(st_registry *reg, st_error *err) {
+static ST_WUR st_status common_init(st_registry *reg, st_error *err) {
   return st__ops_register(reg, "common", ST_BACKEND_COMMON, st__common_ops,
                           err);
 }

@@ -301,7 +301,7 @@ CPU_TRANSPOSE(uint64_t, 8)
 static const st__transpose_fn transpose_kernels[4] = {
     transpose_1, transpose_2, transpose_4, transpose_8};
 
-static st_status cpu_ew(st_op_call *call, st__ew kind) {
+static ST_WUR st_status cpu_ew(st_op_call *call, st__ew kind) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -315,7 +315,7 @@ static st_status cpu_ew(st_op_call *call, st__ew kind) {
 /* The element-wise ops, cpu_copy .. cpu_relu. */
 ST__EW_OPS(cpu, cpu_ew)
 
-static st_status cpu_matmul(st_op_call *call) {
+static ST_WUR st_status cpu_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -341,7 +341,7 @@ static st_status cpu_matmul(st_op_call *call) {
   return ST_OK;
 }
 
-static st_status cpu_softmax(st_op_call *call) {
+static ST_WUR st_status cpu_softmax(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -366,7 +366,7 @@ static st_status cpu_softmax(st_op_call *call) {
 
 /* With shard_count > 1 (level 3) `out` gets the partial sum of the shard's
  * blocks, and the harness combines the shards; with one shard, the sum. */
-static st_status cpu_reduce_sum(st_op_call *call) {
+static ST_WUR st_status cpu_reduce_sum(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -392,7 +392,7 @@ static st_status cpu_reduce_sum(st_op_call *call) {
   return ST_OK;
 }
 
-static st_status cpu_transpose(st_op_call *call) {
+static ST_WUR st_status cpu_transpose(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -409,7 +409,7 @@ const st__op_entry st__cpu_ops[] = {
     {NULL, NULL},
 };
 
-static st_status cpu_init(st_registry *reg, st_error *err) {
+static ST_WUR st_status cpu_init(st_registry *reg, st_error *err) {
   return st__ops_register(reg, "cpu", "cpu", st__cpu_ops, err);
 }
 

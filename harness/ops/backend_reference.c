@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The `reference` backend: the golden implementation of every built-in op.
  * Simple loops over any dtype, one element at a time through the
- * accessors of backend_common.c; float arithmetic and every accumulation
+ * accessors of base/dtype.c; float arithmetic and every accumulation
  * (matmul, softmax, reduce_sum) in double, rounded once to the output
  * dtype; integer arithmetic in uint64_t (two's complement wrap-around).
  * It splits its work over at most call->max_threads threads (the CLI's
@@ -187,14 +187,14 @@ static size_t rows_grain(size_t work, size_t per_row) {
   return per_row >= work ? 1 : work / (per_row ? per_row : 1);
 }
 
-static st_status ref_ew(st_op_call *call, st__ew kind) {
+static ST_WUR st_status ref_ew(st_op_call *call, st__ew kind) {
   return st__ew_pool(call, kind, st__ref_elementwise);
 }
 
 /* The element-wise ops, ref_copy .. ref_relu. */
 ST__EW_OPS(ref, ref_ew)
 
-static st_status ref_matmul(st_op_call *call) {
+static ST_WUR st_status ref_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -207,7 +207,7 @@ static st_status ref_matmul(st_op_call *call) {
   return ST_OK;
 }
 
-static st_status ref_softmax(st_op_call *call) {
+static ST_WUR st_status ref_softmax(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -219,7 +219,7 @@ static st_status ref_softmax(st_op_call *call) {
   return ST_OK;
 }
 
-static st_status ref_transpose(st_op_call *call) {
+static ST_WUR st_status ref_transpose(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -234,7 +234,7 @@ static st_status ref_transpose(st_op_call *call) {
 /* With shard_count > 1 (level 3) each shard writes the partial sum of its
  * own blocks into `out`; the harness combines the shards' partials. With
  * one shard `out` is the whole sum. */
-static st_status ref_reduce_sum(st_op_call *call) {
+static ST_WUR st_status ref_reduce_sum(st_op_call *call) {
   return st__reduce_sum_pool(call, st__ref_sum_f64, st__ref_sum_u64);
 }
 
@@ -245,7 +245,7 @@ const st__op_entry st__reference_ops[] = {
     {NULL, NULL},
 };
 
-static st_status reference_init(st_registry *reg, st_error *err) {
+static ST_WUR st_status reference_init(st_registry *reg, st_error *err) {
   return st__ops_register(reg, "reference", ST_BACKEND_REFERENCE,
                           st__reference_ops, err);
 }

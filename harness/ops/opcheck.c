@@ -20,32 +20,32 @@
 #define CALL_MIN_SIZE ST__SIZE_THROUGH(st_op_call, message)
 
 /* Dtype classes an op accepts. */
-typedef enum dtype_class {
+typedef enum st__dtype_class {
   CLASS_ANY = 0,     /* every dtype, bool included */
   CLASS_NUMERIC = 1, /* float and integer dtypes, not bool */
   CLASS_FLOAT = 2    /* float32, float64, float16, bfloat16 */
-} dtype_class;
+} st__dtype_class;
 
-typedef enum shape_rule {
+typedef enum st__shape_rule {
   SHAPE_SAME = 0,  /* every tensor has the first one's shape */
   SHAPE_MATMUL,    /* a[M,K], b[K,N], c[M,N] */
   SHAPE_ROWS,      /* x[R,C], y[R,C] */
   SHAPE_TRANSPOSE, /* x[R,C], y[C,R] */
   SHAPE_REDUCE     /* x any shape, out one element: [] or [1] */
-} shape_rule;
+} st__shape_rule;
 
-typedef struct op_sig {
+typedef struct st__op_sig {
   const char *op;
   const char *tensors[3];
   size_t n_tensors;
   const char *scalar; /* NULL: no scalar */
-  dtype_class dtypes;
-  shape_rule shapes;
+  st__dtype_class dtypes;
+  st__shape_rule shapes;
   unsigned written; /* bit i: tensor i is written (must not be an input) */
-} op_sig;
+} st__op_sig;
 
 /* The built-in signatures, from the one op list. */
-static const op_sig sigs[] = {
+static const st__op_sig sigs[] = {
 #define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written)               \
   {#name, {t0, t1, t2}, n, scalar, CLASS_##dtypes, SHAPE_##shapes, written},
     ST__BUILTIN_OP_MAP(XX)
@@ -94,7 +94,7 @@ static const char *dtype_str(st_dtype d) {
   return name ? name : "invalid";
 }
 
-static int in_class(st_dtype d, dtype_class c) {
+static int in_class(st_dtype d, st__dtype_class c) {
   switch (c) {
   case CLASS_ANY:
     return 1;
@@ -106,7 +106,7 @@ static int in_class(st_dtype d, dtype_class c) {
   return 0;
 }
 
-static const char *class_str(dtype_class c) {
+static const char *class_str(st__dtype_class c) {
   switch (c) {
   case CLASS_ANY:
     return "any dtype";
@@ -132,7 +132,7 @@ static void format_shape(const st_tensor *t, char *buf, size_t size) {
 
 static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
 
-static st_status check_count(st_op_call *call, const op_sig *s) {
+static ST_WUR st_status check_count(st_op_call *call, const st__op_sig *s) {
   size_t want_scalars = s->scalar ? 1 : 0;
   if (call->n_tensors == s->n_tensors && call->n_scalars == want_scalars)
     return ST_OK;
@@ -156,7 +156,7 @@ static st_status check_count(st_op_call *call, const op_sig *s) {
 
 /* A tensor whose fields disagree with each other would make a kernel read
  * or write out of bounds; plugins and tests build tensors by hand. */
-static st_status check_consistent(st_op_call *call, const st_tensor *t) {
+static ST_WUR st_status check_consistent(st_op_call *call, const st_tensor *t) {
   if ((unsigned)t->dtype >= (unsigned)ST_DTYPE_COUNT)
     return st_op_call_fail(call, ST_EBIND,
                            "op '%s': tensor '%s' has an invalid dtype (%d)",
@@ -185,7 +185,7 @@ static st_status check_consistent(st_op_call *call, const st_tensor *t) {
   return ST_OK;
 }
 
-static st_status want_2d(st_op_call *call, const st_tensor *t,
+static ST_WUR st_status want_2d(st_op_call *call, const st_tensor *t,
                          const char *dims) {
   if (t->ndim == 2)
     return ST_OK;
@@ -196,7 +196,7 @@ static st_status want_2d(st_op_call *call, const st_tensor *t,
                          dims);
 }
 
-static st_status check_shapes(st_op_call *call, const op_sig *s) {
+static ST_WUR st_status check_shapes(st_op_call *call, const st__op_sig *s) {
   st_tensor *t = call->tensors;
   char got[160];
   st_status rc;
@@ -278,7 +278,7 @@ static st_status check_shapes(st_op_call *call, const op_sig *s) {
 
 /* An integer tensor takes the scalar as int64: a float scalar outside that
  * range (or NaN) has no value to convert to. */
-static st_status check_scalar(st_op_call *call, const op_sig *s) {
+static ST_WUR st_status check_scalar(st_op_call *call, const st__op_sig *s) {
   const st_scalar *sc = &call->scalars[0];
   if (st_dtype_is_float(call->tensors[0].dtype) || sc->is_int)
     return ST_OK;
@@ -295,7 +295,7 @@ static st_status check_scalar(st_op_call *call, const op_sig *s) {
 }
 
 st_status st_op_check(st_op_call *call) {
-  const op_sig *s = NULL;
+  const st__op_sig *s = NULL;
   /* message lies inside every layout since ABI 2, so it can say so. */
   if (call->size < CALL_MIN_SIZE)
     return st_op_call_fail(call, ST_EINVAL,

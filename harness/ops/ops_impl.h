@@ -16,35 +16,36 @@
 /* Defines a backend's seven element-wise ops, PREFIX_copy .. PREFIX_relu,
  * each returning EW(call, its st__ew kind). */
 #define ST__EW_OPS(PREFIX, EW)                                                 \
-  static st_status PREFIX##_copy(st_op_call *call) {                           \
+  static ST_WUR st_status PREFIX##_copy(st_op_call *call) {                           \
     return EW(call, ST__EW_COPY);                                              \
   }                                                                            \
-  static st_status PREFIX##_add(st_op_call *call) {                            \
+  static ST_WUR st_status PREFIX##_add(st_op_call *call) {                            \
     return EW(call, ST__EW_ADD);                                               \
   }                                                                            \
-  static st_status PREFIX##_sub(st_op_call *call) {                            \
+  static ST_WUR st_status PREFIX##_sub(st_op_call *call) {                            \
     return EW(call, ST__EW_SUB);                                               \
   }                                                                            \
-  static st_status PREFIX##_mul(st_op_call *call) {                            \
+  static ST_WUR st_status PREFIX##_mul(st_op_call *call) {                            \
     return EW(call, ST__EW_MUL);                                               \
   }                                                                            \
-  static st_status PREFIX##_scale(st_op_call *call) {                          \
+  static ST_WUR st_status PREFIX##_scale(st_op_call *call) {                          \
     return EW(call, ST__EW_SCALE);                                             \
   }                                                                            \
-  static st_status PREFIX##_axpy(st_op_call *call) {                           \
+  static ST_WUR st_status PREFIX##_axpy(st_op_call *call) {                           \
     return EW(call, ST__EW_AXPY);                                              \
   }                                                                            \
-  static st_status PREFIX##_relu(st_op_call *call) {                           \
+  static ST_WUR st_status PREFIX##_relu(st_op_call *call) {                           \
     return EW(call, ST__EW_RELU);                                              \
   }
 
+/* The built-in modules' op tables, in op_list.h's order. */
 extern const st__op_entry st__reference_ops[];
 extern const st__op_entry st__cpu_ops[];
 extern const st__op_entry st__threads_ops[];
 extern const st__op_entry st__common_ops[];
 
 /* The reference kernels: any dtype, one element at a time through the
- * accessors above, float arithmetic in double rounded once to the dtype,
+ * accessors of base/dtype.c, float arithmetic in double rounded once to the dtype,
  * integer arithmetic in uint64_t. Ranges are of output elements (element
  * ops) or output rows (matmul, softmax, transpose). Thread-safety: any
  * thread; disjoint ranges may run concurrently. */
@@ -61,7 +62,8 @@ uint64_t st__ref_sum_u64(const st_tensor *x /* IN */, size_t begin, size_t end);
 /* The cpu backend's typed kernels, which the threads backend splits over
  * the pool: element-wise over [begin, end) (any dtype; halves through the
  * reference kernels), softmax rows [r0, r1) with tmp holding one row of
- * doubles, and block sums equal to st__ref_sum_*. */
+ * doubles, and block sums equal to st__ref_sum_*. Thread-safety: any
+ * thread; disjoint ranges (each with its own tmp) may run concurrently. */
 void st__cpu_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,
                          size_t begin, size_t end);
 void st__cpu_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1,

@@ -24,47 +24,47 @@
 #include "ops/backends.h"
 #include "ops/registry_internal.h"
 
-typedef struct entry {
+typedef struct st__entry {
   char *op;
   char *backend;
   char *module;
   st_op_fn fn;
-} entry;
+} st__entry;
 
-typedef struct modrec {
+typedef struct st__modrec {
   const st_module *mod;
   st_platform_hooks *hooks; /* copies of mod's, at this layout; owned */
   size_t n_hooks;
   int complete;      /* guarded by: lock */
   char **backends;   /* backends it registered for; guarded by: lock */
   size_t n_backends;
-} modrec;
+} st__modrec;
 
-typedef struct lazyrec {
+typedef struct st__lazyrec {
   char *path;
   char **platforms;
   size_t n_platforms;
   st__lazy_load_fn load;
   int loaded; /* guarded by: lock; set only by a repair (repair_lock) */
-} lazyrec;
+} st__lazyrec;
 
-typedef struct backrec {
+typedef struct st__backrec {
   char *name;
   int repaired;         /* guarded by: lock */
   unsigned repairs;     /* guarded by: lock */
   char why[384];        /* guarded by: lock; why a lazy plugin did not load */
-} backrec;
+} st__backrec;
 
 struct st_registry {
   st__mutex lock;        /* guards every array below */
   st__mutex repair_lock; /* serialises repairs */
-  entry *entries;
+  st__entry *entries;
   size_t n_entries, cap_entries;
-  modrec *mods;
+  st__modrec *mods;
   size_t n_mods, cap_mods;
-  lazyrec *lazies;
+  st__lazyrec *lazies;
   size_t n_lazies, cap_lazies;
-  backrec *backs;
+  st__backrec *backs;
   size_t n_backs, cap_backs;
 };
 
@@ -181,7 +181,7 @@ void st_registry_free(st_registry *reg) {
 }
 
 /* Requires lock (asserted). */
-static modrec *find_mod(st_registry *reg, const char *name) {
+static st__modrec *find_mod(st_registry *reg, const char *name) {
   size_t i;
   assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_mods; i++)
@@ -191,7 +191,7 @@ static modrec *find_mod(st_registry *reg, const char *name) {
 }
 
 /* Requires lock (asserted). */
-static backrec *find_back(st_registry *reg, const char *name, int create) {
+static st__backrec *find_back(st_registry *reg, const char *name, int create) {
   size_t i;
   assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_backs; i++)
@@ -211,7 +211,7 @@ static backrec *find_back(st_registry *reg, const char *name, int create) {
 }
 
 /* Requires lock (asserted). */
-static entry *find_entry(st_registry *reg, const char *op,
+static st__entry *find_entry(st_registry *reg, const char *op,
                          const char *backend) {
   size_t i;
   assert(st__mutex_held(&reg->lock));
@@ -222,10 +222,10 @@ static entry *find_entry(st_registry *reg, const char *op,
   return NULL;
 }
 
-static st_status run_init(st_registry *reg, const st_module *mod,
+static ST_WUR st_status run_init(st_registry *reg, const st_module *mod,
                           st_error *err) {
   st_status rc;
-  modrec *m;
+  st__modrec *m;
   tls_in_init++;
   rc = mod->init ? mod->init(reg, err) : ST_OK;
   tls_in_init--;
@@ -260,7 +260,7 @@ static int mod_provides(const st_module *mod, const char *platform) {
 /* Copies mod's hooks (when its size covers them) into *out, each at this
  * header's layout: the module's array is stepped by each entry's own size
  * and only fields that size covers are read. */
-static st_status copy_hooks(const st_module *mod, st_platform_hooks **out,
+static ST_WUR st_status copy_hooks(const st_module *mod, st_platform_hooks **out,
                             size_t *n_out, st_error *err) {
   const unsigned char *p;
   st_platform_hooks *copy;
@@ -283,7 +283,7 @@ static st_status copy_hooks(const st_module *mod, st_platform_hooks **out,
     const st_platform_hooks *h = (const st_platform_hooks *)(const void *)p;
     if (h->size < HOOKS_MIN_SIZE) {
       st_error_set(err, ST_EINVAL,
-                   "module '%s': hooks entry %zu has size %u, less than the "
+                   "module '%s': hooks st__entry %zu has size %u, less than the "
                    "%zu of its first layout (set size to "
                    "sizeof(st_platform_hooks))",
                    mod->name, i, (unsigned)h->size, (size_t)HOOKS_MIN_SIZE);
@@ -295,7 +295,7 @@ static st_status copy_hooks(const st_module *mod, st_platform_hooks **out,
     copy[i].release = h->release;
     if (h->platform == NULL || !mod_provides(mod, h->platform)) {
       st_error_set(err, ST_EINVAL,
-                   "module '%s': hooks entry %zu is for platform '%s', "
+                   "module '%s': hooks st__entry %zu is for platform '%s', "
                    "which the module does not provide",
                    mod->name, i, h->platform ? h->platform : "(null)");
       goto fail;
@@ -366,7 +366,7 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
                                  st_error *err) {
   st_platform_hooks *hooks = NULL;
   size_t n_hooks = 0;
-  modrec *m;
+  st__modrec *m;
   size_t i;
   st_status rc;
 
@@ -446,8 +446,8 @@ const st_platform_hooks *st_registry_platform_hooks(st_registry *reg,
 st_status st_registry_register(st_registry *reg, const char *module,
                                const char *op, const char *backend,
                                st_op_fn fn, st_error *err) {
-  entry *e;
-  modrec *m;
+  st__entry *e;
+  st__modrec *m;
   st_status rc = ST_OK;
 
   if (module == NULL || op == NULL || backend == NULL || fn == NULL)
@@ -497,7 +497,7 @@ out:
 st_status st__registry_add_lazy(st_registry *reg, const char *path,
                                 const char *const *platforms, size_t n,
                                 st__lazy_load_fn load, st_error *err) {
-  lazyrec *l;
+  st__lazyrec *l;
   size_t i;
   st_status rc = ST_OK;
 
@@ -537,7 +537,7 @@ static int has_str(char **arr, size_t n, const char *s) {
   return 0;
 }
 
-static int mod_serves(const modrec *m, const char *backend) {
+static int mod_serves(const st__modrec *m, const char *backend) {
   size_t i;
   for (i = 0; m->mod->platforms != NULL && m->mod->platforms[i] != NULL; i++)
     if (strcmp(m->mod->platforms[i], backend) == 0)
@@ -553,7 +553,7 @@ static int mod_serves(const modrec *m, const char *backend) {
 static int next_lazy(st_registry *reg, size_t i, const char *backend,
                      int *want /* OUT */, char **path /* OUT: borrowed */,
                      st__lazy_load_fn *load /* OUT */) {
-  const lazyrec *l;
+  const st__lazyrec *l;
   assert(st__mutex_held(&reg->repair_lock));
   st__mutex_lock(&reg->lock);
   if (i >= reg->n_lazies) {
@@ -571,10 +571,10 @@ static int next_lazy(st_registry *reg, size_t i, const char *backend,
 /* Repairs backend once, under repair_lock. Returns ST_OK when the backend
  * is (now, or already) repaired, ST_ENOMEM when memory ran out on the
  * way. */
-static st_status repair(st_registry *reg, const char *backend) {
+static ST_WUR st_status repair(st_registry *reg, const char *backend) {
   st_status rc = ST_OK;
   size_t i, n;
-  backrec *b;
+  st__backrec *b;
   st_error err;
   char *path;
   st__lazy_load_fn load;
@@ -698,7 +698,7 @@ static void implementers(st_registry *reg, const char *op, char *buf,
 }
 
 static st_op_fn exact(st_registry *reg, const char *op, const char *backend) {
-  entry *e;
+  st__entry *e;
   st_op_fn fn;
   st__mutex_lock(&reg->lock);
   e = find_entry(reg, op, backend);
@@ -726,7 +726,7 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
   if (tls_in_init == 0) {
     st__mutex_lock(&reg->lock);
     {
-      backrec *b = find_back(reg, backend, 0);
+      st__backrec *b = find_back(reg, backend, 0);
       repaired = b != NULL && b->repaired;
     }
     st__mutex_unlock(&reg->lock);
@@ -750,7 +750,7 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
   implementers(reg, op, impl, sizeof impl);
   st__mutex_lock(&reg->lock);
   {
-    backrec *b = find_back(reg, backend, 0);
+    st__backrec *b = find_back(reg, backend, 0);
     if (b != NULL && b->why[0] != '\0')
       snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b->why);
   }
@@ -817,7 +817,7 @@ void st_registry_platforms(st_registry *reg, char *buf, size_t size) {
 }
 
 unsigned st__registry_repair_count(st_registry *reg, const char *backend) {
-  backrec *b;
+  st__backrec *b;
   unsigned n;
   st__mutex_lock(&reg->lock);
   b = find_back(reg, backend, 0);
@@ -827,7 +827,7 @@ unsigned st__registry_repair_count(st_registry *reg, const char *backend) {
 }
 
 int st__registry_is_repaired(st_registry *reg, const char *backend) {
-  backrec *b;
+  st__backrec *b;
   int r;
   st__mutex_lock(&reg->lock);
   b = find_back(reg, backend, 0);
@@ -837,7 +837,7 @@ int st__registry_is_repaired(st_registry *reg, const char *backend) {
 }
 
 int st__registry_has_module(st_registry *reg, const st_module *mod) {
-  modrec *m;
+  st__modrec *m;
   int r;
   st__mutex_lock(&reg->lock);
   m = find_mod(reg, mod->name);
@@ -847,7 +847,7 @@ int st__registry_has_module(st_registry *reg, const st_module *mod) {
 }
 
 int st__registry_module_complete(st_registry *reg, const char *module) {
-  modrec *m;
+  st__modrec *m;
   int r;
   st__mutex_lock(&reg->lock);
   m = find_mod(reg, module);

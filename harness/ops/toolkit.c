@@ -43,15 +43,15 @@ void st__shard_rows(const st_op_call *call, size_t out, size_t *r0,
  * than claiming it, small enough to balance over a few cores. */
 #define EW_GRAIN ((size_t)1 << 15)
 
-typedef struct ew_ctx {
+typedef struct st__ew_ctx {
   st_op_call *call;
   st__ew kind;
   st__ew_fn ew;
   size_t offset; /* first element of the shard */
-} ew_ctx;
+} st__ew_ctx;
 
 static void ew_chunk(void *ctx, size_t b, size_t e) {
-  ew_ctx *c = ctx;
+  st__ew_ctx *c = ctx;
   c->ew(c->kind, c->call, c->offset + b, c->offset + e);
 }
 
@@ -62,39 +62,39 @@ st_status st__ew_pool(st_op_call *call, st__ew kind, st__ew_fn ew) {
   size_t b, e;
   st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
                  &b, &e);
-  ew_ctx c = {call, kind, ew, b};
+  st__ew_ctx c = {call, kind, ew, b};
   st__parallel_for(e - b, EW_GRAIN, call->max_threads, ew_chunk, &c);
   return ST_OK;
 }
 
-typedef struct rows_ctx {
+typedef struct st__rows_ctx {
   st_op_call *call;
   st__rows_fn rows;
   size_t offset; /* first row of the shard */
-} rows_ctx;
+} st__rows_ctx;
 
 static void rows_chunk(void *ctx, size_t b, size_t e) {
-  rows_ctx *c = ctx;
+  st__rows_ctx *c = ctx;
   c->rows(c->call, c->offset + b, c->offset + e);
 }
 
 void st__rows_pool(st_op_call *call, size_t r0, size_t r1, size_t grain,
                    st__rows_fn rows) {
-  rows_ctx c = {call, rows, r0};
+  st__rows_ctx c = {call, rows, r0};
   st__parallel_for(r1 - r0, grain, call->max_threads, rows_chunk, &c);
 }
 
-typedef struct reduce_ctx {
+typedef struct st__reduce_ctx {
   st_op_call *call;
   size_t offset; /* first block of the shard */
   st__sum_f64_fn sum_f;
   st__sum_u64_fn sum_u;
   int is_int;
   st__partial *partials; /* one per block of the shard */
-} reduce_ctx;
+} st__reduce_ctx;
 
 static void reduce_chunk(void *ctx, size_t b, size_t e) {
-  reduce_ctx *c = ctx;
+  st__reduce_ctx *c = ctx;
   const st_tensor *x = &c->call->tensors[0];
   for (size_t k = b; k < e; k++) {
     size_t lo, hi;
@@ -129,7 +129,7 @@ st_status st__reduce_sum_pool(st_op_call *call, st__sum_f64_fn sum_f,
   size_t kb0, kb1;
   st__reduce_shard_blocks(call, &kb0, &kb1);
   size_t nb = kb1 - kb0;
-  reduce_ctx c = {call, kb0, sum_f, sum_u,
+  st__reduce_ctx c = {call, kb0, sum_f, sum_u,
                   st__dtype_is_int(call->tensors[0].dtype), NULL};
   if (nb > 0) {
     c.partials = malloc(nb * sizeof *c.partials);
