@@ -194,41 +194,33 @@ static ST_WUR st_status ref_ew(st_op_call *call, st__ew kind) {
 /* The element-wise ops, ref_copy .. ref_relu. */
 ST__EW_OPS(ref, ref_ew)
 
-static ST_WUR st_status ref_matmul(st_op_call *call) {
+/* A row op over the pool: checks the call, then computes the shard's rows
+ * of output tensor `out` in chunks of about `work` element operations. A
+ * row costs the output's columns, times K for matmul (k_terms). */
+static ST_WUR st_status ref_rows(st_op_call *call, size_t out, size_t work,
+                                 int k_terms, st__rows_fn rows) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
   size_t r0, r1;
-  st__shard_rows(call, 2, &r0, &r1);
-  size_t per_row =
-      (size_t)call->tensors[0].shape[1] * (size_t)call->tensors[1].shape[1];
-  st__rows_pool(call, r0, r1, rows_grain((size_t)1 << 16, per_row),
-                st__ref_matmul_rows);
+  st__shard_rows(call, out, &r0, &r1);
+  size_t per_row = (size_t)call->tensors[out].shape[1];
+  if (k_terms)
+    per_row *= (size_t)call->tensors[0].shape[1];
+  st__rows_pool(call, r0, r1, rows_grain(work, per_row), rows);
   return ST_OK;
+}
+
+static ST_WUR st_status ref_matmul(st_op_call *call) {
+  return ref_rows(call, 2, (size_t)1 << 16, 1, st__ref_matmul_rows);
 }
 
 static ST_WUR st_status ref_softmax(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  st__rows_pool(call, r0, r1,
-                rows_grain((size_t)1 << 14, (size_t)call->tensors[0].shape[1]),
-                st__ref_softmax_rows);
-  return ST_OK;
+  return ref_rows(call, 1, (size_t)1 << 14, 0, st__ref_softmax_rows);
 }
 
 static ST_WUR st_status ref_transpose(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  st__rows_pool(call, r0, r1,
-                rows_grain((size_t)1 << 14, (size_t)call->tensors[1].shape[1]),
-                st__ref_transpose_rows);
-  return ST_OK;
+  return ref_rows(call, 1, (size_t)1 << 14, 0, st__ref_transpose_rows);
 }
 
 /* With shard_count > 1 (level 3) each shard writes the partial sum of its

@@ -222,6 +222,31 @@ static st__entry *find_entry(st_registry *reg, const char *op,
   return NULL;
 }
 
+/* Copies backend's record (its name and strings stay the registry's) taken
+ * under the lock. Returns 0 when there is none. */
+static int back_get(st_registry *reg, const char *backend,
+                    st__backrec *out /* OUT */) {
+  st__backrec *b;
+  st__mutex_lock(&reg->lock);
+  b = find_back(reg, backend, 0);
+  if (b != NULL)
+    *out = *b;
+  st__mutex_unlock(&reg->lock);
+  return b != NULL;
+}
+
+/* The same for a module's record. */
+static int mod_get(st_registry *reg, const char *name,
+                   st__modrec *out /* OUT */) {
+  st__modrec *m;
+  st__mutex_lock(&reg->lock);
+  m = find_mod(reg, name);
+  if (m != NULL)
+    *out = *m;
+  st__mutex_unlock(&reg->lock);
+  return m != NULL;
+}
+
 static ST_WUR st_status run_init(st_registry *reg, const st_module *mod,
                           st_error *err) {
   st_status rc;
@@ -711,7 +736,6 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
                              const char *backend, st_lookup_kind kind,
                              st_op_fn *out, st_error *err) {
   st_op_fn fn;
-  int repaired;
   st_status repair_rc = ST_OK;
   char impl[512], why[448] = "";
 
@@ -724,13 +748,8 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
    *    may be running under the repair lock: it must neither wait nor
    *    repair). */
   if (tls_in_init == 0) {
-    st__mutex_lock(&reg->lock);
-    {
-      st__backrec *b = find_back(reg, backend, 0);
-      repaired = b != NULL && b->repaired;
-    }
-    st__mutex_unlock(&reg->lock);
-    if (!repaired)
+    st__backrec b;
+    if (!back_get(reg, backend, &b) || !b.repaired)
       repair_rc = repair(reg, backend);
     /* 3. Retry the exact registration. */
     fn = exact(reg, op, backend);
@@ -748,13 +767,11 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
     goto found;
   /* 4. Fail, naming who does implement it. */
   implementers(reg, op, impl, sizeof impl);
-  st__mutex_lock(&reg->lock);
   {
-    st__backrec *b = find_back(reg, backend, 0);
-    if (b != NULL && b->why[0] != '\0')
-      snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b->why);
+    st__backrec b;
+    if (back_get(reg, backend, &b) && b.why[0] != '\0')
+      snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b.why);
   }
-  st__mutex_unlock(&reg->lock);
   return st_error_set(err, ST_EMISSING,
                       "BackendImplementationMissing: backend '%s' is missing "
                       "required implementation: %s for op '%s' "
@@ -817,41 +834,21 @@ void st_registry_platforms(st_registry *reg, char *buf, size_t size) {
 }
 
 unsigned st__registry_repair_count(st_registry *reg, const char *backend) {
-  st__backrec *b;
-  unsigned n;
-  st__mutex_lock(&reg->lock);
-  b = find_back(reg, backend, 0);
-  n = b ? b->repairs : 0;
-  st__mutex_unlock(&reg->lock);
-  return n;
+  st__backrec b;
+  return back_get(reg, backend, &b) ? b.repairs : 0;
 }
 
 int st__registry_is_repaired(st_registry *reg, const char *backend) {
-  st__backrec *b;
-  int r;
-  st__mutex_lock(&reg->lock);
-  b = find_back(reg, backend, 0);
-  r = b ? b->repaired : 0;
-  st__mutex_unlock(&reg->lock);
-  return r;
+  st__backrec b;
+  return back_get(reg, backend, &b) ? b.repaired : 0;
 }
 
 int st__registry_has_module(st_registry *reg, const st_module *mod) {
-  st__modrec *m;
-  int r;
-  st__mutex_lock(&reg->lock);
-  m = find_mod(reg, mod->name);
-  r = m != NULL && m->mod == mod;
-  st__mutex_unlock(&reg->lock);
-  return r;
+  st__modrec m;
+  return mod_get(reg, mod->name, &m) && m.mod == mod;
 }
 
 int st__registry_module_complete(st_registry *reg, const char *module) {
-  st__modrec *m;
-  int r;
-  st__mutex_lock(&reg->lock);
-  m = find_mod(reg, module);
-  r = m ? m->complete : 0;
-  st__mutex_unlock(&reg->lock);
-  return r;
+  st__modrec m;
+  return mod_get(reg, module, &m) ? m.complete : 0;
 }
