@@ -10,13 +10,13 @@
 
 /* copy for any platform: the shard's bytes, one memcpy. */
 static ST_WUR st_status common_copy(st_op_call *call) {
-  st_status rc = st_op_check(call);
+  size_t b, e;
+  st_status rc = st__ew_shard(call, &b, &e);
   if (rc != ST_OK)
     return rc;
   const st_tensor *x = &call->tensors[0];
   st_tensor *y = &call->tensors[1];
-  size_t b, e, size = st_dtype_size(x->dtype);
-  st_shard_range(x->numel, call->shard_index, call->shard_count, &b, &e);
+  size_t size = st_dtype_size(x->dtype);
   if (e > b)
     memcpy((char *)y->data + b * size, (const char *)x->data + b * size,
            (e - b) * size);

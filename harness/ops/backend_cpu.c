@@ -302,14 +302,11 @@ static const st__transpose_fn transpose_kernels[4] = {
     transpose_1, transpose_2, transpose_4, transpose_8};
 
 static ST_WUR st_status cpu_ew(st_op_call *call, st__ew kind) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
   size_t b, e;
-  st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
-                 &b, &e);
-  st__cpu_elementwise(kind, call, b, e);
-  return ST_OK;
+  st_status rc = st__ew_shard(call, &b, &e);
+  if (rc == ST_OK)
+    st__cpu_elementwise(kind, call, b, e);
+  return rc;
 }
 
 /* The element-wise ops, cpu_copy .. cpu_relu. */

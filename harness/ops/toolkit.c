@@ -55,13 +55,20 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
   c->ew(c->kind, c->call, c->offset + b, c->offset + e);
 }
 
-st_status st__ew_pool(st_op_call *call, st__ew kind, st__ew_fn ew) {
+st_status st__ew_shard(st_op_call *call, size_t *begin, size_t *end) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
-  size_t b, e;
   st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
-                 &b, &e);
+                 begin, end);
+  return ST_OK;
+}
+
+st_status st__ew_pool(st_op_call *call, st__ew kind, st__ew_fn ew) {
+  size_t b, e;
+  st_status rc = st__ew_shard(call, &b, &e);
+  if (rc != ST_OK)
+    return rc;
   st__ew_ctx c = {call, kind, ew, b};
   st__parallel_for(e - b, EW_GRAIN, call->max_threads, ew_chunk, &c);
   return ST_OK;

@@ -107,6 +107,10 @@ typedef double (*st__sum_f64_fn)(const st_tensor *x /* IN */, size_t begin,
 typedef uint64_t (*st__sum_u64_fn)(const st_tensor *x /* IN */, size_t begin,
                                    size_t end);
 
+/* Checks an element-wise call (st_op_check) and gives the element range
+ * [*begin, *end) of its shard. Thread-safety: any thread. */
+st_status st__ew_shard(st_op_call *call /* IN/OUT: message on failure */,
+                       size_t *begin /* OUT */, size_t *end /* OUT */) ST_WUR;
 /* An element-wise op over the pool: checks the call, then runs ew on
  * chunks of the shard's elements. Thread-safety: any thread. */
 st_status st__ew_pool(st_op_call *call /* IN/OUT */, st__ew kind,
