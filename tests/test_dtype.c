@@ -372,9 +372,10 @@ static void dtype_is_int__integer_dtypes_only(void **state) {
   for (int d = 0; d < ST_DTYPE_COUNT; d++)
     n += st__dtype_is_int((st_dtype)d);
   assert_int_equal(n, 5);
-  assert_true(st__dtype_is_int(ST_DTYPE_INT8) && st__dtype_is_int(ST_DTYPE_INT16) &&
-              st__dtype_is_int(ST_DTYPE_INT32) && st__dtype_is_int(ST_DTYPE_INT64) &&
-              st__dtype_is_int(ST_DTYPE_UINT8));
+  assert_true(
+      st__dtype_is_int(ST_DTYPE_INT8) && st__dtype_is_int(ST_DTYPE_INT16) &&
+      st__dtype_is_int(ST_DTYPE_INT32) && st__dtype_is_int(ST_DTYPE_INT64) &&
+      st__dtype_is_int(ST_DTYPE_UINT8));
   assert_false(st__dtype_is_int(ST_DTYPE_BOOL));
   assert_false(st__dtype_is_int(ST_DTYPE_FLOAT16));
 }

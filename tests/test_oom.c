@@ -401,8 +401,8 @@ static st_status load_ctx_run(const load_ctx *c, st_scene_set *set,
                               st_error_list *errors) {
   if (c->from_path)
     return st_scene_set_load_path(set, c->name, NULL, errors);
-  return st_scene_set_load_string(set, c->name, c->text, strlen(c->text),
-                                  NULL, errors);
+  return st_scene_set_load_string(set, c->name, c->text, strlen(c->text), NULL,
+                                  errors);
 }
 
 /* Loads ctx->text into a fresh set: the same scenes, or the same errors,

@@ -599,14 +599,13 @@ static void st_registry_lookup__lazy_added_during_repair(void **state) {
   atomic_store(&race_phase, 0);
   race_first_loads = race_late_loads = race_other_loads = 0;
   st_error_clear(&err);
-  assert_int_equal(st__registry_add_lazy(reg, "first.so", race, 1,
-                                         race_load_first, &err),
-                   ST_OK);
-  assert_int_equal(pthread_create(&th, NULL, race_adder, reg), 0);
   assert_int_equal(
-      st_registry_lookup(reg, "race_op", "race_bk", ST_LOOKUP_KERNEL, &fn,
-                         &err),
+      st__registry_add_lazy(reg, "first.so", race, 1, race_load_first, &err),
       ST_OK);
+  assert_int_equal(pthread_create(&th, NULL, race_adder, reg), 0);
+  assert_int_equal(st_registry_lookup(reg, "race_op", "race_bk",
+                                      ST_LOOKUP_KERNEL, &fn, &err),
+                   ST_OK);
   pthread_join(th, &adder_rc);
   assert_null(adder_rc);
   assert_ptr_equal(fn, impl_a);
@@ -658,8 +657,7 @@ int main(void) {
       cmocka_unit_test(st_registry_lookup__failed_repair_is_retried),
       cmocka_unit_test(st_registry_lookup__repair_before_common),
       cmocka_unit_test(st_registry_lookup__loading_cycle_no_deadlock),
-      cmocka_unit_test(
-          st_registry_lookup__concurrent_lookups_wait_for_repair),
+      cmocka_unit_test(st_registry_lookup__concurrent_lookups_wait_for_repair),
       cmocka_unit_test(st_registry_lookup__lazy_added_during_repair),
       cmocka_unit_test(st_registry_new_builtin__platforms),
   };

@@ -247,7 +247,10 @@ double st_tensor_get_f64(const st_tensor *t, size_t i) {
   case ST_DTYPE_FLOAT32:
     return f32_from_bits(ld32(p, i));
   case ST_DTYPE_FLOAT64: {
-    const union { uint64_t u; double d; } x = {ld64(p, i)};
+    const union {
+      uint64_t u;
+      double d;
+    } x = {ld64(p, i)};
     return x.d;
   }
   case ST_DTYPE_FLOAT16:

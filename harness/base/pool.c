@@ -46,7 +46,7 @@ typedef struct st__pool_state {
   pthread_cond_t idle; /* a job made progress (chunks done or refs 0) */
   unsigned workers;    /* guarded by: mutex */
   pthread_t *ids;      /* the workers, to join at exit; guarded by: mutex */
-  st__pool_job *jobs;      /* guarded by: mutex */
+  st__pool_job *jobs;  /* guarded by: mutex */
   int shutdown;        /* set once, at exit; guarded by: mutex */
 } st__pool_state;
 

@@ -116,7 +116,8 @@ void st__ref_matmul_rows(st_op_call *call, size_t r0, size_t r1) {
       for (size_t j = 0; j < n; j++) {
         double s = 0.0;
         for (size_t k = 0; k < kk; k++)
-          s += st_tensor_get_f64(a, i * kk + k) * st_tensor_get_f64(b, k * n + j);
+          s += st_tensor_get_f64(a, i * kk + k) *
+               st_tensor_get_f64(b, k * n + j);
         st_tensor_set_f64(c, i * n + j, s);
       }
       continue;
@@ -152,7 +153,7 @@ void st__ref_softmax_rows(st_op_call *call, size_t r0, size_t r1) {
       sum += exp(st_tensor_get_f64(x, base + j) - m);
     for (size_t j = 0; j < cols; j++)
       st_tensor_set_f64(y, base + j,
-                       exp(st_tensor_get_f64(x, base + j) - m) / sum);
+                        exp(st_tensor_get_f64(x, base + j) - m) / sum);
   }
 }
 

@@ -186,7 +186,7 @@ static ST_WUR st_status check_consistent(st_op_call *call, const st_tensor *t) {
 }
 
 static ST_WUR st_status want_2d(st_op_call *call, const st_tensor *t,
-                         const char *dims) {
+                                const char *dims) {
   if (t->ndim == 2)
     return ST_OK;
   return st_op_call_fail(call, ST_EBIND,

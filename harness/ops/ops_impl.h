@@ -16,25 +16,25 @@
 /* Defines a backend's seven element-wise ops, PREFIX_copy .. PREFIX_relu,
  * each returning EW(call, its st__ew kind). */
 #define ST__EW_OPS(PREFIX, EW)                                                 \
-  static ST_WUR st_status PREFIX##_copy(st_op_call *call) {                           \
+  static ST_WUR st_status PREFIX##_copy(st_op_call *call) {                    \
     return EW(call, ST__EW_COPY);                                              \
   }                                                                            \
-  static ST_WUR st_status PREFIX##_add(st_op_call *call) {                            \
+  static ST_WUR st_status PREFIX##_add(st_op_call *call) {                     \
     return EW(call, ST__EW_ADD);                                               \
   }                                                                            \
-  static ST_WUR st_status PREFIX##_sub(st_op_call *call) {                            \
+  static ST_WUR st_status PREFIX##_sub(st_op_call *call) {                     \
     return EW(call, ST__EW_SUB);                                               \
   }                                                                            \
-  static ST_WUR st_status PREFIX##_mul(st_op_call *call) {                            \
+  static ST_WUR st_status PREFIX##_mul(st_op_call *call) {                     \
     return EW(call, ST__EW_MUL);                                               \
   }                                                                            \
-  static ST_WUR st_status PREFIX##_scale(st_op_call *call) {                          \
+  static ST_WUR st_status PREFIX##_scale(st_op_call *call) {                   \
     return EW(call, ST__EW_SCALE);                                             \
   }                                                                            \
-  static ST_WUR st_status PREFIX##_axpy(st_op_call *call) {                           \
+  static ST_WUR st_status PREFIX##_axpy(st_op_call *call) {                    \
     return EW(call, ST__EW_AXPY);                                              \
   }                                                                            \
-  static ST_WUR st_status PREFIX##_relu(st_op_call *call) {                           \
+  static ST_WUR st_status PREFIX##_relu(st_op_call *call) {                    \
     return EW(call, ST__EW_RELU);                                              \
   }
 
@@ -45,8 +45,8 @@ extern const st__op_entry st__threads_ops[];
 extern const st__op_entry st__common_ops[];
 
 /* The reference kernels: any dtype, one element at a time through the
- * accessors of base/dtype.c, float arithmetic in double rounded once to the dtype,
- * integer arithmetic in uint64_t. Ranges are of output elements (element
+ * accessors of base/dtype.c, float arithmetic in double rounded once to the
+ * dtype, integer arithmetic in uint64_t. Ranges are of output elements (element
  * ops) or output rows (matmul, softmax, transpose). Thread-safety: any
  * thread; disjoint ranges may run concurrently. */
 void st__ref_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,

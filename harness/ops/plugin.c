@@ -224,7 +224,7 @@ static ST_WUR st_status no_descriptor(const char *path, st_error *err) {
 }
 
 static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
-                          st_error *err) {
+                                 st_error *err) {
   void *h;
   const st_module *mod;
   char *decl = NULL;
@@ -291,7 +291,7 @@ static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
 }
 
 static ST_WUR st_status lazy_load(st_registry *reg, const char *path,
-                           st_error *err) {
+                                  st_error *err) {
   return load_now(reg, path, 1, err);
 }
 

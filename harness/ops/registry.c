@@ -212,7 +212,7 @@ static st__backrec *find_back(st_registry *reg, const char *name, int create) {
 
 /* Requires lock (asserted). */
 static st__entry *find_entry(st_registry *reg, const char *op,
-                         const char *backend) {
+                             const char *backend) {
   size_t i;
   assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_entries; i++)
@@ -248,7 +248,7 @@ static int mod_get(st_registry *reg, const char *name,
 }
 
 static ST_WUR st_status run_init(st_registry *reg, const st_module *mod,
-                          st_error *err) {
+                                 st_error *err) {
   st_status rc;
   st__modrec *m;
   tls_in_init++;

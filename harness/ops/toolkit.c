@@ -113,8 +113,7 @@ static void reduce_chunk(void *ctx, size_t b, size_t e) {
   }
 }
 
-void st__reduce_combine(st_tensor *out, const st__partial *partials,
-                        size_t n) {
+void st__reduce_combine(st_tensor *out, const st__partial *partials, size_t n) {
   if (st__dtype_is_int(out->dtype)) {
     uint64_t total = 0;
     for (size_t k = 0; k < n; k++)
@@ -136,8 +135,8 @@ st_status st__reduce_sum_pool(st_op_call *call, st__sum_f64_fn sum_f,
   size_t kb0, kb1;
   st__reduce_shard_blocks(call, &kb0, &kb1);
   size_t nb = kb1 - kb0;
-  st__reduce_ctx c = {call, kb0, sum_f, sum_u,
-                  st__dtype_is_int(call->tensors[0].dtype), NULL};
+  st__reduce_ctx c = {
+      call, kb0, sum_f, sum_u, st__dtype_is_int(call->tensors[0].dtype), NULL};
   if (nb > 0) {
     c.partials = malloc(nb * sizeof *c.partials);
     if (c.partials == NULL)
@@ -193,4 +192,3 @@ st_op_fn st__ops_find(const st__op_entry *ops, const char *op) {
       return e->fn;
   return NULL;
 }
-

@@ -92,8 +92,7 @@ typedef void (*st__transpose_fn)(const void *x /* IN */, void *y /* OUT */,
  * of those sizes; the kernels move bits). The call must have passed
  * st_op_check. Thread-safety: any thread; disjoint row ranges may run
  * concurrently. */
-void st__transpose_by_size(st_op_call *call /* IN/OUT */, size_t r0,
-                           size_t r1,
+void st__transpose_by_size(st_op_call *call /* IN/OUT */, size_t r0, size_t r1,
                            const st__transpose_fn kernels[4] /* IN */);
 
 /* An element-wise kernel over [begin, end) (st__ref_elementwise,
