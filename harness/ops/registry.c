@@ -308,7 +308,7 @@ static ST_WUR st_status copy_hooks(const st_module *mod, st_platform_hooks **out
     const st_platform_hooks *h = (const st_platform_hooks *)(const void *)p;
     if (h->size < HOOKS_MIN_SIZE) {
       st_error_set(err, ST_EINVAL,
-                   "module '%s': hooks st__entry %zu has size %u, less than the "
+                   "module '%s': hooks entry %zu has size %u, less than the "
                    "%zu of its first layout (set size to "
                    "sizeof(st_platform_hooks))",
                    mod->name, i, (unsigned)h->size, (size_t)HOOKS_MIN_SIZE);
@@ -320,7 +320,7 @@ static ST_WUR st_status copy_hooks(const st_module *mod, st_platform_hooks **out
     copy[i].release = h->release;
     if (h->platform == NULL || !mod_provides(mod, h->platform)) {
       st_error_set(err, ST_EINVAL,
-                   "module '%s': hooks st__entry %zu is for platform '%s', "
+                   "module '%s': hooks entry %zu is for platform '%s', "
                    "which the module does not provide",
                    mod->name, i, h->platform ? h->platform : "(null)");
       goto fail;
