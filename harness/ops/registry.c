@@ -285,8 +285,9 @@ static int mod_provides(const st_module *mod, const char *platform) {
 /* Copies mod's hooks (when its size covers them) into *out, each at this
  * header's layout: the module's array is stepped by each entry's own size
  * and only fields that size covers are read. */
-static ST_WUR st_status copy_hooks(const st_module *mod, st_platform_hooks **out,
-                            size_t *n_out, st_error *err) {
+static ST_WUR st_status copy_hooks(const st_module *mod,
+                                   st_platform_hooks **out, size_t *n_out,
+                                   st_error *err) {
   const unsigned char *p;
   st_platform_hooks *copy;
   size_t i, j, n;
