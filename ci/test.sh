@@ -90,7 +90,7 @@ echo "== build-tsan: ThreadSanitizer on the concurrent tests" >&2
 (
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   dir=build-tsan
-  tsan_tests=(test_registry test_runner test_pool test_ops)
+  tsan_tests=(test_registry test_runner test_pool test_ops test_mutex)
   if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" -Db_sanitize=thread -Db_lundef=false || exit 1
   fi

@@ -15,6 +15,8 @@
 
 #include <scenetest/tensor.h>
 
+#include "base/dtype.h"
+
 static uint32_t f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
@@ -311,6 +313,73 @@ static void tensor_set_i64__large_ints_round_once(void **state) {
   assert_true(st_tensor_get_f64(&t, 0) == 0x1p40 + 0x1p17);
 }
 
+/* The one element-access implementation's rules for values a dtype cannot
+ * hold (kernels, fills and compares all go through it): a bool stores
+ * v != 0, so NaN and 0.5 are true, as Python's bool() says; an integer
+ * stores the value truncated toward zero and wrapped modulo 2^N; NaN and
+ * the infinities, which have no integer value, store 0. */
+static void tensor_set_f64__bool_is_nonzero(void **state) {
+  (void)state;
+  unsigned char buf[8];
+  st_tensor t = one_elem(ST_DTYPE_BOOL, buf);
+  const double trues[] = {0.5, -0.5, NAN, -INFINITY, 0x1p-1074};
+  for (size_t i = 0; i < sizeof trues / sizeof trues[0]; i++) {
+    buf[0] = 0;
+    st_tensor_set_f64(&t, 0, trues[i]);
+    assert_int_equal(buf[0], 1);
+  }
+  st_tensor_set_f64(&t, 0, 0.0);
+  assert_int_equal(buf[0], 0);
+}
+
+static void tensor_set_f64__out_of_range_ints_wrap(void **state) {
+  (void)state;
+  unsigned char buf[8];
+  st_tensor t = one_elem(ST_DTYPE_INT32, buf);
+  st_tensor_set_f64(&t, 0, 0x1p32 + 5.0);
+  assert_int_equal(st_tensor_get_i64(&t, 0), 5);
+  st_tensor_set_f64(&t, 0, -0x1p31 - 1.0);
+  assert_int_equal(st_tensor_get_i64(&t, 0), INT32_MAX);
+  t = one_elem(ST_DTYPE_INT16, buf);
+  st_tensor_set_f64(&t, 0, 65535.9); /* truncated to 65535, then wrapped */
+  assert_int_equal(st_tensor_get_i64(&t, 0), -1);
+  t = one_elem(ST_DTYPE_INT64, buf);
+  st_tensor_set_f64(&t, 0, 1e30); /* 1e30 mod 2^64, from Python's int */
+  assert_true(st_tensor_get_i64(&t, 0) == INT64_C(5076964154930102272));
+  st_tensor_set_f64(&t, 0, INFINITY);
+  assert_int_equal(st_tensor_get_i64(&t, 0), 0);
+  st_tensor_set_f64(&t, 0, -INFINITY);
+  assert_int_equal(st_tensor_get_i64(&t, 0), 0);
+  t = one_elem(ST_DTYPE_UINT8, buf);
+  st_tensor_set_f64(&t, 0, NAN);
+  assert_int_equal(st_tensor_get_i64(&t, 0), 0);
+}
+
+/* The backends' transpose picks a kernel by element size and has none for
+ * sizes other than these. */
+static void dtype_size__every_dtype_is_1_2_4_or_8(void **state) {
+  (void)state;
+  for (int d = 0; d < ST_DTYPE_COUNT; d++) {
+    size_t size = st_dtype_size((st_dtype)d);
+    assert_true(size == 1 || size == 2 || size == 4 || size == 8);
+  }
+  assert_int_equal(st_dtype_size(ST_DTYPE_COUNT), 0);
+}
+
+static void dtype_is_int__integer_dtypes_only(void **state) {
+  (void)state;
+  int n = 0;
+  for (int d = 0; d < ST_DTYPE_COUNT; d++)
+    n += st__dtype_is_int((st_dtype)d);
+  assert_int_equal(n, 5);
+  assert_true(
+      st__dtype_is_int(ST_DTYPE_INT8) && st__dtype_is_int(ST_DTYPE_INT16) &&
+      st__dtype_is_int(ST_DTYPE_INT32) && st__dtype_is_int(ST_DTYPE_INT64) &&
+      st__dtype_is_int(ST_DTYPE_UINT8));
+  assert_false(st__dtype_is_int(ST_DTYPE_BOOL));
+  assert_false(st__dtype_is_int(ST_DTYPE_FLOAT16));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(dtype_name__every_dtype_round_trips),
@@ -327,6 +396,10 @@ int main(void) {
       cmocka_unit_test(tensor_set_f64__integers_truncate_and_wrap),
       cmocka_unit_test(tensor_set_f64__floats_round_once),
       cmocka_unit_test(tensor_set_i64__large_ints_round_once),
+      cmocka_unit_test(tensor_set_f64__bool_is_nonzero),
+      cmocka_unit_test(tensor_set_f64__out_of_range_ints_wrap),
+      cmocka_unit_test(dtype_size__every_dtype_is_1_2_4_or_8),
+      cmocka_unit_test(dtype_is_int__integer_dtypes_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

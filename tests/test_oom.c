@@ -28,6 +28,7 @@
 
 #include <scenetest/scenetest.h>
 
+#include "base/buf.h"
 #include "base/loadwatch.h"
 #include "ops/registry_internal.h"
 
@@ -392,7 +393,17 @@ typedef struct load_ctx {
   st_status want;       /* ST_OK or ST_ELOAD */
   size_t n_scenes;      /* on success */
   st_error_list errors; /* the reference run's errors */
+  int from_path;        /* load the file `name` (text unused) */
 } load_ctx;
+
+/* The load the context asks for: of the text, or of the file. */
+static st_status load_ctx_run(const load_ctx *c, st_scene_set *set,
+                              st_error_list *errors) {
+  if (c->from_path)
+    return st_scene_set_load_path(set, c->name, NULL, errors);
+  return st_scene_set_load_string(set, c->name, c->text, strlen(c->text), NULL,
+                                  errors);
+}
 
 /* Loads ctx->text into a fresh set: the same scenes, or the same errors,
  * as the reference run, or ST_ENOMEM with nothing added. */
@@ -407,8 +418,7 @@ static outcome load_op(void *data, char *why, size_t size) {
   st_error_list_init(&errors);
   if (st_scene_set_new(&set) != ST_OK)
     return OUT_NOMEM;
-  rc = st_scene_set_load_string(set, c->name, c->text, strlen(c->text), NULL,
-                                &errors);
+  rc = load_ctx_run(c, set, &errors);
   if (rc == ST_ENOMEM) {
     o = OUT_NOMEM;
     if (st_scene_set_count(set) != 0) {
@@ -459,8 +469,7 @@ static void load_check(const char *what, load_ctx *c) {
   st_status rc;
   st_error_list_init(&c->errors);
   assert_int_equal(st_scene_set_new(&set), ST_OK);
-  rc = st_scene_set_load_string(set, c->name, c->text, strlen(c->text), NULL,
-                                &c->errors);
+  rc = load_ctx_run(c, set, &c->errors);
   assert_int_equal(rc, c->want);
   if (rc == ST_OK)
     assert_int_equal(st_scene_set_count(set), c->n_scenes);
@@ -493,6 +502,18 @@ static void st_scene_set_load_string__oom_rich_scene(void **state) {
   free(text);
   free(anchors);
   free(multi);
+}
+
+/* The same through the file: reading it (a growing buffer) fails too. */
+static void st_scene_set_load_path__oom_file(void **state) {
+  load_ctx c;
+  (void)state;
+  memset(&c, 0, sizeof c);
+  c.name = ST_SOURCE_ROOT "/tests/scenes/good/multi.yaml";
+  c.from_path = 1;
+  c.want = ST_OK;
+  c.n_scenes = 2;
+  load_check("load of a scene file", &c);
 }
 
 static void st_scene_set_load_string__oom_bad_scene(void **state) {
@@ -971,6 +992,53 @@ static void st_watch_parse__oom(void **state) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The growable buffer                                                 */
+
+/* 64 additions of 1000 bytes: ST_ENOMEM leaves what was added before it
+ * intact, and capped additions keep a prefix. */
+static outcome buf_op(void *ctx, char *why, size_t size) {
+  char chunk[1000];
+  st__buf b;
+  outcome o = OUT_OK;
+  size_t k, i;
+  (void)ctx;
+  st__buf_init(&b, SIZE_MAX);
+  for (k = 0; k < 64 && o == OUT_OK; k++) {
+    size_t before = b.len;
+    memset(chunk, (int)k, sizeof chunk);
+    st_status rc = st__buf_add(&b, chunk, sizeof chunk);
+    if (rc == ST_ENOMEM && b.len == before) {
+      o = OUT_NOMEM;
+    } else if (rc != ST_OK) {
+      snprintf(why, size, "add %zu: %s, length %zu -> %zu", k,
+               st_status_name(rc), before, b.len);
+      o = OUT_WRONG;
+    }
+  }
+  for (i = 0; i < b.len && o != OUT_WRONG; i++)
+    if (b.data[i] != (char)(i / 1000)) {
+      snprintf(why, size, "byte %zu changed", i);
+      o = OUT_WRONG;
+    }
+  if (o == OUT_OK) {
+    size_t kept = st__buf_add_capped(&b, chunk, sizeof chunk);
+    if (kept != sizeof chunk && kept > b.cap) {
+      snprintf(why, size, "capped add kept %zu", kept);
+      o = OUT_WRONG;
+    } else if (kept != sizeof chunk) {
+      o = OUT_NOMEM;
+    }
+  }
+  st__buf_free(&b);
+  return o;
+}
+
+static void st__buf_add__oom_keeps_contents(void **state) {
+  (void)state;
+  oom_loop("st__buf_add", buf_op, NULL);
+}
+
+/* ------------------------------------------------------------------ */
 /* The loader watch                                                    */
 
 static void copy_file(const char *from, const char *to) {
@@ -1052,12 +1120,14 @@ int main(void) {
       cmocka_unit_test(oom_interposer__fails_nth_and_counts_live),
       cmocka_unit_test(st_scene_set_load_string__oom_rich_scene),
       cmocka_unit_test(st_scene_set_load_string__oom_bad_scene),
+      cmocka_unit_test(st_scene_set_load_path__oom_file),
       cmocka_unit_test(st_run_case__oom_cpu),
       cmocka_unit_test(st_run_case__oom_threads),
       cmocka_unit_test(st_run__oom_one_job),
       cmocka_unit_test(st_run__oom_three_jobs),
       cmocka_unit_test(st_registry_lookup__oom_with_repair),
       cmocka_unit_test(st_watch_parse__oom),
+      cmocka_unit_test(st__buf_add__oom_keeps_contents),
       cmocka_unit_test(st__loadwatch_poll__oom_loses_no_object),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

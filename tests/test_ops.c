@@ -932,6 +932,25 @@ static void op_call_fail__first_message_wins(void **state) {
   assert_string_equal(call.message, "first 1");
 }
 
+/* reduce_sum's partials are added in block order (the golden's), with
+ * two's complement wrap-around for integers: the order shows in floats
+ * (1e16 + 1 rounds back to 1e16, so the 1 is lost only in this order). */
+static void reduce_combine__block_order_and_wrap(void **state) {
+  (void)state;
+  int64_t i64 = 7;
+  double f64 = 7.0;
+  st_tensor ti = mk("out", ST_DTYPE_INT64, ST_ROLE_OUTPUT, &i64, 1, SHAPE(1));
+  st_tensor tf = mk("out", ST_DTYPE_FLOAT64, ST_ROLE_OUTPUT, &f64, 1, SHAPE(1));
+  const st__partial pi[] = {{.u = UINT64_MAX}, {.u = 2}};
+  const st__partial pf[] = {{.f = 1e16}, {.f = 1.0}, {.f = -1e16}};
+  st__reduce_combine(&ti, pi, 2);
+  assert_int_equal(i64, 1);
+  st__reduce_combine(&tf, pf, 3);
+  assert_true(f64 == 0.0);
+  st__reduce_combine(&tf, NULL, 0);
+  assert_true(f64 == 0.0 && !signbit(f64));
+}
+
 /* Every name in st__builtin_ops has a signature (a check that rejects a
  * wrong count) and an implementation on every backend, and the tables
  * hold nothing else. */
@@ -1000,6 +1019,7 @@ int main(void) {
       cmocka_unit_test(op_check__size_below_first_layout_is_einval),
       cmocka_unit_test(op_call_init__defaults),
       cmocka_unit_test(builtin_ops__every_backend_implements_each),
+      cmocka_unit_test(reduce_combine__block_order_and_wrap),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

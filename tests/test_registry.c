@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The registry: idempotent registration, repair before fallback, repairs
  * marked only on success and retried, loading cycles, concurrent lookups
- * waiting for one repair. */
+ * waiting for one repair, a lazy plugin declared while a repair runs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,9 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <scenetest/scenetest.h>
@@ -522,6 +525,104 @@ static void st_registry_lookup__concurrent_lookups_wait_for_repair(
   st_registry_free(reg);
 }
 
+/* A lazy plugin declared by another thread while a repair is loading one:
+ * the declaration grows (moves) the registry's array of lazy plugins under
+ * the repair's feet. The repair must neither touch the old array (a heap
+ * use after free that ThreadSanitizer and AddressSanitizer report) nor miss
+ * the plugin declared for its backend meanwhile. The adder declares more
+ * plugins than the array's first capacity, so the array moves. */
+#define RACE_LAZIES 40
+/* 0: nothing yet; 1: the repair is inside the first plugin's load; 2: the
+ * adder has declared all its plugins. The adder waits for 1 with acquire;
+ * the repair waits for 2 with a relaxed load on purpose: in a run the two
+ * threads do not synchronise with each other, so the test must not give
+ * ThreadSanitizer a happens-before edge the registry's own locks do not. */
+static atomic_int race_phase;
+static int race_first_loads, race_late_loads, race_other_loads;
+
+static st_status race_load_first(st_registry *reg, const char *path,
+                                 st_error *err) {
+  (void)reg, (void)path, (void)err;
+  race_first_loads++;
+  atomic_store_explicit(&race_phase, 1, memory_order_release);
+  while (atomic_load_explicit(&race_phase, memory_order_relaxed) != 2)
+    sched_yield();
+  return ST_OK; /* registers nothing: the late plugin provides the op */
+}
+
+static st_status race_load_late(st_registry *reg, const char *path,
+                                st_error *err) {
+  (void)path;
+  race_late_loads++;
+  return st_registry_register(reg, "late", "race_op", "race_bk", impl_a, err);
+}
+
+static st_status race_load_other(st_registry *reg, const char *path,
+                                 st_error *err) {
+  (void)reg, (void)path, (void)err;
+  race_other_loads++;
+  return ST_OK;
+}
+
+static void *race_adder(void *p) {
+  st_registry *reg = p;
+  static const char *const other[] = {"other_bk"};
+  static const char *const race[] = {"race_bk"};
+  st_error err;
+  int i;
+  while (atomic_load_explicit(&race_phase, memory_order_acquire) != 1)
+    sched_yield();
+  for (i = 0; i < RACE_LAZIES; i++) {
+    char path[32];
+    snprintf(path, sizeof path, "other%d.so", i);
+    st_error_clear(&err);
+    if (st__registry_add_lazy(reg, path, other, 1, race_load_other, &err) !=
+        ST_OK)
+      return "add_lazy failed";
+  }
+  st_error_clear(&err);
+  if (st__registry_add_lazy(reg, "late.so", race, 1, race_load_late, &err) !=
+      ST_OK)
+    return "add_lazy failed";
+  atomic_store_explicit(&race_phase, 2, memory_order_relaxed);
+  return NULL;
+}
+
+static void st_registry_lookup__lazy_added_during_repair(void **state) {
+  static const char *const race[] = {"race_bk"};
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  pthread_t th;
+  void *adder_rc = "not joined";
+  (void)state;
+  atomic_store(&race_phase, 0);
+  race_first_loads = race_late_loads = race_other_loads = 0;
+  st_error_clear(&err);
+  assert_int_equal(
+      st__registry_add_lazy(reg, "first.so", race, 1, race_load_first, &err),
+      ST_OK);
+  assert_int_equal(pthread_create(&th, NULL, race_adder, reg), 0);
+  assert_int_equal(st_registry_lookup(reg, "race_op", "race_bk",
+                                      ST_LOOKUP_KERNEL, &fn, &err),
+                   ST_OK);
+  pthread_join(th, &adder_rc);
+  assert_null(adder_rc);
+  assert_ptr_equal(fn, impl_a);
+  assert_int_equal(race_first_loads, 1);
+  assert_int_equal(race_late_loads, 1);
+  assert_int_equal(race_other_loads, 0);
+  assert_int_equal(st__registry_is_repaired(reg, "race_bk"), 1);
+  assert_int_equal(st_registry_has_platform(reg, "other_bk"), 1);
+  /* A later miss does not repair (and load) again. */
+  assert_int_equal(st_registry_lookup(reg, "nothing", "race_bk",
+                                      ST_LOOKUP_KERNEL, &fn, &err),
+                   ST_EMISSING);
+  assert_int_equal(race_first_loads, 1);
+  assert_int_equal(st__registry_repair_count(reg, "race_bk"), 1);
+  st_registry_free(reg);
+}
+
 static void st_registry_new_builtin__platforms(void **state) {
   st_registry *reg = NULL;
   char buf[256];
@@ -556,8 +657,8 @@ int main(void) {
       cmocka_unit_test(st_registry_lookup__failed_repair_is_retried),
       cmocka_unit_test(st_registry_lookup__repair_before_common),
       cmocka_unit_test(st_registry_lookup__loading_cycle_no_deadlock),
-      cmocka_unit_test(
-          st_registry_lookup__concurrent_lookups_wait_for_repair),
+      cmocka_unit_test(st_registry_lookup__concurrent_lookups_wait_for_repair),
+      cmocka_unit_test(st_registry_lookup__lazy_added_during_repair),
       cmocka_unit_test(st_registry_new_builtin__platforms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

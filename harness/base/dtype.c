@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include <scenetest/tensor.h>
+#include "base/dtype.h"
 
 const char *st_dtype_name(st_dtype dtype) {
   switch (dtype) {
@@ -51,6 +51,19 @@ st_status st_dtype_parse(const char *name, st_dtype *out) {
 int st_dtype_is_float(st_dtype dtype) {
   return dtype == ST_DTYPE_FLOAT32 || dtype == ST_DTYPE_FLOAT64 ||
          dtype == ST_DTYPE_FLOAT16 || dtype == ST_DTYPE_BFLOAT16;
+}
+
+int st__dtype_is_int(st_dtype dtype) {
+  switch (dtype) {
+  case ST_DTYPE_INT8:
+  case ST_DTYPE_INT16:
+  case ST_DTYPE_INT32:
+  case ST_DTYPE_INT64:
+  case ST_DTYPE_UINT8:
+    return 1;
+  default:
+    return 0;
+  }
 }
 
 /* ---- half and bfloat16 ------------------------------------------------- */
@@ -187,29 +200,63 @@ static double i64_to_f64_odd(int64_t v) {
   return v < 0 ? -d : d;
 }
 
+/* Element i of a buffer of 2-, 4- or 8-byte elements, loaded and stored
+ * through memcpy: a tensor's buffer may be any caller's bytes, so no
+ * alignment is assumed (compilers turn these into plain moves). */
+static uint16_t ld16(const unsigned char *p, size_t i) {
+  uint16_t v;
+  memcpy(&v, p + i * 2, 2);
+  return v;
+}
+
+static uint32_t ld32(const unsigned char *p, size_t i) {
+  uint32_t v;
+  memcpy(&v, p + i * 4, 4);
+  return v;
+}
+
+static uint64_t ld64(const unsigned char *p, size_t i) {
+  uint64_t v;
+  memcpy(&v, p + i * 8, 8);
+  return v;
+}
+
+static void st16(unsigned char *p, size_t i, uint16_t v) {
+  memcpy(p + i * 2, &v, 2);
+}
+
+static void st32(unsigned char *p, size_t i, uint32_t v) {
+  memcpy(p + i * 4, &v, 4);
+}
+
+static void st64(unsigned char *p, size_t i, uint64_t v) {
+  memcpy(p + i * 8, &v, 8);
+}
+
+static void st_float(unsigned char *p, size_t i, float f) {
+  memcpy(p + i * 4, &f, 4);
+}
+
+static void st_double(unsigned char *p, size_t i, double d) {
+  memcpy(p + i * 8, &d, 8);
+}
+
 double st_tensor_get_f64(const st_tensor *t, size_t i) {
   const unsigned char *p = t->data;
   switch (t->dtype) {
-  case ST_DTYPE_FLOAT32: {
-    float v;
-    memcpy(&v, p + i * 4, 4);
-    return v;
-  }
+  case ST_DTYPE_FLOAT32:
+    return f32_from_bits(ld32(p, i));
   case ST_DTYPE_FLOAT64: {
-    double v;
-    memcpy(&v, p + i * 8, 8);
-    return v;
+    const union {
+      uint64_t u;
+      double d;
+    } x = {ld64(p, i)};
+    return x.d;
   }
-  case ST_DTYPE_FLOAT16: {
-    uint16_t v;
-    memcpy(&v, p + i * 2, 2);
-    return st_f16_to_f32(v);
-  }
-  case ST_DTYPE_BFLOAT16: {
-    uint16_t v;
-    memcpy(&v, p + i * 2, 2);
-    return st_bf16_to_f32(v);
-  }
+  case ST_DTYPE_FLOAT16:
+    return st_f16_to_f32(ld16(p, i));
+  case ST_DTYPE_BFLOAT16:
+    return st_bf16_to_f32(ld16(p, i));
   default:
     /* int64 beyond 2^53 rounds here; st_tensor_get_i64 is exact. */
     return (double)st_tensor_get_i64(t, i);
@@ -225,21 +272,12 @@ int64_t st_tensor_get_i64(const st_tensor *t, size_t i) {
     return p[i];
   case ST_DTYPE_BOOL:
     return p[i] != 0;
-  case ST_DTYPE_INT16: {
-    int16_t v;
-    memcpy(&v, p + i * 2, 2);
-    return v;
-  }
-  case ST_DTYPE_INT32: {
-    int32_t v;
-    memcpy(&v, p + i * 4, 4);
-    return v;
-  }
-  case ST_DTYPE_INT64: {
-    int64_t v;
-    memcpy(&v, p + i * 8, 8);
-    return v;
-  }
+  case ST_DTYPE_INT16:
+    return (int16_t)ld16(p, i);
+  case ST_DTYPE_INT32:
+    return (int32_t)ld32(p, i);
+  case ST_DTYPE_INT64:
+    return (int64_t)ld64(p, i);
   default:
     return (int64_t)f64_to_u64_wrap(st_tensor_get_f64(t, i));
   }
@@ -254,18 +292,14 @@ static void store_int(st_tensor *t, size_t i, uint64_t u) {
   case ST_DTYPE_UINT8:
     p[i] = (unsigned char)u;
     break;
-  case ST_DTYPE_INT16: {
-    const uint16_t v = (uint16_t)u;
-    memcpy(p + i * 2, &v, 2);
+  case ST_DTYPE_INT16:
+    st16(p, i, (uint16_t)u);
     break;
-  }
-  case ST_DTYPE_INT32: {
-    const uint32_t v = (uint32_t)u;
-    memcpy(p + i * 4, &v, 4);
+  case ST_DTYPE_INT32:
+    st32(p, i, (uint32_t)u);
     break;
-  }
   case ST_DTYPE_INT64:
-    memcpy(p + i * 8, &u, 8);
+    st64(p, i, u);
     break;
   default:
     break;
@@ -275,24 +309,18 @@ static void store_int(st_tensor *t, size_t i, uint64_t u) {
 void st_tensor_set_f64(st_tensor *t, size_t i, double v) {
   unsigned char *p = t->data;
   switch (t->dtype) {
-  case ST_DTYPE_FLOAT32: {
-    const float f = (float)v; /* one rounding, current mode: nearest-even */
-    memcpy(p + i * 4, &f, 4);
+  case ST_DTYPE_FLOAT32:
+    st_float(p, i, (float)v); /* one rounding, current mode: nearest-even */
     break;
-  }
   case ST_DTYPE_FLOAT64:
-    memcpy(p + i * 8, &v, 8);
+    st_double(p, i, v);
     break;
-  case ST_DTYPE_FLOAT16: {
-    const uint16_t h = st_f64_to_f16(v);
-    memcpy(p + i * 2, &h, 2);
+  case ST_DTYPE_FLOAT16:
+    st16(p, i, st_f64_to_f16(v));
     break;
-  }
-  case ST_DTYPE_BFLOAT16: {
-    const uint16_t h = st_f64_to_bf16(v);
-    memcpy(p + i * 2, &h, 2);
+  case ST_DTYPE_BFLOAT16:
+    st16(p, i, st_f64_to_bf16(v));
     break;
-  }
   case ST_DTYPE_BOOL:
     p[i] = v != 0.0; /* NaN is true, as bool(float('nan')) */
     break;
@@ -305,16 +333,12 @@ void st_tensor_set_f64(st_tensor *t, size_t i, double v) {
 void st_tensor_set_i64(st_tensor *t, size_t i, int64_t v) {
   unsigned char *p = t->data;
   switch (t->dtype) {
-  case ST_DTYPE_FLOAT32: {
-    const float f = (float)v; /* int64 -> float directly: one rounding */
-    memcpy(p + i * 4, &f, 4);
+  case ST_DTYPE_FLOAT32:
+    st_float(p, i, (float)v); /* int64 -> float directly: one rounding */
     break;
-  }
-  case ST_DTYPE_FLOAT64: {
-    const double d = (double)v;
-    memcpy(p + i * 8, &d, 8);
+  case ST_DTYPE_FLOAT64:
+    st_double(p, i, (double)v);
     break;
-  }
   case ST_DTYPE_FLOAT16:
   case ST_DTYPE_BFLOAT16:
     st_tensor_set_f64(t, i, i64_to_f64_odd(v));

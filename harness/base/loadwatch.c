@@ -20,12 +20,12 @@ static size_t last_count;        /* guarded by: watch_lock: list length */
 static int primed;               /* guarded by: watch_lock */
 static st__loadwatch_stats stats; /* guarded by: watch_lock */
 
-typedef struct counts {
+typedef struct st__counts {
   unsigned long long adds, subs;
-} counts;
+} st__counts;
 
 static int adds_cb(struct dl_phdr_info *info, size_t size, void *data) {
-  counts *c = data;
+  st__counts *c = data;
   (void)size;
   /* dlpi_adds/dlpi_subs count every object ever loaded and unloaded;
    * they are the same in every entry, so one callback suffices. */
@@ -34,16 +34,16 @@ static int adds_cb(struct dl_phdr_info *info, size_t size, void *data) {
   return 1;
 }
 
-typedef struct collect {
+typedef struct st__collect {
   char **items;
   size_t n, cap;
   size_t index; /* entries of the list visited so far */
   size_t skip;  /* entries at the front known to be seen already */
   int oom;
-} collect;
+} st__collect;
 
 static int collect_cb(struct dl_phdr_info *info, size_t size, void *data) {
-  collect *c = data;
+  st__collect *c = data;
   (void)size;
   /* The loader appends what it loads: while nothing was unloaded, the
    * first `skip` entries are those of the last look, and only the rest
@@ -90,8 +90,8 @@ void st__loadwatch_free(char **list, size_t n) {
 }
 
 st_status st__loadwatch_poll(char ***out, size_t *n) {
-  counts now = {0, 0};
-  collect c = {0};
+  st__counts now = {0, 0};
+  st__collect c = {0};
   char **fresh = NULL;
   size_t n_fresh = 0, i, sorted;
   st_status rc = ST_OK;
@@ -177,13 +177,13 @@ void st__loadwatch_get_stats(st__loadwatch_stats *out) {
   pthread_mutex_unlock(&watch_lock);
 }
 
-typedef struct each_ctx {
+typedef struct st__each_ctx {
   int (*fn)(const char *, void *);
   void *data;
-} each_ctx;
+} st__each_ctx;
 
 static int each_cb(struct dl_phdr_info *info, size_t size, void *data) {
-  each_ctx *e = data;
+  st__each_ctx *e = data;
   (void)size;
   if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
     return 0;
@@ -191,6 +191,6 @@ static int each_cb(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 void st__loadwatch_each(int (*fn)(const char *path, void *data), void *data) {
-  each_ctx e = {fn, data};
+  st__each_ctx e = {fn, data};
   dl_iterate_phdr(each_cb, &e);
 }

@@ -14,7 +14,9 @@
  * names of the new entries only (while nothing was unloaded). Free with st__loadwatch_free.
  * Thread-safety: any thread; an object is reported to exactly one caller. */
 st_status st__loadwatch_poll(char ***out /* OUT */, size_t *n /* OUT */) ST_WUR;
-void st__loadwatch_free(char **list, size_t n);
+/* Frees a list from st__loadwatch_poll (NULL with n 0 too).
+ * Thread-safety: any thread. */
+void st__loadwatch_free(char **list /* IN: freed */, size_t n);
 
 /* What the watch has done in this process, for the tests that hold it to
  * O(1) per look when nothing changed and O(new objects) when something
@@ -30,6 +32,8 @@ void st__loadwatch_get_stats(st__loadwatch_stats *out /* OUT */);
 /* Calls fn(path, data) for every object in the loader's list now (the main
  * program's empty name skipped). Stops early when fn returns non-zero.
  * Thread-safety: any thread. */
-void st__loadwatch_each(int (*fn)(const char *path, void *data), void *data);
+void st__loadwatch_each(int (*fn)(const char *path /* IN */,
+                                  void *data /* IN/OUT */),
+                        void *data /* IN/OUT: passed to fn */);
 
 #endif

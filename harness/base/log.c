@@ -16,6 +16,7 @@
 #include <scenetest/log.h>
 
 #include "base/log_sink.h"
+#include "base/proc.h"
 
 static atomic_int log_level = ST_LOG_TIMING;
 static atomic_int log_fd = 2;
@@ -91,17 +92,7 @@ void st__log_set_hook(st__log_hook fn, void *data) {
 }
 
 int st__log_write_fd(int fd, const char *buf, size_t len) {
-  size_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, buf + off, len - off);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    off += (size_t)w;
-  }
-  return 0;
+  return st__proc_write_all(fd, buf, len) == ST_OK ? 0 : -1;
 }
 
 /* Sends a line to the terminal side: through the hook when this process

@@ -20,8 +20,9 @@ void st__log_set_file(int fd);
  * line to the log fd itself (after making room on the screen); when 0 the
  * line went to the --log-file only and the hook may just look at it. NULL
  * removes it. Thread-safety: any thread; calls are serialised. */
-typedef void (*st__log_hook)(void *data, int level, const char *line,
-                             size_t len, int to_terminal);
+typedef void (*st__log_hook)(void *data /* IN/OUT: the hook's */, int level,
+                             const char *line /* IN */, size_t len,
+                             int to_terminal);
 void st__log_set_hook(st__log_hook fn, void *data /* IN, borrowed */);
 
 /* A complete log line of another process (an isolated child's, SPEC §6:

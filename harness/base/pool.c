@@ -26,7 +26,7 @@
 /* Without a grain, chunks are sized from n alone (at most this many). */
 #define POOL_DEFAULT_CHUNKS 4096u
 
-typedef struct pool_job {
+typedef struct st__pool_job {
   st__range_fn fn;
   void *ctx;
   size_t n;
@@ -37,18 +37,18 @@ typedef struct pool_job {
   unsigned max_helpers; /* threads besides the caller */
   unsigned helpers;     /* guarded by: pool.mutex */
   unsigned refs; /* workers still inside run_chunks; guarded by: pool.mutex */
-  struct pool_job *next_job; /* guarded by: pool.mutex */
-} pool_job;
+  struct st__pool_job *next_job; /* guarded by: pool.mutex */
+} st__pool_job;
 
-typedef struct pool_state {
+typedef struct st__pool_state {
   pthread_mutex_t mutex;
   pthread_cond_t work; /* a job was queued, or shutdown */
   pthread_cond_t idle; /* a job made progress (chunks done or refs 0) */
   unsigned workers;    /* guarded by: mutex */
   pthread_t *ids;      /* the workers, to join at exit; guarded by: mutex */
-  pool_job *jobs;      /* guarded by: mutex */
+  st__pool_job *jobs;  /* guarded by: mutex */
   int shutdown;        /* set once, at exit; guarded by: mutex */
-} pool_state;
+} st__pool_state;
 
 #define POOL_STATE_INIT                                                        \
   {                                                                            \
@@ -56,7 +56,7 @@ typedef struct pool_state {
         PTHREAD_COND_INITIALIZER, 0, NULL, NULL, 0                             \
   }
 
-static pool_state pool = POOL_STATE_INIT;
+static st__pool_state pool = POOL_STATE_INIT;
 static pthread_once_t register_once = PTHREAD_ONCE_INIT;
 /* 1 on the pool's own threads. */
 static _Thread_local int tls_is_worker;
@@ -81,7 +81,7 @@ static void atfork_parent(void) { pthread_mutex_unlock(&pool.mutex); }
  * old synchronisation objects may hold state about parent threads, so they
  * are re-created rather than unlocked). */
 static void atfork_child(void) {
-  pool_state fresh = POOL_STATE_INIT;
+  st__pool_state fresh = POOL_STATE_INIT;
   free(pool.ids); /* the child's copy of the parent's list */
   pool = fresh;
 }
@@ -113,7 +113,7 @@ static void pool_register(void) {
   (void)atexit(pool_shutdown);
 }
 
-static void run_chunks(pool_job *job) {
+static void run_chunks(st__pool_job *job) {
   for (;;) {
     size_t c = atomic_fetch_add(&job->next, 1);
     if (c >= job->n_chunks)
@@ -134,8 +134,8 @@ static void run_chunks(pool_job *job) {
 }
 
 /* The first job with unclaimed chunks and room for a helper. */
-static pool_job *find_job(void) {
-  for (pool_job *j = pool.jobs; j != NULL; j = j->next_job)
+static st__pool_job *find_job(void) {
+  for (st__pool_job *j = pool.jobs; j != NULL; j = j->next_job)
     if (j->helpers < j->max_helpers && atomic_load(&j->next) < j->n_chunks)
       return j;
   return NULL;
@@ -146,7 +146,7 @@ static void *worker_main(void *arg) {
   tls_is_worker = 1;
   pthread_mutex_lock(&pool.mutex);
   while (!pool.shutdown) {
-    pool_job *job = find_job();
+    st__pool_job *job = find_job();
     if (job == NULL) {
       pthread_cond_wait(&pool.work, &pool.mutex);
       continue;
@@ -212,7 +212,7 @@ void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
     return;
   }
 
-  pool_job job;
+  st__pool_job job;
   memset(&job, 0, sizeof job);
   job.fn = fn;
   job.ctx = ctx;
@@ -236,7 +236,7 @@ void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
   pthread_mutex_lock(&pool.mutex);
   while (atomic_load(&job.done) < job.n_chunks || job.refs > 0)
     pthread_cond_wait(&pool.idle, &pool.mutex);
-  for (pool_job **p = &pool.jobs; *p != NULL; p = &(*p)->next_job) {
+  for (st__pool_job **p = &pool.jobs; *p != NULL; p = &(*p)->next_job) {
     if (*p == &job) {
       *p = job.next_job;
       break;

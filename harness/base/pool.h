@@ -6,7 +6,8 @@
 
 #include <stddef.h>
 
-typedef void (*st__range_fn)(void *ctx, size_t begin, size_t end);
+/* A loop body over [begin, end), called on any of the pool's threads. */
+typedef void (*st__range_fn)(void *ctx /* IN/OUT */, size_t begin, size_t end);
 
 /* Calls fn(ctx, b, e) over [0, n) in chunks of at least grain items on at
  * most max_threads threads (the caller's thread included), and returns when
@@ -14,8 +15,8 @@ typedef void (*st__range_fn)(void *ctx, size_t begin, size_t end);
  * thread count. max_threads 0 means the number of cores.
  * Thread-safety: any thread; concurrent calls share the pool. */
 void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
-                      st__range_fn fn, void *ctx);
-/* Online cores (at least 1). */
+                      st__range_fn fn, void *ctx /* IN/OUT: passed to fn */);
+/* Online cores (at least 1). Thread-safety: any thread. */
 unsigned st__ncores(void);
 
 #endif

@@ -35,17 +35,18 @@ static void one_line(char *s) {
       *s = ' ';
 }
 
-static st_status vset(st_error *err, st_status code, const char *file,
-                      int line, int column, const char *fmt, va_list ap) {
+/* Records the error unless err already holds one (the first cause wins). */
+static void vset(st_error *err /* OUT: may be NULL */, st_status code,
+                 const char *file /* IN: may be NULL */, int line, int column,
+                 const char *fmt /* IN */, va_list ap) {
   if (err == NULL || err->code != ST_OK)
-    return code;
+    return;
   err->code = code;
   err->line = line;
   err->column = column;
   snprintf(err->file, sizeof err->file, "%s", file ? file : "");
   vsnprintf(err->message, sizeof err->message, fmt, ap);
   one_line(err->message);
-  return code;
 }
 
 st_status st_error_set(st_error *err, st_status code, const char *fmt, ...) {

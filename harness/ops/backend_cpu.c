@@ -301,21 +301,18 @@ CPU_TRANSPOSE(uint64_t, 8)
 static const st__transpose_fn transpose_kernels[4] = {
     transpose_1, transpose_2, transpose_4, transpose_8};
 
-static st_status cpu_ew(st_op_call *call, st__ew kind) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
+static ST_WUR st_status cpu_ew(st_op_call *call, st__ew kind) {
   size_t b, e;
-  st_shard_range(call->tensors[0].numel, call->shard_index, call->shard_count,
-                 &b, &e);
-  st__cpu_elementwise(kind, call, b, e);
-  return ST_OK;
+  st_status rc = st__ew_shard(call, &b, &e);
+  if (rc == ST_OK)
+    st__cpu_elementwise(kind, call, b, e);
+  return rc;
 }
 
 /* The element-wise ops, cpu_copy .. cpu_relu. */
 ST__EW_OPS(cpu, cpu_ew)
 
-static st_status cpu_matmul(st_op_call *call) {
+static ST_WUR st_status cpu_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -341,7 +338,7 @@ static st_status cpu_matmul(st_op_call *call) {
   return ST_OK;
 }
 
-static st_status cpu_softmax(st_op_call *call) {
+static ST_WUR st_status cpu_softmax(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -366,7 +363,7 @@ static st_status cpu_softmax(st_op_call *call) {
 
 /* With shard_count > 1 (level 3) `out` gets the partial sum of the shard's
  * blocks, and the harness combines the shards; with one shard, the sum. */
-static st_status cpu_reduce_sum(st_op_call *call) {
+static ST_WUR st_status cpu_reduce_sum(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -380,19 +377,19 @@ static st_status cpu_reduce_sum(st_op_call *call) {
       st__reduce_block_range(x, k, &lo, &hi);
       total += st__cpu_sum_u64(x, lo, hi);
     }
-    st__elem_set_u64(out, 0, total);
+    st_tensor_set_i64(out, 0, (int64_t)total);
   } else {
     double total = 0.0;
     for (size_t k = kb0; k < kb1; k++) {
       st__reduce_block_range(x, k, &lo, &hi);
       total += st__cpu_sum_f64(x, lo, hi);
     }
-    st__elem_set_f64(out, 0, total);
+    st_tensor_set_f64(out, 0, total);
   }
   return ST_OK;
 }
 
-static st_status cpu_transpose(st_op_call *call) {
+static ST_WUR st_status cpu_transpose(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -403,13 +400,13 @@ static st_status cpu_transpose(st_op_call *call) {
 }
 
 const st__op_entry st__cpu_ops[] = {
-#define XX(name) {#name, cpu_##name},
+#define XX(name, ...) {#name, cpu_##name},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
     {NULL, NULL},
 };
 
-static st_status cpu_init(st_registry *reg, st_error *err) {
+static ST_WUR st_status cpu_init(st_registry *reg, st_error *err) {
   return st__ops_register(reg, "cpu", "cpu", st__cpu_ops, err);
 }
 

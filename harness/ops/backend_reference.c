@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The `reference` backend: the golden implementation of every built-in op.
  * Simple loops over any dtype, one element at a time through the
- * accessors of backend_common.c; float arithmetic and every accumulation
+ * accessors of base/dtype.c; float arithmetic and every accumulation
  * (matmul, softmax, reduce_sum) in double, rounded once to the output
  * dtype; integer arithmetic in uint64_t (two's complement wrap-around).
  * It splits its work over at most call->max_threads threads (the CLI's
@@ -16,7 +16,7 @@
 #include "ops/ops_impl.h"
 
 const char *const st__builtin_ops[] = {
-#define XX(name) #name,
+#define XX(name, ...) #name,
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
     NULL,
@@ -31,7 +31,7 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
   st_tensor *t = call->tensors;
   st_tensor *out = is_binary(kind) ? &t[2] : &t[1];
   if (kind == ST__EW_COPY) {
-    size_t size = st__elem_size(&t[0]);
+    size_t size = st_dtype_size(t[0].dtype);
     if (end > begin)
       memcpy((char *)out->data + begin * size,
              (const char *)t[0].data + begin * size, (end - begin) * size);
@@ -42,22 +42,22 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
                    ? st__scalar_f64(call)
                    : 0.0;
     for (size_t i = begin; i < end; i++) {
-      double a = st__elem_get_f64(&t[0], i), r = 0.0;
+      double a = st_tensor_get_f64(&t[0], i), r = 0.0;
       switch (kind) {
       case ST__EW_ADD:
-        r = a + st__elem_get_f64(&t[1], i);
+        r = a + st_tensor_get_f64(&t[1], i);
         break;
       case ST__EW_SUB:
-        r = a - st__elem_get_f64(&t[1], i);
+        r = a - st_tensor_get_f64(&t[1], i);
         break;
       case ST__EW_MUL:
-        r = a * st__elem_get_f64(&t[1], i);
+        r = a * st_tensor_get_f64(&t[1], i);
         break;
       case ST__EW_SCALE:
         r = s * a;
         break;
       case ST__EW_AXPY:
-        r = s * a + st__elem_get_f64(&t[1], i);
+        r = s * a + st_tensor_get_f64(&t[1], i);
         break;
       case ST__EW_RELU:
         /* NaN stays NaN, as torch.relu does. */
@@ -66,29 +66,29 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
       case ST__EW_COPY:
         break;
       }
-      st__elem_set_f64(out, i, r);
+      st_tensor_set_f64(out, i, r);
     }
     return;
   }
   uint64_t s =
       (kind == ST__EW_SCALE || kind == ST__EW_AXPY) ? st__scalar_u64(call) : 0;
   for (size_t i = begin; i < end; i++) {
-    uint64_t a = st__elem_get_u64(&t[0], i), r = 0;
+    uint64_t a = (uint64_t)st_tensor_get_i64(&t[0], i), r = 0;
     switch (kind) {
     case ST__EW_ADD:
-      r = a + st__elem_get_u64(&t[1], i);
+      r = a + (uint64_t)st_tensor_get_i64(&t[1], i);
       break;
     case ST__EW_SUB:
-      r = a - st__elem_get_u64(&t[1], i);
+      r = a - (uint64_t)st_tensor_get_i64(&t[1], i);
       break;
     case ST__EW_MUL:
-      r = a * st__elem_get_u64(&t[1], i);
+      r = a * (uint64_t)st_tensor_get_i64(&t[1], i);
       break;
     case ST__EW_SCALE:
       r = s * a;
       break;
     case ST__EW_AXPY:
-      r = s * a + st__elem_get_u64(&t[1], i);
+      r = s * a + (uint64_t)st_tensor_get_i64(&t[1], i);
       break;
     case ST__EW_RELU:
       /* Signed values are sign-extended: the top bit is the sign. uint8
@@ -98,7 +98,7 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
     case ST__EW_COPY:
       break;
     }
-    st__elem_set_u64(out, i, r);
+    st_tensor_set_i64(out, i, (int64_t)r);
   }
 }
 
@@ -116,20 +116,21 @@ void st__ref_matmul_rows(st_op_call *call, size_t r0, size_t r1) {
       for (size_t j = 0; j < n; j++) {
         double s = 0.0;
         for (size_t k = 0; k < kk; k++)
-          s += st__elem_get_f64(a, i * kk + k) * st__elem_get_f64(b, k * n + j);
-        st__elem_set_f64(c, i * n + j, s);
+          s += st_tensor_get_f64(a, i * kk + k) *
+               st_tensor_get_f64(b, k * n + j);
+        st_tensor_set_f64(c, i * n + j, s);
       }
       continue;
     }
     for (size_t j = 0; j < n; j++)
       acc[j] = 0.0;
     for (size_t k = 0; k < kk; k++) {
-      double aik = st__elem_get_f64(a, i * kk + k);
+      double aik = st_tensor_get_f64(a, i * kk + k);
       for (size_t j = 0; j < n; j++)
-        acc[j] += aik * st__elem_get_f64(b, k * n + j);
+        acc[j] += aik * st_tensor_get_f64(b, k * n + j);
     }
     for (size_t j = 0; j < n; j++)
-      st__elem_set_f64(c, i * n + j, acc[j]);
+      st_tensor_set_f64(c, i * n + j, acc[j]);
   }
   free(acc);
 }
@@ -143,16 +144,16 @@ void st__ref_softmax_rows(st_op_call *call, size_t r0, size_t r1) {
     size_t base = r * cols;
     double m = -INFINITY;
     for (size_t j = 0; j < cols; j++) {
-      double v = st__elem_get_f64(x, base + j);
+      double v = st_tensor_get_f64(x, base + j);
       if (v > m)
         m = v;
     }
     double sum = 0.0;
     for (size_t j = 0; j < cols; j++)
-      sum += exp(st__elem_get_f64(x, base + j) - m);
+      sum += exp(st_tensor_get_f64(x, base + j) - m);
     for (size_t j = 0; j < cols; j++)
-      st__elem_set_f64(y, base + j,
-                       exp(st__elem_get_f64(x, base + j) - m) / sum);
+      st_tensor_set_f64(y, base + j,
+                        exp(st_tensor_get_f64(x, base + j) - m) / sum);
   }
 }
 
@@ -161,7 +162,7 @@ void st__ref_transpose_rows(st_op_call *call, size_t r0, size_t r1) {
   const st_tensor *x = &call->tensors[0];
   st_tensor *y = &call->tensors[1];
   size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
-  size_t size = st__elem_size(x);
+  size_t size = st_dtype_size(x->dtype);
   for (size_t r = r0; r < r1 && r < cols; r++)
     for (size_t j = 0; j < rows; j++)
       memcpy((char *)y->data + (r * rows + j) * size,
@@ -171,14 +172,14 @@ void st__ref_transpose_rows(st_op_call *call, size_t r0, size_t r1) {
 double st__ref_sum_f64(const st_tensor *x, size_t begin, size_t end) {
   double s = 0.0;
   for (size_t i = begin; i < end; i++)
-    s += st__elem_get_f64(x, i);
+    s += st_tensor_get_f64(x, i);
   return s;
 }
 
 uint64_t st__ref_sum_u64(const st_tensor *x, size_t begin, size_t end) {
   uint64_t s = 0;
   for (size_t i = begin; i < end; i++)
-    s += st__elem_get_u64(x, i);
+    s += (uint64_t)st_tensor_get_i64(x, i);
   return s;
 }
 
@@ -187,65 +188,57 @@ static size_t rows_grain(size_t work, size_t per_row) {
   return per_row >= work ? 1 : work / (per_row ? per_row : 1);
 }
 
-static st_status ref_ew(st_op_call *call, st__ew kind) {
+static ST_WUR st_status ref_ew(st_op_call *call, st__ew kind) {
   return st__ew_pool(call, kind, st__ref_elementwise);
 }
 
 /* The element-wise ops, ref_copy .. ref_relu. */
 ST__EW_OPS(ref, ref_ew)
 
-static st_status ref_matmul(st_op_call *call) {
+/* A row op over the pool: checks the call, then computes the shard's rows
+ * of output tensor `out` in chunks of about `work` element operations. A
+ * row costs the output's columns, times K for matmul (k_terms). */
+static ST_WUR st_status ref_rows(st_op_call *call, size_t out, size_t work,
+                                 int k_terms, st__rows_fn rows) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
   size_t r0, r1;
-  st__shard_rows(call, 2, &r0, &r1);
-  size_t per_row =
-      (size_t)call->tensors[0].shape[1] * (size_t)call->tensors[1].shape[1];
-  st__rows_pool(call, r0, r1, rows_grain((size_t)1 << 16, per_row),
-                st__ref_matmul_rows);
+  st__shard_rows(call, out, &r0, &r1);
+  size_t per_row = (size_t)call->tensors[out].shape[1];
+  if (k_terms)
+    per_row *= (size_t)call->tensors[0].shape[1];
+  st__rows_pool(call, r0, r1, rows_grain(work, per_row), rows);
   return ST_OK;
 }
 
-static st_status ref_softmax(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  st__rows_pool(call, r0, r1,
-                rows_grain((size_t)1 << 14, (size_t)call->tensors[0].shape[1]),
-                st__ref_softmax_rows);
-  return ST_OK;
+static ST_WUR st_status ref_matmul(st_op_call *call) {
+  return ref_rows(call, 2, (size_t)1 << 16, 1, st__ref_matmul_rows);
 }
 
-static st_status ref_transpose(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  st__rows_pool(call, r0, r1,
-                rows_grain((size_t)1 << 14, (size_t)call->tensors[1].shape[1]),
-                st__ref_transpose_rows);
-  return ST_OK;
+static ST_WUR st_status ref_softmax(st_op_call *call) {
+  return ref_rows(call, 1, (size_t)1 << 14, 0, st__ref_softmax_rows);
+}
+
+static ST_WUR st_status ref_transpose(st_op_call *call) {
+  return ref_rows(call, 1, (size_t)1 << 14, 0, st__ref_transpose_rows);
 }
 
 /* With shard_count > 1 (level 3) each shard writes the partial sum of its
  * own blocks into `out`; the harness combines the shards' partials. With
  * one shard `out` is the whole sum. */
-static st_status ref_reduce_sum(st_op_call *call) {
+static ST_WUR st_status ref_reduce_sum(st_op_call *call) {
   return st__reduce_sum_pool(call, st__ref_sum_f64, st__ref_sum_u64);
 }
 
 const st__op_entry st__reference_ops[] = {
-#define XX(name) {#name, ref_##name},
+#define XX(name, ...) {#name, ref_##name},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
     {NULL, NULL},
 };
 
-static st_status reference_init(st_registry *reg, st_error *err) {
+static ST_WUR st_status reference_init(st_registry *reg, st_error *err) {
   return st__ops_register(reg, "reference", ST_BACKEND_REFERENCE,
                           st__reference_ops, err);
 }

@@ -30,7 +30,7 @@ static size_t rows_grain(size_t per_row) {
   return per_row >= ROW_WORK ? 1 : ROW_WORK / (per_row ? per_row : 1);
 }
 
-static st_status thr_ew(st_op_call *call, st__ew kind) {
+static ST_WUR st_status thr_ew(st_op_call *call, st__ew kind) {
   return st__ew_pool(call, kind, st__cpu_elementwise);
 }
 
@@ -86,7 +86,7 @@ static void matmul_rows(st_op_call *call, size_t r0, size_t r1) {
   }
 }
 
-static st_status thr_matmul(st_op_call *call) {
+static ST_WUR st_status thr_matmul(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -114,7 +114,7 @@ static void softmax_rows(st_op_call *call, size_t r0, size_t r1) {
   free(tmp);
 }
 
-static st_status thr_softmax(st_op_call *call) {
+static ST_WUR st_status thr_softmax(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -127,7 +127,7 @@ static st_status thr_softmax(st_op_call *call) {
 
 /* Block partials in parallel, combined in block order (st__reduce_sum_pool),
  * each block summed by the cpu backend's typed loops. */
-static st_status thr_reduce_sum(st_op_call *call) {
+static ST_WUR st_status thr_reduce_sum(st_op_call *call) {
   return st__reduce_sum_pool(call, st__cpu_sum_f64, st__cpu_sum_u64);
 }
 
@@ -161,7 +161,7 @@ static void transpose_rows(st_op_call *call, size_t r0, size_t r1) {
   st__transpose_by_size(call, r0, r1, transpose_kernels);
 }
 
-static st_status thr_transpose(st_op_call *call) {
+static ST_WUR st_status thr_transpose(st_op_call *call) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -174,13 +174,13 @@ static st_status thr_transpose(st_op_call *call) {
 }
 
 const st__op_entry st__threads_ops[] = {
-#define XX(name) {#name, thr_##name},
+#define XX(name, ...) {#name, thr_##name},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
     {NULL, NULL},
 };
 
-static st_status threads_init(st_registry *reg, st_error *err) {
+static ST_WUR st_status threads_init(st_registry *reg, st_error *err) {
   return st__ops_register(reg, "threads", "threads", st__threads_ops, err);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Argument binding of the built-in ops: the signature table (tensor and
- * scalar names, the dtypes each op accepts, which tensors it writes) and
+ * scalar names, the dtypes each op accepts, which tensors it writes),
+ * generated from op_list.h, and
  * st_op_check, which names the first mismatch in the call's message. Also
  * st_op_call_fail and st_shard_range, the helpers every implementation
  * (built-in or plugin) uses. Binding is checked when an implementation
@@ -13,48 +14,42 @@
 #include <scenetest/op.h>
 
 #include "base/abi.h"
+#include "ops/op_list.h"
 
 /* The first layout of st_op_call (ABI 2) ends with message. */
 #define CALL_MIN_SIZE ST__SIZE_THROUGH(st_op_call, message)
 
 /* Dtype classes an op accepts. */
-typedef enum dtype_class {
+typedef enum st__dtype_class {
   CLASS_ANY = 0,     /* every dtype, bool included */
   CLASS_NUMERIC = 1, /* float and integer dtypes, not bool */
   CLASS_FLOAT = 2    /* float32, float64, float16, bfloat16 */
-} dtype_class;
+} st__dtype_class;
 
-typedef enum shape_rule {
+typedef enum st__shape_rule {
   SHAPE_SAME = 0,  /* every tensor has the first one's shape */
   SHAPE_MATMUL,    /* a[M,K], b[K,N], c[M,N] */
   SHAPE_ROWS,      /* x[R,C], y[R,C] */
   SHAPE_TRANSPOSE, /* x[R,C], y[C,R] */
   SHAPE_REDUCE     /* x any shape, out one element: [] or [1] */
-} shape_rule;
+} st__shape_rule;
 
-typedef struct op_sig {
+typedef struct st__op_sig {
   const char *op;
   const char *tensors[3];
   size_t n_tensors;
   const char *scalar; /* NULL: no scalar */
-  dtype_class dtypes;
-  shape_rule shapes;
+  st__dtype_class dtypes;
+  st__shape_rule shapes;
   unsigned written; /* bit i: tensor i is written (must not be an input) */
-} op_sig;
+} st__op_sig;
 
-/* The built-in signatures (SPEC §2). Keep in step with st__builtin_ops. */
-static const op_sig sigs[] = {
-    {"copy", {"x", "y"}, 2, NULL, CLASS_ANY, SHAPE_SAME, 2u},
-    {"add", {"a", "b", "out"}, 3, NULL, CLASS_NUMERIC, SHAPE_SAME, 4u},
-    {"sub", {"a", "b", "out"}, 3, NULL, CLASS_NUMERIC, SHAPE_SAME, 4u},
-    {"mul", {"a", "b", "out"}, 3, NULL, CLASS_NUMERIC, SHAPE_SAME, 4u},
-    {"scale", {"x", "y"}, 2, "s", CLASS_NUMERIC, SHAPE_SAME, 2u},
-    {"axpy", {"x", "y"}, 2, "alpha", CLASS_NUMERIC, SHAPE_SAME, 2u},
-    {"relu", {"x", "y"}, 2, NULL, CLASS_NUMERIC, SHAPE_SAME, 2u},
-    {"matmul", {"a", "b", "c"}, 3, NULL, CLASS_FLOAT, SHAPE_MATMUL, 4u},
-    {"softmax", {"x", "y"}, 2, NULL, CLASS_FLOAT, SHAPE_ROWS, 2u},
-    {"reduce_sum", {"x", "out"}, 2, NULL, CLASS_NUMERIC, SHAPE_REDUCE, 2u},
-    {"transpose", {"x", "y"}, 2, NULL, CLASS_ANY, SHAPE_TRANSPOSE, 2u},
+/* The built-in signatures, from the one op list. */
+static const st__op_sig sigs[] = {
+#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written)               \
+  {#name, {t0, t1, t2}, n, scalar, CLASS_##dtypes, SHAPE_##shapes, written},
+    ST__BUILTIN_OP_MAP(XX)
+#undef XX
 };
 
 void st_op_call_init(st_op_call *call) {
@@ -92,48 +87,26 @@ void st_shard_range(size_t n, unsigned shard_index, unsigned shard_count,
   *end = *begin + base + (i < extra ? 1 : 0);
 }
 
-/* Local name table: the op checker must not depend on anything but the
- * dtype enum itself. */
+/* The dtype's name for messages: st_op_check runs before (and so also on)
+ * a tensor whose dtype is out of range. */
 static const char *dtype_str(st_dtype d) {
-  static const char *const names[] = {
-#define XX(name, str, size) str,
-      ST_DTYPE_MAP(XX)
-#undef XX
-  };
-  if ((unsigned)d >= (unsigned)ST_DTYPE_COUNT)
-    return "invalid";
-  return names[d];
+  const char *name = st_dtype_name(d);
+  return name ? name : "invalid";
 }
 
-static size_t dtype_bytes(st_dtype d) {
-  static const size_t sizes[] = {
-#define XX(name, str, size) size,
-      ST_DTYPE_MAP(XX)
-#undef XX
-  };
-  if ((unsigned)d >= (unsigned)ST_DTYPE_COUNT)
-    return 0;
-  return sizes[d];
-}
-
-static int is_float(st_dtype d) {
-  return d == ST_DTYPE_FLOAT32 || d == ST_DTYPE_FLOAT64 ||
-         d == ST_DTYPE_FLOAT16 || d == ST_DTYPE_BFLOAT16;
-}
-
-static int in_class(st_dtype d, dtype_class c) {
+static int in_class(st_dtype d, st__dtype_class c) {
   switch (c) {
   case CLASS_ANY:
     return 1;
   case CLASS_NUMERIC:
     return d != ST_DTYPE_BOOL;
   case CLASS_FLOAT:
-    return is_float(d);
+    return st_dtype_is_float(d);
   }
   return 0;
 }
 
-static const char *class_str(dtype_class c) {
+static const char *class_str(st__dtype_class c) {
   switch (c) {
   case CLASS_ANY:
     return "any dtype";
@@ -159,7 +132,7 @@ static void format_shape(const st_tensor *t, char *buf, size_t size) {
 
 static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
 
-static st_status check_count(st_op_call *call, const op_sig *s) {
+static ST_WUR st_status check_count(st_op_call *call, const st__op_sig *s) {
   size_t want_scalars = s->scalar ? 1 : 0;
   if (call->n_tensors == s->n_tensors && call->n_scalars == want_scalars)
     return ST_OK;
@@ -183,7 +156,7 @@ static st_status check_count(st_op_call *call, const op_sig *s) {
 
 /* A tensor whose fields disagree with each other would make a kernel read
  * or write out of bounds; plugins and tests build tensors by hand. */
-static st_status check_consistent(st_op_call *call, const st_tensor *t) {
+static ST_WUR st_status check_consistent(st_op_call *call, const st_tensor *t) {
   if ((unsigned)t->dtype >= (unsigned)ST_DTYPE_COUNT)
     return st_op_call_fail(call, ST_EBIND,
                            "op '%s': tensor '%s' has an invalid dtype (%d)",
@@ -202,7 +175,7 @@ static st_status check_consistent(st_op_call *call, const st_tensor *t) {
                              call->op, tname(t));
     numel *= (size_t)t->shape[d];
   }
-  size_t size = dtype_bytes(t->dtype);
+  size_t size = st_dtype_size(t->dtype);
   if (numel != t->numel || (numel != 0 && size > SIZE_MAX / numel) ||
       t->nbytes != numel * size || (t->nbytes != 0 && t->data == NULL))
     return st_op_call_fail(call, ST_EBIND,
@@ -212,8 +185,8 @@ static st_status check_consistent(st_op_call *call, const st_tensor *t) {
   return ST_OK;
 }
 
-static st_status want_2d(st_op_call *call, const st_tensor *t,
-                         const char *dims) {
+static ST_WUR st_status want_2d(st_op_call *call, const st_tensor *t,
+                                const char *dims) {
   if (t->ndim == 2)
     return ST_OK;
   return st_op_call_fail(call, ST_EBIND,
@@ -223,7 +196,7 @@ static st_status want_2d(st_op_call *call, const st_tensor *t,
                          dims);
 }
 
-static st_status check_shapes(st_op_call *call, const op_sig *s) {
+static ST_WUR st_status check_shapes(st_op_call *call, const st__op_sig *s) {
   st_tensor *t = call->tensors;
   char got[160];
   st_status rc;
@@ -305,9 +278,9 @@ static st_status check_shapes(st_op_call *call, const op_sig *s) {
 
 /* An integer tensor takes the scalar as int64: a float scalar outside that
  * range (or NaN) has no value to convert to. */
-static st_status check_scalar(st_op_call *call, const op_sig *s) {
+static ST_WUR st_status check_scalar(st_op_call *call, const st__op_sig *s) {
   const st_scalar *sc = &call->scalars[0];
-  if (is_float(call->tensors[0].dtype) || sc->is_int)
+  if (st_dtype_is_float(call->tensors[0].dtype) || sc->is_int)
     return ST_OK;
   /* 2^63 is exact in double; the int64 range is [-2^63, 2^63). */
   if (isfinite(sc->f) && sc->f >= -9223372036854775808.0 &&
@@ -322,7 +295,7 @@ static st_status check_scalar(st_op_call *call, const op_sig *s) {
 }
 
 st_status st_op_check(st_op_call *call) {
-  const op_sig *s = NULL;
+  const st__op_sig *s = NULL;
   /* message lies inside every layout since ABI 2, so it can say so. */
   if (call->size < CALL_MIN_SIZE)
     return st_op_call_fail(call, ST_EINVAL,

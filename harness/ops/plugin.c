@@ -209,7 +209,7 @@ out:
 
 /* The "no descriptor" refusal, naming a mangled descriptor if there is
  * one. */
-static st_status no_descriptor(const char *path, st_error *err) {
+static ST_WUR st_status no_descriptor(const char *path, st_error *err) {
   char name[256];
   int exported = 0;
   if (find_mangled(path, name, sizeof name, &exported))
@@ -223,8 +223,8 @@ static st_status no_descriptor(const char *path, st_error *err) {
                       "plugin '%s': no 'scenetest_module' descriptor", path);
 }
 
-static st_status load_now(st_registry *reg, const char *path, int lazy,
-                          st_error *err) {
+static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
+                                 st_error *err) {
   void *h;
   const st_module *mod;
   char *decl = NULL;
@@ -290,8 +290,8 @@ static st_status load_now(st_registry *reg, const char *path, int lazy,
   return ST_OK;
 }
 
-static st_status lazy_load(st_registry *reg, const char *path,
-                           st_error *err) {
+static ST_WUR st_status lazy_load(st_registry *reg, const char *path,
+                                  st_error *err) {
   return load_now(reg, path, 1, err);
 }
 

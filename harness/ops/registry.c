@@ -12,7 +12,7 @@
  * serialised by one lock that concurrent lookups wait on; a lookup made
  * from inside a module init during a repair skips the repair (it would
  * deadlock on the lock it is running under) and goes on to the fallback. */
-#include <pthread.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,50 +20,51 @@
 #include <scenetest/log.h>
 
 #include "base/abi.h"
+#include "base/mutex.h"
 #include "ops/backends.h"
 #include "ops/registry_internal.h"
 
-typedef struct entry {
+typedef struct st__entry {
   char *op;
   char *backend;
   char *module;
   st_op_fn fn;
-} entry;
+} st__entry;
 
-typedef struct modrec {
+typedef struct st__modrec {
   const st_module *mod;
   st_platform_hooks *hooks; /* copies of mod's, at this layout; owned */
   size_t n_hooks;
   int complete;      /* guarded by: lock */
   char **backends;   /* backends it registered for; guarded by: lock */
   size_t n_backends;
-} modrec;
+} st__modrec;
 
-typedef struct lazyrec {
+typedef struct st__lazyrec {
   char *path;
   char **platforms;
   size_t n_platforms;
   st__lazy_load_fn load;
-  int loaded; /* guarded by: repair_lock */
-} lazyrec;
+  int loaded; /* guarded by: lock; set only by a repair (repair_lock) */
+} st__lazyrec;
 
-typedef struct backrec {
+typedef struct st__backrec {
   char *name;
   int repaired;         /* guarded by: lock */
   unsigned repairs;     /* guarded by: lock */
   char why[384];        /* guarded by: lock; why a lazy plugin did not load */
-} backrec;
+} st__backrec;
 
 struct st_registry {
-  pthread_mutex_t lock;        /* guards every array below */
-  pthread_mutex_t repair_lock; /* serialises repairs */
-  entry *entries;
+  st__mutex lock;        /* guards every array below */
+  st__mutex repair_lock; /* serialises repairs */
+  st__entry *entries;
   size_t n_entries, cap_entries;
-  modrec *mods;
+  st__modrec *mods;
   size_t n_mods, cap_mods;
-  lazyrec *lazies;
+  st__lazyrec *lazies;
   size_t n_lazies, cap_lazies;
-  backrec *backs;
+  st__backrec *backs;
   size_t n_backs, cap_backs;
 };
 
@@ -118,8 +119,8 @@ st_status st_registry_new(st_registry **out) {
   *out = NULL;
   if (reg == NULL)
     return ST_ENOMEM;
-  pthread_mutex_init(&reg->lock, NULL);
-  pthread_mutex_init(&reg->repair_lock, NULL);
+  st__mutex_init(&reg->lock);
+  st__mutex_init(&reg->repair_lock);
   *out = reg;
   return ST_OK;
 }
@@ -174,23 +175,25 @@ void st_registry_free(st_registry *reg) {
   free(reg->mods);
   free(reg->lazies);
   free(reg->backs);
-  pthread_mutex_destroy(&reg->lock);
-  pthread_mutex_destroy(&reg->repair_lock);
+  st__mutex_destroy(&reg->lock);
+  st__mutex_destroy(&reg->repair_lock);
   free(reg);
 }
 
-/* Requires lock. */
-static modrec *find_mod(st_registry *reg, const char *name) {
+/* Requires lock (asserted). */
+static st__modrec *find_mod(st_registry *reg, const char *name) {
   size_t i;
+  assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_mods; i++)
     if (strcmp(reg->mods[i].mod->name, name) == 0)
       return &reg->mods[i];
   return NULL;
 }
 
-/* Requires lock. */
-static backrec *find_back(st_registry *reg, const char *name, int create) {
+/* Requires lock (asserted). */
+static st__backrec *find_back(st_registry *reg, const char *name, int create) {
   size_t i;
+  assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_backs; i++)
     if (strcmp(reg->backs[i].name, name) == 0)
       return &reg->backs[i];
@@ -207,10 +210,11 @@ static backrec *find_back(st_registry *reg, const char *name, int create) {
   return &reg->backs[reg->n_backs++];
 }
 
-/* Requires lock. */
-static entry *find_entry(st_registry *reg, const char *op,
-                         const char *backend) {
+/* Requires lock (asserted). */
+static st__entry *find_entry(st_registry *reg, const char *op,
+                             const char *backend) {
   size_t i;
+  assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_entries; i++)
     if (strcmp(reg->entries[i].op, op) == 0 &&
         strcmp(reg->entries[i].backend, backend) == 0)
@@ -218,18 +222,43 @@ static entry *find_entry(st_registry *reg, const char *op,
   return NULL;
 }
 
-static st_status run_init(st_registry *reg, const st_module *mod,
-                          st_error *err) {
+/* Copies backend's record (its name and strings stay the registry's) taken
+ * under the lock. Returns 0 when there is none. */
+static int back_get(st_registry *reg, const char *backend,
+                    st__backrec *out /* OUT */) {
+  st__backrec *b;
+  st__mutex_lock(&reg->lock);
+  b = find_back(reg, backend, 0);
+  if (b != NULL)
+    *out = *b;
+  st__mutex_unlock(&reg->lock);
+  return b != NULL;
+}
+
+/* The same for a module's record. */
+static int mod_get(st_registry *reg, const char *name,
+                   st__modrec *out /* OUT */) {
+  st__modrec *m;
+  st__mutex_lock(&reg->lock);
+  m = find_mod(reg, name);
+  if (m != NULL)
+    *out = *m;
+  st__mutex_unlock(&reg->lock);
+  return m != NULL;
+}
+
+static ST_WUR st_status run_init(st_registry *reg, const st_module *mod,
+                                 st_error *err) {
   st_status rc;
-  modrec *m;
+  st__modrec *m;
   tls_in_init++;
   rc = mod->init ? mod->init(reg, err) : ST_OK;
   tls_in_init--;
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   m = find_mod(reg, mod->name);
   if (m != NULL)
     m->complete = (rc == ST_OK);
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   return rc;
 }
 
@@ -256,8 +285,9 @@ static int mod_provides(const st_module *mod, const char *platform) {
 /* Copies mod's hooks (when its size covers them) into *out, each at this
  * header's layout: the module's array is stepped by each entry's own size
  * and only fields that size covers are read. */
-static st_status copy_hooks(const st_module *mod, st_platform_hooks **out,
-                            size_t *n_out, st_error *err) {
+static ST_WUR st_status copy_hooks(const st_module *mod,
+                                   st_platform_hooks **out, size_t *n_out,
+                                   st_error *err) {
   const unsigned char *p;
   st_platform_hooks *copy;
   size_t i, j, n;
@@ -313,10 +343,13 @@ fail:
   return err != NULL ? err->code : ST_EINVAL;
 }
 
-/* Requires lock. The hooks some module gives platform, or NULL. */
+/* Requires lock (asserted). The hooks some module gives platform, or NULL.
+ * The pointer stays valid after the lock is released: each module's hooks
+ * are an allocation of their own, which the mods array does not move. */
 static const st_platform_hooks *find_hooks(st_registry *reg,
                                            const char *platform) {
   size_t i, j;
+  assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_mods; i++)
     for (j = 0; j < reg->mods[i].n_hooks; j++)
       if (strcmp(reg->mods[i].hooks[j].platform, platform) == 0)
@@ -359,7 +392,7 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
                                  st_error *err) {
   st_platform_hooks *hooks = NULL;
   size_t n_hooks = 0;
-  modrec *m;
+  st__modrec *m;
   size_t i;
   st_status rc;
 
@@ -367,11 +400,11 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
     return rc;
   if ((rc = copy_hooks(mod, &hooks, &n_hooks, err)) != ST_OK)
     return rc;
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   m = find_mod(reg, mod->name);
   if (m != NULL) {
     int same = (m->mod == mod);
-    pthread_mutex_unlock(&reg->lock);
+    st__mutex_unlock(&reg->lock);
     free(hooks);
     if (same)
       return ST_OK;
@@ -392,14 +425,14 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
                         "module '%s' gives hooks for platform '%s', which "
                         "module '%s' already gives",
                         mod->name, hooks[i].platform, owner);
-      pthread_mutex_unlock(&reg->lock);
+      st__mutex_unlock(&reg->lock);
       free(hooks);
       return rc;
     }
   }
   if (grow((void **)&reg->mods, &reg->cap_mods, reg->n_mods,
            sizeof *reg->mods) != 0) {
-    pthread_mutex_unlock(&reg->lock);
+    st__mutex_unlock(&reg->lock);
     free(hooks);
     return st_error_set(err, ST_ENOMEM, "out of memory");
   }
@@ -410,13 +443,13 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
     if (find_back(reg, mod->platforms[i], 1) == NULL) {
       /* Not added: adding it again must run its init. */
       reg->n_mods--;
-      pthread_mutex_unlock(&reg->lock);
+      st__mutex_unlock(&reg->lock);
       free(hooks);
       return st_error_set(err, ST_ENOMEM, "out of memory");
     }
   m->hooks = hooks;
   m->n_hooks = n_hooks;
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
 
   rc = run_init(reg, mod, err);
   if (rc != ST_OK && err != NULL && err->message[0] == '\0')
@@ -430,24 +463,24 @@ const st_platform_hooks *st_registry_platform_hooks(st_registry *reg,
   const st_platform_hooks *h;
   if (reg == NULL || platform == NULL)
     return NULL;
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   h = find_hooks(reg, platform);
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   return h;
 }
 
 st_status st_registry_register(st_registry *reg, const char *module,
                                const char *op, const char *backend,
                                st_op_fn fn, st_error *err) {
-  entry *e;
-  modrec *m;
+  st__entry *e;
+  st__modrec *m;
   st_status rc = ST_OK;
 
   if (module == NULL || op == NULL || backend == NULL || fn == NULL)
     return st_error_set(err, ST_EINVAL,
                         "register: module, op, backend and function are "
                         "required");
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   e = find_entry(reg, op, backend);
   if (e != NULL) {
     /* Idempotent: a repair re-runs inits that registered part of their ops
@@ -483,18 +516,18 @@ st_status st_registry_register(st_registry *reg, const char *module,
   if (m != NULL && push_str(&m->backends, &m->n_backends, backend) != 0)
     rc = st_error_set(err, ST_ENOMEM, "out of memory");
 out:
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   return rc;
 }
 
 st_status st__registry_add_lazy(st_registry *reg, const char *path,
                                 const char *const *platforms, size_t n,
                                 st__lazy_load_fn load, st_error *err) {
-  lazyrec *l;
+  st__lazyrec *l;
   size_t i;
   st_status rc = ST_OK;
 
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   if (grow((void **)&reg->lazies, &reg->cap_lazies, reg->n_lazies,
            sizeof *reg->lazies) != 0) {
     rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -518,7 +551,7 @@ st_status st__registry_add_lazy(st_registry *reg, const char *path,
     }
   reg->n_lazies++;
 out:
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   return rc;
 }
 
@@ -530,7 +563,7 @@ static int has_str(char **arr, size_t n, const char *s) {
   return 0;
 }
 
-static int mod_serves(const modrec *m, const char *backend) {
+static int mod_serves(const st__modrec *m, const char *backend) {
   size_t i;
   for (i = 0; m->mod->platforms != NULL && m->mod->platforms[i] != NULL; i++)
     if (strcmp(m->mod->platforms[i], backend) == 0)
@@ -538,55 +571,81 @@ static int mod_serves(const modrec *m, const char *backend) {
   return has_str(m->backends, m->n_backends, backend);
 }
 
+/* Declares, under lock, whether lazy plugin i is one this repair must load
+ * and copies what loading it needs. The record itself must not be held
+ * across the load: st__registry_add_lazy may move the array meanwhile (the
+ * path string it points to never moves). Returns 0 past the last plugin,
+ * else 1 with *want set. */
+static int next_lazy(st_registry *reg, size_t i, const char *backend,
+                     int *want /* OUT */, char **path /* OUT: borrowed */,
+                     st__lazy_load_fn *load /* OUT */) {
+  const st__lazyrec *l;
+  assert(st__mutex_held(&reg->repair_lock));
+  st__mutex_lock(&reg->lock);
+  if (i >= reg->n_lazies) {
+    st__mutex_unlock(&reg->lock);
+    return 0;
+  }
+  l = &reg->lazies[i];
+  *want = !l->loaded && has_str(l->platforms, l->n_platforms, backend);
+  *path = l->path;
+  *load = l->load;
+  st__mutex_unlock(&reg->lock);
+  return 1;
+}
+
 /* Repairs backend once, under repair_lock. Returns ST_OK when the backend
  * is (now, or already) repaired, ST_ENOMEM when memory ran out on the
  * way. */
-static st_status repair(st_registry *reg, const char *backend) {
+static ST_WUR st_status repair(st_registry *reg, const char *backend) {
   st_status rc = ST_OK;
   size_t i, n;
-  backrec *b;
+  st__backrec *b;
   st_error err;
+  char *path;
+  st__lazy_load_fn load;
+  int want;
 
-  pthread_mutex_lock(&reg->repair_lock);
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->repair_lock);
+  st__mutex_lock(&reg->lock);
   b = find_back(reg, backend, 1);
   if (b == NULL || b->repaired) {
-    pthread_mutex_unlock(&reg->lock);
-    pthread_mutex_unlock(&reg->repair_lock);
+    st__mutex_unlock(&reg->lock);
+    st__mutex_unlock(&reg->repair_lock);
     return b == NULL ? ST_ENOMEM : ST_OK;
   }
-  n = reg->n_lazies;
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
 
-  /* Lazy plugins first: loading one adds its module (and runs its init). */
-  for (i = 0; i < n; i++) {
-    lazyrec *l;
-    int wanted;
-    pthread_mutex_lock(&reg->lock);
-    l = &reg->lazies[i];
-    wanted = !l->loaded && has_str(l->platforms, l->n_platforms, backend);
-    pthread_mutex_unlock(&reg->lock);
-    if (!wanted)
+  /* Lazy plugins first: loading one adds its module (and runs its init).
+   * Plugins are indexed afresh under the lock each time, so one declared
+   * while this repair runs (by another thread, or by a plugin's init) is
+   * loaded by it too. */
+  for (i = 0; next_lazy(reg, i, backend, &want, &path, &load); i++) {
+    st_status lrc;
+    if (!want)
       continue;
     st_error_clear(&err);
     tls_in_init++;
-    if (l->load(reg, l->path, &err) == ST_OK) {
-      l->loaded = 1;
+    lrc = load(reg, path, &err);
+    tls_in_init--;
+    st__mutex_lock(&reg->lock);
+    if (lrc == ST_OK) {
+      reg->lazies[i].loaded = 1;
     } else {
-      st_log(ST_LOG_WARNING, "lazy plugin '%s' for backend '%s': %s",
-             l->path, backend, err.message);
       /* Kept for the missing-implementation message: the case's report
        * must say why, not only a WARNING on stderr. */
-      pthread_mutex_lock(&reg->lock);
       b = find_back(reg, backend, 0);
       if (b != NULL)
         snprintf(b->why, sizeof b->why, "%.*s", (int)sizeof b->why - 1,
                  err.message);
-      pthread_mutex_unlock(&reg->lock);
+    }
+    st__mutex_unlock(&reg->lock);
+    if (lrc != ST_OK) {
+      st_log(ST_LOG_WARNING, "lazy plugin '%s' for backend '%s': %s", path,
+             backend, err.message);
       if (rc != ST_ENOMEM)
         rc = err.code == ST_ENOMEM ? ST_ENOMEM : ST_EPLUGIN;
     }
-    tls_in_init--;
   }
 
   /* Then re-run every incomplete init of a module serving this backend.
@@ -594,12 +653,12 @@ static st_status repair(st_registry *reg, const char *backend) {
    * afresh each time under the lock. */
   for (i = 0;; i++) {
     const st_module *mod = NULL;
-    pthread_mutex_lock(&reg->lock);
+    st__mutex_lock(&reg->lock);
     if (i < reg->n_mods && !reg->mods[i].complete &&
         mod_serves(&reg->mods[i], backend))
       mod = reg->mods[i].mod;
     n = reg->n_mods;
-    pthread_mutex_unlock(&reg->lock);
+    st__mutex_unlock(&reg->lock);
     if (i >= n)
       break;
     if (mod == NULL)
@@ -616,7 +675,7 @@ static st_status repair(st_registry *reg, const char *backend) {
     }
   }
 
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   b = find_back(reg, backend, 0);
   if (b != NULL) {
     b->repairs++;
@@ -624,8 +683,8 @@ static st_status repair(st_registry *reg, const char *backend) {
     if (rc == ST_OK)
       b->repaired = 1;
   }
-  pthread_mutex_unlock(&reg->lock);
-  pthread_mutex_unlock(&reg->repair_lock);
+  st__mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->repair_lock);
   return rc;
 }
 
@@ -638,7 +697,7 @@ static void implementers(st_registry *reg, const char *op, char *buf,
   size_t i, used = 0, count = 0;
   const char *prev = NULL;
   buf[0] = '\0';
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   for (;;) {
     const char *next = NULL;
     int w;
@@ -661,16 +720,16 @@ static void implementers(st_registry *reg, const char *op, char *buf,
   }
   if (count == 0)
     snprintf(buf, size, "none");
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
 }
 
 static st_op_fn exact(st_registry *reg, const char *op, const char *backend) {
-  entry *e;
+  st__entry *e;
   st_op_fn fn;
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   e = find_entry(reg, op, backend);
   fn = e ? e->fn : NULL;
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   return fn;
 }
 
@@ -678,7 +737,6 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
                              const char *backend, st_lookup_kind kind,
                              st_op_fn *out, st_error *err) {
   st_op_fn fn;
-  int repaired;
   st_status repair_rc = ST_OK;
   char impl[512], why[448] = "";
 
@@ -691,13 +749,8 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
    *    may be running under the repair lock: it must neither wait nor
    *    repair). */
   if (tls_in_init == 0) {
-    pthread_mutex_lock(&reg->lock);
-    {
-      backrec *b = find_back(reg, backend, 0);
-      repaired = b != NULL && b->repaired;
-    }
-    pthread_mutex_unlock(&reg->lock);
-    if (!repaired)
+    st__backrec b;
+    if (!back_get(reg, backend, &b) || !b.repaired)
       repair_rc = repair(reg, backend);
     /* 3. Retry the exact registration. */
     fn = exact(reg, op, backend);
@@ -715,13 +768,11 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
     goto found;
   /* 4. Fail, naming who does implement it. */
   implementers(reg, op, impl, sizeof impl);
-  pthread_mutex_lock(&reg->lock);
   {
-    backrec *b = find_back(reg, backend, 0);
-    if (b != NULL && b->why[0] != '\0')
-      snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b->why);
+    st__backrec b;
+    if (back_get(reg, backend, &b) && b.why[0] != '\0')
+      snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b.why);
   }
-  pthread_mutex_unlock(&reg->lock);
   return st_error_set(err, ST_EMISSING,
                       "BackendImplementationMissing: backend '%s' is missing "
                       "required implementation: %s for op '%s' "
@@ -736,7 +787,7 @@ found:
 int st_registry_has_platform(st_registry *reg, const char *platform) {
   size_t i, j;
   int found = 0;
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   for (i = 0; i < reg->n_mods && !found; i++)
     for (j = 0; reg->mods[i].mod->platforms != NULL &&
                 reg->mods[i].mod->platforms[j] != NULL;
@@ -746,7 +797,7 @@ int st_registry_has_platform(st_registry *reg, const char *platform) {
   for (i = 0; i < reg->n_lazies && !found; i++)
     found = has_str(reg->lazies[i].platforms, reg->lazies[i].n_platforms,
                     platform);
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   return found;
 }
 
@@ -761,7 +812,7 @@ void st_registry_platforms(st_registry *reg, char *buf, size_t size) {
   if (size == 0)
     return;
   buf[0] = '\0';
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   for (i = 0; i < reg->n_mods && !oom; i++)
     for (j = 0; reg->mods[i].mod->platforms != NULL &&
                 reg->mods[i].mod->platforms[j] != NULL && !oom;
@@ -770,7 +821,7 @@ void st_registry_platforms(st_registry *reg, char *buf, size_t size) {
   for (i = 0; i < reg->n_lazies && !oom; i++)
     for (j = 0; j < reg->lazies[i].n_platforms && !oom; j++)
       oom = push_str(&names, &n, reg->lazies[i].platforms[j]) != 0;
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   if (n > 0)
     qsort(names, n, sizeof *names, cmp_str);
   for (i = 0; i < n && used + 1 < size; i++) {
@@ -784,51 +835,31 @@ void st_registry_platforms(st_registry *reg, char *buf, size_t size) {
 }
 
 unsigned st__registry_repair_count(st_registry *reg, const char *backend) {
-  backrec *b;
-  unsigned n;
-  pthread_mutex_lock(&reg->lock);
-  b = find_back(reg, backend, 0);
-  n = b ? b->repairs : 0;
-  pthread_mutex_unlock(&reg->lock);
-  return n;
+  st__backrec b;
+  return back_get(reg, backend, &b) ? b.repairs : 0;
 }
 
 int st__registry_is_repaired(st_registry *reg, const char *backend) {
-  backrec *b;
-  int r;
-  pthread_mutex_lock(&reg->lock);
-  b = find_back(reg, backend, 0);
-  r = b ? b->repaired : 0;
-  pthread_mutex_unlock(&reg->lock);
-  return r;
+  st__backrec b;
+  return back_get(reg, backend, &b) ? b.repaired : 0;
 }
 
 int st__registry_has_module(st_registry *reg, const st_module *mod) {
-  modrec *m;
-  int r;
-  pthread_mutex_lock(&reg->lock);
-  m = find_mod(reg, mod->name);
-  r = m != NULL && m->mod == mod;
-  pthread_mutex_unlock(&reg->lock);
-  return r;
+  st__modrec m;
+  return mod_get(reg, mod->name, &m) && m.mod == mod;
 }
 
 int st__registry_module_complete(st_registry *reg, const char *module) {
-  modrec *m;
-  int r;
-  pthread_mutex_lock(&reg->lock);
-  m = find_mod(reg, module);
-  r = m ? m->complete : 0;
-  pthread_mutex_unlock(&reg->lock);
-  return r;
+  st__modrec m;
+  return mod_get(reg, module, &m) ? m.complete : 0;
 }
 
 int st__registry_has_op(st_registry *reg, const char *op) {
   size_t i;
   int found = 0;
-  pthread_mutex_lock(&reg->lock);
+  st__mutex_lock(&reg->lock);
   for (i = 0; i < reg->n_entries && !found; i++)
     found = strcmp(reg->entries[i].op, op) == 0;
-  pthread_mutex_unlock(&reg->lock);
+  st__mutex_unlock(&reg->lock);
   return found;
 }

@@ -7,16 +7,20 @@
 #include <scenetest/registry.h>
 
 /* Loads a lazy plugin for real (dlopen + st_registry_add_module). Called by
- * the repair of a backend the plugin declares, with the repair lock held. */
-typedef st_status (*st__lazy_load_fn)(st_registry *reg, const char *path,
-                                      st_error *err);
+ * the repair of a backend the plugin declares, with the repair lock held
+ * and the registry lock not held (the load adds modules). */
+typedef st_status (*st__lazy_load_fn)(st_registry *reg /* IN/OUT */,
+                                      const char *path /* IN */,
+                                      st_error *err /* OUT */);
 
 /* Declares a lazy plugin: path is loaded by load() when a lookup misses on
  * one of platforms (n entries). Strings are copied.
  * Thread-safety: any thread. */
-st_status st__registry_add_lazy(st_registry *reg, const char *path,
-                                const char *const *platforms, size_t n,
-                                st__lazy_load_fn load, st_error *err) ST_WUR;
+st_status st__registry_add_lazy(st_registry *reg /* IN/OUT */,
+                                const char *path /* IN: copied */,
+                                const char *const *platforms /* IN: copied */,
+                                size_t n, st__lazy_load_fn load,
+                                st_error *err /* OUT: may be NULL */) ST_WUR;
 
 /* Checks what must hold before anything but the version is read from a
  * descriptor: abi_version (read first: it is at offset 0 in every ABI;
@@ -27,14 +31,18 @@ st_status st__module_check(const st_module *mod /* IN */,
 
 /* How many repairs of backend have run to completion (successful or not);
  * for tests. Thread-safety: any thread. */
-unsigned st__registry_repair_count(st_registry *reg, const char *backend);
+unsigned st__registry_repair_count(st_registry *reg /* IN */,
+                                   const char *backend /* IN */);
 /* 1 if backend carries the repaired mark. Thread-safety: any thread. */
-int st__registry_is_repaired(st_registry *reg, const char *backend);
+int st__registry_is_repaired(st_registry *reg /* IN */,
+                             const char *backend /* IN */);
 /* 1 if the descriptor mod is added (its init may have failed).
  * Thread-safety: any thread. */
-int st__registry_has_module(st_registry *reg, const st_module *mod);
+int st__registry_has_module(st_registry *reg /* IN */,
+                            const st_module *mod /* IN */);
 /* 1 if module name's init has completed. Thread-safety: any thread. */
-int st__registry_module_complete(st_registry *reg, const char *module);
+int st__registry_module_complete(st_registry *reg /* IN */,
+                                 const char *module /* IN */);
 
 /* 1 if some module registered op for some backend (the load-time check
  * of SPEC §13 asks whether an op exists at all). Thread-safety: any

@@ -26,6 +26,7 @@
 
 #include <yaml.h>
 
+#include "base/buf.h"
 #include "base/options.h"
 #include "scene/scene.h"
 #include "scene/suggest.h"
@@ -2547,10 +2548,10 @@ static st_status load_file(st_scene_set *set, const char *path,
    * refused below instead of blocking the open until a writer comes
    * (issue 13, D3); for a regular file the flag changes nothing. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
+  st__buf buf;
   st_status rc;
   struct stat sb;
+  st__buf_init(&buf, SIZE_MAX);
   if (fd < 0)
     return io_error(errors, "cannot open '%s': %s", path, errno);
   if (fstat(fd, &sb) != 0) {
@@ -2585,23 +2586,18 @@ static st_status load_file(st_scene_set *set, const char *path,
       goto out;
     }
   }
-  cap = sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
-  buf = malloc(cap);
-  if (buf == NULL) {
-    rc = ST_ENOMEM;
-    goto out;
-  }
+  /* The file's size, plus one byte to see the end of file in the first
+   * read (a file that grew meanwhile grows the buffer). */
+  size_t want = sb.st_size > 0 && (uintmax_t)sb.st_size < SIZE_MAX
+                    ? (size_t)sb.st_size + 1
+                    : 4096;
   for (;;) {
-    if (len == cap) {
-      char *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        rc = ST_ENOMEM;
-        goto out;
-      }
-      buf = nb;
-      cap *= 2;
+    if (buf.len == buf.cap &&
+        st__buf_reserve(&buf, buf.cap ? buf.cap : want) != ST_OK) {
+      rc = ST_ENOMEM;
+      goto out;
     }
-    ssize_t r = read(fd, buf + len, cap - len);
+    ssize_t r = read(fd, buf.data + buf.len, buf.cap - buf.len);
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0) {
@@ -2610,11 +2606,11 @@ static st_status load_file(st_scene_set *set, const char *path,
     }
     if (r == 0)
       break;
-    len += (size_t)r;
+    st__buf_commit(&buf, (size_t)r);
   }
-  rc = load_buffer(set, path, buf, len, opts, ext, errors);
+  rc = load_buffer(set, path, buf.data, buf.len, opts, ext, errors);
 out:
-  free(buf);
+  st__buf_free(&buf);
   close(fd);
   return rc;
 }

@@ -181,14 +181,14 @@ static void combine_partials(st_tensor *out, const void *scratch,
       memcpy(&v, p + 8 * k, 8);
       total += v;
     }
-    st__elem_set_u64(out, 0, total);
+    st_tensor_set_i64(out, 0, (int64_t)total);
   } else {
     double total = 0.0, v;
     for (k = 0; k < n_blocks; k++) {
       memcpy(&v, p + 8 * k, 8);
       total += v;
     }
-    st__elem_set_f64(out, 0, total);
+    st_tensor_set_f64(out, 0, total);
   }
 }
 

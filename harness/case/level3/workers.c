@@ -404,10 +404,10 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
       break;
     }
     if (st__dtype_is_int(pair[1].dtype)) {
-      uint64_t v = st__elem_get_u64(&pair[1], 0);
+      uint64_t v = (uint64_t)st_tensor_get_i64(&pair[1], 0);
       memcpy(scratch + 8 * k, &v, 8);
     } else {
-      double v = st__elem_get_f64(&pair[1], 0);
+      double v = st_tensor_get_f64(&pair[1], 0);
       memcpy(scratch + 8 * k, &v, 8);
     }
   }

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* Process helpers shared by everything that forks, waits or writes to a
+ * pipe: signal names, wait-status descriptions, a write that finishes,
+ * pidfds, and the one cap on output captured from a child or worker. */
+#ifndef SCENETEST_HARNESS_PROC_H
+#define SCENETEST_HARNESS_PROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <scenetest/common.h>
+
+/* Output captured from one child (an isolated case) or one worker process
+ * is kept up to this many bytes; the rest is counted, not kept. */
+#define ST__CAPTURE_MAX ((size_t)1 << 20)
+
+/* "SIGSEGV" for SIGSEGV; "signal N" for one without a name. Returns buf.
+ * Thread-safety: any thread. */
+const char *st__proc_signal_name(int sig, char *buf /* OUT */, size_t size);
+/* Describes a wait status: "killed by signal SIGSEGV (Segmentation
+ * fault)", "exited with status 3", or "stopped (wait status 0x...)".
+ * Thread-safety: any thread. */
+void st__proc_describe_wait(int status, char *buf /* OUT */, size_t size);
+/* Writes all of p to fd, retrying EINTR and short writes. ST_EIO when
+ * write fails (the other end is gone, say). Thread-safety: one writer per
+ * fd (a pipe keeps writes of up to PIPE_BUF bytes whole). */
+st_status st__proc_write_all(int fd, const void *p /* IN */, size_t n) ST_WUR;
+/* A close-on-exec pidfd of pid, or -1 where the kernel has none (before
+ * Linux 5.3, or not permitted). Thread-safety: any thread. */
+int st__proc_pidfd_open(pid_t pid);
+
+#endif

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* The process helpers: signal names, wait statuses of real children
+ * (exited, killed), write-all through a pipe smaller than the data and to
+ * a pipe nobody reads, and pidfds (close-on-exec, readable once the child
+ * has exited). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/proc.h"
+
+static void st__proc_signal_name__named_and_unnamed(void **state) {
+  char buf[32];
+  (void)state;
+  assert_string_equal(st__proc_signal_name(SIGSEGV, buf, sizeof buf),
+                      "SIGSEGV");
+  assert_string_equal(st__proc_signal_name(SIGKILL, buf, sizeof buf),
+                      "SIGKILL");
+  /* Real-time signals have no abbreviation. */
+  char want[32];
+  snprintf(want, sizeof want, "signal %d", SIGRTMIN + 3);
+  assert_ptr_equal(st__proc_signal_name(SIGRTMIN + 3, buf, sizeof buf), buf);
+  assert_string_equal(buf, want);
+  assert_string_equal(st__proc_signal_name(1000, buf, sizeof buf),
+                      "signal 1000");
+}
+
+/* Waits for a child that runs what(). */
+static int child_status(void (*what)(void)) {
+  int status = 0;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    what();
+    _exit(99);
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  return status;
+}
+
+static void exit_3(void) { _exit(3); }
+static void killed(void) { raise(SIGKILL); }
+
+static void st__proc_describe_wait__exit_and_signal(void **state) {
+  char buf[128];
+  (void)state;
+  st__proc_describe_wait(child_status(exit_3), buf, sizeof buf);
+  assert_string_equal(buf, "exited with status 3");
+  st__proc_describe_wait(child_status(killed), buf, sizeof buf);
+  assert_string_equal(buf, "killed by signal SIGKILL (Killed)");
+  st__proc_describe_wait(0x137f, buf, sizeof buf); /* WIFSTOPPED, SIGSTOP */
+  assert_string_equal(buf, "stopped (wait status 0x137f)");
+}
+
+typedef struct reader {
+  int fd;
+  char *got;
+  size_t len;
+} reader;
+
+static void *read_all(void *p) {
+  reader *r = p;
+  ssize_t n;
+  while ((n = read(r->fd, r->got + r->len, 65536)) > 0)
+    r->len += (size_t)n;
+  return NULL;
+}
+
+/* 1 MiB through a pipe (64 KiB on Linux): write returns short, or blocks
+ * and continues; every byte arrives, in order. */
+static void st__proc_write_all__larger_than_pipe(void **state) {
+  const size_t n = (size_t)1 << 20;
+  char *data = malloc(n);
+  int fds[2];
+  pthread_t th;
+  reader r;
+  (void)state;
+  assert_non_null(data);
+  for (size_t i = 0; i < n; i++)
+    data[i] = (char)(i * 13 % 253);
+  assert_int_equal(pipe(fds), 0);
+  r.fd = fds[0];
+  r.got = malloc(n + 65536);
+  r.len = 0;
+  assert_non_null(r.got);
+  assert_int_equal(pthread_create(&th, NULL, read_all, &r), 0);
+  assert_int_equal(st__proc_write_all(fds[1], data, n), ST_OK);
+  close(fds[1]);
+  pthread_join(th, NULL);
+  close(fds[0]);
+  assert_int_equal(r.len, n);
+  assert_memory_equal(r.got, data, n);
+  free(r.got);
+  free(data);
+}
+
+static void st__proc_write_all__reader_gone_is_eio(void **state) {
+  int fds[2];
+  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  close(fds[0]);
+  assert_int_equal(st__proc_write_all(fds[1], "x", 1), ST_EIO);
+  close(fds[1]);
+  signal(SIGPIPE, old);
+  assert_int_equal(st__proc_write_all(-1, "x", 1), ST_EIO);
+  assert_int_equal(st__proc_write_all(-1, "", 0), ST_OK); /* nothing to do */
+}
+
+static void st__proc_pidfd_open__readable_after_exit(void **state) {
+  int pipefd[2], fd;
+  char c;
+  pid_t pid;
+  (void)state;
+  assert_int_equal(pipe(pipefd), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    /* Exits once the parent has its pidfd. */
+    close(pipefd[1]);
+    (void)!read(pipefd[0], &c, 1);
+    _exit(0);
+  }
+  close(pipefd[0]);
+  fd = st__proc_pidfd_open(pid);
+  if (fd < 0) {
+    /* Kernels before 5.3 have none; the callers then poll the pipe. */
+    assert_true(errno == ENOSYS || errno == EPERM);
+  } else {
+    struct pollfd pf = {fd, POLLIN, 0};
+    assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    assert_int_equal(poll(&pf, 1, 0), 0); /* still running */
+    close(pipefd[1]);
+    assert_int_equal(poll(&pf, 1, -1), 1);
+    assert_true(pf.revents & POLLIN);
+    close(fd);
+  }
+  if (fd < 0)
+    close(pipefd[1]);
+  assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(st__proc_signal_name__named_and_unnamed),
+      cmocka_unit_test(st__proc_describe_wait__exit_and_signal),
+      cmocka_unit_test(st__proc_write_all__larger_than_pipe),
+      cmocka_unit_test(st__proc_write_all__reader_gone_is_eio),
+      cmocka_unit_test(st__proc_pidfd_open__readable_after_exit),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
