@@ -271,20 +271,6 @@ void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload) {
   st__wbuf_bytes(out, payload->data, payload->len);
 }
 
-st_status st__write_all(int fd, const void *p, size_t n) {
-  const char *c = p;
-  while (n > 0) {
-    ssize_t w = write(fd, c, n);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return ST_EIO;
-    }
-    c += w;
-    n -= (size_t)w;
-  }
-  return ST_OK;
-}
 
 int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,
                         const char **payload, size_t *plen, size_t *used) {

@@ -67,9 +67,6 @@ st_case_result *st__wire_get_result(st__rbuf *r);
 
 /* Appends a frame header for a payload of len bytes and type. */
 void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload);
-/* Writes all of p to fd (retrying EINTR and short writes). ST_EIO when the
- * other end is gone. Thread-safety: one writer per fd. */
-st_status st__write_all(int fd, const void *p, size_t n) ST_WUR;
 /* Takes the first complete frame off the front of buf (len bytes):
  * returns 1 and sets *type, *payload, *plen, *used; 0 if incomplete. */
 int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/log_sink.h"
+#include "base/proc.h"
 #include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
@@ -38,8 +39,6 @@
 
 enum { FRAME_EVENT = 1, FRAME_RESULT = 2 };
 
-/* Captured output kept per case; the rest is counted. */
-#define CAPTURE_MAX ((size_t)1 << 20)
 /* A line longer than this is captured without waiting for its end. */
 #define LINE_MAX_PENDING ((size_t)64 << 10)
 /* SIGTERM to SIGKILL for a child past its timeout. */
@@ -106,7 +105,7 @@ static void stream_flush(stream *st) {
   /* A failed write (no space) loses the frames: the parent then reports
    * a child that ended without its result. */
   if (!st->pending.oom && st->pending.len > 0 &&
-      st__write_all(st->fd, st->pending.data, st->pending.len) != ST_OK) {
+      st__proc_write_all(st->fd, st->pending.data, st->pending.len) != ST_OK) {
   }
   st->pending.len = 0;
 }
@@ -210,8 +209,8 @@ static int is_log_line(const char *p, size_t n) {
 
 static void keep_output(st__child *c, const char *p, size_t n) {
   size_t keep = n;
-  if (c->captured.len + keep > CAPTURE_MAX)
-    keep = c->captured.len < CAPTURE_MAX ? CAPTURE_MAX - c->captured.len : 0;
+  if (c->captured.len + keep > ST__CAPTURE_MAX)
+    keep = c->captured.len < ST__CAPTURE_MAX ? ST__CAPTURE_MAX - c->captured.len : 0;
   if (keep > 0 && bytes_add(&c->captured, p, keep) != 0)
     keep = 0;
   c->dropped += n - keep;
@@ -397,7 +396,7 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
                "timed out after %g s (child pid %ld killed)", c->timeout,
                (long)c->pid);
     } else {
-      st__describe_wait(status, how, sizeof how);
+      st__proc_describe_wait(status, how, sizeof how);
       snprintf(msg, sizeof msg, "child process (pid %ld) %s%s",
                (long)c->pid, how,
                WIFEXITED(status) ? " before reporting its result" : "");
@@ -424,16 +423,6 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
     st__case_result_set_status(r, ST_CASE_ERROR,
                                "out of memory reading the child's result");
   return r;
-}
-
-/* A pidfd of pid (close-on-exec), or -1 where the kernel has none. */
-static int pidfd_open_cloexec(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-  (void)pid;
-  return -1;
-#endif
 }
 
 static st_case_result *error_result(const st_case_info *info,
@@ -510,7 +499,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
    * child's exit would cause a moment before, waking us early onto a cold
    * CPU to wait again) never comes first. Without one, the end-of-file
    * says the child is exiting. */
-  c->pid_fd = pidfd_open_cloexec(pid);
+  c->pid_fd = st__proc_pidfd_open(pid);
   if (c->pid_fd >= 0)
     c->cap_w = cp[1];
   else

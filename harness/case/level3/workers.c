@@ -31,6 +31,7 @@
 #include <scenetest/op.h>
 
 #include "base/loadwatch.h"
+#include "base/proc.h"
 #include "ops/ops_impl.h"
 #include "base/pool.h"
 #include "case/wire.h"
@@ -66,29 +67,6 @@ struct st__wpool {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
-
-const char *st__signal_name(int sig, char *buf, size_t size) {
-  const char *abbrev = sigabbrev_np(sig);
-  if (abbrev != NULL)
-    snprintf(buf, size, "SIG%s", abbrev);
-  else
-    snprintf(buf, size, "signal %d", sig);
-  return buf;
-}
-
-void st__describe_wait(int status, char *buf, size_t size) {
-  char name[32];
-  if (WIFSIGNALED(status)) {
-    const char *desc = sigdescr_np(WTERMSIG(status));
-    snprintf(buf, size, "killed by signal %s (%s)",
-             st__signal_name(WTERMSIG(status), name, sizeof name),
-             desc ? desc : "unknown signal");
-  } else if (WIFEXITED(status)) {
-    snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
-  } else {
-    snprintf(buf, size, "stopped (wait status %#x)", (unsigned)status);
-  }
-}
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -550,9 +528,9 @@ static void drain(worker *w) {
     ssize_t n = read(w->out, tmp, sizeof tmp);
     if (n > 0) {
       size_t keep = (size_t)n;
-      if (w->len + keep > ST__WORKERS_OUTPUT_MAX)
-        keep = w->len < ST__WORKERS_OUTPUT_MAX
-                   ? ST__WORKERS_OUTPUT_MAX - w->len
+      if (w->len + keep > ST__CAPTURE_MAX)
+        keep = w->len < ST__CAPTURE_MAX
+                   ? ST__CAPTURE_MAX - w->len
                    : 0;
       w->dropped += (size_t)n - keep;
       if (keep > 0 && w->len + keep > w->cap) {
@@ -864,7 +842,7 @@ static void worker_died(st__wpool *p, unsigned i, st__wresult *out) {
     }
     poll(NULL, 0, 1);
   }
-  st__describe_wait(w->status, how, sizeof how);
+  st__proc_describe_wait(w->status, how, sizeof how);
   pool_kill(p);
   out->broken = 1;
   wresult_fail(out, ST_EKERNEL, "worker %u (pid %ld) died: %s", i,

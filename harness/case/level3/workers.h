@@ -21,8 +21,6 @@
 /* The most segments one case may pass to the workers (SCM_RIGHTS carries
  * at most 253 fds per message; one message per case keeps it simple). */
 #define ST__WORKERS_MAX_SEGMENTS 250u
-/* Kept of each worker's output per case; the rest is counted, not kept. */
-#define ST__WORKERS_OUTPUT_MAX ((size_t)1 << 20)
 /* Between SIGTERM and SIGKILL when a pool is killed. */
 #define ST__WORKERS_GRACE_MS 200
 
@@ -94,11 +92,5 @@ void st__wpool_run(st__wpool *p /* IN/OUT */, unsigned round,
  * *text is malloc'd (caller frees) or NULL when nothing was printed. */
 void st__wpool_take_output(st__wpool *p /* IN/OUT */, char **text /* OUT */,
                            size_t *len /* OUT */);
-
-/* "SIGSEGV" for SIGSEGV; "signal N" for one without a name. */
-const char *st__signal_name(int sig, char *buf /* scratch */, size_t size);
-/* Describes a wait status: "killed by signal SIGSEGV (Segmentation
- * fault)" or "exited with status 3". */
-void st__describe_wait(int status, char *buf /* OUT */, size_t size);
 
 #endif
