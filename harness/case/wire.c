@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "case/result.h"
 #include "case/wire.h"
 
@@ -24,21 +25,16 @@ void st__wbuf_free(st__wbuf *b) {
 void st__wbuf_bytes(st__wbuf *b, const void *p, size_t n) {
   if (b->oom || n == 0)
     return;
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    char *q;
-    while (cap < b->len + n)
-      cap *= 2;
-    q = realloc(b->data, cap);
-    if (q == NULL) {
-      b->oom = 1;
-      return;
-    }
-    b->data = q;
-    b->cap = cap;
+  /* The growth is base/buf.c's (one growable buffer in the project); the
+   * wire keeps its sticky oom flag on top, so a writer checks once. */
+  st__buf view = {b->data, b->len, b->cap, SIZE_MAX};
+  if (st__buf_add(&view, p, n) != ST_OK) {
+    b->oom = 1;
+    return;
   }
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
+  b->data = view.data;
+  b->len = view.len;
+  b->cap = view.cap;
 }
 
 void st__wbuf_u8(st__wbuf *b, uint8_t v) { st__wbuf_bytes(b, &v, 1); }

@@ -30,6 +30,7 @@
 
 #include <scenetest/op.h>
 
+#include "base/buf.h"
 #include "base/loadwatch.h"
 #include "base/proc.h"
 #include "ops/ops_impl.h"
@@ -527,30 +528,13 @@ static void drain(worker *w) {
   while (w->out >= 0) {
     ssize_t n = read(w->out, tmp, sizeof tmp);
     if (n > 0) {
-      size_t keep = (size_t)n;
-      if (w->len + keep > ST__CAPTURE_MAX)
-        keep = w->len < ST__CAPTURE_MAX
-                   ? ST__CAPTURE_MAX - w->len
-                   : 0;
-      w->dropped += (size_t)n - keep;
-      if (keep > 0 && w->len + keep > w->cap) {
-        size_t cap = w->cap ? w->cap : 4096;
-        char *p;
-        while (cap < w->len + keep)
-          cap *= 2;
-        p = realloc(w->buf, cap);
-        if (p == NULL) {
-          w->dropped += keep;
-          keep = 0;
-        } else {
-          w->buf = p;
-          w->cap = cap;
-        }
-      }
-      if (keep > 0) {
-        memcpy(w->buf + w->len, tmp, keep);
-        w->len += keep;
-      }
+      /* Up to the capture cap (base/buf.c keeps the first bytes); what
+       * does not fit, or finds no memory, is counted. */
+      st__buf view = {w->buf, w->len, w->cap, ST__CAPTURE_MAX};
+      w->dropped += (size_t)n - st__buf_add_capped(&view, tmp, (size_t)n);
+      w->buf = view.data;
+      w->len = view.len;
+      w->cap = view.cap;
       continue;
     }
     if (n == 0) {
