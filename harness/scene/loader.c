@@ -2695,15 +2695,31 @@ static st_status read_ignore_file(scan *sc) {
   return rc;
 }
 
+/* How deep a directory search goes below a path given on the command
+ * line. */
+#define ST__SCAN_MAX_DEPTH 64
+
 static st_status collect(const scan *sc, const char *dir, pathlist *out,
                          int depth, st_error_list *errors) {
   DIR *d;
   struct dirent *de;
   st_status rc = ST_OK;
   /* Real directories only (symlinked ones are not followed), so there is
-   * no loop; the depth cap guards against absurd trees anyway. */
-  if (depth > 64)
-    return ST_OK;
+   * no loop; the depth cap guards against absurd trees anyway. A tree
+   * deeper than the cap is an error, never a silent "0 scenes" (issue
+   * 13, D12). */
+  if (depth > ST__SCAN_MAX_DEPTH) {
+    st_error e;
+    st_error_clear(&e);
+    st_error_set(&e, ST_ELOAD,
+                 "cannot search '%s': directories nest deeper than %d levels "
+                 "below the path given; name a deeper directory on the "
+                 "command line",
+                 dir, ST__SCAN_MAX_DEPTH);
+    if (errors != NULL && st_error_list_add(errors, &e) != ST_OK)
+      return ST_ENOMEM;
+    return ST_ELOAD;
+  }
   d = opendir(dir);
   if (d == NULL)
     return io_error(errors, "cannot open directory '%s': %s", dir, errno);

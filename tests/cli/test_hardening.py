@@ -69,5 +69,25 @@ def d3__symlink_to_dev_zero_in_scanned_directory():
     check("z.yaml': it is a character device" in r.err, "names the link", r)
 
 
+@test
+def d12__too_deep_directory_is_an_error_not_silence():
+    """A scene 70 levels deep used to be dropped: "0 scenes", exit 0."""
+    top = os.path.join(TMP, "d12")
+    deep = os.path.join(top, *(["d"] * 70))
+    os.makedirs(deep, exist_ok=True)
+    write(os.path.join(deep, "s.yaml"), GOOD)
+    for cmd in ("check", "run"):
+        r = Run([cmd, top])
+        check(r.rc == 2, "%s exits 2" % cmd, r)
+        check("directories nest deeper than 64 levels" in r.err,
+              "says why", r)
+    # 60 levels is within the cap: the scene is found and runs.
+    ok = os.path.join(TMP, "d12ok")
+    os.makedirs(os.path.join(ok, *(["d"] * 60)), exist_ok=True)
+    write(os.path.join(ok, *(["d"] * 60), "s.yaml"), GOOD)
+    r = Run(["list", ok])
+    check(r.rc == 0 and r.out == "vadd::small\n", "found at 60 levels", r)
+
+
 if __name__ == "__main__":
     sys.exit(main(TMP))
