@@ -221,6 +221,7 @@ static void scene_load__no_orphan_expected(void **state) {
   }
 
 FIXTURE_TEST(unknown_key)
+FIXTURE_TEST(number_out_of_range)
 FIXTURE_TEST(duplicate_key)
 FIXTURE_TEST(missing_key)
 FIXTURE_TEST(bad_identifier)
@@ -1061,6 +1062,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(scene_load__every_bad_fixture),
       cmocka_unit_test(scene_load__no_orphan_expected),
+      cmocka_unit_test(scene_load__number_out_of_range),
       cmocka_unit_test(scene_load__unknown_key),
       cmocka_unit_test(scene_load__duplicate_key),
       cmocka_unit_test(scene_load__missing_key),

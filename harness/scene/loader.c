@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <strings.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -386,6 +387,17 @@ static int fast_number(const char *s, size_t len, int64_t *iv, double *fv) {
   return S_FLOAT;
 }
 
+/* 1 if s[0..len) spells an infinity (strtod accepts inf and infinity in
+ * any case, with a sign), as opposed to a finite number that overflows. */
+static int spelled_inf(const char *s, size_t len) {
+  if (len > 0 && (s[0] == '+' || s[0] == '-')) {
+    s++;
+    len--;
+  }
+  return (len == 3 && strncasecmp(s, "inf", 3) == 0) ||
+         (len == 8 && strncasecmp(s, "infinity", 8) == 0);
+}
+
 /* SPEC §1: a plain scalar that strtoll parses in full is an integer, else
  * one that strtod parses in full a float; true/false are booleans. */
 static void scalar_type(node *n) {
@@ -562,6 +574,14 @@ static void on_scalar(loader *L, yaml_event_t *ev) {
     n->sk = S_STR;
   else
     scalar_type(n);
+  /* A number past the range of a double (1e400) would silently be an
+   * infinity: an error at the scalar instead (issue 13, D16). Written
+   * infinities (`inf`, `-inf`) are not affected. */
+  if (n->sk == S_FLOAT && isinf(n->f) && !spelled_inf(n->str, n->len))
+    lerr(L, n->line, n->col,
+         "the number %s is out of the range of a double (its magnitude must "
+         "be below about 1.8e308; write inf for an infinity)",
+         n->str);
   if (ev->data.scalar.anchor) {
     const char *a = arena_str(L, (const char *)ev->data.scalar.anchor,
                               strlen((const char *)ev->data.scalar.anchor));
