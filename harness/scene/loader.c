@@ -1618,11 +1618,13 @@ static void finish_case(loader *L, st__case *c, const case_src *src) {
   st__num x;
   int r;
   if (v[C_ROUNDS]) {
-    const char *what = "an integer >= 1";
+    /* The bound is --rounds's, and the message names it (D16). */
+    const char *what = "an integer from 1 to 1000000000";
     r = case_num(L, c, v[C_ROUNDS], "rounds", &x, &via);
     if (r == 1)
-        expected(L, v[C_ROUNDS], "an integer >= 1 or a param name", "rounds");
-    else if (r == 0 && (!x.is_int || x.i < 1 || x.i > (int64_t)UINT_MAX))
+      expected(L, v[C_ROUNDS],
+               "an integer from 1 to 1000000000 or a param name", "rounds");
+    else if (r == 0 && (!x.is_int || x.i < 1 || x.i > 1000000000))
       case_num_bad(L, c, v[C_ROUNDS], "rounds", what, via, &x);
     else if (r == 0)
       c->rounds = (unsigned)x.i;
