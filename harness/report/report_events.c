@@ -46,6 +46,12 @@ static void write_event(FILE *out, const st_event *ev) {
   fputc(']', out);
   if (strcmp(ev->name, "record") == 0)
     fprintf(out, ", \"emitted\": %s", ev->emitted ? "true" : "false");
+  /* A platform's own timing of the kernel (SPEC §12): only when it
+   * reported one. */
+  if (strcmp(ev->name, "run") == 0 && ev->device_ns != ST_NS_NONE)
+    fprintf(out, ", \"device_ns\": %" PRIu64, ev->device_ns);
+  if (strcmp(ev->name, "run") == 0 && ev->copy_ns != ST_NS_NONE)
+    fprintf(out, ", \"copy_ns\": %" PRIu64, ev->copy_ns);
   fputc('}', out);
 }
 

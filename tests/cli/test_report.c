@@ -182,6 +182,7 @@ static st_case_result *make_result(st_case_status status, const char *msg) {
   ev.start_ns = 1500;
   ev.dur_ns = 20;
   ev.emitted = 0;
+  ev.device_ns = ev.copy_ns = ST_NS_NONE; /* a platform that reports none */
   ev.status = status == ST_CASE_PASS ? ST_PHASE_OK : ST_PHASE_FAIL;
   assert_int_equal(st__case_result_add_event(r, &ev), ST_OK);
   if (status != ST_CASE_PASS)
