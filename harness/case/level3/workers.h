@@ -54,6 +54,9 @@ typedef struct st__wresult {
   char message[1536];
   char **loaded;      /* owned */
   size_t n_loaded;
+  /* A round's: the longest device and copy time a worker's platform
+   * reported (ST_NS_NONE: none reported). */
+  uint64_t device_ns, copy_ns;
 } st__wresult;
 
 void st__wresult_free(st__wresult *r /* IN/OUT */);
@@ -87,6 +90,10 @@ void st__wpool_map(st__wpool *p /* IN/OUT */, const st__wcase *wc /* IN */,
 void st__wpool_run(st__wpool *p /* IN/OUT */, unsigned round,
                    uint64_t deadline_ns, double timeout_s,
                    st__wresult *out /* OUT */);
+/* Ends the case on the workers: each runs its platform's release hook (if
+ * its prepare succeeded). */
+void st__wpool_release(st__wpool *p /* IN/OUT */, uint64_t deadline_ns,
+                       double timeout_s, st__wresult *out /* OUT */);
 /* Takes what the workers printed since the last call (drained without
  * blocking), one "--- worker I (pid P) ---" block per worker that printed.
  * *text is malloc'd (caller frees) or NULL when nothing was printed. */
