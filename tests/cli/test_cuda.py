@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: MIT
+"""The CUDA platform plugin on a real GPU (SPEC §12, docs/accelerators.md),
+printing TAP 13.
+
+Usage: test_cuda.py SCENETEST CUDA_PLUGIN|'' SCENES_DIR
+
+Exits 77 (meson's skip) when the plugin was not built (no nvcc: -Dcuda
+found none) or when this machine has no usable CUDA device (every case
+declined with "no usable CUDA device"): a run without a GPU is reported as
+skipped, never as passed. On a GPU: scenes/ (scenes/cuda included: level 2
+and level 3 with 2 workers) on --platform cuda in one process, under
+--isolate, and with -j 4 (threads sharing the process's context); every
+selected case must pass, none may be skipped.
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+import taptest
+from taptest import Run, check, test, main
+
+taptest.EXE = os.path.abspath(sys.argv[1])
+PLUGIN = sys.argv[2]
+SCENES = os.path.abspath(sys.argv[3])
+TMP = tempfile.mkdtemp(prefix="scenetest-cuda-")
+
+if not PLUGIN:
+    print("1..0 # SKIP the CUDA plugin was not built (no nvcc found)")
+    sys.exit(77)
+
+
+def cuda(*args):
+    return Run(["run", "--plugin", PLUGIN, "--platform", "cuda", "--format",
+                "tap", "--log-level", "warning"] + list(args))
+
+
+probe = cuda("--case", "cuda_add_float::f32_one", SCENES)
+if "no usable CUDA device" in probe.out:
+    print("1..0 # SKIP no usable CUDA device: %s" %
+          re.search(r"no usable CUDA device[^\n]*", probe.out).group(0))
+    sys.exit(77)
+
+
+def summary(r):
+    oks = re.findall(r"^ok \d+ - (\S+)(.*)$", r.out, re.M)
+    fails = re.findall(r"^not ok \d+ - (\S+)", r.out, re.M)
+    skips = [n for n, rest in oks if "# SKIP" in rest]
+    return len(oks) - len(skips), len(fails), skips
+
+
+def all_pass(r, what):
+    passed, failed, skips = summary(r)
+    check(r.rc == 0 and failed == 0, "%s: every case passes" % what, r)
+    check(not skips, "%s: nothing declined: %r" % (what, skips[:5]), r)
+    check(passed > 300, "%s: the whole set ran (%d passed)" % (what, passed),
+          r)
+    print("# %s: %d passed, %d failed, %d skipped" %
+          (what, passed, failed, len(skips)))
+
+
+@test
+def scenes_level2_and_level3():
+    all_pass(cuda(SCENES), "scenes/ on cuda")
+
+
+@test
+def scenes_isolated():
+    all_pass(cuda("--isolate", "-j", "4", SCENES), "scenes/ on cuda, --isolate")
+
+
+@test
+def scenes_threads_share_a_context():
+    all_pass(cuda("-j", "4", SCENES), "scenes/ on cuda, -j 4")
+
+
+@test
+def run_events_carry_device_times():
+    events = os.path.join(TMP, "ev.jsonl")
+    r = cuda("--events", events, "--case", "cuda_matmul::f32_odd", SCENES)
+    check(r.rc == 0, "passes", r)
+    with open(events) as f:
+        case = json.loads(f.read())
+    run = [e for e in case["events"] if e["name"] == "run"][0]
+    check(run["device_ns"] > 0 and run["copy_ns"] > 0,
+          "device and copy time reported: %r" % run)
+    check(run["device_ns"] + run["copy_ns"] <= run["dur_ns"],
+          "within the run phase's host time: %r" % run)
+
+
+sys.exit(main(TMP))
