@@ -303,10 +303,11 @@ template <typename T> struct alignas(16) Vec {
 
 /* out[i] = op(x[i], y[i]) over [begin, end): the aligned middle in 16-byte
  * vectors, head and tail one element each. x, y, out are the tensors'
- * buffers (y may be NULL: copy, relu, scale). */
+ * buffers (y may be NULL: copy, relu, scale; axpy's y is out, so neither
+ * is __restrict__). */
 template <typename T, typename Op, typename S>
-__global__ void ew_kernel(const T *__restrict__ x, const T *__restrict__ y,
-                          T *__restrict__ out, size_t begin, size_t end,
+__global__ void ew_kernel(const T *__restrict__ x, const T *y, T *out,
+                          size_t begin, size_t end,
                           size_t vbegin, size_t vend, S s) {
   const size_t W = 16 / sizeof(T);
   size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -439,7 +440,9 @@ template <typename T>
 __global__ void __launch_bounds__(256, 1)
     matmul_tiled(const T *__restrict__ A, const T *__restrict__ B,
                  T *__restrict__ C, int r0, int r1, int N, int K) {
-  __shared__ __align__(16) float As[MM_BK][MM_BM];
+  /* +4: the k-major stores of A's tile hit 2 banks, not 1 (rows stay
+   * 16-byte aligned for the float4 reads). */
+  __shared__ __align__(16) float As[MM_BK][MM_BM + 4];
   __shared__ __align__(16) float Bs[MM_BK][MM_BN];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int row0 = r0 + blockIdx.y * MM_BM, col0 = blockIdx.x * MM_BN;

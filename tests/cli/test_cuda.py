@@ -8,9 +8,9 @@ Exits 77 (meson's skip) when the plugin was not built (no nvcc: -Dcuda
 found none) or when this machine has no usable CUDA device (every case
 declined with "no usable CUDA device"): a run without a GPU is reported as
 skipped, never as passed. On a GPU: scenes/ (scenes/cuda included: level 2
-and level 3 with 2 workers) on --platform cuda in one process, under
---isolate, and with -j 4 (threads sharing the process's context); every
-selected case must pass, none may be skipped.
+and level 3 with 2 workers) on --platform cuda in one process, and under
+--isolate -j 4 (a context per child); every selected case must pass, none
+may be skipped. (ci/device-cuda.sh adds -j 4 threads sharing a context.)
 """
 import json
 import os
@@ -68,11 +68,6 @@ def scenes_level2_and_level3():
 @test
 def scenes_isolated():
     all_pass(cuda("--isolate", "-j", "4", SCENES), "scenes/ on cuda, --isolate")
-
-
-@test
-def scenes_threads_share_a_context():
-    all_pass(cuda("-j", "4", SCENES), "scenes/ on cuda, -j 4")
 
 
 @test
