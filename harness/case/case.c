@@ -148,6 +148,66 @@ static void check_record(st__casectx *cc) {
   }
 }
 
+/* The end of `args` where the kernel runs in this process (SPEC §12): the
+ * kernel is resolved (a lazy plugin loads here, so the record sees it) and
+ * bound to the built arguments, then the platform's prepare hook runs
+ * (device context, buffers, uploads). */
+static st_phase_status bind_kernel(st__casectx *cc, const st_scene *scene,
+                                   st__casedata *d) {
+  const char *platform = cc->run->opts->platform;
+  st_op_call call;
+  st_error err;
+  st_status rc;
+
+  st_error_clear(&err);
+  if (st_registry_lookup(cc->run->reg, scene->kernel, platform,
+                         ST_LOOKUP_KERNEL, &d->kernel, &err) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
+    return ST_PHASE_ERROR;
+  }
+  st__call_init(&call, scene->kernel, platform, &d->args, 0);
+  rc = st_op_check(&call);
+  if (rc != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "kernel: %s",
+                               call.message[0] ? call.message
+                                               : st_status_str(rc));
+    return ST_PHASE_ERROR;
+  }
+  d->hooks = st_registry_platform_hooks(cc->run->reg, platform);
+  if (d->hooks == NULL || d->hooks->prepare == NULL)
+    return ST_PHASE_OK;
+  rc = d->hooks->prepare(&call, &d->platform_state);
+  if (rc == ST_OK) {
+    d->prepared = 1;
+    return ST_PHASE_OK;
+  }
+  if (rc == ST_ESKIP) {
+    st__case_result_set_status(cc->res, ST_CASE_SKIP, "%s",
+                               call.message[0] ? call.message
+                                               : "platform declined the case");
+    return ST_PHASE_SKIP;
+  }
+  st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                             "args: platform '%s' prepare: %s", platform,
+                             call.message[0] ? call.message
+                                             : st_status_str(rc));
+  return ST_PHASE_ERROR;
+}
+
+void st__case_release(st__casectx *cc, st__casedata *d) {
+  st_op_call call;
+  if (!d->prepared)
+    return;
+  d->prepared = 0;
+  if (d->hooks->release == NULL)
+    return;
+  st__call_init(&call, d->plan.scene->kernel, cc->run->opts->platform,
+                &d->args, 0);
+  call.platform_state = d->platform_state;
+  d->hooks->release(&call, d->platform_state);
+  d->platform_state = NULL;
+}
+
 void st__casedata_free(st__casedata *d) {
   st__argset_free(&d->gold);
   st__argset_free(&d->init);
@@ -201,6 +261,8 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   if (ps != ST_PHASE_OK)
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: %s",
                                err.message);
+  else if (!(st__executor_for(scene)->flags & ST__EXEC_OWN_KERNEL))
+    ps = bind_kernel(cc, scene, d);
   st__phase_end(cc, "args", -1, t0, ps, 0);
   if (ps != ST_PHASE_OK)
     return 0;

@@ -49,6 +49,14 @@ typedef struct st__casedata {
   st__argset gold; /* golden's results (empty under skip_golden) */
   int skip_golden;
   unsigned rounds;
+  /* Where the kernel runs in this process (level 2): the kernel resolved
+   * and bound at the end of `args` (SPEC §12), and the platform's device
+   * state from its prepare hook, released by st__case_release after the
+   * last round. At level 3 the workers do this themselves. */
+  st_op_fn kernel;
+  const st_platform_hooks *hooks;
+  void *platform_state;
+  int prepared;
 } st__casedata;
 
 /* Fills the info of case i of n. */
@@ -72,14 +80,22 @@ st_case_result *st__case_run(st__runctx *rc /* IN/OUT: exec_state */,
  * st__case_run_begin (reset, begin `run`), the executor's kernel call and
  * st__phase_end of `run`, st__case_compare. */
 
-/* Runs the `args` and (unless skipped) `golden` phases into *d. Returns 1
- * if the case may go on; else the case's status is set. Either way free d
+/* Runs the `args` and (unless skipped) `golden` phases into *d. Unless
+ * the case's executor resolves its kernel itself (ST__EXEC_OWN_KERNEL),
+ * `args` ends by resolving and binding the kernel and running the
+ * platform's prepare hook (d->kernel, d->platform_state); a failure there
+ * is an args error, a prepare's ST_ESKIP a skip. Returns 1 if the case may
+ * go on; else the case's status is set. Either way free d
  * with st__casedata_free. */
 int st__case_prepare(st__casectx *cc /* IN/OUT */,
                      const st_scene *scene /* IN */, size_t ci,
                      st__casedata *d /* OUT */);
 /* Accepts a zeroed d. */
 void st__casedata_free(st__casedata *d /* IN/OUT */);
+/* The platform's release hook, once, after the last round (whatever the
+ * rounds did) when its prepare succeeded in st__case_prepare. No phase of
+ * its own. */
+void st__case_release(st__casectx *cc /* IN */, st__casedata *d /* IN/OUT */);
 /* The `record` phase. */
 void st__case_record(st__casectx *cc /* IN/OUT */);
 /* Begins round's `run` phase; from round 1 on, after a `reset` phase that

@@ -20,6 +20,14 @@ const st__executor *st__executor_for(const st_scene *scene) {
   return scene->level == 3 ? &st__exec_level3 : &st__exec_inproc;
 }
 
+void st__executors_run_begin(st__runctx *rc, const st_case_ref *refs,
+                             size_t n) {
+  size_t i;
+  for (i = 0; i < N_EXECUTORS; i++)
+    if (executors[i]->run_begin != NULL)
+      executors[i]->run_begin(rc, refs, n);
+}
+
 void st__executors_run_end(st__runctx *rc) {
   size_t i;
   for (i = 0; i < N_EXECUTORS; i++)

@@ -25,6 +25,10 @@ enum {
    * it can be killed), so no scheduler needs to isolate the case for its
    * timeout's sake. */
   ST__EXEC_OWNS_TIMEOUT = 1u << 1,
+  /* It resolves and binds the kernel, and runs the platform's prepare and
+   * release hooks, itself (level 3: in each worker, during rehost), so
+   * `args` does not (SPEC §12). */
+  ST__EXEC_OWN_KERNEL = 1u << 2,
 };
 
 typedef struct st__executor {
@@ -37,6 +41,14 @@ typedef struct st__executor {
    * Thread-safety: as st__case_run. */
   void (*run)(st__casectx *cc /* IN/OUT */, const st_scene *scene /* IN */,
               size_t ci);
+  /* Before any case of the run is dispatched in this process, with the
+   * selection (refs[0..n)): starts what must exist before then (level 3
+   * forks its worker pools, so that no device context or runtime thread
+   * a level-2 kernel makes here ever meets fork). Not called for a run
+   * whose cases each run in a forked child. May be NULL. Thread-safety:
+   * the scheduling thread, before any case runs. */
+  void (*run_begin)(st__runctx *rc /* IN/OUT */,
+                    const st_case_ref *refs /* IN */, size_t n);
   /* The run is over (or a forked child that ran one case is about to
    * exit): ends what the executor kept for rc's run. Accepts a run that
    * had none of its cases. May be NULL. Thread-safety: the scheduling
@@ -53,6 +65,9 @@ extern const st__executor st__exec_inproc;
 
 /* The executor of the scene's cases. Thread-safety: any thread. */
 const st__executor *st__executor_for(const st_scene *scene /* IN */);
+/* Every executor's run_begin, for rc's run of the n cases of refs. */
+void st__executors_run_begin(st__runctx *rc /* IN/OUT */,
+                             const st_case_ref *refs /* IN */, size_t n);
 /* Every executor's run_end, for rc's run. */
 void st__executors_run_end(st__runctx *rc /* IN/OUT */);
 /* Every executor's after_fork, in a forked child. */

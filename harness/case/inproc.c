@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The in-process executor (level 2): the kernel is looked up on the run's
- * platform and called in this thread, on the case's own buffers, once per
+/* The in-process executor (level 2): the kernel, resolved and bound at the
+ * end of `args` (with the platform's prepare, released after the last
+ * round), is called in this thread, on the case's own buffers, once per
  * round between the shared steps of case.h. It keeps nothing across
  * cases, so it has no run-wide hooks; a timeout on its cases is a
  * scheduler's to enforce (in a forked child: SPEC §6). */
@@ -14,39 +15,30 @@
 static void inproc_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   const st_run_options *opts = cc->run->opts;
   st__casedata d;
-  st_error err;
   st_op_call call;
-  st_op_fn kernel = NULL;
   st_phase_status ps;
   uint64_t t0;
   unsigned r;
 
+  /* args ends with the kernel resolved and bound and the platform's
+   * prepare done (case.h). */
   if (!st__case_prepare(cc, scene, ci, &d))
     goto out;
   st__case_record(cc);
   for (r = 0; r < d.rounds; r++) {
     t0 = st__case_run_begin(cc, &d, r);
-    ps = ST_PHASE_OK;
-    if (kernel == NULL) {
-      st_error_clear(&err);
-      if (st_registry_lookup(cc->run->reg, scene->kernel, opts->platform,
-                             ST_LOOKUP_KERNEL, &kernel, &err) != ST_OK) {
-        st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s",
-                                   err.message);
-        ps = ST_PHASE_ERROR;
-      }
-    }
-    if (ps == ST_PHASE_OK) {
-      st__call_init(&call, scene->kernel, opts->platform, &d.args, 0);
-      ps = st__dispatch(cc, kernel, &call, "kernel");
-      if (ps != ST_PHASE_SKIP)
-        ps = st__case_guard_check(cc, &d.args, ps);
-    }
-    st__phase_end(cc, "run", (int)r, t0, ps, 0);
+    st__call_init(&call, scene->kernel, opts->platform, &d.args, 0);
+    call.platform_state = d.platform_state;
+    ps = st__dispatch(cc, d.kernel, &call, "kernel");
+    if (ps != ST_PHASE_SKIP)
+      ps = st__case_guard_check(cc, &d.args, ps);
+    st__phase_end_dev(cc, "run", (int)r, t0, ps, 0, NULL, 0, call.device_ns,
+                      call.copy_ns);
     if (ps != ST_PHASE_OK || !st__case_compare(cc, &d, r))
       goto out;
   }
 out:
+  st__case_release(cc, &d);
   st__casedata_free(&d);
 }
 
@@ -55,6 +47,7 @@ const st__executor st__exec_inproc = {
     .flags = 0,
     .slot = 0,
     .run = inproc_run,
+    .run_begin = NULL,
     .run_end = NULL,
     .after_fork = NULL,
 };

@@ -37,23 +37,40 @@ static void add_event(st__casectx *cc, const st_event *ev) {
 }
 
 static void log_phase(const st__casectx *cc, const st_event *ev) {
-  char round[24];
+  char round[24], dev[64] = "";
+  size_t len = 0;
   if (!st_log_enabled(ST_LOG_TIMING))
     return;
   if (ev->round < 0)
     snprintf(round, sizeof round, "-");
   else
     snprintf(round, sizeof round, "%d", ev->round);
+  /* SPEC §12: a platform's own timing, only when it reported one. */
+  if (ev->device_ns != ST_NS_NONE)
+    len += (size_t)snprintf(dev, sizeof dev, " device_ns=%llu",
+                            (unsigned long long)ev->device_ns);
+  if (ev->copy_ns != ST_NS_NONE)
+    snprintf(dev + len, sizeof dev - len, " copy_ns=%llu",
+             (unsigned long long)ev->copy_ns);
   st_log(ST_LOG_TIMING,
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
-         "status=%s",
+         "status=%s%s",
          (long)getpid(), cc->info.scene, cc->info.name, ev->name, round,
-         (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status));
+         (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status),
+         dev);
 }
 
 void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,
                       st_phase_status status, int emitted,
                       char *const *extra, size_t n_extra) {
+  st__phase_end_dev(cc, name, round, t0, status, emitted, extra, n_extra,
+                    ST_NS_NONE, ST_NS_NONE);
+}
+
+void st__phase_end_dev(st__casectx *cc, const char *name, int round,
+                       uint64_t t0, st_phase_status status, int emitted,
+                       char *const *extra, size_t n_extra, uint64_t device_ns,
+                       uint64_t copy_ns) {
   uint64_t t1 = st__now_ns();
   char **own = NULL;
   const char **all = NULL;
@@ -83,8 +100,8 @@ void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,
   ev.loaded = all;
   ev.n_loaded = n_own + n_extra;
   ev.emitted = emitted;
-  ev.device_ns = ST_NS_NONE;
-  ev.copy_ns = ST_NS_NONE;
+  ev.device_ns = device_ns;
+  ev.copy_ns = copy_ns;
   add_event(cc, &ev);
   log_phase(cc, &ev);
   notify_phase_end(cc, &ev);
@@ -99,8 +116,7 @@ void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,
     lev.status = ST_PHASE_OK;
     lev.object = own[i];
     lev.phase = name;
-    lev.device_ns = ST_NS_NONE;
-    lev.copy_ns = ST_NS_NONE;
+    lev.device_ns = lev.copy_ns = ST_NS_NONE;
     add_event(cc, &lev);
     notify_phase_end(cc, &lev);
   }

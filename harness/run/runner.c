@@ -138,6 +138,7 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
                            st_run_result *run, st_error *err) {
   st__fanout fo;
   st__schedctx sc;
+  const st__scheduler *sched;
   st_run_info rinfo;
   st_status s;
 
@@ -152,7 +153,14 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
   rinfo.seed = rc->opts->seed;
   rinfo.total = n;
   st__fanout_run_begin(&fo, &rinfo);
-  s = st__sched_pick(&sc)->run_all(&sc, err);
+  sched = st__sched_pick(&sc);
+  /* What executors start before any case is dispatched here (level 3's
+   * worker pools: forked before a device context or a runtime's threads
+   * exist in this process). Isolated cases each run in a fresh child,
+   * which starts its own. */
+  if (sched != &st__sched_isolate)
+    st__executors_run_begin(rc, refs, n);
+  s = sched->run_all(&sc, err);
   if (s != ST_OK)
     return s;
   if (sc.lost)

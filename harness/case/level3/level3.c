@@ -268,10 +268,19 @@ static int rehost_phase(st__casectx *cc, const st_scene *scene, l3case *c) {
     c->wc.scratch = c->scratch;
   }
   if (ps == ST_PHASE_OK) {
+    /* The workers resolve and bind the kernel and run the platform's
+     * prepare hook as they take the map (SPEC §12). */
     st__wpool_map(c->wp, &c->wc, c->deadline, c->timeout, &wr);
     if (wr.status != ST_OK) {
+      /* A worker's platform may decline the case in its prepare. */
       fail_from(cc, &wr, "rehost");
-      ps = ST_PHASE_ERROR;
+      ps = wr.status == ST_ESKIP ? ST_PHASE_SKIP : ST_PHASE_ERROR;
+      if (!wr.broken) {
+        /* The workers whose prepare succeeded release what it made. */
+        st__wresult back;
+        st__wpool_release(c->wp, c->deadline, c->timeout, &back);
+        st__wresult_free(&back);
+      }
     }
   }
   if (ps == ST_PHASE_OK) {
@@ -307,7 +316,8 @@ static void run_rounds(st__casectx *cc, l3case *c) {
       fail_from(cc, &wr, "kernel");
       ps = wr.status == ST_ESKIP ? ST_PHASE_SKIP : ST_PHASE_ERROR;
     }
-    phase_end_workers(cc, "run", (int)r, t0, ps, wr.loaded, wr.n_loaded);
+    st__phase_end_dev(cc, "run", (int)r, t0, ps, 0, wr.loaded, wr.n_loaded,
+                      wr.device_ns, wr.copy_ns);
     st__wresult_free(&wr);
     if (ps != ST_PHASE_OK || !st__case_compare(cc, &c->d, r))
       break;
@@ -317,13 +327,46 @@ static void run_rounds(st__casectx *cc, l3case *c) {
 /* release: after every case whose rehost succeeded, whatever happened
  * since; the last made goes first. */
 static void release_phase(st__casectx *cc, l3case *c) {
+  st__wresult wr;
+  st_phase_status ps = ST_PHASE_OK;
   uint64_t t0;
   st__phase_begin(cc, "release", -1);
   t0 = st__now_ns();
+  /* The workers' device state first (their platform's release hook): it
+   * may refer to the segments. */
+  st__wpool_release(c->wp, c->deadline, c->timeout, &wr);
+  if (wr.status != ST_OK) {
+    fail_from(cc, &wr, "release");
+    ps = ST_PHASE_ERROR;
+  }
+  st__wresult_free(&wr);
   st__seg_release(c->scratch);
   c->scratch = NULL;
   st__rehost_release(&c->rh, &c->d.args);
-  st__phase_end(cc, "release", -1, t0, ST_PHASE_OK, 0);
+  st__phase_end(cc, "release", -1, t0, ps, 0);
+}
+
+/* The run_begin hook: the pools this run's level-3 cases will use, forked
+ * now, before this process dispatches any case (exec.h). */
+static void level3_run_begin(st__runctx *rc, const st_case_ref *refs,
+                             size_t n) {
+  size_t i, j;
+  st_error err;
+  pthread_mutex_lock(&l3_lock);
+  for (i = 0; i < n; i++) {
+    const st_scene *scene = refs[i].scene;
+    unsigned w = scene->workers ? scene->workers : 2;
+    int seen = 0;
+    if (scene->level != 3)
+      continue;
+    for (j = 0; j < i && !seen; j++)
+      seen = refs[j].scene->level == 3 &&
+             (refs[j].scene->workers ? refs[j].scene->workers : 2) == w;
+    /* A failure here is the case's to report, when it asks again. */
+    if (!seen)
+      (void)get_pool(rc, w, &err);
+  }
+  pthread_mutex_unlock(&l3_lock);
 }
 
 /* The run hook: args, golden, rehost, record, rounds of reset/run/compare
@@ -378,9 +421,10 @@ out:
 const st__executor st__exec_level3 = {
     .name = "level3",
     /* Forks its workers; kills them at the case's deadline. */
-    .flags = ST__EXEC_FORKS | ST__EXEC_OWNS_TIMEOUT,
+    .flags = ST__EXEC_FORKS | ST__EXEC_OWNS_TIMEOUT | ST__EXEC_OWN_KERNEL,
     .slot = L3_SLOT,
     .run = level3_run,
+    .run_begin = level3_run_begin,
     .run_end = level3_run_end,
     .after_fork = level3_after_fork,
 };

@@ -8,8 +8,14 @@
  *   MAP   op, backend, max_threads, reduce, n_blocks, scratch id, the
  *         segments (id, size; their fds ride along with SCM_RIGHTS), the
  *         tensor layout (name, dtype, role, shape, segment id) and scalars
+ *         and the shard count
  *   RUN   round, shard index, shard count
- *   REPLY status, lookup flag, message, objects loaded since the last reply
+ *   RELEASE  (the case is over: the platform's release hook)
+ *   REPLY status, lookup flag, message, objects loaded since the last reply,
+ *         the kernel's device_ns and copy_ns (ST_NS_NONE: not reported)
+ * The worker resolves and binds the kernel and runs the platform's prepare
+ * hook as it takes the MAP (the harness's `rehost`, SPEC §12), so each
+ * worker owns its own device state (a CUDA context is per process).
  * A worker keeps its mappings across cases keyed by segment id (the
  * harness pools segments, so the next case usually sends the same ones)
  * and unmaps those a MAP no longer names. */
@@ -38,7 +44,7 @@
 #include "case/wire.h"
 #include "case/level3/workers.h"
 
-enum { MSG_MAP = 1, MSG_RUN = 2, MSG_REPLY = 3 };
+enum { MSG_MAP = 1, MSG_RUN = 2, MSG_REPLY = 3, MSG_RELEASE = 4 };
 
 /* Largest datagram either side sends; the default AF_UNIX send buffer
  * (about 208 KiB) must hold it. */
@@ -59,6 +65,7 @@ typedef struct worker {
   st_status reply_status;
   int reply_lookup;
   char *reply_message;
+  uint64_t reply_device_ns, reply_copy_ns;
 } worker;
 
 struct st__wpool {
@@ -89,6 +96,7 @@ void st__wresult_free(st__wresult *r) {
 static void wresult_init(st__wresult *r) {
   memset(r, 0, sizeof *r);
   r->status = ST_OK;
+  r->device_ns = r->copy_ns = ST_NS_NONE;
 }
 
 static void wresult_fail(st__wresult *r, st_status s, const char *fmt, ...)
@@ -171,11 +179,54 @@ typedef struct wstate {
   size_t n_tensors;
   st_scalar *scalars;
   size_t n_scalars;
+  unsigned shard_count;
   st_op_fn fn;
+  /* The platform's hooks and what its prepare returned for this case. */
+  const st_platform_hooks *hooks;
+  void *platform_state;
+  int prepared;
 } wstate;
+
+/* An op call over the mapped layout, as the kernel sees it (tensors is the
+ * caller's copy of the layout). */
+static void layout_call(const wstate *ws, st_op_call *call,
+                        st_tensor *tensors) {
+  st_op_call_init(call);
+  call->op = ws->op;
+  call->backend = ws->backend;
+  call->tensors = tensors;
+  call->n_tensors = ws->n_tensors;
+  call->scalars = ws->scalars;
+  call->n_scalars = ws->n_scalars;
+  call->shard_index = ws->index;
+  call->shard_count = ws->shard_count ? ws->shard_count : 1;
+  call->max_threads = ws->max_threads;
+  call->platform_state = ws->platform_state;
+}
+
+/* The platform's release hook, once, if prepare succeeded. */
+static void device_release(wstate *ws) {
+  st_op_call call;
+  st_tensor *t;
+  if (!ws->prepared)
+    return;
+  ws->prepared = 0;
+  if (ws->hooks->release == NULL)
+    return;
+  t = malloc((ws->n_tensors ? ws->n_tensors : 1) * sizeof *t);
+  if (t != NULL && ws->n_tensors > 0)
+    memcpy(t, ws->tensors, ws->n_tensors * sizeof *t);
+  layout_call(ws, &call, t);
+  if (t == NULL)
+    call.n_tensors = 0;
+  ws->hooks->release(&call, ws->platform_state);
+  ws->platform_state = NULL;
+  free(t);
+}
 
 static void layout_free(wstate *ws) {
   size_t i;
+  device_release(ws);
   for (i = 0; i < ws->n_tensors; i++)
     free((char *)ws->tensors[i].name);
   for (i = 0; i < ws->n_scalars; i++)
@@ -201,7 +252,8 @@ static void *map_of(const wstate *ws, uint64_t id) {
 }
 
 static void reply(int sock, st_status status, int lookup, const char *message,
-                  char **loaded, size_t n_loaded) {
+                  char **loaded, size_t n_loaded, uint64_t device_ns,
+                  uint64_t copy_ns) {
   st__wbuf b;
   size_t i;
   st__wbuf_init(&b);
@@ -223,6 +275,8 @@ static void reply(int sock, st_status status, int lookup, const char *message,
     for (i = 0; i < n; i++)
       st__wbuf_str(&b, loaded[i]);
   }
+  st__wbuf_u64(&b, device_ns);
+  st__wbuf_u64(&b, copy_ns);
   if (b.oom || send_msg(sock, b.data, b.len, NULL, 0) != 0)
     _exit(4);
   st__wbuf_free(&b);
@@ -277,6 +331,57 @@ static void read_layout(wstate *ws, st__rbuf *r) {
     bits = st__rbuf_u64(r);
     memcpy(&s->f, &bits, sizeof s->f);
   }
+  ws->shard_count = st__rbuf_u32(r);
+}
+
+/* Resolves the kernel (a plugin loaded after the fork is not in this
+ * address space until the registry loads it), binds it to the layout and
+ * runs the platform's prepare hook with this worker's shard. */
+static st_status bind_kernel(wstate *ws, char *msg, size_t size,
+                             int *lookup) {
+  st_op_call call;
+  st_tensor *t;
+  st_error err;
+  st_status rc;
+
+  st_error_clear(&err);
+  if (st_registry_lookup(ws->reg, ws->op, ws->backend, ST_LOOKUP_KERNEL,
+                         &ws->fn, &err) != ST_OK) {
+    size_t n = strlen(err.message);
+    ws->fn = NULL;
+    if (n >= size)
+      n = size - 1;
+    memcpy(msg, err.message, n);
+    msg[n] = '\0';
+    *lookup = 1;
+    return err.code != ST_OK ? err.code : ST_EMISSING;
+  }
+  t = malloc((ws->n_tensors ? ws->n_tensors : 1) * sizeof *t);
+  if (t == NULL) {
+    snprintf(msg, size, "worker %u: out of memory", ws->index);
+    return ST_ENOMEM;
+  }
+  if (ws->n_tensors > 0)
+    memcpy(t, ws->tensors, ws->n_tensors * sizeof *t);
+  layout_call(ws, &call, t);
+  rc = st_op_check(&call);
+  ws->hooks = st_registry_platform_hooks(ws->reg, ws->backend);
+  if (rc == ST_OK && ws->hooks != NULL && ws->hooks->prepare != NULL) {
+    rc = ws->hooks->prepare(&call, &ws->platform_state);
+    if (rc == ST_OK)
+      ws->prepared = 1;
+  }
+  if (rc != ST_OK) {
+    ws->fn = NULL;
+    if (rc == ST_ESKIP || rc == ST_EBIND)
+      snprintf(msg, size, "%.400s",
+               call.message[0] ? call.message : st_status_str(rc));
+    else
+      snprintf(msg, size, "platform '%.64s' prepare: %.400s", ws->backend,
+               call.message[0] ? call.message : st_status_str(rc));
+  }
+  free(t);
+  return rc;
 }
 
 static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
@@ -286,6 +391,9 @@ static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
   uint64_t scratch_id;
   char msg[512] = "";
   st_status status = ST_OK;
+  char **loaded = NULL;
+  size_t n_loaded = 0;
+  int lookup = 0;
 
   layout_free(ws);
   ws->op = st__rbuf_str(r);
@@ -347,11 +455,21 @@ static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
     status = ST_EINTERNAL;
     snprintf(msg, sizeof msg, "worker %u: malformed map message", ws->index);
   }
+  if (status == ST_OK)
+    status = bind_kernel(ws, msg, sizeof msg, &lookup);
 out:
   free(maps);
   for (i = 0; i < nfds; i++)
     close(fds[i]);
-  reply(sock, status, 0, msg, NULL, 0);
+  /* What resolving the kernel loaded belongs to `rehost`. */
+  fflush(stdout);
+  fflush(stderr);
+  if (st__loadwatch_poll(&loaded, &n_loaded) != ST_OK) {
+    loaded = NULL;
+    n_loaded = 0;
+  }
+  reply(sock, status, lookup, msg, loaded, n_loaded, ST_NS_NONE, ST_NS_NONE);
+  st__loadwatch_free(loaded, n_loaded);
 }
 
 /* reduce_sum: one call per block of this worker's blocks (shard k of
@@ -361,6 +479,7 @@ out:
 static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
                                    st_tensor *t, unsigned shard_index,
                                    unsigned shard_count) {
+  uint64_t dev = ST_NS_NONE, copy = ST_NS_NONE;
   st_status rc = ST_OK;
   uint64_t cell = 0;
   size_t kb0, kb1, k;
@@ -377,7 +496,13 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
     bc.shard_index = (unsigned)k;
     bc.shard_count = (unsigned)ws->n_blocks;
     bc.message[0] = '\0';
+    bc.device_ns = bc.copy_ns = ST_NS_NONE;
     rc = ws->fn(&bc);
+    /* The block calls' times add up to the round's. */
+    if (bc.device_ns != ST_NS_NONE)
+      dev = (dev == ST_NS_NONE ? 0 : dev) + bc.device_ns;
+    if (bc.copy_ns != ST_NS_NONE)
+      copy = (copy == ST_NS_NONE ? 0 : copy) + bc.copy_ns;
     if (rc != ST_OK) {
       memcpy(call->message, bc.message, sizeof call->message);
       break;
@@ -390,6 +515,8 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
       memcpy(scratch + 8 * k, &v, 8);
     }
   }
+  call->device_ns = dev;
+  call->copy_ns = copy;
   return rc;
 }
 
@@ -398,30 +525,17 @@ static void worker_run(wstate *ws, int sock, st__rbuf *r) {
   st_op_call call;
   st_tensor *t = NULL;
   st_status rc = ST_OK;
-  st_error err;
   char **loaded = NULL;
   size_t n_loaded = 0;
-  int lookup = 0;
 
   (void)st__rbuf_u32(r); /* round: for diagnostics only */
   shard_index = st__rbuf_u32(r);
   shard_count = st__rbuf_u32(r);
   st_op_call_init(&call);
-  st_error_clear(&err);
-  if (r->bad || ws->op == NULL) {
+  /* The kernel was resolved and bound when the case was mapped. */
+  if (r->bad || ws->op == NULL || ws->fn == NULL) {
     rc = st_op_call_fail(&call, ST_EINTERNAL, "worker %u: no case mapped",
                          ws->index);
-    goto out;
-  }
-  /* The kernel is resolved here, in the worker: a plugin loaded after the
-   * fork is not in this address space until the registry loads it. */
-  if (ws->fn == NULL &&
-      st_registry_lookup(ws->reg, ws->op, ws->backend, ST_LOOKUP_KERNEL,
-                         &ws->fn, &err) != ST_OK) {
-    rc = err.code != ST_OK ? err.code : ST_EMISSING;
-    snprintf(call.message, sizeof call.message, "%.*s",
-             (int)sizeof call.message - 1, err.message);
-    lookup = 1;
     goto out;
   }
   /* A fresh copy per round: an implementation may scribble on its
@@ -434,15 +548,9 @@ static void worker_run(wstate *ws, int sock, st__rbuf *r) {
   }
   if (ws->n_tensors > 0)
     memcpy(t, ws->tensors, ws->n_tensors * sizeof *t);
-  call.op = ws->op;
-  call.backend = ws->backend;
-  call.tensors = t;
-  call.n_tensors = ws->n_tensors;
-  call.scalars = ws->scalars;
-  call.n_scalars = ws->n_scalars;
+  layout_call(ws, &call, t);
   call.shard_index = shard_index;
   call.shard_count = shard_count;
-  call.max_threads = ws->max_threads;
   rc = st_op_check(&call);
   if (rc != ST_OK)
     goto out;
@@ -461,7 +569,8 @@ out:
     loaded = NULL;
     n_loaded = 0;
   }
-  reply(sock, rc, lookup, call.message, loaded, n_loaded);
+  reply(sock, rc, 0, call.message, loaded, n_loaded, call.device_ns,
+        call.copy_ns);
   st__loadwatch_free(loaded, n_loaded);
 }
 
@@ -516,6 +625,10 @@ static void worker_main(unsigned index, st_registry *reg) {
       worker_map(&ws, WORKER_SOCK_FD, &r, fds, nfds);
     else if (type == MSG_RUN)
       worker_run(&ws, WORKER_SOCK_FD, &r);
+    else if (type == MSG_RELEASE) {
+      device_release(&ws);
+      reply(WORKER_SOCK_FD, ST_OK, 0, "", NULL, 0, ST_NS_NONE, ST_NS_NONE);
+    }
     else
       _exit(6);
   }
@@ -874,6 +987,10 @@ static int take_reply(st__wpool *p, unsigned i, char *buf, st__wresult *out) {
       wresult_add_loaded(out, i, path);
     free(path);
   }
+  w->reply_device_ns = st__rbuf_u64(&rb);
+  w->reply_copy_ns = st__rbuf_u64(&rb);
+  if (rb.bad)
+    w->reply_device_ns = w->reply_copy_ns = ST_NS_NONE;
   w->awaiting = 0;
   return 0;
 }
@@ -944,9 +1061,17 @@ static void wait_replies(st__wpool *p, uint64_t deadline, double timeout_s,
         goto done;
     }
   }
-  /* Every worker answered: the first failure by worker index speaks. */
+  /* Every worker answered: the first failure by worker index speaks. The
+   * workers ran at once, so the round's device and copy times are the
+   * longest a worker reported. */
   for (i = 0; i < p->n; i++) {
     worker *w = &p->w[i];
+    if (w->reply_device_ns != ST_NS_NONE &&
+        (out->device_ns == ST_NS_NONE || w->reply_device_ns > out->device_ns))
+      out->device_ns = w->reply_device_ns;
+    if (w->reply_copy_ns != ST_NS_NONE &&
+        (out->copy_ns == ST_NS_NONE || w->reply_copy_ns > out->copy_ns))
+      out->copy_ns = w->reply_copy_ns;
     if (w->reply_status != ST_OK && out->status == ST_OK) {
       out->is_lookup = w->reply_lookup;
       wresult_fail(out, w->reply_status, "%s",
@@ -972,6 +1097,7 @@ static void send_all(st__wpool *p, const st__wbuf *b, const int *fds,
     int rc;
     w->reply_status = ST_OK;
     w->reply_lookup = 0;
+    w->reply_device_ns = w->reply_copy_ns = ST_NS_NONE;
     if (per_worker_shard) {
       /* RUN: the shard index is the last-but-one field. */
       unsigned char *q = (unsigned char *)b->data + b->len - 8;
@@ -1059,6 +1185,7 @@ void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
     st__wbuf_u64(&b, (uint64_t)s->i);
     st__wbuf_u64(&b, bits);
   }
+  st__wbuf_u32(&b, p->n);
   if (b.oom || b.len > MSG_MAX) {
     wresult_fail(out, b.oom ? ST_ENOMEM : ST_ELIMIT,
                  "the case's argument layout is too large for the workers "
@@ -1088,6 +1215,24 @@ void st__wpool_run(st__wpool *p, unsigned round, uint64_t deadline,
     wresult_fail(out, ST_ENOMEM, "out of memory");
   else
     send_all(p, &b, NULL, 0, deadline, timeout_s, out, 1);
+  st__wbuf_free(&b);
+}
+
+void st__wpool_release(st__wpool *p, uint64_t deadline, double timeout_s,
+                       st__wresult *out) {
+  st__wbuf b;
+  wresult_init(out);
+  if (p->broken) {
+    wresult_fail(out, ST_EINTERNAL, "the worker pool is broken");
+    out->broken = 1;
+    return;
+  }
+  st__wbuf_init(&b);
+  st__wbuf_u32(&b, MSG_RELEASE);
+  if (b.oom)
+    wresult_fail(out, ST_ENOMEM, "out of memory");
+  else
+    send_all(p, &b, NULL, 0, deadline, timeout_s, out, 0);
   st__wbuf_free(&b);
 }
 
