@@ -14,7 +14,9 @@
  *   initialised CUDA is refused with a message, never run on a context that
  *   did not survive fork.
  * - prepare (end of `args`, or a worker's `rehost`): a stream, four events,
- *   one device buffer per tensor, the inputs uploaded.
+ *   one device buffer per tensor, the host buffers page-locked where the
+ *   system allows (cudaHostRegister; unregistered in release), the inputs
+ *   uploaded.
  * - run: outputs poisoned on the device (0xFF bytes, a NaN, for floats;
  *   0xA5 for integers; 2 for bool) and inouts uploaded from the host's
  *   truth (the harness reset it), the kernel between two events
@@ -105,6 +107,7 @@ static st_status cuda_init(st_op_call *call) {
 typedef struct cu_state {
   size_t n;
   void **dev;        /* one buffer per tensor */
+  void **pinned;     /* the host buffers page-locked here (or NULL) */
   void *partials;    /* reduce_sum: 8 bytes per block */
   cudaStream_t stream;
   cudaEvent_t ev[4]; /* upload start, kernel start, kernel end, download end */
@@ -117,9 +120,13 @@ static void state_free(cu_state *st) {
     return;
   if (st->has_stream)
     cudaStreamSynchronize(st->stream);
-  for (size_t i = 0; i < st->n; i++)
+  for (size_t i = 0; i < st->n; i++) {
     if (st->dev[i] != NULL)
       cudaFree(st->dev[i]);
+    if (st->pinned != NULL && st->pinned[i] != NULL)
+      cudaHostUnregister(st->pinned[i]);
+  }
+  free(st->pinned);
   if (st->partials != NULL)
     cudaFree(st->partials);
   for (int i = 0; i < st->n_events; i++)
@@ -162,6 +169,7 @@ static st_status cu_prepare(st_op_call *call, void **state) {
     return st_op_call_fail(call, ST_ENOMEM, "cuda: out of host memory");
   }
   st->n = call->n_tensors;
+  st->pinned = (void **)calloc(st->n ? st->n : 1, sizeof *st->pinned);
   if ((e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking)) !=
       cudaSuccess) {
     state_free(st);
@@ -179,6 +187,17 @@ static st_status cu_prepare(st_op_call *call, void **state) {
         cudaSuccess) {
       state_free(st);
       return cuda_fail(call, "cudaMalloc", e);
+    }
+    /* The host buffer page-locked for the case, so that the copies are
+     * DMA at full speed and the small ones cost no staging; where the
+     * memory cannot be locked (a limit, guard pages around it) the copies
+     * go through the driver's staging buffers instead. */
+    if (st->pinned != NULL && t->nbytes > 0) {
+      if (cudaHostRegister(t->data, t->nbytes, cudaHostRegisterDefault) ==
+          cudaSuccess)
+        st->pinned[i] = t->data;
+      else
+        cudaGetLastError(); /* not sticky: clear it */
     }
     /* Uploads: the inputs, once per case. */
     if (t->role == ST_ROLE_INPUT && t->nbytes > 0 &&
