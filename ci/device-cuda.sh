@@ -28,7 +28,13 @@ cd "$(dirname "$0")/.." || exit 1
 OUTDIR=$PWD/device-cuda-out
 B=$PWD/build-cuda
 mkdir -p "$OUTDIR"
-LOG=$OUTDIR/device-cuda.log
+# The summary log is written where it comes back even if the call is cut
+# off at its time limit.
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+  LOG=$OUT/device-cuda.log
+else
+  LOG=$OUTDIR/device-cuda.log
+fi
 failed=0
 
 say() { echo "== $*" | tee -a "$LOG"; }
@@ -136,6 +142,11 @@ steps=("$@")
 prefix || exit 1
 machine
 for s in "${steps[@]}"; do
+  # A fresh machine (the last one went back) has no build yet.
+  if [ "$s" != build ] && [ ! -x "$B/harness/scenetest" ]; then
+    say "step build (needed by $s)"
+    step_build || { say "step build: FAILED"; failed=$((failed + 1)); break; }
+  fi
   say "step $s"
   start=$(date +%s)
   if "step_$s"; then
@@ -148,7 +159,6 @@ for s in "${steps[@]}"; do
 done
 say "device-cuda: $failed step(s) failed"
 if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
-  cp "$LOG" "$OUT/" 2>/dev/null
   [ -f "$OUTDIR/bench.txt" ] && cp "$OUTDIR/bench.txt" "$OUT/"
   tar czf "$OUT/device-cuda-logs.tar.gz" -C "$OUTDIR" . 2>/dev/null
 fi
