@@ -6,6 +6,7 @@ Usage: test_device.py SCENETEST PATH/TO/st_plugin_fakedev.so
 
 - the TIMING phase line of `run` carries device_ns= and copy_ns=, other
   phases' lines do not, and the --events run event has the same numbers;
+  `scenetest timing` shows them as run.device and run.copy rows;
 - under --isolate the child prepares, runs and releases (its pid, once);
 - at level 3 each of 2 workers prepares and releases its own shard;
 - a prepare failure is an args error (exit 1), a declined dtype a skip
@@ -94,6 +95,31 @@ def timing_line_and_events_carry_device_times():
         else:
             check("device_ns" not in e and "copy_ns" not in e,
                   "no device times on %s" % e["name"])
+
+
+@test
+def timing_shows_run_device_and_run_copy():
+    log = os.path.join(TMP, "timing.log")
+    r = fakedev("--rounds", "3", "--log-file", log, scene("tm"))
+    check(r.rc == 0, "the case passes", r)
+    dev, copy = [], []
+    with open(log) as f:
+        for line in f:
+            m = PHASE.search(line)
+            if m and m.group(2) == "run" and m.group(3) != "0":
+                dev.append(int(re.search(r"device_ns=(\d+)", line).group(1)))
+                copy.append(int(re.search(r"copy_ns=(\d+)", line).group(1)))
+    t = Run(["timing", "--format", "json", log])
+    check(t.rc == 0, "timing reads the log", t)
+    groups = {g["phase"]: g for g in json.loads(t.out)["groups"]}
+    for phase, values in (("run.device", dev), ("run.copy", copy)):
+        g = groups.get(phase)
+        check(g is not None, "a %s row: %r" % (phase, sorted(groups)), t)
+        values.sort()
+        check(g["n"] == 2 and g["min_ns"] == values[0] and
+              g["max_ns"] == values[1] and
+              g["median_ns"] == (values[0] + values[1]) / 2,
+              "%s: the warm rounds' values %r: %r" % (phase, values, g), t)
 
 
 @test
