@@ -142,7 +142,7 @@ static const st_case_result *run_all(fixture *f, const char *platform) {
   st_run_options_init(&opts);
   opts.registry = f->reg;
   opts.platform = platform;
-  memset(&obs, 0, sizeof obs);
+  st_observer_init(&obs);
   obs.data = f;
   obs.case_begin = on_case_begin;
   obs.phase_end = on_phase_end;
