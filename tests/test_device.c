@@ -352,6 +352,28 @@ static void hooks__level3_each_worker_owns_its_device(void **state) {
   assert_true(pids[0] != pids[1]);
 }
 
+/* The check the next CLI test relies on: a worker pool forked after this
+ * process prepared the device (a second run's pool, after a level-2 case
+ * here) is refused like a CUDA context inherited through fork would be. */
+static void hooks__device_used_before_fork_is_refused(void **state) {
+  fixture *f = *state;
+  const st_case_result *r;
+  setenv("FAKEDEV_FORK_CHECK", "1", 1);
+  load_axpy(f, 2, "float32", 1);
+  r = run_all(f, "fakedev");
+  assert_int_equal(st_case_result_status(r), ST_CASE_PASS);
+  st_run_result_free(f->run);
+  f->run = NULL;
+  st_scene_set_free(f->set);
+  f->set = NULL;
+  load_axpy(f, 3, "float32", 1);
+  r = run_all(f, "fakedev");
+  unsetenv("FAKEDEV_FORK_CHECK");
+  assert_int_equal(st_case_result_status(r), ST_CASE_ERROR);
+  assert_non_null(strstr(st_case_result_message(r), "was forked from it"));
+  st_assert_phases(r, "args", "golden", "rehost");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -363,6 +385,7 @@ int main(void) {
       T(hooks__prepare_skip_is_skip),
       T(hooks__release_after_failing_round),
       T(hooks__level3_each_worker_owns_its_device),
+      T(hooks__device_used_before_fork_is_refused),
 #undef T
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

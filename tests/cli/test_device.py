@@ -8,7 +8,9 @@ Usage: test_device.py SCENETEST PATH/TO/st_plugin_fakedev.so
   phases' lines do not, and the --events run event has the same numbers;
   `scenetest timing` shows them as run.device and run.copy rows;
 - under --isolate the child prepares, runs and releases (its pid, once);
-- at level 3 each of 2 workers prepares and releases its own shard;
+- at level 3 each of 2 workers prepares and releases its own shard, and
+  a run's workers are forked before its first level-2 case touches the
+  device;
 - a prepare failure is an args error (exit 1), a declined dtype a skip
   (exit 0).
 Standard library only.
@@ -163,6 +165,24 @@ def level3_workers_prepare_their_own_shards():
         check(len({p for _, p in seq}) == 1, "one process per shard")
         pids.add(seq[0][1])
     check(len(pids) == 2, "two worker processes: %r" % pids)
+
+
+@test
+def level3_workers_forked_before_the_first_dispatch():
+    # A level-2 case prepares the device in the harness's process, then a
+    # level-3 case of the same run needs workers: they were forked before
+    # any case ran, so none of them inherits the used device (fakedev
+    # refuses a prepare after such a fork: test_device proves it does).
+    path = write(TMP, "mixed.yaml",
+                 (SCENE % {"level": "", "dtype": "float32"}).replace(
+                     "scene: dev", "scene: a_first") + "---\n" +
+                 (SCENE % {"level": "level: 3\nworkers: 2\n",
+                           "dtype": "float32"}).replace(
+                     "scene: dev", "scene: b_second"))
+    r = fakedev(path, env={"FAKEDEV_FORK_CHECK": "1"})
+    check(r.rc == 0 and re.search(r"^ok 1 - a_first::c$", r.out, re.M) and
+          re.search(r"^ok 2 - b_second::c$", r.out, re.M),
+          "level 2 then level 3 in one process both pass", r)
 
 
 @test

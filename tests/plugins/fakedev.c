@@ -21,7 +21,9 @@
  * FAKEDEV_PREPARE=fail (prepare fails), FAKEDEV_FAIL_RUN=K (the K-th run
  * of a case fails), FAKEDEV_STALE=1 (only a case's first run uploads the
  * outputs/inouts: a device that keeps its own stale copy afterwards; the
- * reset test must then fail). */
+ * reset test must then fail), FAKEDEV_FORK_CHECK=1 (behave like a CUDA
+ * context: a prepare in a process forked from one that had already
+ * prepared fails, naming both pids). */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +45,8 @@ typedef struct fd_state {
 } fd_state;
 
 static int n_prepares, n_releases, n_runs;
+/* The process that first prepared (FAKEDEV_FORK_CHECK). */
+static long device_pid;
 
 /* The counters of this process (the tests dlsym it). */
 __attribute__((visibility("default"))) void
@@ -96,6 +100,19 @@ static st_status fd_prepare(st_op_call *call, void **state) {
   size_t i;
 
   *state = NULL;
+  {
+    const char *fc = getenv("FAKEDEV_FORK_CHECK");
+    long pid = (long)getpid(), first = __atomic_load_n(&device_pid,
+                                                        __ATOMIC_SEQ_CST);
+    if (fc != NULL && strcmp(fc, "1") == 0 && first != 0 && first != pid)
+      return st_op_call_fail(call, ST_EKERNEL,
+                             "fake device: initialised in pid %ld, and this "
+                             "process (pid %ld) was forked from it after "
+                             "that",
+                             first, pid);
+    if (first == 0)
+      __atomic_store_n(&device_pid, pid, __ATOMIC_SEQ_CST);
+  }
   if (mode != NULL && strcmp(mode, "fail") == 0)
     return st_op_call_fail(call, ST_EKERNEL,
                            "fake device: out of device memory");
