@@ -250,46 +250,50 @@ typedef enum arg_type {
 } arg_type;
 
 typedef struct optdef {
-  const char *name;  /* long name without "--" */
-  char short_name;   /* 0: none */
+  const char *name; /* long name without "--" */
+  char short_name;  /* 0: none */
   arg_type type;
   int cmds;          /* commands that take it */
   size_t offset;     /* the field of cli it sets (not for ARG_CUSTOM) */
   uint64_t min, max; /* ARG_UINT */
   const char *what;  /* ARG_STRING, ARG_LIST: "--X needs WHAT" if empty */
-  const char *const *choices;                       /* ARG_CHOICE */
+  const char *const *choices; /* ARG_CHOICE */
   /* ARG_CUSTOM, ARG_ACTION: 0 or an exit status */
   int (*custom)(cli *c, const struct optdef *o, const char *val /* IN */);
 } optdef;
 
-struct optdef;
 static int parse_log_level(cli *c, const struct optdef *o, const char *val);
 static int parse_watch(cli *c, const struct optdef *o, const char *val);
 static int parse_timeout(cli *c, const struct optdef *o, const char *val);
 static int not_yet(cli *c, const struct optdef *o, const char *val);
 static int handled_first(cli *c, const struct optdef *o, const char *val);
 
-static const char *const manual_names[] = {"exclude", "include", "only",
-                                           NULL};
+static const char *const manual_names[] = {"exclude", "include", "only", NULL};
 enum fmt_id { FMT_TEXT, FMT_TAP };
 static const char *const format_names[] = {"text", "tap", NULL};
 
 #define F(field) offsetof(cli, field)
-#define FLAG(name, cmds, field) {name, 0, ARG_FLAG, cmds, F(field), 0, 0, NULL, NULL, NULL}
-#define STRING(name, cmds, field, what)                                       \
-  {name, 0, ARG_STRING, cmds, F(field), 0, 0, what, NULL, NULL}
-#define LIST(name, cmds, field, what)                                         \
-  {name, 0, ARG_LIST, cmds, F(field), 0, 0, what, NULL, NULL}
-#define UINT(name, s, cmds, field, lo, hi)                                    \
-  {name, s, ARG_UINT, cmds, F(field), lo, hi, NULL, NULL, NULL}
-#define BYTES(name, cmds, field)                                              \
-  {name, 0, ARG_BYTES, cmds, F(field), 1, UINT64_MAX, NULL, NULL, NULL}
-#define CHOICE(name, cmds, field, list)                                       \
-  {name, 0, ARG_CHOICE, cmds, F(field), 0, 0, NULL, list, NULL}
-#define CUSTOM(name, cmds, fn) {name, 0, ARG_CUSTOM, cmds, 0, 0, 0, NULL, NULL, fn}
-#define ACTION(name, cmds, fn) {name, 0, ARG_ACTION, cmds, 0, 0, 0, NULL, NULL, fn}
+#define FLAG(name, cmds, field)                                                \
+  { name, 0, ARG_FLAG, cmds, F(field), 0, 0, NULL, NULL, NULL }
+#define STRING(name, cmds, field, what)                                        \
+  { name, 0, ARG_STRING, cmds, F(field), 0, 0, what, NULL, NULL }
+#define LIST(name, cmds, field, what)                                          \
+  { name, 0, ARG_LIST, cmds, F(field), 0, 0, what, NULL, NULL }
+#define UINT(name, s, cmds, field, lo, hi)                                     \
+  { name, s, ARG_UINT, cmds, F(field), lo, hi, NULL, NULL, NULL }
+#define BYTES(name, cmds, field)                                               \
+  { name, 0, ARG_BYTES, cmds, F(field), 1, UINT64_MAX, NULL, NULL, NULL }
+#define CHOICE(name, cmds, field, list)                                        \
+  { name, 0, ARG_CHOICE, cmds, F(field), 0, 0, NULL, list, NULL }
+#define CUSTOM(name, cmds, fn)                                                 \
+  { name, 0, ARG_CUSTOM, cmds, 0, 0, 0, NULL, NULL, fn }
+#define ACTION(name, cmds, fn)                                                 \
+  { name, 0, ARG_ACTION, cmds, 0, 0, 0, NULL, NULL, fn }
 
-/* --help and --version are handled before parsing (they win anywhere). */
+/* Every option of every command. A new option is a row here, a field of
+ * cli (or an ARG_CUSTOM function) and a line of usage_text; its parsing
+ * and checks come from its type. --help and --version are answered before
+ * parsing (they win anywhere). */
 static const optdef options[] = {
     {"help", 'h', ARG_ACTION, CMD_ALL, 0, 0, 0, NULL, NULL, handled_first},
     ACTION("version", CMD_ALL, handled_first),
@@ -326,7 +330,7 @@ static const optdef options[] = {
     ACTION("shuffle", CMD_RUN, not_yet),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
-_Static_assert(N_OPTIONS <= sizeof ((cli *)0)->given, "cli.given too small");
+_Static_assert(N_OPTIONS <= sizeof((cli *)0)->given, "cli.given too small");
 
 static int takes_value(const optdef *o) {
   return o->type != ARG_FLAG && o->type != ARG_ACTION;
@@ -349,7 +353,10 @@ static void join_choices(const char *const *list, char *buf, size_t size) {
   buf[0] = '\0';
   for (i = 0; i < n && used < size; i++)
     used += (size_t)snprintf(buf + used, size - used, "%s%s",
-                             i == 0 ? "" : i + 1 == n ? " or " : ", ", list[i]);
+                             i == 0       ? ""
+                             : i + 1 == n ? " or "
+                                          : ", ",
+                             list[i]);
 }
 
 /* Applies one option's value by its type: every check of a type is here
@@ -421,9 +428,9 @@ static int parse_watch(cli *c, const optdef *o, const char *val) {
   st_watch_list_free(list, n);
   /* The library's message already names the option and its value. */
   if (st != ST_OK)
-    return err.message[0] ? usage_error("%s", err.message)
-                          : usage_error("--watch '%s': %s", val,
-                                        st_status_str(st));
+    return err.message[0]
+               ? usage_error("%s", err.message)
+               : usage_error("--watch '%s': %s", val, st_status_str(st));
   c->watch.items[c->watch.n++] = val;
   return 0;
 }
@@ -914,8 +921,9 @@ out:
   st_scene_set_free(set);
   st_registry_free(reg);
   if ((fflush(stdout) != 0 || ferror(stdout)) && status == EXIT_PASS) {
-    fprintf(stderr, "scenetest: error: writing to standard output failed: "
-                    "%s\n",
+    fprintf(stderr,
+            "scenetest: error: writing to standard output failed: "
+            "%s\n",
             strerror(errno));
     status = EXIT_INTERNAL;
   }
