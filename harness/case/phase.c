@@ -37,18 +37,22 @@ static void add_event(st__casectx *cc, const st_event *ev) {
 }
 
 static void log_phase(const st__casectx *cc, const st_event *ev) {
-  char round[24];
+  char round[24], iter[32] = "";
   if (!st_log_enabled(ST_LOG_TIMING))
     return;
   if (ev->round < 0)
     snprintf(round, sizeof round, "-");
   else
     snprintf(round, sizeof round, "%d", ev->round);
+  /* SPEC §11: with --repeat, `timing` tells iterations apart. */
+  if (cc->run->repeat > 1)
+    snprintf(iter, sizeof iter, " iter=%u", cc->info.iteration);
   st_log(ST_LOG_TIMING,
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
-         "status=%s",
+         "status=%s%s",
          (long)getpid(), cc->info.scene, cc->info.name, ev->name, round,
-         (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status));
+         (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status),
+         iter);
 }
 
 void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,

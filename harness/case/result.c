@@ -21,6 +21,8 @@ struct st_case_result {
   uint64_t duration_ns;
   long pid;
   int record_stale;
+  unsigned iteration; /* 1-based */
+  char *record;       /* the record line this case emitted, or NULL */
   st_event *events;
   size_t n_events;
   size_t cap_events;
@@ -67,6 +69,7 @@ st_case_result *st__case_result_new(const char *scene, const char *kase,
   r->line = line;
   r->seed = seed;
   r->status = ST_CASE_PASS;
+  r->iteration = 1;
   if (!r->scene || !r->kase || !r->file || !r->platform) {
     st_case_result_free(r);
     return NULL;
@@ -97,6 +100,7 @@ void st_case_result_free(st_case_result *r) {
   free(r->platform);
   message_free(r->message);
   free(r->output);
+  free(r->record);
   free(r);
 }
 
@@ -186,6 +190,22 @@ void st__case_result_set_duration(st_case_result *r, uint64_t ns) {
 void st__case_result_set_pid(st_case_result *r, long pid) { r->pid = pid; }
 void st__case_result_set_record_stale(st_case_result *r, int stale) {
   r->record_stale = stale;
+}
+void st__case_result_set_iteration(st_case_result *r, unsigned iteration) {
+  if (r != NULL)
+    r->iteration = iteration;
+}
+void st__case_result_set_record(st_case_result *r, const char *line) {
+  free(r->record);
+  /* Out of memory loses only this diagnostic copy: the line itself was
+   * logged. */
+  r->record = line != NULL ? strdup(line) : NULL;
+}
+const char *st__case_result_record(const st_case_result *r) {
+  return r->record;
+}
+unsigned st_case_result_iteration(const st_case_result *r) {
+  return r->iteration;
 }
 
 const char *st_case_result_scene(const st_case_result *r) { return r->scene; }
@@ -291,6 +311,10 @@ void st_run_result_free(st_run_result *run) {
 }
 
 size_t st_run_result_count(const st_run_result *run) { return run->count; }
+
+st_case_result *st__run_result_at(st_run_result *run, size_t i) {
+  return i < run->count ? run->cases[i] : NULL;
+}
 
 const st_case_result *st_run_result_get(const st_run_result *run, size_t i) {
   return i < run->count ? run->cases[i] : NULL;
