@@ -6,22 +6,27 @@
  * validation error (nothing ran), 3 internal error. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <scenetest/scenetest.h>
 
 #include "base/log_sink.h"
 #include "case/args.h"
+#include "case/result.h"
+#include "cli/cli_internal.h"
 #include "cli/cli_measure.h"
 #include "ops/validate.h"
+#include "report/json.h"
 #include "report/report.h"
+#include "scene/scene.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
@@ -232,7 +237,19 @@ typedef struct cli {
   int strict_platforms;
   const char *dump_dir;     /* --dump-on-fail */
   const char *log_file;     /* --log-file */
-  unsigned char given[64];  /* given[i]: options[i] was on the command line */
+  strlist reports;          /* --report FORMAT:PATH, as given */
+  int junit_family;         /* 0 xunit2, 1 xunit1 */
+  st__shard shard;          /* --shard, then the environment's */
+  uint64_t repeat;
+  int shuffle;
+  uint64_t shuffle_seed;
+  const char *rerun_failed;
+  char **rerun_names; /* from rerun_failed; owned */
+  size_t n_rerun_names;
+  const char *argv0; /* the program as invoked (SPEC §10 rerun command) */
+  int argc;
+  char **argv;
+  unsigned char given[64]; /* given[i]: options[i] was on the command line */
 } cli;
 
 /* The type of an option's value states how it is parsed and checked; the
@@ -265,12 +282,17 @@ typedef struct optdef {
 static int parse_log_level(cli *c, const struct optdef *o, const char *val);
 static int parse_watch(cli *c, const struct optdef *o, const char *val);
 static int parse_timeout(cli *c, const struct optdef *o, const char *val);
-static int not_yet(cli *c, const struct optdef *o, const char *val);
 static int handled_first(cli *c, const struct optdef *o, const char *val);
+static int parse_report(cli *c, const struct optdef *o, const char *val);
+static int parse_shard(cli *c, const struct optdef *o, const char *val);
+static int parse_shuffle_seed(cli *c, const struct optdef *o, const char *val);
 
 static const char *const manual_names[] = {"exclude", "include", "only", NULL};
-enum fmt_id { FMT_TEXT, FMT_TAP };
-static const char *const format_names[] = {"text", "tap", NULL};
+/* In st__fmt order; `list` takes text and json only (checked after
+ * parsing). */
+static const char *const format_names[] = {"text", "tap", "junit", "json",
+                                           NULL};
+static const char *const junit_families[] = {"xunit2", "xunit1", NULL};
 
 #define F(field) offsetof(cli, field)
 #define FLAG(name, cmds, field)                                                \
@@ -307,7 +329,9 @@ static const optdef options[] = {
     UINT("jobs", 'j', CMD_RUN, jobs, 1, 4096),
     UINT("golden-threads", 0, CMD_RUN, golden_threads, 1, 4096),
     FLAG("fail-fast", CMD_RUN, fail_fast),
-    CHOICE("format", CMD_RUN, format, format_names),
+    CHOICE("format", CMD_SELECT, format, format_names),
+    CHOICE("junit-family", CMD_RUN, junit_family, junit_families),
+    CUSTOM("report", CMD_RUN, parse_report),
     STRING("output", CMD_RUN, output, "a file name"),
     STRING("events", CMD_RUN, events, "a file name"),
     STRING("log-file", CMD_RUN, log_file, "a file name"),
@@ -323,11 +347,11 @@ static const optdef options[] = {
     FLAG("strict-platforms", CMD_ALL, strict_platforms),
     LIST("ignore", CMD_ALL, ignore, "a glob"),
     STRING("dump-on-fail", CMD_RUN, dump_dir, "a directory"),
-    /* Later issues (SPEC §9): recognised so that the error says "not
-     * implemented yet" rather than "unknown option". */
-    CUSTOM("shard", CMD_RUN, not_yet),
-    CUSTOM("repeat", CMD_RUN, not_yet),
-    ACTION("shuffle", CMD_RUN, not_yet),
+    CUSTOM("shard", CMD_SELECT, parse_shard),
+    UINT("repeat", 0, CMD_RUN, repeat, 1, 1000000),
+    FLAG("shuffle", CMD_RUN, shuffle),
+    CUSTOM("shuffle-seed", CMD_RUN, parse_shuffle_seed),
+    STRING("rerun-failed", CMD_SELECT, rerun_failed, "a report file"),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 _Static_assert(N_OPTIONS <= sizeof((cli *)0)->given, "cli.given too small");
@@ -458,10 +482,44 @@ static int handled_first(cli *c, const optdef *o, const char *val) {
   return 0; /* main() answers --help and --version before parsing */
 }
 
-static int not_yet(cli *c, const optdef *o, const char *val) {
-  (void)c;
-  (void)val;
-  return usage_error("--%s is not implemented yet", o->name);
+/* --report FORMAT:PATH: the form is checked here, the file when the run
+ * plans its outputs. */
+static int parse_report(cli *c, const optdef *o, const char *val) {
+  const char *colon = strchr(val, ':');
+  char name[16];
+  (void)o;
+  if (colon == NULL || colon[1] == '\0' || (size_t)(colon - val) >= sizeof name)
+    return usage_error("--report must be FORMAT:PATH with FORMAT tap, "
+                       "junit, json or html (got '%s')",
+                       val);
+  snprintf(name, sizeof name, "%.*s", (int)(colon - val), val);
+  switch (st__fmt_parse(name)) {
+  case ST__FMT_TAP:
+  case ST__FMT_JUNIT:
+  case ST__FMT_JSON:
+    break;
+  case ST__FMT_HTML:
+    return usage_error("--report html: the html report is not implemented "
+                       "yet; formats: tap, junit, json");
+  default:
+    return usage_error("--report: unknown format '%s'; formats: tap, junit, "
+                       "json, html",
+                       name);
+  }
+  c->reports.items[c->reports.n++] = val;
+  return 0;
+}
+
+static int parse_shard(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  return st__shard_parse(val, &c->shard);
+}
+
+/* --shuffle-seed S implies --shuffle: it exists to replay an order. */
+static int parse_shuffle_seed(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  c->shuffle = 1;
+  return parse_uint("shuffle-seed", val, 0, UINT64_MAX, &c->shuffle_seed);
 }
 
 static const optdef *find_long(const char *name, size_t len) {
@@ -638,6 +696,70 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   opts->isolate = c->isolate;
   opts->timeout = c->timeout;
   opts->dump_dir = c->dump_dir;
+  opts->shard_index = c->shard.index;
+  opts->shard_total = c->shard.total;
+  opts->repeat = c->repeat > 1 ? (unsigned)c->repeat : 1;
+  opts->shuffle = c->shuffle;
+  opts->shuffle_seed = c->shuffle_seed;
+  if (c->rerun_failed != NULL) {
+    opts->use_only_cases = 1;
+    opts->only_cases = (const char *const *)c->rerun_names;
+    opts->n_only_cases = c->n_rerun_names;
+  }
+}
+
+/* Options that need more than their own value: the formats a command
+ * takes, the shard from the environment, the default shuffle seed, the
+ * cases an earlier report says failed. 0 or an exit status. */
+static int settle_options(cli *c) {
+  int rc;
+  st__shard option = c->shard;
+
+  if (c->cmd == CMD_LIST && c->format >= 0 && c->format != ST__FMT_TEXT &&
+      c->format != ST__FMT_JSON)
+    return usage_error("list: --format must be text or json (got '%s')",
+                       st__fmt_name(c->format));
+  /* The CI engines' variables shard `run` (SPEC §10); `list` shows a
+   * shard only when asked with --shard. */
+  if (c->cmd == CMD_RUN && (rc = st__shard_resolve(&option, 1, &c->shard)) != 0)
+    return rc;
+  if (c->shuffle && !given(c, "shuffle-seed")) {
+    /* SPEC §10: CLOCK_REALTIME ns mod 2^32, printed in every report so
+     * the order can be replayed. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    c->shuffle_seed =
+        ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) &
+        0xffffffffu;
+  }
+  if (c->rerun_failed != NULL &&
+      (rc = st__rerun_read(c->rerun_failed, &c->rerun_names,
+                           &c->n_rerun_names)) != 0)
+    return rc;
+  return 0;
+}
+
+/* --rerun-failed names that no loaded case has: a warning each (the
+ * scene may have changed since the report). */
+static void warn_unknown_names(const cli *c, const st_scene_set *set) {
+  size_t i, s, k, n = st_scene_set_count(set);
+  for (i = 0; i < c->n_rerun_names; i++) {
+    const char *name = c->rerun_names[i], *sep = strstr(name, "::");
+    int found = 0;
+    for (s = 0; sep != NULL && s < n && !found; s++) {
+      const st_scene *sc = st_scene_set_get(set, s);
+      if (strlen(st_scene_name(sc)) != (size_t)(sep - name) ||
+          strncmp(st_scene_name(sc), name, (size_t)(sep - name)) != 0)
+        continue;
+      for (k = 0; k < st_scene_case_count(sc) && !found; k++)
+        found = strcmp(st_scene_case_name(sc, k), sep + 2) == 0;
+    }
+    if (!found)
+      st_log(ST_LOG_WARNING,
+             "--rerun-failed: '%s' (from %s) is not among the loaded "
+             "cases",
+             name, c->rerun_failed);
+  }
 }
 
 /* A platform no backend provides is a usage error listing those that
@@ -684,17 +806,72 @@ static int cmd_check(const cli *c, const st_scene_set *set) {
   return EXIT_PASS;
 }
 
+/* `list --format json`: one array, each case with where it is written
+ * and where it runs. platforms null: every platform; manual true, false
+ * or the platforms on which it is manual. */
+static void list_json(const st_case_ref *refs, size_t n) {
+  size_t i, k;
+  fputs("[", stdout);
+  for (i = 0; i < n; i++) {
+    const st__case *kc = &refs[i].scene->cases[refs[i].index];
+    fputs(i > 0 ? ",\n " : "\n ", stdout);
+    fputs("{\"scene\": ", stdout);
+    st__json_string(stdout, st_scene_name(refs[i].scene));
+    fputs(", \"case\": ", stdout);
+    st__json_string(stdout, kc->name);
+    fputs(", \"file\": ", stdout);
+    st__json_string(stdout, st_scene_file(refs[i].scene));
+    fprintf(stdout, ", \"line\": %d, \"platforms\": ", kc->line);
+    if (!kc->has_platforms) {
+      fputs("null", stdout);
+    } else {
+      fputc('[', stdout);
+      for (k = 0; k < kc->n_platforms; k++) {
+        if (k > 0)
+          fputs(", ", stdout);
+        st__json_string(stdout, kc->platforms[k]);
+      }
+      fputc(']', stdout);
+    }
+    fputs(", \"manual\": ", stdout);
+    if (kc->manual_all) {
+      fputs("true", stdout);
+    } else if (kc->n_manual == 0) {
+      fputs("false", stdout);
+    } else {
+      fputc('[', stdout);
+      for (k = 0; k < kc->n_manual; k++) {
+        if (k > 0)
+          fputs(", ", stdout);
+        st__json_string(stdout, kc->manual_platforms[k]);
+      }
+      fputc(']', stdout);
+    }
+    fputc('}', stdout);
+  }
+  fputs(n > 0 ? "\n]\n" : "]\n", stdout);
+}
+
 static int cmd_list(const cli *c, const st_scene_set *set,
                     const st_run_options *opts) {
   st_case_ref *refs = NULL;
   size_t i, n = 0;
   int status = select_cases(c, set, opts, &refs, &n);
 
-  if (status >= 0)
+  if (status > 0)
     return status;
-  for (i = 0; i < n; i++)
-    printf("%s::%s\n", st_scene_name(refs[i].scene),
-           st_scene_case_name(refs[i].scene, refs[i].index));
+  if (c->format == ST__FMT_JSON) {
+    list_json(refs, n);
+  } else {
+    /* A manual case is listed (under --manual include|only) with a mark,
+     * so a reader sees why a plain run leaves it out. */
+    for (i = 0; i < n; i++)
+      printf("%s::%s%s\n", st_scene_name(refs[i].scene),
+             st_scene_case_name(refs[i].scene, refs[i].index),
+             st_scene_case_is_manual(refs[i].scene, refs[i].index, c->platform)
+                 ? "  (manual)"
+                 : "");
+  }
   free(refs);
   return EXIT_PASS;
 }
@@ -743,32 +920,6 @@ static char *rerun_options(const cli *c) {
   return buf;
 }
 
-/* The report stream: --output, else a duplicate of the original standard
- * output taken before the run points fd 1 at fd 2 (SPEC §6: nothing a
- * kernel prints may corrupt a report). */
-static FILE *open_report(const cli *c) {
-  FILE *f;
-  int fd;
-
-  if (c->output != NULL) {
-    f = fopen(c->output, "w");
-    if (f == NULL)
-      usage_error("cannot open --output '%s': %s", c->output, strerror(errno));
-    return f;
-  }
-  fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
-  if (fd < 0) {
-    usage_error("cannot duplicate standard output: %s", strerror(errno));
-    return NULL;
-  }
-  f = fdopen(fd, "w");
-  if (f == NULL) {
-    close(fd);
-    usage_error("cannot open standard output: %s", strerror(errno));
-  }
-  return f;
-}
-
 static int color_allowed(void) {
   const char *no_color = getenv("NO_COLOR");
   const char *term = getenv("TERM");
@@ -779,30 +930,119 @@ static int color_allowed(void) {
   return term == NULL || strcmp(term, "dumb") != 0;
 }
 
+/* The run's reports (SPEC §10): the --format one to --output or standard
+ * output, each --report, and those the environment asks for, checked
+ * against each other and against --events and the input scenes. */
+static int plan_outputs(const cli *c, const st_scene_set *set, st__output *out,
+                        size_t *n) {
+  st__reserved *res;
+  size_t i, n_res = 0, n_scenes = st_scene_set_count(set);
+  int fmt = c->format, status;
+
+  *n = 0;
+  /* Default: text on a terminal, TAP otherwise (SPEC §6). */
+  if (fmt < 0)
+    fmt = c->output == NULL && isatty(1) ? ST__FMT_TEXT : ST__FMT_TAP;
+  memset(&out[0], 0, sizeof out[0]);
+  out[0].fmt = fmt;
+  out[0].path = c->output;
+  out[0].source = "--output";
+  *n = 1;
+  for (i = 0; i < c->reports.n; i++) {
+    const char *spec = c->reports.items[i], *colon = strchr(spec, ':');
+    char name[16];
+    st__output *o = &out[(*n)++];
+    memset(o, 0, sizeof *o);
+    /* parse_report checked the form already. */
+    snprintf(name, sizeof name, "%.*s", (int)(colon - spec), spec);
+    o->fmt = st__fmt_parse(name);
+    o->path = colon + 1;
+    o->source = "--report";
+  }
+  if ((status = st__outputs_from_env(out, n)) != 0)
+    return status;
+  res = calloc(c->paths.n + n_scenes + 1, sizeof *res);
+  if (res == NULL)
+    return internal_error("planning the reports", ST_ENOMEM);
+  if (c->events != NULL) {
+    res[n_res].what = "--events file";
+    res[n_res++].path = c->events;
+  }
+  for (i = 0; i < c->paths.n; i++) {
+    res[n_res].what = "input";
+    res[n_res++].path = c->paths.items[i];
+  }
+  for (i = 0; i < n_scenes; i++) {
+    res[n_res].what = "scene file";
+    res[n_res++].path = st_scene_file(st_scene_set_get(set, i));
+  }
+  status = st__outputs_check(out, n, res, n_res);
+  free(res);
+  return status;
+}
+
+/* A run that selected nothing still leaves complete reports: a TAP plan
+ * that says so, and JUnit and JSON documents with zero cases and the
+ * run's metadata (its shard). The text report says nothing; the "no
+ * cases selected" line went to stderr. */
+static int report_empty(st__output *out, size_t n, const st_run_options *opts) {
+  st_run_result *empty = st__run_result_new(0);
+  st_run_info info;
+  size_t i;
+
+  if (empty == NULL)
+    return internal_error("reporting an empty run", ST_ENOMEM);
+  memset(&info, 0, sizeof info);
+  info.platform = opts->platform;
+  info.seed = opts->seed;
+  info.repeat = opts->repeat > 1 ? opts->repeat : 1;
+  if (opts->shard_total > 1) {
+    info.shard_index = opts->shard_index;
+    info.shard_total = opts->shard_total;
+  }
+  info.shuffle = opts->shuffle;
+  info.shuffle_seed = opts->shuffle_seed;
+  for (i = 0; i < n; i++) {
+    if (out[i].fmt == ST__FMT_TAP) {
+      st__report_tap_empty(out[i].f, "no cases selected");
+    } else if (out[i].fmt != ST__FMT_TEXT) {
+      out[i].obs.run_begin(out[i].obs.data, &info);
+      out[i].obs.run_end(out[i].obs.data, empty);
+    }
+  }
+  st_run_result_free(empty);
+  return EXIT_PASS;
+}
+
 static int cmd_run(const cli *c, const st_scene_set *set,
                    st_run_options *opts) {
   st_case_ref *refs = NULL;
-  size_t n = 0, n_obs = 0;
-  st_observer obs[2];
-  int has_text = 0, has_tap = 0, has_events = 0;
-  FILE *report = NULL, *events = NULL;
+  size_t n = 0, n_out = 0, i, n_obs = 0;
+  st__output *out = calloc(c->reports.n + 3, sizeof *out);
+  st_observer *obs = calloc(c->reports.n + 4, sizeof *obs);
+  st_observer events_obs;
+  int has_events = 0, close_status;
+  FILE *events = NULL;
   char *rerun = NULL;
   st__report_config cfg, ecfg;
   st_run_result *result = NULL;
   st_error err;
   st_status rc;
-  int status = select_cases(c, set, opts, &refs, &n);
-  int tap;
+  int status;
 
+  if (out == NULL || obs == NULL) {
+    free(out);
+    free(obs);
+    return internal_error("planning the reports", ST_ENOMEM);
+  }
+  status = select_cases(c, set, opts, &refs, &n);
   free(refs);
   if (status > 0 || (status == 0 && c->require_cases))
-    return status;
-  if ((report = open_report(c)) == NULL)
-    return EXIT_USAGE;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.out = report;
-  cfg.tty = isatty(fileno(report));
-  tap = c->format >= 0 ? c->format == FMT_TAP : !cfg.tty;
+    goto out;
+  /* From here status is what went wrong, n what was selected. */
+  status = 0;
+  if ((status = plan_outputs(c, set, out, &n_out)) != 0)
+    goto out;
   /* Opened (and so truncated) even when nothing runs, like the report: a
    * CI step that reads it finds zero cases, not a missing or stale file. */
   if (c->events != NULL) {
@@ -813,36 +1053,40 @@ static int cmd_run(const cli *c, const st_scene_set *set,
       goto out;
     }
   }
-  if (status == 0) {
-    /* Nothing to run: a TAP reader still needs a plan. */
-    if (tap)
-      st__report_tap_empty(report, "no cases selected");
+  if ((rerun = rerun_options(c)) == NULL) {
+    status = internal_error("building the rerun command", ST_ENOMEM);
     goto out;
   }
-  status = EXIT_INTERNAL;
-  cfg.color = cfg.tty && color_allowed();
-  if ((rerun = rerun_options(c)) == NULL)
-    goto out;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.color = color_allowed();
   cfg.rerun_opts = rerun;
-
-  rc = tap ? st__report_tap_new(&cfg, &obs[n_obs])
-           : st__report_text_new(&cfg, &obs[n_obs]);
-  if (rc != ST_OK) {
-    status = internal_error("creating the reporter", rc);
+  cfg.argv0 = c->argv0;
+  cfg.argc = c->argc;
+  cfg.argv = c->argv;
+  cfg.shard_source = c->shard.source;
+  cfg.junit_xunit1 = c->junit_family == 1;
+  {
+    int st = st__outputs_open(out, n_out, &cfg);
+    if (st != 0) {
+      status = st;
+      goto out;
+    }
+  }
+  if (n == 0) {
+    status = report_empty(out, n_out, opts);
     goto out;
   }
-  has_tap = tap;
-  has_text = !tap;
-  n_obs++;
+  for (i = 0; i < n_out; i++)
+    obs[n_obs++] = out[i].obs;
   if (events != NULL) {
     memset(&ecfg, 0, sizeof ecfg);
     ecfg.out = events;
-    if ((rc = st__report_events_new(&ecfg, &obs[n_obs])) != ST_OK) {
+    if ((rc = st__report_events_new(&ecfg, &events_obs)) != ST_OK) {
       status = internal_error("creating the events writer", rc);
       goto out;
     }
     has_events = 1;
-    n_obs++;
+    obs[n_obs++] = events_obs;
   }
 
   opts->redirect_stdout = 1;
@@ -855,23 +1099,25 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   status = st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
 
 out:
-  if (has_tap)
-    st__report_tap_free(&obs[0]);
-  if (has_text)
-    st__report_text_free(&obs[0]);
   if (has_events)
-    st__report_events_free(&obs[n_obs - 1]);
+    st__report_events_free(&events_obs);
   st_run_result_free(result);
   free(rerun);
-  if (events != NULL && (ferror(events) || fclose(events) != 0)) {
-    fprintf(stderr, "scenetest: error: writing --events '%s' failed\n",
-            c->events);
-    status = EXIT_INTERNAL;
+  if (events != NULL) {
+    int bad = ferror(events) != 0;
+    if (fclose(events) != 0)
+      bad = 1;
+    if (bad) {
+      fprintf(stderr, "scenetest: error: writing --events '%s' failed\n",
+              c->events);
+      status = EXIT_INTERNAL;
+    }
   }
-  if (report != NULL && (ferror(report) || fclose(report) != 0)) {
-    fprintf(stderr, "scenetest: error: writing the report failed\n");
-    status = EXIT_INTERNAL;
-  }
+  close_status = st__outputs_close(out, n_out);
+  if (close_status != 0)
+    status = close_status;
+  free(out);
+  free(obs);
   return status;
 }
 
@@ -904,6 +1150,7 @@ static int run_command(cli *c) {
     goto out;
   if ((status = load_all(c, reg, &set)) != 0)
     goto out;
+  warn_unknown_names(c, set);
   options_from_cli(c, &opts);
   opts.registry = reg;
   switch (c->cmd) {
@@ -1005,7 +1252,7 @@ int main(int argc, char **argv) {
   int status;
   size_t cap = argc > 0 ? (size_t)argc : 1, i;
   strlist *lists[] = {&c.paths, &c.selectors, &c.watch, &c.plugins,
-                      &c.ignore};
+                      &c.ignore, &c.reports};
 
   /* timing and compare read logs, not scenes: their own command line. */
   if (argc >= 2 &&
@@ -1042,6 +1289,9 @@ int main(int argc, char **argv) {
                        "timing, compare",
                        cmd);
   c.cmd_name = cmd;
+  c.argv0 = argv[0];
+  c.argc = argc;
+  c.argv = argv;
   c.platform = "cpu";
   c.format = -1;
   c.manual = ST_MANUAL_EXCLUDE;
@@ -1056,7 +1306,8 @@ int main(int argc, char **argv) {
     }
   if ((status = level_from_env()) != 0)
     goto out;
-  if ((status = parse_args(&c, argc, argv)) != 0)
+  if ((status = parse_args(&c, argc, argv)) != 0 ||
+      (status = settle_options(&c)) != 0)
     goto out;
   if ((status = open_log_file(&c)) != 0)
     goto out;
@@ -1067,5 +1318,6 @@ int main(int argc, char **argv) {
 out:
   for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
     free(lists[i]->items);
+  st__names_free(c.rerun_names, c.n_rerun_names);
   return status;
 }
