@@ -3,6 +3,7 @@
  * and its events, deep-copied so they outlive the run. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,10 +178,27 @@ void st__case_result_set_output(st_case_result *r, const char *text,
   r->output = NULL;
   if (text == NULL)
     return;
-  r->output = malloc(length + 1);
-  if (r->output != NULL) {
-    memcpy(r->output, text, length);
-    r->output[length] = '\0';
+  {
+    /* A NUL byte a kernel printed would end the string and lose what
+     * follows (its stderr, say): each becomes U+FFFD, as the reports do
+     * with every byte they cannot carry. */
+    size_t i, nuls = 0, k = 0;
+    for (i = 0; i < length; i++)
+      nuls += text[i] == '\0';
+    if (nuls > (SIZE_MAX - 1 - length) / 2)
+      return;
+    r->output = malloc(length + 2 * nuls + 1);
+    if (r->output == NULL)
+      return;
+    for (i = 0; i < length; i++) {
+      if (text[i] != '\0') {
+        r->output[k++] = text[i];
+        continue;
+      }
+      memcpy(r->output + k, "\xef\xbf\xbd", 3);
+      k += 3;
+    }
+    r->output[k] = '\0';
   }
 }
 
