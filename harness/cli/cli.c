@@ -1014,12 +1014,32 @@ static int report_empty(st__output *out, size_t n, const st_run_options *opts) {
   return EXIT_PASS;
 }
 
+/* Under a TAP report, each case that did not pass is also logged on
+ * stderr ("[ERROR] S::C: fail: MESSAGE"): meson's TAP reader keeps the
+ * YAML diagnostics out of its console, and `meson test
+ * --print-errorlogs` shows a test's stderr, so the reason reaches the
+ * user there. */
+static void log_failure(void *data, const st_case_info *info,
+                        const st_case_result *res) {
+  st_case_status s = st_case_result_status(res);
+  const char *msg = st_case_result_message(res);
+  const st_run_options *opts = data;
+  char *id;
+  if (s != ST_CASE_FAIL && s != ST_CASE_ERROR)
+    return;
+  id = st__report_case_id(info->scene, info->name, info->iteration,
+                          opts->repeat, 0);
+  st_log(ST_LOG_ERROR, "%s: %s: %s", id != NULL ? id : info->name,
+         st_case_status_name(s), msg != NULL ? msg : "(no message)");
+  free(id);
+}
+
 static int cmd_run(const cli *c, const st_scene_set *set,
                    st_run_options *opts) {
   st_case_ref *refs = NULL;
   size_t n = 0, n_out = 0, i, n_obs = 0;
   st__output *out = calloc(c->reports.n + 3, sizeof *out);
-  st_observer *obs = calloc(c->reports.n + 4, sizeof *obs);
+  st_observer *obs = calloc(c->reports.n + 5, sizeof *obs);
   st_observer events_obs;
   int has_events = 0, close_status;
   FILE *events = NULL;
@@ -1078,6 +1098,11 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   }
   for (i = 0; i < n_out; i++)
     obs[n_obs++] = out[i].obs;
+  if (out[0].fmt == ST__FMT_TAP) {
+    memset(&obs[n_obs], 0, sizeof obs[n_obs]);
+    obs[n_obs].data = opts;
+    obs[n_obs++].case_end = log_failure;
+  }
   if (events != NULL) {
     memset(&ecfg, 0, sizeof ecfg);
     ecfg.out = events;
