@@ -707,6 +707,10 @@ def rerun_failed__from_events_json_and_junit():
     check(r.rc == 1 and "[WARNING] --rerun-failed: 'rr::vanished'" in r.err
           and "1..1\nnot ok 1 - rr::bad" in r.out, "warning", r)
     for bad, what in ((write("notreport.txt", "hello\n"), "is not an"),
+                      (write("notjunit.xml", "<html><p>x</p></html>\n"),
+                       "is not an"),
+                      (write("cut.xml", "<testsuites><testcase name=\"a\""
+                             " classname=\"b\"><failure/>"), "is not an"),
                       (write("badjson.jsonl", "{\"scene\": \n"), "is not an"),
                       (path("absent.json"), "cannot read")):
         r = Run(["run", "--rerun-failed", bad, f])
@@ -791,6 +795,13 @@ def report__aliasing_is_a_usage_error():
                       ("junit:", "must be FORMAT:PATH")):
         r = Run(["run", "--report", spec, SCENES])
         check(r.rc == 2 and msg in r.err, "--report %s" % spec, r)
+    r = Run(["run", "--report", "junit:" + path("no/such/dir/r.xml"),
+             SCENES])
+    check(r.rc == 2 and "cannot open --report '%s'" %
+          path("no/such/dir/r.xml") in r.err, "unopenable report", r)
+    for bad in ("-1", "x", "18446744073709551616"):
+        r = Run(["run", "--shuffle-seed", bad, SCENES])
+        check(r.rc == 2 and "--shuffle-seed" in r.err, "seed %s" % bad, r)
     # Same format, same file, two spellings: once, not an error.
     r = Run(["run", "--format", "junit", "--output", x, "--report",
              "junit:" + os.path.join(TMP, ".", "alias.out"), SCENES,
