@@ -838,6 +838,15 @@ def list__json_and_manual_marks():
           "list formats", r)
 
 
+@test
+def help__names_the_ci_options():
+    r = Run(["--help"])
+    for opt in ("--shard K/N", "--rerun-failed FILE", "--repeat N",
+                "--shuffle ", "--shuffle-seed S", "--report FMT:PATH",
+                "--junit-family F", "text|tap|junit|json", "GTEST_OUTPUT"):
+        check(opt in r.out, "--help names %r" % opt, r)
+
+
 # --- the GitLab demonstration ---------------------------------------------
 
 @test
