@@ -245,9 +245,10 @@ void st__case_record(st__casectx *cc) {
   st__phase_begin(cc, "record", -1);
   t0 = st__now_ns();
   /* The emitting case keeps the line for the JSON and JUnit reports. */
-  emitted = st__record_emit_line(cc->run->watch, cc->run->n_watch, line,
+  emitted = st__record_emit_line(cc->run->watch, cc->run->n_watch,
+                                 cc->run->opts->keep_record ? line : NULL,
                                  sizeof line);
-  if (emitted)
+  if (emitted && cc->run->opts->keep_record)
     st__case_result_set_record(cc->res, line);
   st__phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
 }

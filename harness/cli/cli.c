@@ -1106,8 +1106,11 @@ static int cmd_run(const cli *c, const st_scene_set *set,
     status = report_empty(out, n_out, opts);
     goto out;
   }
-  for (i = 0; i < n_out; i++)
+  for (i = 0; i < n_out; i++) {
     obs[n_obs++] = out[i].obs;
+    if (out[i].fmt == ST__FMT_JUNIT || out[i].fmt == ST__FMT_JSON)
+      opts->keep_record = 1;
+  }
   if (out[0].fmt == ST__FMT_TAP) {
     memset(&obs[n_obs], 0, sizeof obs[n_obs]);
     obs[n_obs].data = opts;

@@ -57,6 +57,11 @@ typedef struct st_run_options {
   const char *const *only_cases;
   size_t n_only_cases;
   int use_only_cases;
+  /* 1: the case whose `record` phase emits the process's autoload record
+   * keeps the line in its result, whatever the log level (the JSON and
+   * JUnit reports show it). 0 saves isolated children formatting a line
+   * the log level drops. */
+  int keep_record;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
