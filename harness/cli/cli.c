@@ -78,7 +78,8 @@ static const char usage_text[] =
     "  --shuffle-seed S      the shuffle seed (implies --shuffle)\n"
     "\n"
     "Output (run):\n"
-    "  --format F            text|tap|junit|json (default: text on a terminal,\n"
+    "  --format F            text|tap|junit|json (default: text on a "
+    "terminal,\n"
     "                        else tap); list: text|json\n"
     "  --output FILE         write the report to FILE instead of stdout\n"
     "  --events FILE         write every case's events to FILE as JSON Lines\n"
@@ -971,12 +972,16 @@ static int plan_outputs(const cli *c, const st_scene_set *set, st__output *out,
   }
   if ((status = st__outputs_from_env(out, n)) != 0)
     return status;
-  res = calloc(c->paths.n + n_scenes + 1, sizeof *res);
+  res = calloc(c->paths.n + n_scenes + 2, sizeof *res);
   if (res == NULL)
     return internal_error("planning the reports", ST_ENOMEM);
   if (c->events != NULL) {
     res[n_res].what = "--events file";
     res[n_res++].path = c->events;
+  }
+  if (c->log_file != NULL) {
+    res[n_res].what = "--log-file";
+    res[n_res++].path = c->log_file;
   }
   for (i = 0; i < c->paths.n; i++) {
     res[n_res].what = "input";
@@ -1250,9 +1255,8 @@ static int open_log_file(const cli *c) {
           a.st_dev == b.st_dev && a.st_ino == b.st_ino)))
       return usage_error("--log-file '%s' is also the %s", c->log_file,
                          i == 0 ? "--output" : "--events file");
-  log_fd = open(c->log_file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-                                 O_CLOEXEC,
-                0666);
+  log_fd = open(c->log_file,
+                O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
   if (log_fd < 0)
     return usage_error("cannot open --log-file '%s': %s", c->log_file,
                        strerror(errno));

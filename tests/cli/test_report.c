@@ -558,6 +558,8 @@ static void report_text__log_lines_and_record_words(void **state) {
   assert_non_null(strstr(logbuf, "acl_loaded=true pid=9\n[TIMING] "));
   assert_non_null(strstr(logbuf, "pid=10\n[TIMING] phase pid=9"));
   free(got);
+}
+
 static void expect_xml(const char *in, int attr, const char *want) {
   mem m;
   char *got;

@@ -783,7 +783,9 @@ def report__aliasing_is_a_usage_error():
             ([], {"XML_OUTPUT_FILE": scene}, "is also the scene file"),
             (["--report", "json:" + SCENES], {}, "is also the input"),
             (["--events", x], {"GTEST_OUTPUT": "json:" + x},
-             "is also the --events file")):
+             "is also the --events file"),
+            (["--report", "junit:" + x, "--log-file", x], {},
+             "is also the --log-file")):
         r = Run(["run"] + args + [SCENES], env=env)
         check(r.rc == 2 and msg in r.err and r.err.count("\n") == 1,
               "%r: %s" % (args, msg), r)
