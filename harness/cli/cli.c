@@ -1117,7 +1117,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
       opts->keep_record = 1;
   }
   if (out[0].fmt == ST__FMT_TAP) {
-    memset(&obs[n_obs], 0, sizeof obs[n_obs]);
+    st_observer_init(&obs[n_obs]);
     obs[n_obs].data = opts;
     obs[n_obs++].case_end = log_failure;
   }

@@ -323,7 +323,7 @@ static void junit_run_end(void *data, const st_run_result *run) {
 st_status st__report_junit_new(const st__report_config *cfg, st_observer *obs) {
   junit_state *st = calloc(1, sizeof *st);
 
-  memset(obs, 0, sizeof *obs);
+  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->cfg = *cfg;

@@ -81,5 +81,5 @@ static st_status init(st_registry *reg, st_error *err) {
 }
 
 static const char *const platforms[] = {"hostile", NULL};
-__attribute__((visibility("default")))
-const st_module scenetest_module = {ST_ABI_VERSION, "hostile", platforms, init};
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "hostile", platforms, init};
