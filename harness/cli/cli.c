@@ -246,11 +246,11 @@ typedef struct cli {
   const char *timeout_text; /* as given, for the rerun command */
   strlist ignore;           /* --ignore GLOB */
   int strict_platforms;
-  const char *dump_dir;     /* --dump-on-fail */
-  const char *log_file;     /* --log-file */
-  strlist reports;          /* --report FORMAT:PATH, as given */
-  int junit_family;         /* 0 xunit2, 1 xunit1 */
-  st__shard shard;          /* --shard, then the environment's */
+  const char *dump_dir; /* --dump-on-fail */
+  const char *log_file; /* --log-file */
+  strlist reports;      /* --report FORMAT:PATH, as given */
+  int junit_family;     /* 0 xunit2, 1 xunit1 */
+  st__shard shard;      /* --shard, then the environment's */
   uint64_t repeat;
   int shuffle;
   uint64_t shuffle_seed;
@@ -1040,7 +1040,7 @@ static void log_failure(void *data, const st_case_info *info,
   const char *msg = st_case_result_message(res);
   const st_run_options *opts = data;
   char *id;
-  if (s != ST_CASE_FAIL && s != ST_CASE_ERROR)
+  if (s != ST_CASE_FAIL && s != ST_CASE_ERROR && s != ST_CASE_XPASS)
     return;
   id = st__report_case_id(info->scene, info->name, info->iteration,
                           opts->repeat, 0);
@@ -1293,8 +1293,8 @@ int main(int argc, char **argv) {
   const char *cmd;
   int status;
   size_t cap = argc > 0 ? (size_t)argc : 1, i;
-  strlist *lists[] = {&c.paths, &c.selectors, &c.watch, &c.plugins,
-                      &c.ignore, &c.reports};
+  strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,
+                      &c.plugins, &c.ignore,    &c.reports};
 
   /* timing and compare read logs, not scenes: their own command line. */
   if (argc >= 2 &&

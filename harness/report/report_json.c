@@ -118,15 +118,15 @@ static void json_run_end(void *data, const st_run_result *run) {
       fputs(", ", out);
     put_record(out, &recs[i]);
   }
-  /* xfail and xpass come with `expect: fail` (SPEC §13); until then they
-   * are always 0. */
   fprintf(out,
           "],\n  \"summary\": {\"pass\": %zu, \"fail\": %zu, \"error\": %zu, "
-          "\"skip\": %zu, \"xfail\": 0, \"xpass\": 0},\n  \"cases\": [",
+          "\"skip\": %zu, \"xfail\": %zu, \"xpass\": %zu},\n  \"cases\": [",
           st_run_result_count_status(run, ST_CASE_PASS),
           st_run_result_count_status(run, ST_CASE_FAIL),
           st_run_result_count_status(run, ST_CASE_ERROR),
-          st_run_result_count_status(run, ST_CASE_SKIP));
+          st_run_result_count_status(run, ST_CASE_SKIP),
+          st_run_result_count_status(run, ST_CASE_XFAIL),
+          st_run_result_count_status(run, ST_CASE_XPASS));
   for (i = 0; i < n; i++) {
     const st_case_result *r = st_run_result_get(run, i);
     char *id;

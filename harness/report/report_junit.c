@@ -127,10 +127,13 @@ static void put_testcase(FILE *out, const junit_state *st,
     return;
   }
   fputs(">\n", out);
-  if (status == ST_CASE_FAIL || status == ST_CASE_ERROR) {
-    const char *tag = status == ST_CASE_FAIL ? "failure" : "error";
+  if (status == ST_CASE_FAIL || status == ST_CASE_ERROR ||
+      status == ST_CASE_XPASS) {
+    const char *tag = status == ST_CASE_ERROR ? "error" : "failure";
     fprintf(out, "      <%s type=\"%s\" message=\"", tag,
-            status == ST_CASE_FAIL ? "mismatch" : error_type(msg));
+            status == ST_CASE_FAIL    ? "mismatch"
+            : status == ST_CASE_XPASS ? "xpass"
+                                      : error_type(msg));
     st__xml_escape(out, msg != NULL ? msg : st_case_status_name(status), 1);
     fputs("\">", out);
     st__xml_escape(out, msg, 0);
@@ -151,6 +154,11 @@ static void put_testcase(FILE *out, const junit_state *st,
       free(cmd);
     }
     fprintf(out, "</%s>\n", tag);
+  } else if (status == ST_CASE_XFAIL) {
+    /* SPEC §13, pytest's xunit2 convention. */
+    fputs("      <skipped type=\"xfail\" message=\"expected failure: ", out);
+    st__xml_escape(out, msg != NULL ? msg : "", 1);
+    fputs("\"/>\n", out);
   } else if (status == ST_CASE_SKIP) {
     fputs("      <skipped message=\"", out);
     st__xml_escape(out, msg != NULL ? msg : "skipped", 1);
@@ -176,12 +184,14 @@ static void count_case(counts *k, const st_case_result *r) {
   k->ns += st_case_result_duration_ns(r);
   switch (st_case_result_status(r)) {
   case ST_CASE_FAIL:
+  case ST_CASE_XPASS: /* SPEC §13: an unexpected pass is a failure */
     k->failures++;
     break;
   case ST_CASE_ERROR:
     k->errors++;
     break;
   case ST_CASE_SKIP:
+  case ST_CASE_XFAIL: /* pytest's xunit2: <skipped type="xfail"> */
     k->skipped++;
     break;
   default:

@@ -676,34 +676,36 @@ cases:
 
 @test
 def rerun_failed__from_events_json_and_junit():
+    # With a plugin given, an op no built-in has is the plugin's to
+    # provide: a case error when it runs (not a load error).
     f = write("rr.yaml", RERUN_SCENE)
     ev, js, xml = path("rr.jsonl"), path("rr.json"), path("rr.xml")
-    r = Run(["run", "--format", "tap", "--repeat", "2", "--events", ev,
+    r = Run(["run", "--plugin", HOSTILE, "--format", "tap", "--repeat", "2", "--events", ev,
              "--report", "json:" + js, "--report", "junit:" + xml,
              "--log-level", "warning", f])
     check(r.rc == 1, "exit 1", r)
     want = ["rr::bad", "rr::worse", "er::missing"]
     for report in (ev, js, xml):
-        r2 = Run(["list", "--rerun-failed", report, f])
+        r2 = Run(["list", "--plugin", HOSTILE, "--rerun-failed", report, f])
         check(r2.rc == 0 and r2.out.splitlines() == want,
               "from %s: %r" % (os.path.basename(report), r2.out), r2)
-        r3 = Run(["run", "--format", "tap", "--rerun-failed", report,
+        r3 = Run(["run", "--plugin", HOSTILE, "--format", "tap", "--rerun-failed", report,
                   "--case", "rr", "--log-level", "warning", f])
         check(r3.rc == 1 and re.findall(r"^not ok \d+ - (\S+)$", r3.out,
                                         re.M) == ["rr::bad", "rr::worse"],
               "intersected with --case", r3)
     # Nothing failed: nothing selected.
     ok = path("ok.jsonl")
-    Run(["run", "--case", "ok", "--events", ok, f])
-    r = Run(["run", "--rerun-failed", ok, f])
+    Run(["run", "--plugin", HOSTILE, "--case", "ok", "--events", ok, f])
+    r = Run(["run", "--plugin", HOSTILE, "--rerun-failed", ok, f])
     check(r.rc == 0 and "no cases selected" in r.err, "exit 0", r)
-    r = Run(["run", "--rerun-failed", ok, "--require-cases", f])
+    r = Run(["run", "--plugin", HOSTILE, "--rerun-failed", ok, "--require-cases", f])
     check(r.rc == 2, "--require-cases: 2", r)
     # Names that no longer exist warn.
     gone = write("gone.jsonl", json.dumps(
         {"scene": "rr", "case": "vanished", "status": "fail"}) + "\n" +
         json.dumps({"scene": "rr", "case": "bad", "status": "error"}) + "\n")
-    r = Run(["run", "--format", "tap", "--rerun-failed", gone, f])
+    r = Run(["run", "--plugin", HOSTILE, "--format", "tap", "--rerun-failed", gone, f])
     check(r.rc == 1 and "[WARNING] --rerun-failed: 'rr::vanished'" in r.err
           and "1..1\nnot ok 1 - rr::bad" in r.out, "warning", r)
     for bad, what in ((write("notreport.txt", "hello\n"), "is not an"),
@@ -713,7 +715,7 @@ def rerun_failed__from_events_json_and_junit():
                              " classname=\"b\"><failure/>"), "is not an"),
                       (write("badjson.jsonl", "{\"scene\": \n"), "is not an"),
                       (path("absent.json"), "cannot read")):
-        r = Run(["run", "--rerun-failed", bad, f])
+        r = Run(["run", "--plugin", HOSTILE, "--rerun-failed", bad, f])
         check(r.rc == 2 and what in r.err and
               r.err.startswith("scenetest: error: --rerun-failed"),
               "bad file %s" % bad, r)
@@ -838,6 +840,43 @@ def list__json_and_manual_marks():
     r = Run(["list", "--format", "tap", f])
     check(r.rc == 2 and "list: --format must be text or json" in r.err,
           "list formats", r)
+
+
+@test
+def expect_fail__xfail_and_xpass_in_junit_json_and_rerun():
+    f = write("xf.yaml", "scene: xf\nkernel: add\ngolden: sub\nexpect: fail\n"
+              "args:\n"
+              "  - {tensor: a, dtype: float32, shape: [4], init: ones}\n"
+              "  - {tensor: b, dtype: float32, shape: [4], init: ones}\n"
+              "  - {tensor: out, dtype: float32, shape: [4], role: output}\n"
+              "---\nscene: xp\nkernel: add\nexpect: fail\nargs:\n"
+              "  - {tensor: a, dtype: float32, shape: [4], init: ones}\n"
+              "  - {tensor: b, dtype: float32, shape: [4], init: ones}\n"
+              "  - {tensor: out, dtype: float32, shape: [4], role: output}\n"
+              "cases:\n  - name: passes\n")
+    f = write("xf.yaml", open(f).read().replace(
+        "role: output}\n---", "role: output}\ncases:\n  - name: fails\n---"))
+    junit, js = path("xf.xml"), path("xf.json")
+    r = Run(["run", "--report", "junit:" + junit, "--report", "json:" + js,
+             "--log-level", "warning", f])
+    check(r.rc == 1, "xpass fails the run", r)
+    check(xmllint(junit)[0] == 0, "valid: " + xmllint(junit)[1])
+    res = {c.classname: c.result for s in junitparser.JUnitXml.fromfile(junit)
+           for c in s}
+    check(isinstance(res["xf"][0], junitparser.Skipped) and
+          res["xf"][0].type == "xfail" and
+          res["xf"][0].message.startswith("expected failure: "),
+          "xfail is <skipped type=xfail>: %r" % res["xf"])
+    check(isinstance(res["xp"][0], junitparser.Failure) and
+          res["xp"][0].type == "xpass", "xpass is <failure type=xpass>")
+    doc = json.load(open(js))
+    validate_json(doc)
+    check(doc["summary"]["xfail"] == 1 and doc["summary"]["xpass"] == 1,
+          "summary %r" % doc["summary"])
+    for report in (junit, js):
+        r = Run(["list", "--rerun-failed", report, f])
+        check(r.out == "xp::passes\n", "rerun-failed takes xpass, not "
+              "xfail: %r" % r.out, r)
 
 
 @test
