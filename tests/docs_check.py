@@ -38,6 +38,9 @@ FOREIGN_FLAGS = {
     "--modversion",        # pkg-config
     "--prefix",            # meson setup
     "--libdir",            # meson setup
+    "--schema",            # xmllint
+    "--noout",             # xmllint
+    "--destdir",           # meson install
 }
 
 FLAG_RE = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")

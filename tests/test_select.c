@@ -349,8 +349,84 @@ static void select_cases__long_scene_list_truncated(void **state) {
   st_scene_set_free(set);
 }
 
+static void shard_hash__spec_worked_example(void **state) {
+  (void)state;
+  /* SPEC §10: vector_add::small -> 0x5e3ff868c8d241c5, shard 2 of 3. */
+  assert_true(st_shard_hash("vector_add", "small") ==
+              UINT64_C(0x5e3ff868c8d241c5));
+  assert_int_equal(st_shard_hash("vector_add", "small") % 3, 2);
+  /* The separator is part of the name: "a::b" != "a:" + ":b" split
+   * elsewhere only by where "::" falls. */
+  assert_true(st_shard_hash("a", "b") == st_shard_hash("a", "b"));
+  assert_true(st_shard_hash("a", "b") != st_shard_hash("b", "a"));
+}
+
+static void
+select_cases__shard_after_selectors_manual_and_platform(void **state) {
+  st_run_options opts;
+  /* Shards of 2 (fnv1a64 % 2): alpha::small 0, alpha::cpu_only 0,
+   * beta::small 0, beta::other 1, alpha::manual_threads 1 (manual only
+   * on threads), alpha::big 1 (manual). */
+  static const char *const shard0[] = {"alpha::small", "alpha::cpu_only",
+                                       "beta::small", NULL};
+  static const char *const shard1[] = {"alpha::manual_threads", "beta::other",
+                                       NULL};
+  static const char *const manual1[] = {"alpha::big", "alpha::manual_threads",
+                                        "beta::other", NULL};
+  static const char *const none[] = {NULL};
+  static const char *const sel[] = {"beta::small"};
+  st_run_options_init(&opts);
+  opts.shard_total = 2;
+  expect_selection(*state, &opts, shard0);
+  opts.shard_index = 1;
+  expect_selection(*state, &opts, shard1);
+  opts.manual = ST_MANUAL_INCLUDE;
+  expect_selection(*state, &opts, manual1);
+  /* A selector whose cases all live in another shard is no error: the
+   * selectors match the loaded set first (a rerun command works in any
+   * shard); the shard then leaves nothing. */
+  opts.manual = ST_MANUAL_EXCLUDE;
+  opts.selectors = sel;
+  opts.n_selectors = 1;
+  expect_selection(*state, &opts, none);
+  /* Totals 0 and 1 are unsharded. */
+  opts.n_selectors = 0;
+  opts.shard_index = 0;
+  opts.shard_total = 1;
+  {
+    static const char *const all[] = {
+        "alpha::small", "alpha::cpu_only", "alpha::manual_threads",
+        "beta::small",  "beta::other",     NULL};
+    expect_selection(*state, &opts, all);
+  }
+}
+
+static void select_cases__only_cases_by_name_then_shard(void **state) {
+  st_run_options opts;
+  static const char *const names[] = {
+      "beta::other", "alpha::small", "gone::case", "alpha::big", "alpha::smal"};
+  static const char *const want[] = {"alpha::small", "beta::other", NULL};
+  static const char *const want0[] = {"alpha::small", NULL};
+  static const char *const none[] = {NULL};
+  st_run_options_init(&opts);
+  opts.use_only_cases = 1;
+  opts.only_cases = names;
+  opts.n_only_cases = 5;
+  /* alpha::big is manual: the manual mode still applies. */
+  expect_selection(*state, &opts, want);
+  opts.shard_total = 2;
+  expect_selection(*state, &opts, want0);
+  /* An empty list selects nothing (a report with no failures). */
+  opts.shard_total = 0;
+  opts.n_only_cases = 0;
+  expect_selection(*state, &opts, none);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(shard_hash__spec_worked_example),
+      cmocka_unit_test(select_cases__shard_after_selectors_manual_and_platform),
+      cmocka_unit_test(select_cases__only_cases_by_name_then_shard),
       cmocka_unit_test(select_cases__no_selectors_every_non_manual_case),
       cmocka_unit_test(select_cases__scene_selector),
       cmocka_unit_test(select_cases__scene_and_case),

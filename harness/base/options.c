@@ -76,6 +76,15 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, isolate);
   TAKE(out, in, st_run_options, timeout);
   TAKE(out, in, st_run_options, dump_dir);
+  TAKE(out, in, st_run_options, shard_index);
+  TAKE(out, in, st_run_options, shard_total);
+  TAKE(out, in, st_run_options, repeat);
+  TAKE(out, in, st_run_options, shuffle);
+  TAKE(out, in, st_run_options, shuffle_seed);
+  TAKE(out, in, st_run_options, only_cases);
+  TAKE(out, in, st_run_options, n_only_cases);
+  TAKE(out, in, st_run_options, use_only_cases);
+  TAKE(out, in, st_run_options, keep_record);
   return ST_OK;
 }
 

@@ -18,6 +18,7 @@
 #include "case/exec.h"
 #include "case/mismatch.h"
 #include "case/phase.h"
+#include "case/record.h"
 #include "case/result.h"
 #include "case/tbuf.h"
 #include "scene/scene.h"
@@ -298,13 +299,19 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
 }
 
 void st__case_record(st__casectx *cc) {
+  char line[4096];
   uint64_t t0;
   int emitted;
   /* After the last phase that may load a watched module (golden, rehost),
    * before the first run. */
   st__phase_begin(cc, "record", -1);
   t0 = st__now_ns();
-  emitted = st_record_emit(cc->run->watch, cc->run->n_watch);
+  /* The emitting case keeps the line for the JSON and JUnit reports. */
+  emitted = st__record_emit_line(cc->run->watch, cc->run->n_watch,
+                                 cc->run->opts->keep_record ? line : NULL,
+                                 sizeof line);
+  if (emitted && cc->run->opts->keep_record)
+    st__case_result_set_record(cc->res, line);
   st__phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
 }
 
@@ -337,6 +344,10 @@ int st__case_compare(st__casectx *cc, st__casedata *d, unsigned round) {
   return ps == ST_PHASE_OK;
 }
 
+unsigned st__iteration_of(const st__runctx *rc, size_t i) {
+  return rc->iters != NULL ? rc->iters[i] : 1;
+}
+
 void st__case_info_fill(st_case_info *info, const st__runctx *rc,
                         const st_case_ref *ref, size_t i, size_t n) {
   memset(info, 0, sizeof *info);
@@ -348,6 +359,7 @@ void st__case_info_fill(st_case_info *info, const st__runctx *rc,
   info->seed = rc->opts->seed;
   info->index = i;
   info->total = n;
+  info->iteration = st__iteration_of(rc, i);
 }
 
 st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,

@@ -28,7 +28,14 @@ typedef struct st__runctx {
    * (level 3: which worker pools are the run's); 0 until its first case.
    * Written by that executor's hooks only (case/exec.h says when). */
   unsigned long exec_state[ST__EXEC_SLOTS];
+  /* --repeat (SPEC §10): the iteration of each entry of the run's order
+   * (NULL: every entry is iteration 1) and the number of iterations. */
+  const unsigned *iters;
+  unsigned repeat;
 } st__runctx;
+
+/* The 1-based iteration of entry i of the run's order. */
+unsigned st__iteration_of(const st__runctx *rc /* IN */, size_t i);
 
 /* One case while it runs. Thread-safety: one thread per case. */
 typedef struct st__casectx {

@@ -37,7 +37,7 @@ static void add_event(st__casectx *cc, const st_event *ev) {
 }
 
 static void log_phase(const st__casectx *cc, const st_event *ev) {
-  char round[24], dev[64] = "";
+  char round[24], dev[64] = "", iter[32] = "";
   size_t len = 0;
   if (!st_log_enabled(ST_LOG_TIMING))
     return;
@@ -52,12 +52,15 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
   if (ev->copy_ns != ST_NS_NONE)
     snprintf(dev + len, sizeof dev - len, " copy_ns=%llu",
              (unsigned long long)ev->copy_ns);
+  /* SPEC §11: with --repeat, `timing` tells iterations apart. */
+  if (cc->run->repeat > 1)
+    snprintf(iter, sizeof iter, " iter=%u", cc->info.iteration);
   st_log(ST_LOG_TIMING,
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
-         "status=%s%s",
+         "status=%s%s%s",
          (long)getpid(), cc->info.scene, cc->info.name, ev->name, round,
          (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status),
-         dev);
+         dev, iter);
 }
 
 void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,

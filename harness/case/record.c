@@ -15,6 +15,8 @@
 #include <scenetest/record.h>
 #include <scenetest/testing_hooks.h>
 
+#include "case/record.h"
+
 #include "base/loadwatch.h"
 
 struct st_watch {
@@ -311,25 +313,36 @@ void st_record_format(const st_watch *list, size_t count, char *buf,
 static pthread_mutex_t emit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t emitted_pid; /* guarded by: emit_lock; 0 = not emitted */
 
-int st_record_emit(const st_watch *list, size_t count) {
+int st__record_emit_line(const st_watch *list, size_t count, char *keep,
+                         size_t size) {
   pid_t self = getpid();
-  char line[4096];
+  char buf[4096];
+  char *line = keep != NULL ? keep : buf;
+  size_t cap = keep != NULL ? size : sizeof buf;
   int emit;
+
+  if (keep != NULL && size > 0)
+    keep[0] = '\0';
   pthread_mutex_lock(&emit_lock);
   /* Keyed by pid: a forked child inherits the parent's state but is a
    * process of its own that has not emitted yet. */
   emit = emitted_pid != self;
   if (emit) {
-    /* Formatted only to be logged: an isolated child that formats a line
-     * the level drops only pays for it (page faults, under --isolate). */
-    if (st_log_enabled(ST_LOG_TIMING)) {
-      st_record_format(list, count, line, sizeof line);
+    /* Formatted only to be logged or kept: an isolated child that formats
+     * a line the level drops only pays for it (page faults, under
+     * --isolate). */
+    if (keep != NULL || st_log_enabled(ST_LOG_TIMING))
+      st_record_format(list, count, line, cap);
+    if (st_log_enabled(ST_LOG_TIMING))
       st_log(ST_LOG_TIMING, "%s", line);
-    }
     emitted_pid = self;
   }
   pthread_mutex_unlock(&emit_lock);
   return emit;
+}
+
+int st_record_emit(const st_watch *list, size_t count) {
+  return st__record_emit_line(list, count, NULL, 0);
 }
 
 void st_record_reset(void) {

@@ -3,6 +3,7 @@
  * and its events, deep-copied so they outlive the run. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,8 @@ struct st_case_result {
   uint64_t duration_ns;
   long pid;
   int record_stale;
+  unsigned iteration; /* 1-based */
+  char *record;       /* the record line this case emitted, or NULL */
   st_event *events;
   size_t n_events;
   size_t cap_events;
@@ -67,6 +70,7 @@ st_case_result *st__case_result_new(const char *scene, const char *kase,
   r->line = line;
   r->seed = seed;
   r->status = ST_CASE_PASS;
+  r->iteration = 1;
   if (!r->scene || !r->kase || !r->file || !r->platform) {
     st_case_result_free(r);
     return NULL;
@@ -97,6 +101,7 @@ void st_case_result_free(st_case_result *r) {
   free(r->platform);
   message_free(r->message);
   free(r->output);
+  free(r->record);
   free(r);
 }
 
@@ -173,10 +178,27 @@ void st__case_result_set_output(st_case_result *r, const char *text,
   r->output = NULL;
   if (text == NULL)
     return;
-  r->output = malloc(length + 1);
-  if (r->output != NULL) {
-    memcpy(r->output, text, length);
-    r->output[length] = '\0';
+  {
+    /* A NUL byte a kernel printed would end the string and lose what
+     * follows (its stderr, say): each becomes U+FFFD, as the reports do
+     * with every byte they cannot carry. */
+    size_t i, nuls = 0, k = 0;
+    for (i = 0; i < length; i++)
+      nuls += text[i] == '\0';
+    if (nuls > (SIZE_MAX - 1 - length) / 2)
+      return;
+    r->output = malloc(length + 2 * nuls + 1);
+    if (r->output == NULL)
+      return;
+    for (i = 0; i < length; i++) {
+      if (text[i] != '\0') {
+        r->output[k++] = text[i];
+        continue;
+      }
+      memcpy(r->output + k, "\xef\xbf\xbd", 3);
+      k += 3;
+    }
+    r->output[k] = '\0';
   }
 }
 
@@ -186,6 +208,22 @@ void st__case_result_set_duration(st_case_result *r, uint64_t ns) {
 void st__case_result_set_pid(st_case_result *r, long pid) { r->pid = pid; }
 void st__case_result_set_record_stale(st_case_result *r, int stale) {
   r->record_stale = stale;
+}
+void st__case_result_set_iteration(st_case_result *r, unsigned iteration) {
+  if (r != NULL)
+    r->iteration = iteration;
+}
+void st__case_result_set_record(st_case_result *r, const char *line) {
+  free(r->record);
+  /* Out of memory loses only this diagnostic copy: the line itself was
+   * logged. */
+  r->record = line != NULL ? strdup(line) : NULL;
+}
+const char *st__case_result_record(const st_case_result *r) {
+  return r->record;
+}
+unsigned st_case_result_iteration(const st_case_result *r) {
+  return r->iteration;
 }
 
 const char *st_case_result_scene(const st_case_result *r) { return r->scene; }
@@ -291,6 +329,10 @@ void st_run_result_free(st_run_result *run) {
 }
 
 size_t st_run_result_count(const st_run_result *run) { return run->count; }
+
+st_case_result *st__run_result_at(st_run_result *run, size_t i) {
+  return i < run->count ? run->cases[i] : NULL;
+}
 
 const st_case_result *st_run_result_get(const st_run_result *run, size_t i) {
   return i < run->count ? run->cases[i] : NULL;

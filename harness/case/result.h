@@ -33,9 +33,19 @@ void st__case_result_set_output(st_case_result *res, const char *text,
 void st__case_result_set_duration(st_case_result *res, uint64_t ns);
 void st__case_result_set_pid(st_case_result *res, long pid);
 void st__case_result_set_record_stale(st_case_result *res, int stale);
+void st__case_result_set_iteration(st_case_result *res, unsigned iteration);
+/* The autoload record line (without "[TIMING] ") of the process's one
+ * emission, kept by the case whose `record` phase emitted it (SPEC §10:
+ * the JSON and JUnit reports carry the distinct records). Copied; NULL
+ * clears it. */
+void st__case_result_set_record(st_case_result *res, const char *line);
+/* NULL unless this case's record phase emitted the record. */
+const char *st__case_result_record(const st_case_result *res /* IN */);
 
 /* A run result with room for count cases (all NULL). */
 st_run_result *st__run_result_new(size_t count);
+/* The result at index (NULL if unset); owned by run. */
+st_case_result *st__run_result_at(st_run_result *run /* IN */, size_t index);
 /* Takes ownership of res. */
 void st__run_result_set(st_run_result *run, size_t index,
                         st_case_result *res);

@@ -219,6 +219,7 @@ void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
   st__wbuf_u64(b, st_case_result_duration_ns(res));
   st__wbuf_u64(b, (uint64_t)st_case_result_pid(res));
   st__wbuf_i32(b, st_case_result_record_stale(res));
+  st__wbuf_str(b, st__case_result_record(res));
   st__wbuf_u32(b, (uint32_t)n);
   for (i = 0; i < n; i++)
     st__wire_put_event(b, st_case_result_event(res, i));
@@ -235,6 +236,7 @@ st_case_result *st__wire_get_result(st__rbuf *r) {
   uint64_t duration = st__rbuf_u64(r);
   long pid = (long)st__rbuf_u64(r);
   int stale = st__rbuf_i32(r);
+  const char *record = st__rbuf_strview(r);
   uint32_t n = st__rbuf_u32(r), i;
   st_case_result *res = NULL;
 
@@ -252,6 +254,7 @@ st_case_result *st__wire_get_result(st__rbuf *r) {
   st__case_result_set_duration(res, duration);
   st__case_result_set_pid(res, pid);
   st__case_result_set_record_stale(res, stale);
+  st__case_result_set_record(res, record);
   for (i = 0; i < n; i++)
     if (st__wire_get_event(r, res) != ST_OK) {
       st_case_result_free(res);

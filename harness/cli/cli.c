@@ -7,100 +7,32 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <scenetest/scenetest.h>
 
 #include "base/log_sink.h"
 #include "case/args.h"
+#include "case/result.h"
+#include "cli/cli_internal.h"
 #include "cli/cli_measure.h"
 #include "ops/validate.h"
+#include "report/json.h"
 #include "report/report.h"
+#include "scene/scene.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
 enum { CMD_RUN = 1, CMD_LIST = 2, CMD_CHECK = 4 };
 #define CMD_ALL (CMD_RUN | CMD_LIST | CMD_CHECK)
 #define CMD_SELECT (CMD_RUN | CMD_LIST)
-
-typedef enum opt_id {
-  OPT_HELP,
-  OPT_VERSION,
-  OPT_PLATFORM,
-  OPT_CASE,
-  OPT_MANUAL,
-  OPT_ROUNDS,
-  OPT_SKIP_GOLDEN,
-  OPT_SEED,
-  OPT_JOBS,
-  OPT_GOLDEN_THREADS,
-  OPT_FAIL_FAST,
-  OPT_FORMAT,
-  OPT_OUTPUT,
-  OPT_EVENTS,
-  OPT_LOG_LEVEL,
-  OPT_LOG_FILE,
-  OPT_MAX_ARG_BYTES,
-  OPT_MAX_NODES,
-  OPT_REQUIRE_CASES,
-  OPT_STRICT_RECORD,
-  OPT_STRICT_PLATFORMS,
-  OPT_IGNORE,
-  OPT_DUMP_ON_FAIL,
-  OPT_WATCH,
-  OPT_PLUGIN,
-  OPT_ISOLATE,
-  OPT_TIMEOUT,
-  OPT_LATER /* in SPEC §6 but not built yet */
-} opt_id;
-
-typedef struct optdef {
-  const char *name; /* long name without "--" */
-  char short_name;  /* 0: none */
-  int has_arg;
-  int cmds; /* commands that take it */
-  opt_id id;
-} optdef;
-
-static const optdef options[] = {
-    {"help", 'h', 0, CMD_ALL, OPT_HELP},
-    {"version", 0, 0, CMD_ALL, OPT_VERSION},
-    {"platform", 0, 1, CMD_SELECT, OPT_PLATFORM},
-    {"case", 0, 1, CMD_SELECT, OPT_CASE},
-    {"manual", 0, 1, CMD_SELECT, OPT_MANUAL},
-    {"rounds", 0, 1, CMD_RUN, OPT_ROUNDS},
-    {"skip-golden", 0, 0, CMD_RUN, OPT_SKIP_GOLDEN},
-    {"seed", 0, 1, CMD_RUN, OPT_SEED},
-    {"jobs", 'j', 1, CMD_RUN, OPT_JOBS},
-    {"golden-threads", 0, 1, CMD_RUN, OPT_GOLDEN_THREADS},
-    {"fail-fast", 0, 0, CMD_RUN, OPT_FAIL_FAST},
-    {"format", 0, 1, CMD_RUN, OPT_FORMAT},
-    {"output", 0, 1, CMD_RUN, OPT_OUTPUT},
-    {"events", 0, 1, CMD_RUN, OPT_EVENTS},
-    {"log-level", 0, 1, CMD_ALL, OPT_LOG_LEVEL},
-    {"log-file", 0, 1, CMD_RUN, OPT_LOG_FILE},
-    {"max-arg-bytes", 0, 1, CMD_ALL, OPT_MAX_ARG_BYTES},
-    {"max-nodes", 0, 1, CMD_ALL, OPT_MAX_NODES},
-    {"require-cases", 0, 0, CMD_SELECT, OPT_REQUIRE_CASES},
-    {"strict-record", 0, 0, CMD_RUN, OPT_STRICT_RECORD},
-    {"watch", 0, 1, CMD_RUN, OPT_WATCH},
-    {"plugin", 0, 1, CMD_ALL, OPT_PLUGIN},
-    {"strict-platforms", 0, 0, CMD_ALL, OPT_STRICT_PLATFORMS},
-    {"ignore", 0, 1, CMD_ALL, OPT_IGNORE},
-    {"dump-on-fail", 0, 1, CMD_RUN, OPT_DUMP_ON_FAIL},
-    /* Later issues (SPEC §9): recognised so that the error says "not
-     * implemented yet" rather than "unknown option". */
-    {"isolate", 0, 0, CMD_RUN, OPT_ISOLATE},
-    {"timeout", 0, 1, CMD_RUN, OPT_TIMEOUT},
-    {"shard", 0, 1, CMD_RUN, OPT_LATER},
-    {"repeat", 0, 1, CMD_RUN, OPT_LATER},
-    {"shuffle", 0, 0, CMD_RUN, OPT_LATER},
-};
 
 static const char usage_text[] =
     "usage: scenetest run [OPTIONS] PATH...    run scenes (files, or "
@@ -120,6 +52,10 @@ static const char usage_text[] =
     "                        selects nothing is an error\n"
     "  --manual MODE         exclude|include|only manual cases (default "
     "exclude)\n"
+    "  --shard K/N           only shard K of N (0-based; run also reads\n"
+    "                        GTEST_*, TEST_* and CI_NODE_* shard variables)\n"
+    "  --rerun-failed FILE   only the cases an --events, json or junit report\n"
+    "                        says failed\n"
     "  --require-cases       exit 2 when nothing is selected (default: exit "
     "0)\n"
     "\n"
@@ -137,12 +73,19 @@ static const char usage_text[] =
     "  --timeout SECONDS     kill a case after SECONDS (level 2: isolated)\n"
     "  --strict-record       a stale autoload record is an error\n"
     "  --watch NAME=GLOB,... watch more modules in the autoload record\n"
+    "  --repeat N            run the selection N times (cases named S::C@k)\n"
+    "  --shuffle             shuffle each iteration (the seed is printed)\n"
+    "  --shuffle-seed S      the shuffle seed (implies --shuffle)\n"
     "\n"
     "Output (run):\n"
-    "  --format F            text|tap (default: text on a terminal, else "
-    "tap)\n"
+    "  --format F            text|tap|junit|json (default: text on a "
+    "terminal,\n"
+    "                        else tap); list: text|json\n"
     "  --output FILE         write the report to FILE instead of stdout\n"
     "  --events FILE         write every case's events to FILE as JSON Lines\n"
+    "  --report FMT:PATH     also write a tap, junit or json report to PATH\n"
+    "                        (repeatable; GTEST_OUTPUT, XML_OUTPUT_FILE too)\n"
+    "  --junit-family F      xunit2 (default) or xunit1 (testcase file, line)\n"
     "  --log-file FILE       the whole log to FILE; stderr keeps warnings and\n"
     "                        errors\n"
     "  --dump-on-fail DIR    write a failing compare's tensors as .npy files\n"
@@ -169,44 +112,6 @@ static const char usage_text[] =
     "failed;\n"
     "2 usage, load or validation error (nothing ran); 3 internal error.\n"
     "Options may come before or after the paths; \"--\" ends the options.\n";
-
-typedef struct cli {
-  int cmd;
-  const char *cmd_name;
-  const char **paths; /* into argv */
-  size_t n_paths;
-  const char **selectors;
-  size_t n_selectors;
-  const char **watch;
-  size_t n_watch;
-  const char **plugins;
-  size_t n_plugins;
-  const char **ignore; /* --ignore */
-  size_t n_ignore;
-  int strict_platforms;
-  const char *dump_dir; /* --dump-on-fail */
-  int isolate;
-  double timeout;
-  const char *platform;
-  st_manual_mode manual;
-  int manual_given;
-  unsigned rounds;
-  int skip_golden;
-  uint64_t seed;
-  unsigned jobs;
-  unsigned golden_threads;
-  int fail_fast;
-  int strict_record;
-  int require_cases;
-  const char *format; /* NULL: by terminal */
-  const char *output;
-  const char *events;
-  const char *log_file; /* --log-file */
-  st_load_options load;
-  int max_arg_bytes_given;
-  int max_nodes_given;
-  const char *timeout_text; /* as given, for the rerun command */
-} cli;
 
 /* One line "scenetest: error: MESSAGE" on stderr (SPEC §6). */
 static int usage_error(const char *fmt, ...) ST_PRINTF(1, 2);
@@ -306,169 +211,331 @@ static int parse_bytes(const char *opt, const char *text, uint64_t *out) {
   return 0;
 }
 
+/* A list of strings taken from repeatable options (borrowed from argv). */
+typedef struct strlist {
+  const char **items;
+  size_t n;
+} strlist;
+
+typedef struct cli {
+  int cmd;
+  const char *cmd_name;
+  strlist paths;
+  strlist selectors;
+  strlist watch;
+  strlist plugins;
+  int isolate;
+  double timeout;
+  const char *platform;
+  int manual; /* st_manual_mode */
+  uint64_t rounds;
+  int skip_golden;
+  uint64_t seed;
+  uint64_t jobs;
+  uint64_t golden_threads;
+  int fail_fast;
+  int strict_record;
+  int require_cases;
+  int format; /* fmt_id; -1: by terminal */
+  const char *output;
+  const char *events;
+  int log_level;
+  uint64_t max_arg_bytes;
+  uint64_t max_nodes;
+  st_load_options load;
+  const char *timeout_text; /* as given, for the rerun command */
+  strlist ignore;           /* --ignore GLOB */
+  int strict_platforms;
+  const char *dump_dir; /* --dump-on-fail */
+  const char *log_file; /* --log-file */
+  strlist reports;      /* --report FORMAT:PATH, as given */
+  int junit_family;     /* 0 xunit2, 1 xunit1 */
+  st__shard shard;      /* --shard, then the environment's */
+  uint64_t repeat;
+  int shuffle;
+  uint64_t shuffle_seed;
+  const char *rerun_failed;
+  char **rerun_names; /* from rerun_failed; owned */
+  size_t n_rerun_names;
+  const char *argv0; /* the program as invoked (SPEC §10 rerun command) */
+  int argc;
+  char **argv;
+  unsigned char given[64]; /* given[i]: options[i] was on the command line */
+} cli;
+
+/* The type of an option's value states how it is parsed and checked; the
+ * checks are written once, in apply_option (curl's tool_getparam.c keeps
+ * its options the same way). */
+typedef enum arg_type {
+  ARG_FLAG,   /* no value: the int field becomes 1 */
+  ARG_STRING, /* a non-empty string (what: its noun) */
+  ARG_LIST,   /* a string appended to a strlist; empty allowed iff !what */
+  ARG_UINT,   /* a decimal integer in [min, max] into a uint64_t */
+  ARG_BYTES,  /* a byte count with an optional K/M/G/T suffix */
+  ARG_CHOICE, /* one of choices[] (NULL-terminated): its index, an int */
+  ARG_CUSTOM, /* parsed by its own function */
+  ARG_ACTION  /* no value: its own function runs (val is NULL) */
+} arg_type;
+
+typedef struct optdef {
+  const char *name; /* long name without "--" */
+  char short_name;  /* 0: none */
+  arg_type type;
+  int cmds;          /* commands that take it */
+  size_t offset;     /* the field of cli it sets (not for ARG_CUSTOM) */
+  uint64_t min, max; /* ARG_UINT */
+  const char *what;  /* ARG_STRING, ARG_LIST: "--X needs WHAT" if empty */
+  const char *const *choices; /* ARG_CHOICE */
+  /* ARG_CUSTOM, ARG_ACTION: 0 or an exit status */
+  int (*custom)(cli *c, const struct optdef *o, const char *val /* IN */);
+} optdef;
+
+static int parse_log_level(cli *c, const struct optdef *o, const char *val);
+static int parse_watch(cli *c, const struct optdef *o, const char *val);
+static int parse_timeout(cli *c, const struct optdef *o, const char *val);
+static int handled_first(cli *c, const struct optdef *o, const char *val);
+static int parse_report(cli *c, const struct optdef *o, const char *val);
+static int parse_shard(cli *c, const struct optdef *o, const char *val);
+static int parse_shuffle_seed(cli *c, const struct optdef *o, const char *val);
+
+static const char *const manual_names[] = {"exclude", "include", "only", NULL};
+/* In st__fmt order; `list` takes text and json only (checked after
+ * parsing). */
+static const char *const format_names[] = {"text", "tap", "junit", "json",
+                                           NULL};
+static const char *const junit_families[] = {"xunit2", "xunit1", NULL};
+
+#define F(field) offsetof(cli, field)
+#define FLAG(name, cmds, field)                                                \
+  { name, 0, ARG_FLAG, cmds, F(field), 0, 0, NULL, NULL, NULL }
+#define STRING(name, cmds, field, what)                                        \
+  { name, 0, ARG_STRING, cmds, F(field), 0, 0, what, NULL, NULL }
+#define LIST(name, cmds, field, what)                                          \
+  { name, 0, ARG_LIST, cmds, F(field), 0, 0, what, NULL, NULL }
+#define UINT(name, s, cmds, field, lo, hi)                                     \
+  { name, s, ARG_UINT, cmds, F(field), lo, hi, NULL, NULL, NULL }
+#define BYTES(name, cmds, field)                                               \
+  { name, 0, ARG_BYTES, cmds, F(field), 1, UINT64_MAX, NULL, NULL, NULL }
+#define CHOICE(name, cmds, field, list)                                        \
+  { name, 0, ARG_CHOICE, cmds, F(field), 0, 0, NULL, list, NULL }
+#define CUSTOM(name, cmds, fn)                                                 \
+  { name, 0, ARG_CUSTOM, cmds, 0, 0, 0, NULL, NULL, fn }
+#define ACTION(name, cmds, fn)                                                 \
+  { name, 0, ARG_ACTION, cmds, 0, 0, 0, NULL, NULL, fn }
+
+/* Every option of every command. A new option is a row here, a field of
+ * cli (or an ARG_CUSTOM function) and a line of usage_text; its parsing
+ * and checks come from its type. --help and --version are answered before
+ * parsing (they win anywhere). */
+static const optdef options[] = {
+    {"help", 'h', ARG_ACTION, CMD_ALL, 0, 0, 0, NULL, NULL, handled_first},
+    ACTION("version", CMD_ALL, handled_first),
+    STRING("platform", CMD_SELECT, platform, "a platform name"),
+    LIST("case", CMD_SELECT, selectors,
+         "a selector (scene, scene::case or ::case)"),
+    CHOICE("manual", CMD_SELECT, manual, manual_names),
+    UINT("rounds", 0, CMD_RUN, rounds, 1, 1000000000u),
+    FLAG("skip-golden", CMD_RUN, skip_golden),
+    UINT("seed", 0, CMD_RUN, seed, 0, UINT64_MAX),
+    UINT("jobs", 'j', CMD_RUN, jobs, 1, 4096),
+    UINT("golden-threads", 0, CMD_RUN, golden_threads, 1, 4096),
+    FLAG("fail-fast", CMD_RUN, fail_fast),
+    CHOICE("format", CMD_SELECT, format, format_names),
+    CHOICE("junit-family", CMD_RUN, junit_family, junit_families),
+    CUSTOM("report", CMD_RUN, parse_report),
+    STRING("output", CMD_RUN, output, "a file name"),
+    STRING("events", CMD_RUN, events, "a file name"),
+    STRING("log-file", CMD_RUN, log_file, "a file name"),
+    CUSTOM("log-level", CMD_ALL, parse_log_level),
+    BYTES("max-arg-bytes", CMD_ALL, max_arg_bytes),
+    UINT("max-nodes", 0, CMD_ALL, max_nodes, 1, SIZE_MAX),
+    FLAG("require-cases", CMD_SELECT, require_cases),
+    FLAG("strict-record", CMD_RUN, strict_record),
+    CUSTOM("watch", CMD_RUN, parse_watch),
+    LIST("plugin", CMD_ALL, plugins, NULL),
+    FLAG("isolate", CMD_RUN, isolate),
+    CUSTOM("timeout", CMD_RUN, parse_timeout),
+    FLAG("strict-platforms", CMD_ALL, strict_platforms),
+    LIST("ignore", CMD_ALL, ignore, "a glob"),
+    STRING("dump-on-fail", CMD_RUN, dump_dir, "a directory"),
+    CUSTOM("shard", CMD_SELECT, parse_shard),
+    UINT("repeat", 0, CMD_RUN, repeat, 1, 1000000),
+    FLAG("shuffle", CMD_RUN, shuffle),
+    CUSTOM("shuffle-seed", CMD_RUN, parse_shuffle_seed),
+    STRING("rerun-failed", CMD_SELECT, rerun_failed, "a report file"),
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+_Static_assert(N_OPTIONS <= sizeof((cli *)0)->given, "cli.given too small");
+
+static int takes_value(const optdef *o) {
+  return o->type != ARG_FLAG && o->type != ARG_ACTION;
+}
+
+/* Whether option --name was on the command line (for the rerun command). */
+static int given(const cli *c, const char *name) {
+  size_t i;
+  for (i = 0; i < N_OPTIONS; i++)
+    if (strcmp(options[i].name, name) == 0)
+      return c->given[i];
+  return 0;
+}
+
+/* "a, b or c" from a NULL-terminated list. */
+static void join_choices(const char *const *list, char *buf, size_t size) {
+  size_t i, n = 0, used = 0;
+  while (list[n] != NULL)
+    n++;
+  buf[0] = '\0';
+  for (i = 0; i < n && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s",
+                             i == 0       ? ""
+                             : i + 1 == n ? " or "
+                                          : ", ",
+                             list[i]);
+}
+
+/* Applies one option's value by its type: every check of a type is here
+ * once. Returns 0 or an exit status. */
 static int apply_option(cli *c, const optdef *o, const char *flag,
                         const char *val) {
-  uint64_t v;
-  int rc, level;
+  char *field = (char *)c + o->offset;
+  char names[128];
+  size_t i;
 
   if (!(o->cmds & c->cmd))
     return usage_error("option '%s' does not apply to '%s'", flag, c->cmd_name);
-  switch (o->id) {
-  case OPT_HELP:
-  case OPT_VERSION:
-    break; /* handled before parsing */
-  case OPT_PLATFORM:
-    if (val[0] == '\0')
-      return usage_error("--platform needs a platform name");
-    c->platform = val;
-    break;
-  case OPT_CASE:
-    if (val[0] == '\0')
-      return usage_error("--case needs a selector (scene, scene::case or "
-                         "::case)");
-    c->selectors[c->n_selectors++] = val;
-    break;
-  case OPT_MANUAL:
-    if (strcmp(val, "exclude") == 0)
-      c->manual = ST_MANUAL_EXCLUDE;
-    else if (strcmp(val, "include") == 0)
-      c->manual = ST_MANUAL_INCLUDE;
-    else if (strcmp(val, "only") == 0)
-      c->manual = ST_MANUAL_ONLY;
-    else
-      return usage_error("--manual must be exclude, include or only (got "
-                         "'%s')",
-                         val);
-    c->manual_given = 1;
-    break;
-  case OPT_ROUNDS:
-    if ((rc = parse_uint("rounds", val, 1, 1000000000u, &v)) != 0)
-      return rc;
-    c->rounds = (unsigned)v;
-    break;
-  case OPT_SKIP_GOLDEN:
-    c->skip_golden = 1;
-    break;
-  case OPT_SEED:
-    if ((rc = parse_uint("seed", val, 0, UINT64_MAX, &c->seed)) != 0)
-      return rc;
-    break;
-  case OPT_JOBS:
-    if ((rc = parse_uint("jobs", val, 1, 4096, &v)) != 0)
-      return rc;
-    c->jobs = (unsigned)v;
-    break;
-  case OPT_GOLDEN_THREADS:
-    if ((rc = parse_uint("golden-threads", val, 1, 4096, &v)) != 0)
-      return rc;
-    c->golden_threads = (unsigned)v;
-    break;
-  case OPT_FAIL_FAST:
-    c->fail_fast = 1;
-    break;
-  case OPT_FORMAT:
-    if (strcmp(val, "junit") == 0 || strcmp(val, "json") == 0)
-      return usage_error("--format %s is not implemented yet; formats: "
-                         "text, tap",
-                         val);
-    if (strcmp(val, "text") != 0 && strcmp(val, "tap") != 0)
-      return usage_error("unknown --format '%s'; formats: text, tap", val);
-    c->format = val;
-    break;
-  case OPT_OUTPUT:
-    if (val[0] == '\0')
-      return usage_error("--output needs a file name");
-    c->output = val;
-    break;
-  case OPT_EVENTS:
-    if (val[0] == '\0')
-      return usage_error("--events needs a file name");
-    c->events = val;
-    break;
-  case OPT_LOG_LEVEL:
-    if (st_log_level_parse(val, &level) != ST_OK)
-      return usage_error("--log-level: unknown level '%s'; levels: debug, "
-                         "info, timing, warning, error, null",
-                         val);
-    st_log_set_level(level);
-    break;
-  case OPT_LOG_FILE:
-    if (val[0] == '\0')
-      return usage_error("--log-file needs a file name");
-    c->log_file = val;
-    break;
-  case OPT_MAX_ARG_BYTES:
-    if ((rc = parse_bytes("max-arg-bytes", val, &c->load.max_arg_bytes)) != 0)
-      return rc;
-    c->max_arg_bytes_given = 1;
-    break;
-  case OPT_MAX_NODES:
-    if ((rc = parse_uint("max-nodes", val, 1, SIZE_MAX, &v)) != 0)
-      return rc;
-    c->load.max_nodes = (size_t)v;
-    c->max_nodes_given = 1;
-    break;
-  case OPT_REQUIRE_CASES:
-    c->require_cases = 1;
-    break;
-  case OPT_STRICT_RECORD:
-    c->strict_record = 1;
-    break;
-  case OPT_WATCH: {
-    st_watch *list = NULL;
-    size_t n = 0;
-    st_error err;
-    st_status st;
-    st_error_clear(&err);
-    /* Validated here so that a bad spec is a usage error before anything
-     * loads; the run takes the spec strings themselves. */
-    st = st_watch_parse(val, &list, &n, &err);
-    st_watch_list_free(list, n);
-    /* The library's message already names the option and its value. */
-    if (st != ST_OK)
-      return err.message[0] ? usage_error("%s", err.message)
-                            : usage_error("--watch '%s': %s", val,
-                                          st_status_str(st));
-    c->watch[c->n_watch++] = val;
-    break;
-  }
-  case OPT_PLUGIN:
-    c->plugins[c->n_plugins++] = val;
-    break;
-  case OPT_STRICT_PLATFORMS:
-    c->strict_platforms = 1;
-    break;
-  case OPT_IGNORE:
-    c->ignore[c->n_ignore++] = val;
-    break;
-  case OPT_DUMP_ON_FAIL:
-    c->dump_dir = val;
-    break;
-  case OPT_ISOLATE:
-    c->isolate = 1;
-    break;
-  case OPT_TIMEOUT: {
-    char *end;
-    double t;
-    errno = 0;
-    t = strtod(val, &end);
-    if (errno != 0 || end == val || *end != '\0' || !(t > 0) || t > 1e9)
-      return usage_error("--timeout must be a positive number of seconds "
-                         "(got '%s')",
-                         val);
-    c->timeout = t;
-    c->timeout_text = val;
-    break;
-  }
-  case OPT_LATER:
-    return usage_error("%s is not implemented yet", flag);
+  c->given[o - options] = 1;
+  switch (o->type) {
+  case ARG_FLAG:
+    *(int *)field = 1;
+    return 0;
+  case ARG_STRING:
+  case ARG_LIST:
+    if (val[0] == '\0' && o->what != NULL)
+      return usage_error("--%s needs %s", o->name, o->what);
+    if (o->type == ARG_STRING) {
+      *(const char **)field = val;
+    } else {
+      strlist *l = (strlist *)field;
+      l->items[l->n++] = val;
+    }
+    return 0;
+  case ARG_UINT:
+    return parse_uint(o->name, val, o->min, o->max, (uint64_t *)field);
+  case ARG_BYTES:
+    return parse_bytes(o->name, val, (uint64_t *)field);
+  case ARG_CHOICE:
+    for (i = 0; o->choices[i] != NULL; i++)
+      if (strcmp(val, o->choices[i]) == 0) {
+        *(int *)field = (int)i;
+        return 0;
+      }
+    join_choices(o->choices, names, sizeof names);
+    return usage_error("--%s must be %s (got '%s')", o->name, names, val);
+  case ARG_CUSTOM:
+  case ARG_ACTION:
+    return o->custom(c, o, val);
   }
   return 0;
 }
 
+static int parse_log_level(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  if (st_log_level_parse(val, &c->log_level) != ST_OK)
+    return usage_error("--log-level: unknown level '%s'; levels: debug, "
+                       "info, timing, warning, error, null",
+                       val);
+  st_log_set_level(c->log_level);
+  return 0;
+}
+
+static int parse_watch(cli *c, const optdef *o, const char *val) {
+  st_watch *list = NULL;
+  size_t n = 0;
+  st_error err;
+  st_status st;
+
+  (void)o;
+  st_error_clear(&err);
+  /* Validated here so that a bad spec is a usage error before anything
+   * loads; the run takes the spec strings themselves. */
+  st = st_watch_parse(val, &list, &n, &err);
+  st_watch_list_free(list, n);
+  /* The library's message already names the option and its value. */
+  if (st != ST_OK)
+    return err.message[0]
+               ? usage_error("%s", err.message)
+               : usage_error("--watch '%s': %s", val, st_status_str(st));
+  c->watch.items[c->watch.n++] = val;
+  return 0;
+}
+
+static int parse_timeout(cli *c, const optdef *o, const char *val) {
+  char *end;
+  double t;
+
+  (void)o;
+  errno = 0;
+  t = strtod(val, &end);
+  if (errno != 0 || end == val || *end != '\0' || !(t > 0) || t > 1e9)
+    return usage_error("--timeout must be a positive number of seconds "
+                       "(got '%s')",
+                       val);
+  c->timeout = t;
+  c->timeout_text = val;
+  return 0;
+}
+
+static int handled_first(cli *c, const optdef *o, const char *val) {
+  (void)c;
+  (void)o;
+  (void)val;
+  return 0; /* main() answers --help and --version before parsing */
+}
+
+/* --report FORMAT:PATH: the form is checked here, the file when the run
+ * plans its outputs. */
+static int parse_report(cli *c, const optdef *o, const char *val) {
+  const char *colon = strchr(val, ':');
+  char name[16];
+  (void)o;
+  if (colon == NULL || colon[1] == '\0' || (size_t)(colon - val) >= sizeof name)
+    return usage_error("--report must be FORMAT:PATH with FORMAT tap, "
+                       "junit, json or html (got '%s')",
+                       val);
+  snprintf(name, sizeof name, "%.*s", (int)(colon - val), val);
+  switch (st__fmt_parse(name)) {
+  case ST__FMT_TAP:
+  case ST__FMT_JUNIT:
+  case ST__FMT_JSON:
+    break;
+  case ST__FMT_HTML:
+    return usage_error("--report html: the html report is not implemented "
+                       "yet; formats: tap, junit, json");
+  default:
+    return usage_error("--report: unknown format '%s'; formats: tap, junit, "
+                       "json, html",
+                       name);
+  }
+  c->reports.items[c->reports.n++] = val;
+  return 0;
+}
+
+static int parse_shard(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  return st__shard_parse(val, &c->shard);
+}
+
+/* --shuffle-seed S implies --shuffle: it exists to replay an order. */
+static int parse_shuffle_seed(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  c->shuffle = 1;
+  return parse_uint("shuffle-seed", val, 0, UINT64_MAX, &c->shuffle_seed);
+}
+
 static const optdef *find_long(const char *name, size_t len) {
   size_t i;
-  for (i = 0; i < sizeof options / sizeof options[0]; i++)
+  for (i = 0; i < N_OPTIONS; i++)
     if (strlen(options[i].name) == len &&
         strncmp(options[i].name, name, len) == 0)
       return &options[i];
@@ -477,7 +544,7 @@ static const optdef *find_long(const char *name, size_t len) {
 
 static const optdef *find_short(char ch) {
   size_t i;
-  for (i = 0; i < sizeof options / sizeof options[0]; i++)
+  for (i = 0; i < N_OPTIONS; i++)
     if (options[i].short_name == ch)
       return &options[i];
   return NULL;
@@ -496,7 +563,7 @@ static int parse_args(cli *c, int argc, char **argv) {
     char flag[64];
 
     if (only_paths || arg[0] != '-' || arg[1] == '\0') {
-      c->paths[c->n_paths++] = arg;
+      c->paths.items[c->paths.n++] = arg;
       continue;
     }
     if (strcmp(arg, "--") == 0) {
@@ -512,7 +579,7 @@ static int parse_args(cli *c, int argc, char **argv) {
                            (int)(len + 2), arg);
       snprintf(flag, sizeof flag, "--%s", o->name);
       if (eq != NULL) {
-        if (!o->has_arg)
+        if (!takes_value(o))
           return usage_error("option '%s' takes no value", flag);
         val = eq + 1;
       }
@@ -523,13 +590,13 @@ static int parse_args(cli *c, int argc, char **argv) {
                            arg[1]);
       snprintf(flag, sizeof flag, "-%c", o->short_name);
       if (arg[2] != '\0') {
-        if (!o->has_arg)
+        if (!takes_value(o))
           return usage_error("unknown option '%s'; see 'scenetest --help'",
                              arg);
         val = arg + 2;
       }
     }
-    if (o->has_arg && val == NULL) {
+    if (takes_value(o) && val == NULL) {
       if (i + 1 >= argc)
         return usage_error("option '%s' needs a value", flag);
       val = argv[++i];
@@ -575,33 +642,33 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
   st__load_ext ext;
 
   /* The validation pass (SPEC §13): `check` holds platforms strictly. */
-  if ((rc = st__validate_init(&val, reg, c->n_plugins > 0,
+  if ((rc = st__validate_init(&val, reg, c->plugins.n > 0,
                               c->cmd == CMD_CHECK || c->strict_platforms,
                               &hooks)) != ST_OK)
     return internal_error("starting the validation pass", rc);
   memset(&ext, 0, sizeof ext);
   ext.check = &hooks;
   ext.warnings = &warnings;
-  ext.ignore = c->ignore;
-  ext.n_ignore = c->n_ignore;
+  ext.ignore = c->ignore.items;
+  ext.n_ignore = c->ignore.n;
   st_error_list_init(&errors);
   st_error_list_init(&warnings);
   if ((rc = st_scene_set_new(&set)) != ST_OK) {
     st__validate_free(&val);
     return internal_error("creating the scene set", rc);
   }
-  for (i = 0; i < c->n_paths; i++) {
+  for (i = 0; i < c->paths.n; i++) {
     size_t before = errors.count;
-    rc = st__scene_set_load_path_ext(set, c->paths[i], &c->load, &ext,
+    rc = st__scene_set_load_path_ext(set, c->paths.items[i], &c->load, &ext,
                                      &errors);
     if (rc == ST_OK)
       continue;
     if (errors.count == before) {
       /* The loader said no without saying why: still one line. */
       if (rc == ST_ENOMEM || rc == ST_EINTERNAL)
-        status = internal_error(c->paths[i], rc);
+        status = internal_error(c->paths.items[i], rc);
       else
-        status = usage_error("%s: %s", c->paths[i], st_status_str(rc));
+        status = usage_error("%s: %s", c->paths.items[i], st_status_str(rc));
     } else if (rc == ST_ENOMEM || rc == ST_EINTERNAL) {
       status = EXIT_INTERNAL;
     } else if (status == 0) {
@@ -624,22 +691,86 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
 static void options_from_cli(const cli *c, st_run_options *opts) {
   st_run_options_init(opts);
   opts->platform = c->platform;
-  opts->selectors = c->selectors;
-  opts->n_selectors = c->n_selectors;
-  opts->manual = c->manual;
-  opts->rounds = c->rounds;
+  opts->selectors = c->selectors.items;
+  opts->n_selectors = c->selectors.n;
+  opts->manual = (st_manual_mode)c->manual;
+  opts->rounds = (unsigned)c->rounds;
   opts->skip_golden = c->skip_golden;
   opts->seed = c->seed;
   if (c->jobs != 0)
-    opts->jobs = c->jobs;
-  opts->golden_threads = c->golden_threads;
+    opts->jobs = (unsigned)c->jobs;
+  opts->golden_threads = (unsigned)c->golden_threads;
   opts->fail_fast = c->fail_fast;
   opts->strict_record = c->strict_record;
-  opts->watch = c->watch;
-  opts->n_watch = c->n_watch;
+  opts->watch = c->watch.items;
+  opts->n_watch = c->watch.n;
   opts->isolate = c->isolate;
   opts->timeout = c->timeout;
   opts->dump_dir = c->dump_dir;
+  opts->shard_index = c->shard.index;
+  opts->shard_total = c->shard.total;
+  opts->repeat = c->repeat > 1 ? (unsigned)c->repeat : 1;
+  opts->shuffle = c->shuffle;
+  opts->shuffle_seed = c->shuffle_seed;
+  if (c->rerun_failed != NULL) {
+    opts->use_only_cases = 1;
+    opts->only_cases = (const char *const *)c->rerun_names;
+    opts->n_only_cases = c->n_rerun_names;
+  }
+}
+
+/* Options that need more than their own value: the formats a command
+ * takes, the shard from the environment, the default shuffle seed, the
+ * cases an earlier report says failed. 0 or an exit status. */
+static int settle_options(cli *c) {
+  int rc;
+  st__shard option = c->shard;
+
+  if (c->cmd == CMD_LIST && c->format >= 0 && c->format != ST__FMT_TEXT &&
+      c->format != ST__FMT_JSON)
+    return usage_error("list: --format must be text or json (got '%s')",
+                       st__fmt_name(c->format));
+  /* The CI engines' variables shard `run` (SPEC §10); `list` shows a
+   * shard only when asked with --shard. */
+  if (c->cmd == CMD_RUN && (rc = st__shard_resolve(&option, 1, &c->shard)) != 0)
+    return rc;
+  if (c->shuffle && !given(c, "shuffle-seed")) {
+    /* SPEC §10: CLOCK_REALTIME ns mod 2^32, printed in every report so
+     * the order can be replayed. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    c->shuffle_seed =
+        ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) &
+        0xffffffffu;
+  }
+  if (c->rerun_failed != NULL &&
+      (rc = st__rerun_read(c->rerun_failed, &c->rerun_names,
+                           &c->n_rerun_names)) != 0)
+    return rc;
+  return 0;
+}
+
+/* --rerun-failed names that no loaded case has: a warning each (the
+ * scene may have changed since the report). */
+static void warn_unknown_names(const cli *c, const st_scene_set *set) {
+  size_t i, s, k, n = st_scene_set_count(set);
+  for (i = 0; i < c->n_rerun_names; i++) {
+    const char *name = c->rerun_names[i], *sep = strstr(name, "::");
+    int found = 0;
+    for (s = 0; sep != NULL && s < n && !found; s++) {
+      const st_scene *sc = st_scene_set_get(set, s);
+      if (strlen(st_scene_name(sc)) != (size_t)(sep - name) ||
+          strncmp(st_scene_name(sc), name, (size_t)(sep - name)) != 0)
+        continue;
+      for (k = 0; k < st_scene_case_count(sc) && !found; k++)
+        found = strcmp(st_scene_case_name(sc, k), sep + 2) == 0;
+    }
+    if (!found)
+      st_log(ST_LOG_WARNING,
+             "--rerun-failed: '%s' (from %s) is not among the loaded "
+             "cases",
+             name, c->rerun_failed);
+  }
 }
 
 /* A platform no backend provides is a usage error listing those that
@@ -686,17 +817,72 @@ static int cmd_check(const cli *c, const st_scene_set *set) {
   return EXIT_PASS;
 }
 
+/* `list --format json`: one array, each case with where it is written
+ * and where it runs. platforms null: every platform; manual true, false
+ * or the platforms on which it is manual. */
+static void list_json(const st_case_ref *refs, size_t n) {
+  size_t i, k;
+  fputs("[", stdout);
+  for (i = 0; i < n; i++) {
+    const st__case *kc = &refs[i].scene->cases[refs[i].index];
+    fputs(i > 0 ? ",\n " : "\n ", stdout);
+    fputs("{\"scene\": ", stdout);
+    st__json_string(stdout, st_scene_name(refs[i].scene));
+    fputs(", \"case\": ", stdout);
+    st__json_string(stdout, kc->name);
+    fputs(", \"file\": ", stdout);
+    st__json_string(stdout, st_scene_file(refs[i].scene));
+    fprintf(stdout, ", \"line\": %d, \"platforms\": ", kc->line);
+    if (!kc->has_platforms) {
+      fputs("null", stdout);
+    } else {
+      fputc('[', stdout);
+      for (k = 0; k < kc->n_platforms; k++) {
+        if (k > 0)
+          fputs(", ", stdout);
+        st__json_string(stdout, kc->platforms[k]);
+      }
+      fputc(']', stdout);
+    }
+    fputs(", \"manual\": ", stdout);
+    if (kc->manual_all) {
+      fputs("true", stdout);
+    } else if (kc->n_manual == 0) {
+      fputs("false", stdout);
+    } else {
+      fputc('[', stdout);
+      for (k = 0; k < kc->n_manual; k++) {
+        if (k > 0)
+          fputs(", ", stdout);
+        st__json_string(stdout, kc->manual_platforms[k]);
+      }
+      fputc(']', stdout);
+    }
+    fputc('}', stdout);
+  }
+  fputs(n > 0 ? "\n]\n" : "]\n", stdout);
+}
+
 static int cmd_list(const cli *c, const st_scene_set *set,
                     const st_run_options *opts) {
   st_case_ref *refs = NULL;
   size_t i, n = 0;
   int status = select_cases(c, set, opts, &refs, &n);
 
-  if (status >= 0)
+  if (status > 0)
     return status;
-  for (i = 0; i < n; i++)
-    printf("%s::%s\n", st_scene_name(refs[i].scene),
-           st_scene_case_name(refs[i].scene, refs[i].index));
+  if (c->format == ST__FMT_JSON) {
+    list_json(refs, n);
+  } else {
+    /* A manual case is listed (under --manual include|only) with a mark,
+     * so a reader sees why a plain run leaves it out. */
+    for (i = 0; i < n; i++)
+      printf("%s::%s%s\n", st_scene_name(refs[i].scene),
+             st_scene_case_name(refs[i].scene, refs[i].index),
+             st_scene_case_is_manual(refs[i].scene, refs[i].index, c->platform)
+                 ? "  (manual)"
+                 : "");
+  }
   free(refs);
   return EXIT_PASS;
 }
@@ -715,14 +901,14 @@ static char *rerun_options(const cli *c) {
   if (c->manual != ST_MANUAL_EXCLUDE)
     fputs(" --manual include", f);
   if (c->rounds != 0)
-    fprintf(f, " --rounds %u", c->rounds);
+    fprintf(f, " --rounds %" PRIu64, c->rounds);
   if (c->skip_golden)
     fputs(" --skip-golden", f);
   if (c->strict_record)
     fputs(" --strict-record", f);
-  if (c->max_arg_bytes_given)
+  if (given(c, "max-arg-bytes"))
     fprintf(f, " --max-arg-bytes %" PRIu64, c->load.max_arg_bytes);
-  if (c->max_nodes_given)
+  if (given(c, "max-nodes"))
     fprintf(f, " --max-nodes %zu", c->load.max_nodes);
   if (c->isolate)
     fputs(" --isolate", f);
@@ -730,45 +916,19 @@ static char *rerun_options(const cli *c) {
     fputs(" --timeout ", f);
     st__shell_quote(f, c->timeout_text);
   }
-  for (i = 0; i < c->n_plugins; i++) {
+  for (i = 0; i < c->plugins.n; i++) {
     fputs(" --plugin ", f);
-    st__shell_quote(f, c->plugins[i]);
+    st__shell_quote(f, c->plugins.items[i]);
   }
-  for (i = 0; i < c->n_watch; i++) {
+  for (i = 0; i < c->watch.n; i++) {
     fputs(" --watch ", f);
-    st__shell_quote(f, c->watch[i]);
+    st__shell_quote(f, c->watch.items[i]);
   }
   if (fclose(f) != 0) {
     free(buf);
     return NULL;
   }
   return buf;
-}
-
-/* The report stream: --output, else a duplicate of the original standard
- * output taken before the run points fd 1 at fd 2 (SPEC §6: nothing a
- * kernel prints may corrupt a report). */
-static FILE *open_report(const cli *c) {
-  FILE *f;
-  int fd;
-
-  if (c->output != NULL) {
-    f = fopen(c->output, "w");
-    if (f == NULL)
-      usage_error("cannot open --output '%s': %s", c->output, strerror(errno));
-    return f;
-  }
-  fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
-  if (fd < 0) {
-    usage_error("cannot duplicate standard output: %s", strerror(errno));
-    return NULL;
-  }
-  f = fdopen(fd, "w");
-  if (f == NULL) {
-    close(fd);
-    usage_error("cannot open standard output: %s", strerror(errno));
-  }
-  return f;
 }
 
 static int color_allowed(void) {
@@ -781,30 +941,143 @@ static int color_allowed(void) {
   return term == NULL || strcmp(term, "dumb") != 0;
 }
 
+/* The run's reports (SPEC §10): the --format one to --output or standard
+ * output, each --report, and those the environment asks for, checked
+ * against each other and against --events and the input scenes. */
+static int plan_outputs(const cli *c, const st_scene_set *set, st__output *out,
+                        size_t *n) {
+  st__reserved *res;
+  size_t i, n_res = 0, n_scenes = st_scene_set_count(set);
+  int fmt = c->format, status;
+
+  *n = 0;
+  /* Default: text on a terminal, TAP otherwise (SPEC §6). */
+  if (fmt < 0)
+    fmt = c->output == NULL && isatty(1) ? ST__FMT_TEXT : ST__FMT_TAP;
+  memset(&out[0], 0, sizeof out[0]);
+  out[0].fmt = fmt;
+  out[0].path = c->output;
+  out[0].source = "--output";
+  *n = 1;
+  for (i = 0; i < c->reports.n; i++) {
+    const char *spec = c->reports.items[i], *colon = strchr(spec, ':');
+    char name[16];
+    st__output *o = &out[(*n)++];
+    memset(o, 0, sizeof *o);
+    /* parse_report checked the form already. */
+    snprintf(name, sizeof name, "%.*s", (int)(colon - spec), spec);
+    o->fmt = st__fmt_parse(name);
+    o->path = colon + 1;
+    o->source = "--report";
+  }
+  if ((status = st__outputs_from_env(out, n)) != 0)
+    return status;
+  res = calloc(c->paths.n + n_scenes + 2, sizeof *res);
+  if (res == NULL)
+    return internal_error("planning the reports", ST_ENOMEM);
+  if (c->events != NULL) {
+    res[n_res].what = "--events file";
+    res[n_res++].path = c->events;
+  }
+  if (c->log_file != NULL) {
+    res[n_res].what = "--log-file";
+    res[n_res++].path = c->log_file;
+  }
+  for (i = 0; i < c->paths.n; i++) {
+    res[n_res].what = "input";
+    res[n_res++].path = c->paths.items[i];
+  }
+  for (i = 0; i < n_scenes; i++) {
+    res[n_res].what = "scene file";
+    res[n_res++].path = st_scene_file(st_scene_set_get(set, i));
+  }
+  status = st__outputs_check(out, n, res, n_res);
+  free(res);
+  return status;
+}
+
+/* A run that selected nothing still leaves complete reports: a TAP plan
+ * that says so, and JUnit and JSON documents with zero cases and the
+ * run's metadata (its shard). The text report says nothing; the "no
+ * cases selected" line went to stderr. */
+static int report_empty(st__output *out, size_t n, const st_run_options *opts) {
+  st_run_result *empty = st__run_result_new(0);
+  st_run_info info;
+  size_t i;
+
+  if (empty == NULL)
+    return internal_error("reporting an empty run", ST_ENOMEM);
+  memset(&info, 0, sizeof info);
+  info.platform = opts->platform;
+  info.seed = opts->seed;
+  info.repeat = opts->repeat > 1 ? opts->repeat : 1;
+  if (opts->shard_total > 1) {
+    info.shard_index = opts->shard_index;
+    info.shard_total = opts->shard_total;
+  }
+  info.shuffle = opts->shuffle;
+  info.shuffle_seed = opts->shuffle_seed;
+  for (i = 0; i < n; i++) {
+    if (out[i].fmt == ST__FMT_TAP) {
+      st__report_tap_empty(out[i].f, "no cases selected");
+    } else if (out[i].fmt != ST__FMT_TEXT) {
+      out[i].obs.run_begin(out[i].obs.data, &info);
+      out[i].obs.run_end(out[i].obs.data, empty);
+    }
+  }
+  st_run_result_free(empty);
+  return EXIT_PASS;
+}
+
+/* Under a TAP report, each case that did not pass is also logged on
+ * stderr ("[ERROR] S::C: fail: MESSAGE"): meson's TAP reader keeps the
+ * YAML diagnostics out of its console, and `meson test
+ * --print-errorlogs` shows a test's stderr, so the reason reaches the
+ * user there. */
+static void log_failure(void *data, const st_case_info *info,
+                        const st_case_result *res) {
+  st_case_status s = st_case_result_status(res);
+  const char *msg = st_case_result_message(res);
+  const st_run_options *opts = data;
+  char *id;
+  if (s != ST_CASE_FAIL && s != ST_CASE_ERROR && s != ST_CASE_XPASS)
+    return;
+  id = st__report_case_id(info->scene, info->name, info->iteration,
+                          opts->repeat, 0);
+  st_log(ST_LOG_ERROR, "%s: %s: %s", id != NULL ? id : info->name,
+         st_case_status_name(s), msg != NULL ? msg : "(no message)");
+  free(id);
+}
+
 static int cmd_run(const cli *c, const st_scene_set *set,
                    st_run_options *opts) {
   st_case_ref *refs = NULL;
-  size_t n = 0, n_obs = 0;
-  st_observer obs[2];
-  int has_text = 0, has_tap = 0, has_events = 0;
-  FILE *report = NULL, *events = NULL;
+  size_t n = 0, n_out = 0, i, n_obs = 0;
+  st__output *out = calloc(c->reports.n + 3, sizeof *out);
+  st_observer *obs = calloc(c->reports.n + 5, sizeof *obs);
+  st_observer events_obs;
+  int has_events = 0, close_status;
+  FILE *events = NULL;
   char *rerun = NULL;
   st__report_config cfg, ecfg;
   st_run_result *result = NULL;
   st_error err;
   st_status rc;
-  int status = select_cases(c, set, opts, &refs, &n);
-  int tap;
+  int status;
 
+  if (out == NULL || obs == NULL) {
+    free(out);
+    free(obs);
+    return internal_error("planning the reports", ST_ENOMEM);
+  }
+  status = select_cases(c, set, opts, &refs, &n);
   free(refs);
   if (status > 0 || (status == 0 && c->require_cases))
-    return status;
-  if ((report = open_report(c)) == NULL)
-    return EXIT_USAGE;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.out = report;
-  cfg.tty = isatty(fileno(report));
-  tap = c->format != NULL ? strcmp(c->format, "tap") == 0 : !cfg.tty;
+    goto out;
+  /* From here status is what went wrong, n what was selected. */
+  status = 0;
+  if ((status = plan_outputs(c, set, out, &n_out)) != 0)
+    goto out;
   /* Opened (and so truncated) even when nothing runs, like the report: a
    * CI step that reads it finds zero cases, not a missing or stale file. */
   if (c->events != NULL) {
@@ -815,36 +1088,48 @@ static int cmd_run(const cli *c, const st_scene_set *set,
       goto out;
     }
   }
-  if (status == 0) {
-    /* Nothing to run: a TAP reader still needs a plan. */
-    if (tap)
-      st__report_tap_empty(report, "no cases selected");
+  if ((rerun = rerun_options(c)) == NULL) {
+    status = internal_error("building the rerun command", ST_ENOMEM);
     goto out;
   }
-  status = EXIT_INTERNAL;
-  cfg.color = cfg.tty && color_allowed();
-  if ((rerun = rerun_options(c)) == NULL)
-    goto out;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.color = color_allowed();
   cfg.rerun_opts = rerun;
-
-  rc = tap ? st__report_tap_new(&cfg, &obs[n_obs])
-           : st__report_text_new(&cfg, &obs[n_obs]);
-  if (rc != ST_OK) {
-    status = internal_error("creating the reporter", rc);
+  cfg.argv0 = c->argv0;
+  cfg.argc = c->argc;
+  cfg.argv = c->argv;
+  cfg.shard_source = c->shard.source;
+  cfg.junit_xunit1 = c->junit_family == 1;
+  {
+    int st = st__outputs_open(out, n_out, &cfg);
+    if (st != 0) {
+      status = st;
+      goto out;
+    }
+  }
+  if (n == 0) {
+    status = report_empty(out, n_out, opts);
     goto out;
   }
-  has_tap = tap;
-  has_text = !tap;
-  n_obs++;
+  for (i = 0; i < n_out; i++) {
+    obs[n_obs++] = out[i].obs;
+    if (out[i].fmt == ST__FMT_JUNIT || out[i].fmt == ST__FMT_JSON)
+      opts->keep_record = 1;
+  }
+  if (out[0].fmt == ST__FMT_TAP) {
+    st_observer_init(&obs[n_obs]);
+    obs[n_obs].data = opts;
+    obs[n_obs++].case_end = log_failure;
+  }
   if (events != NULL) {
     memset(&ecfg, 0, sizeof ecfg);
     ecfg.out = events;
-    if ((rc = st__report_events_new(&ecfg, &obs[n_obs])) != ST_OK) {
+    if ((rc = st__report_events_new(&ecfg, &events_obs)) != ST_OK) {
       status = internal_error("creating the events writer", rc);
       goto out;
     }
     has_events = 1;
-    n_obs++;
+    obs[n_obs++] = events_obs;
   }
 
   opts->redirect_stdout = 1;
@@ -857,23 +1142,25 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   status = st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
 
 out:
-  if (has_tap)
-    st__report_tap_free(&obs[0]);
-  if (has_text)
-    st__report_text_free(&obs[0]);
   if (has_events)
-    st__report_events_free(&obs[n_obs - 1]);
+    st__report_events_free(&events_obs);
   st_run_result_free(result);
   free(rerun);
-  if (events != NULL && (ferror(events) || fclose(events) != 0)) {
-    fprintf(stderr, "scenetest: error: writing --events '%s' failed\n",
-            c->events);
-    status = EXIT_INTERNAL;
+  if (events != NULL) {
+    int bad = ferror(events) != 0;
+    if (fclose(events) != 0)
+      bad = 1;
+    if (bad) {
+      fprintf(stderr, "scenetest: error: writing --events '%s' failed\n",
+              c->events);
+      status = EXIT_INTERNAL;
+    }
   }
-  if (report != NULL && (ferror(report) || fclose(report) != 0)) {
-    fprintf(stderr, "scenetest: error: writing the report failed\n");
-    status = EXIT_INTERNAL;
-  }
+  close_status = st__outputs_close(out, n_out);
+  if (close_status != 0)
+    status = close_status;
+  free(out);
+  free(obs);
   return status;
 }
 
@@ -886,7 +1173,7 @@ static int run_command(cli *c) {
 
   size_t i;
 
-  if (c->n_paths == 0)
+  if (c->paths.n == 0)
     return usage_error("'%s' needs at least one PATH (a scene file or a "
                        "directory)",
                        c->cmd_name);
@@ -894,10 +1181,10 @@ static int run_command(cli *c) {
     return internal_error("creating the registry", rc);
   /* Plugins first: they may provide the platform. A plugin that cannot be
    * loaded is a usage error; one whose init fails is a warning. */
-  for (i = 0; i < c->n_plugins; i++) {
+  for (i = 0; i < c->plugins.n; i++) {
     st_error err;
     st_error_clear(&err);
-    if (st_plugin_load(reg, c->plugins[i], &err) != ST_OK) {
+    if (st_plugin_load(reg, c->plugins.items[i], &err) != ST_OK) {
       status = usage_error("%s", err.message);
       goto out;
     }
@@ -906,6 +1193,7 @@ static int run_command(cli *c) {
     goto out;
   if ((status = load_all(c, reg, &set)) != 0)
     goto out;
+  warn_unknown_names(c, set);
   options_from_cli(c, &opts);
   opts.registry = reg;
   switch (c->cmd) {
@@ -923,8 +1211,9 @@ out:
   st_scene_set_free(set);
   st_registry_free(reg);
   if ((fflush(stdout) != 0 || ferror(stdout)) && status == EXIT_PASS) {
-    fprintf(stderr, "scenetest: error: writing to standard output failed: "
-                    "%s\n",
+    fprintf(stderr,
+            "scenetest: error: writing to standard output failed: "
+            "%s\n",
             strerror(errno));
     status = EXIT_INTERNAL;
   }
@@ -966,9 +1255,8 @@ static int open_log_file(const cli *c) {
           a.st_dev == b.st_dev && a.st_ino == b.st_ino)))
       return usage_error("--log-file '%s' is also the %s", c->log_file,
                          i == 0 ? "--output" : "--events file");
-  log_fd = open(c->log_file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-                                 O_CLOEXEC,
-                0666);
+  log_fd = open(c->log_file,
+                O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
   if (log_fd < 0)
     return usage_error("cannot open --log-file '%s': %s", c->log_file,
                        strerror(errno));
@@ -1004,7 +1292,9 @@ int main(int argc, char **argv) {
   cli c;
   const char *cmd;
   int status;
-  size_t cap = argc > 0 ? (size_t)argc : 1;
+  size_t cap = argc > 0 ? (size_t)argc : 1, i;
+  strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,
+                      &c.plugins, &c.ignore,    &c.reports};
 
   /* timing and compare read logs, not scenes: their own command line. */
   if (argc >= 2 &&
@@ -1041,31 +1331,35 @@ int main(int argc, char **argv) {
                        "timing, compare",
                        cmd);
   c.cmd_name = cmd;
+  c.argv0 = argv[0];
+  c.argc = argc;
+  c.argv = argv;
   c.platform = "cpu";
+  c.format = -1;
+  c.manual = ST_MANUAL_EXCLUDE;
   st_load_options_init(&c.load);
-  c.paths = calloc(cap, sizeof *c.paths);
-  c.selectors = calloc(cap, sizeof *c.selectors);
-  c.watch = calloc(cap, sizeof *c.watch);
-  c.plugins = calloc(cap, sizeof *c.plugins);
-  c.ignore = calloc(cap, sizeof *c.ignore);
-  if (c.paths == NULL || c.selectors == NULL || c.watch == NULL ||
-      c.plugins == NULL || c.ignore == NULL) {
-    status = internal_error("parsing the command line", ST_ENOMEM);
-    goto out;
-  }
+  c.max_arg_bytes = c.load.max_arg_bytes;
+  c.max_nodes = c.load.max_nodes;
+  /* Every list has room for all of argv. */
+  for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
+    if ((lists[i]->items = calloc(cap, sizeof *lists[i]->items)) == NULL) {
+      status = internal_error("parsing the command line", ST_ENOMEM);
+      goto out;
+    }
   if ((status = level_from_env()) != 0)
     goto out;
-  if ((status = parse_args(&c, argc, argv)) != 0)
+  if ((status = parse_args(&c, argc, argv)) != 0 ||
+      (status = settle_options(&c)) != 0)
     goto out;
   if ((status = open_log_file(&c)) != 0)
     goto out;
+  c.load.max_arg_bytes = c.max_arg_bytes;
+  c.load.max_nodes = (size_t)c.max_nodes;
   status = run_command(&c);
   status = close_log_file(&c, status);
 out:
-  free(c.paths);
-  free(c.selectors);
-  free(c.watch);
-  free(c.plugins);
-  free(c.ignore);
+  for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
+    free(lists[i]->items);
+  st__names_free(c.rerun_names, c.n_rerun_names);
   return status;
 }

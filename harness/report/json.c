@@ -57,7 +57,7 @@ size_t st__utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
   return len;
 }
 
-static void put_utf8(FILE *f, uint32_t cp) {
+void st__utf8_put(FILE *f, uint32_t cp) {
   if (cp < 0x80) {
     fputc((int)cp, f);
   } else if (cp < 0x800) {
@@ -134,7 +134,7 @@ static void put_json_cp(FILE *f, uint32_t cp) {
            cp == REPLACEMENT)
     fprintf(f, "\\u%04x", (unsigned)cp);
   else
-    put_utf8(f, cp);
+    st__utf8_put(f, cp);
 }
 
 /* TAP::Parser::YAMLish::Reader (Test::Harness 3.44) understands \xXX but

@@ -17,6 +17,10 @@
 size_t st__utf8_next(const unsigned char *s /* IN */, size_t n,
                      uint32_t *cp /* OUT */);
 
+/* Writes cp (at most U+10FFFF, not a surrogate) as UTF-8.
+ * Thread-safety: one thread per f. */
+void st__utf8_put(FILE *f /* IN */, uint32_t cp);
+
 /* Writes s[0..n) as a JSON string literal, quotes included: '"', '\\' and
  * control characters escaped (\n, \t, ... or \u00XX), U+007F and the
  * line separators U+2028/U+2029 as \uXXXX, invalid UTF-8 as \ufffd, the

@@ -2,7 +2,10 @@
 /* What the reporters share: shell quoting and the command that reruns one
  * case, printed by the text and TAP reports on a failure (SPEC §6). */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report/report.h"
 
@@ -44,7 +47,11 @@ void st__report_rerun(FILE *out, const st__report_config *cfg,
    * single quotes, and which the selector matches literally before any
    * glob (SPEC §13). The loader admits no quote in a name; one is escaped
    * anyway. Always quoted, so that the command reads as SPEC §6 shows. */
-  fputs("scenetest run --case '", out);
+  /* SPEC §10: the program as it was invoked, so the command works from
+   * where the user is. */
+  st__shell_quote(out,
+                  cfg != NULL && cfg->argv0 != NULL ? cfg->argv0 : "scenetest");
+  fputs(" run --case '", out);
   for (const char *p = scene; *p != '\0'; p++)
     fputs(*p == '\'' ? "'\\''" : (char[2]){*p, '\0'}, out);
   fputs("::", out);
@@ -59,4 +66,34 @@ void st__report_rerun(FILE *out, const st__report_config *cfg,
   if (file[0] == '-')
     fputs("./", out);
   st__shell_quote(out, file);
+}
+
+char *st__report_case_id(const char *scene, const char *kase,
+                         unsigned iteration, unsigned repeat, int kase_only) {
+  char *id = NULL;
+  int n;
+  if (repeat > 1)
+    n = kase_only ? asprintf(&id, "%s@%u", kase, iteration)
+                  : asprintf(&id, "%s::%s@%u", scene, kase, iteration);
+  else
+    n = kase_only ? asprintf(&id, "%s", kase)
+                  : asprintf(&id, "%s::%s", scene, kase);
+  return n < 0 ? NULL : id;
+}
+
+void st__report_run_header(FILE *out, const char *prefix,
+                           const st_run_info *info) {
+  if (info->shard_total > 1)
+    fprintf(out, "%sshard %u/%u\n", prefix, info->shard_index,
+            info->shard_total);
+  if (info->shuffle)
+    fprintf(out, "%sshuffle seed %" PRIu64 "\n", prefix, info->shuffle_seed);
+}
+
+void st__report_utc_now(char *buf, size_t size) {
+  time_t t = time(NULL);
+  struct tm tm;
+  if (gmtime_r(&t, &tm) == NULL ||
+      strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    snprintf(buf, size, "1970-01-01T00:00:00Z");
 }

@@ -16,6 +16,15 @@ typedef struct st__report_config {
   int color;              /* text: use ANSI colours */
   const char *rerun_opts; /* options the rerun command repeats after
                              "--platform P" (" --rounds 3"), or NULL */
+  const char *argv0;      /* the program as invoked, for the rerun
+                             command; NULL: "scenetest" */
+  /* Run metadata for the JSON and JUnit reports (SPEC §10). */
+  int argc;
+  char *const *argv;
+  const char *golden_platform; /* NULL: "reference" */
+  const char *shard_source;    /* what set the shard ("--shard",
+                                  "GTEST_SHARD_INDEX", ...); NULL: none */
+  int junit_xunit1;            /* --junit-family xunit1: file, line */
 } st__report_config;
 
 /* Each constructor fills *obs with callbacks and a malloc'd state in
@@ -45,6 +54,40 @@ void st__report_events_free(st_observer *obs /* IN/OUT */);
  * tests. Thread-safety: one thread per out. */
 void st__report_events_write(FILE *out /* IN */,
                              const st_case_result *res /* IN */);
+
+/* JUnit XML (SPEC §6): the whole document at run end, one <testsuite>
+ * per scene with the run's properties first. Valid against the xUnit
+ * plugin's junit-10.xsd unless cfg->junit_xunit1 (which adds file and
+ * line to each testcase, as GitLab reads them). */
+st_status st__report_junit_new(const st__report_config *cfg /* IN */,
+                               st_observer *obs /* OUT */) ST_WUR;
+void st__report_junit_free(st_observer *obs /* IN/OUT */);
+
+/* The JSON document of SPEC §10, written at run end. */
+st_status st__report_json_new(const st__report_config *cfg /* IN */,
+                              st_observer *obs /* OUT */) ST_WUR;
+void st__report_json_free(st_observer *obs /* IN/OUT */);
+/* Writes one case's JSON object (the --events fields; with id != NULL
+ * also "id" and "iteration"), no newline. Thread-safety: one thread per
+ * out. */
+void st__report_case_object(FILE *out /* IN */,
+                            const st_case_result *res /* IN */,
+                            const char *id /* IN, may be NULL */);
+
+/* The name a report gives a case: "SCENE::CASE", or "SCENE::CASE@k" for
+ * iteration k when the run repeats (repeat > 1; SPEC §10: '#' would end a
+ * TAP description). With kase_only, "CASE" or "CASE@k" (JUnit's name).
+ * malloc'd (the caller frees), NULL when out of memory. */
+char *st__report_case_id(const char *scene /* IN */, const char *kase /* IN */,
+                         unsigned iteration, unsigned repeat, int kase_only);
+/* Writes the shard and shuffle header lines that every report shows
+ * (SPEC §10) after prefix ("# " for TAP, "" for text), each line
+ * "PREFIXshard K/N" / "PREFIXshuffle seed S"; nothing when neither.
+ * Thread-safety: one thread per out. */
+void st__report_run_header(FILE *out /* IN */, const char *prefix /* IN */,
+                           const st_run_info *info /* IN */);
+/* UTC now as ISO 8601 ("2026-05-01T12:00:00Z") into buf. */
+void st__report_utc_now(char *buf /* OUT */, size_t size);
 
 /* Writes s quoted for a POSIX shell: as is when every byte is in
  * [A-Za-z0-9_./:=@%+,-] (and s is not empty), else in single quotes with

@@ -55,10 +55,19 @@ static void write_event(FILE *out, const st_event *ev) {
   fputc('}', out);
 }
 
-void st__report_events_write(FILE *out, const st_case_result *res) {
+void st__report_case_object(FILE *out, const st_case_result *res,
+                            const char *id) {
   size_t i, n;
 
-  fputs("{\"scene\": ", out);
+  fputc('{', out);
+  if (id != NULL) {
+    /* The reported name (with @k under --repeat) and the iteration: the
+     * JSON document's additions to the --events object (SPEC §10). */
+    fputs("\"id\": ", out);
+    st__json_string(out, id);
+    fprintf(out, ", \"iteration\": %u, ", st_case_result_iteration(res));
+  }
+  fputs("\"scene\": ", out);
   st__json_string(out, st_case_result_scene(res));
   fputs(", \"case\": ", out);
   st__json_string(out, st_case_result_case(res));
@@ -83,7 +92,12 @@ void st__report_events_write(FILE *out, const st_case_result *res) {
       fputs(", ", out);
     write_event(out, st_case_result_event(res, i));
   }
-  fputs("]}\n", out);
+  fputs("]}", out);
+}
+
+void st__report_events_write(FILE *out, const st_case_result *res) {
+  st__report_case_object(out, res, NULL);
+  fputc('\n', out);
 }
 
 static void events_case_end(void *data, const st_case_info *info,

@@ -14,8 +14,9 @@
 
 typedef struct tap_state {
   st__report_config cfg;
-  int started;   /* header and plan written */
-  size_t number; /* points written */
+  st_run_info info; /* from run_begin */
+  int started;      /* header and plan written */
+  size_t number;    /* points written */
 } tap_state;
 
 static void tap_start(tap_state *st, size_t total) {
@@ -23,11 +24,15 @@ static void tap_start(tap_state *st, size_t total) {
     return;
   st->started = 1;
   fprintf(st->cfg.out, "TAP version 13\n1..%zu\n", total);
+  /* SPEC §10's header order: version, plan, shard, shuffle seed. */
+  st__report_run_header(st->cfg.out, "# ", &st->info);
   fflush(st->cfg.out);
 }
 
 static void tap_run_begin(void *data, const st_run_info *info) {
-  tap_start(data, info->total);
+  tap_state *st = data;
+  st->info = *info;
+  tap_start(st, info->total);
 }
 
 static void tap_case_end(void *data, const st_case_info *info,
@@ -37,7 +42,7 @@ static void tap_case_end(void *data, const st_case_info *info,
   st_case_status status = st_case_result_status(res);
   const char *msg = st_case_result_message(res);
   const char *output = st_case_result_output(res);
-  char *rerun = NULL;
+  char *rerun = NULL, *id;
   size_t rerun_len = 0;
   FILE *mem;
 
@@ -45,10 +50,13 @@ static void tap_case_end(void *data, const st_case_info *info,
   st->number++;
   /* Scene names are identifiers and a matrix case's name adds only
    * [A-Za-z0-9_.+=,-] and brackets: no '#' or '\' to escape in the
-   * description. */
-  fprintf(out, "%s %zu - %s::%s",
+   * description (and a repeat is "@k", not "#k", for that reason). */
+  id = st__report_case_id(info->scene, info->name, info->iteration,
+                          st->info.repeat, 0);
+  fprintf(out, "%s %zu - %s",
           status == ST_CASE_PASS || status == ST_CASE_SKIP ? "ok" : "not ok",
-          st->number, st_case_result_scene(res), st_case_result_case(res));
+          st->number, id != NULL ? id : info->name);
+  free(id);
   if (status == ST_CASE_XFAIL) {
     /* SPEC §13: TAP's TODO, which prove and meson do not count as a
      * failure. */

@@ -40,6 +40,7 @@ typedef struct text_state {
   int hooked;    /* this state is the logger's hook */
   int smart;     /* a terminal that can redraw (TERM is not dumb) */
   size_t total;  /* guarded by: lock (as every field below) */
+  unsigned repeat;
   size_t started;
   size_t counts[6];  /* by st_case_status */
   uint64_t t0;       /* run begin, CLOCK_MONOTONIC ns */
@@ -295,7 +296,11 @@ static void text_run_begin(void *data, const st_run_info *info) {
   text_state *st = data;
   pthread_mutex_lock(&st->lock);
   st->total = info->total;
+  st->repeat = info->repeat;
   st->t0 = now_ns();
+  /* The seed of a shuffled order and the shard, so the run can be
+   * replayed (SPEC §10). */
+  st__report_run_header(st->cfg.out, "", info);
   pthread_mutex_unlock(&st->lock);
 }
 
@@ -326,8 +331,8 @@ static void text_case_end(void *data, const st_case_info *info,
   st_case_status status = st_case_result_status(res);
   const char *msg = st_case_result_message(res);
   const char *output = st_case_result_output(res);
+  char *id;
 
-  (void)info;
   if ((unsigned)status > ST_CASE_XPASS)
     status = ST_CASE_ERROR;
   pthread_mutex_lock(&st->lock);
@@ -337,7 +342,10 @@ static void text_case_end(void *data, const st_case_info *info,
     fprintf(out, "%s%s%s", colors[status], labels[status], RESET);
   else
     fputs(labels[status], out);
-  fprintf(out, " %s::%s", st_case_result_scene(res), st_case_result_case(res));
+  id = st__report_case_id(info->scene, info->name, info->iteration, st->repeat,
+                          0);
+  fprintf(out, " %s", id != NULL ? id : info->name);
+  free(id);
   if (status == ST_CASE_SKIP) {
     fputs(" (skipped", out);
     if (msg != NULL && msg[0] != '\0') {

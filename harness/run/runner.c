@@ -20,6 +20,7 @@
 #include "case/result.h"
 #include "case/tbuf.h"
 #include "run/fanout.h"
+#include "run/order.h"
 #include "run/sched.h"
 
 static st_status run_setup(st__runctx *rc, const st_run_options *opts,
@@ -131,6 +132,38 @@ static void stdout_restore(int saved) {
   close(saved);
 }
 
+/* Selects the cases and lays out the run's order (SPEC §10: --repeat
+ * iterations, each --shuffle'd): *refs and *iters have *n entries, the
+ * caller's to free. */
+static st_status select_order(const st_scene_set *set,
+                              const st_run_options *opts,
+                              st_case_ref **refs /* OUT */,
+                              unsigned **iters /* OUT */, size_t *n /* OUT */,
+                              st_error *err /* OUT */) {
+  st_case_ref *sel = NULL;
+  size_t n_sel = 0;
+  st_status s = st_select_cases(set, opts, &sel, &n_sel, err);
+
+  *refs = NULL;
+  *iters = NULL;
+  *n = 0;
+  if (s != ST_OK)
+    return s;
+  s = st__order_build(sel, n_sel, opts->repeat, opts->shuffle,
+                      opts->shuffle_seed, refs, iters, n, err);
+  free(sel);
+  return s;
+}
+
+/* Every result learns its iteration once the cases ran (the observers
+ * had it from st_case_info as they went). */
+static void set_iterations(st_run_result *run, const unsigned *iters,
+                           size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    st__case_result_set_iteration(st__run_result_at(run, i), iters[i]);
+}
+
 /* The selected cases through the scheduler that fits, between the
  * observers' run_begin and run_end. */
 static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
@@ -149,9 +182,17 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
   sc.refs = refs;
   sc.n = n;
   sc.run = run;
+  memset(&rinfo, 0, sizeof rinfo);
   rinfo.platform = rc->opts->platform;
   rinfo.seed = rc->opts->seed;
   rinfo.total = n;
+  rinfo.repeat = rc->repeat;
+  if (rc->opts->shard_total > 1) {
+    rinfo.shard_index = rc->opts->shard_index;
+    rinfo.shard_total = rc->opts->shard_total;
+  }
+  rinfo.shuffle = rc->opts->shuffle != 0;
+  rinfo.shuffle_seed = rc->opts->shuffle_seed;
   st__fanout_run_begin(&fo, &rinfo);
   sched = st__sched_pick(&sc);
   /* What executors start before any case is dispatched here (level 3's
@@ -166,6 +207,7 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
   if (sc.lost)
     return st_error_set(err, ST_ENOMEM, "out of memory recording a case's "
                         "result");
+  set_iterations(run, rc->iters, n);
   st__fanout_run_end(&fo, run);
   return ST_OK;
 }
@@ -176,6 +218,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts_in,
   st__runctx rc;
   st_registry *owned = NULL;
   st_case_ref *refs = NULL;
+  unsigned *iters = NULL;
   size_t n = 0;
   st_run_result *run = NULL;
   st_run_options o;
@@ -194,7 +237,9 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts_in,
     return s;
   s = run_setup(&rc, opts, &owned, err);
   if (s == ST_OK)
-    s = st_select_cases(set, opts, &refs, &n, err);
+    s = select_order(set, opts, &refs, &iters, &n, err);
+  rc.iters = iters;
+  rc.repeat = opts->repeat > 1 ? opts->repeat : 1;
   if (s == ST_OK && (run = st__run_result_new(n)) == NULL)
     s = st_error_set(err, ST_ENOMEM, "out of memory");
   if (s == ST_OK) {
@@ -205,6 +250,7 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts_in,
   }
   free(refs);
   free(observers);
+  free(iters);
   run_teardown(&rc, owned);
   if (s != ST_OK) {
     st_run_result_free(run);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Case selection as `run` and `list` do it: --case selectors (scene,
  * scene::case, ::case, shell globs on either part), the manual mode and the
- * platform filter, in set order. Selection is strict (SPEC §6): a selector
- * that selects nothing is a usage error saying why. */
+ * platform filter, the --rerun-failed names, then the shard (SPEC §10's
+ * order), in set order. Selection is strict (SPEC §6): a selector that
+ * selects nothing is a usage error saying why; what the names and the
+ * shard leave out is not (a rerun command works in any shard). */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,63 @@ typedef struct selector {
   size_t runs_on;  /* of those, running on the platform */
   size_t selected; /* of those, left after manual and platform */
 } selector;
+
+uint64_t st_shard_hash(const char *scene, const char *kase) {
+  /* FNV-1a, 64 bits (SPEC §10; http://www.isthe.com/chongo/tech/comp/fnv/):
+   * for each byte, xor it in, then multiply by the prime. */
+  static const char sep[] = "::";
+  const char *parts[3];
+  uint64_t h = 0xcbf29ce484222325u;
+  size_t p;
+
+  parts[0] = scene;
+  parts[1] = sep;
+  parts[2] = kase;
+  for (p = 0; p < 3; p++) {
+    const unsigned char *s = (const unsigned char *)parts[p];
+    for (; *s != '\0'; s++) {
+      h ^= *s;
+      h *= 0x100000001b3u;
+    }
+  }
+  return h;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* strcmp of "scene::case" (never built: matrix names have no length cap)
+ * against a name. */
+typedef struct qualified {
+  const char *scene, *kase;
+} qualified;
+
+static int cmp_qualified(const void *key, const void *elem) {
+  const qualified *q = key;
+  const char *parts[3], *name = *(const char *const *)elem;
+  size_t p;
+
+  parts[0] = q->scene;
+  parts[1] = "::";
+  parts[2] = q->kase;
+  for (p = 0; p < 3; p++) {
+    const char *s;
+    for (s = parts[p]; *s != '\0'; s++, name++)
+      if (*s != *name)
+        return (unsigned char)*s - (unsigned char)*name;
+  }
+  return *name == '\0' ? 0 : -1;
+}
+
+/* Whether "scene::case" is one of the n sorted names. */
+static int named(const char *const *sorted, size_t n, const char *scene,
+                 const char *kase) {
+  qualified q;
+  q.scene = scene;
+  q.kase = kase;
+  return bsearch(&q, sorted, n, sizeof *sorted, cmp_qualified) != NULL;
+}
 
 static int part_matches(const char *pattern, int literal, const char *name) {
   if (literal)
@@ -131,6 +190,7 @@ static st_status selector_error(const st_scene_set *set,
 st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
                           st_case_ref **out, size_t *count, st_error *err) {
   selector *sels = NULL;
+  const char **names = NULL;
   st_case_ref *refs = NULL;
   size_t n_sels, n_refs = 0, cap = 0;
   size_t s, c, k;
@@ -148,6 +208,15 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
     sels = calloc(n_sels, sizeof *sels);
     if (sels == NULL)
       return st_error_set(err, ST_ENOMEM, "out of memory");
+  }
+  if (o.use_only_cases && o.n_only_cases > 0) {
+    names = malloc(o.n_only_cases * sizeof *names);
+    if (names == NULL) {
+      rc = st_error_set(err, ST_ENOMEM, "out of memory");
+      goto out;
+    }
+    memcpy(names, o.only_cases, o.n_only_cases * sizeof *names);
+    qsort(names, o.n_only_cases, sizeof *names, cmp_str);
   }
   for (k = 0; k < n_sels; k++) {
     const char *text = o.selectors[k];
@@ -185,6 +254,12 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       }
       if (!hit || !keep)
         continue;
+      if (o.use_only_cases &&
+          (names == NULL || !named(names, o.n_only_cases, sname, cname)))
+        continue;
+      if (o.shard_total > 1 &&
+          st_shard_hash(sname, cname) % o.shard_total != o.shard_index)
+        continue;
       if (n_refs == cap) {
         size_t ncap = cap ? cap * 2 : 16;
         st_case_ref *grown = realloc(refs, ncap * sizeof *grown);
@@ -219,6 +294,7 @@ out:
     free(sels[k].kase);
   }
   free(sels);
+  free(names);
   free(refs);
   return rc;
 }

@@ -42,6 +42,26 @@ typedef struct st_run_options {
   double timeout;                  /* seconds per case; 0 = none */
   const char *dump_dir;            /* --dump-on-fail: a failing compare's
                                       tensors as .npy under DIR; NULL none */
+  /* SPEC §10. Sharding: a case belongs to shard
+   * st_shard_hash(scene, case) % shard_total; shard_total 0 or 1 is
+   * unsharded. Applied after the selectors, the platform, the manual
+   * mode and only_cases. */
+  unsigned shard_index;
+  unsigned shard_total;
+  unsigned repeat;                 /* the selection runs this often; 0 = 1 */
+  int shuffle;                     /* permute each iteration's order */
+  uint64_t shuffle_seed;           /* iteration k uses shuffle_seed + k - 1 */
+  /* With use_only_cases, only the cases named "SCENE::CASE" in
+   * only_cases (n_only_cases entries, borrowed) are selected (--rerun-failed);
+   * names that match no case select nothing. */
+  const char *const *only_cases;
+  size_t n_only_cases;
+  int use_only_cases;
+  /* 1: the case whose `record` phase emits the process's autoload record
+   * keeps the line in its result, whatever the log level (the JSON and
+   * JUnit reports show it). 0 saves isolated children formatting a line
+   * the log level drops. */
+  int keep_record;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
@@ -104,14 +124,20 @@ typedef struct st_case_info {
   int line;
   const char *platform;
   uint64_t seed;
-  size_t index; /* 0-based position in the selection */
-  size_t total; /* cases selected */
+  size_t index; /* 0-based position in the run (iterations included) */
+  size_t total; /* cases the run reports: selected cases times repeat */
+  unsigned iteration; /* 1-based --repeat iteration; 1 without it */
 } st_case_info;
 
 typedef struct st_run_info {
   const char *platform;
   uint64_t seed;
-  size_t total;
+  size_t total;          /* cases the run reports (times repeat) */
+  unsigned repeat;       /* iterations, >= 1 */
+  unsigned shard_index;  /* as in st_run_options; shard_total 0: none */
+  unsigned shard_total;
+  int shuffle;           /* 1: shuffle_seed says the order */
+  uint64_t shuffle_seed;
 } st_run_info;
 
 /* Callbacks of a run. Any may be NULL. Called from the scheduling thread,
@@ -165,6 +191,13 @@ ST_EXTERN st_status st_select_cases(const st_scene_set *set /* IN */,
                                     st_case_ref **out /* OUT */,
                                     size_t *count /* OUT */,
                                     st_error *err /* OUT */) ST_WUR;
+
+/* The shard hash of SPEC §10: 64-bit FNV-1a (offset basis
+ * 0xcbf29ce484222325, prime 0x100000001b3) over the bytes of
+ * "SCENE::CASE". A case belongs to shard hash % total.
+ * Thread-safety: any thread. */
+ST_EXTERN uint64_t st_shard_hash(const char *scene /* IN */,
+                                 const char *kase /* IN */);
 
 /* Runs the selected cases. Returns ST_OK when the cases ran (whatever
  * their verdicts; see st_run_result_exit_code), ST_EUSAGE for a selection
@@ -226,6 +259,9 @@ ST_EXTERN const char *st_case_result_message(const st_case_result *res);
 /* What a child process printed (isolation, workers); NULL if none. */
 ST_EXTERN const char *st_case_result_output(const st_case_result *res);
 ST_EXTERN uint64_t st_case_result_duration_ns(const st_case_result *res);
+/* The 1-based --repeat iteration that produced the result (1 without
+ * repeat, and for st_run_case). */
+ST_EXTERN unsigned st_case_result_iteration(const st_case_result *res);
 ST_EXTERN long st_case_result_pid(const st_case_result *res);
 ST_EXTERN int st_case_result_record_stale(const st_case_result *res);
 ST_EXTERN size_t st_case_result_event_count(const st_case_result *res);

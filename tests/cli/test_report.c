@@ -15,9 +15,11 @@
 
 #include <scenetest/log.h>
 
+#include "case/result.h"
+#include "report/autoload.h"
 #include "report/json.h"
 #include "report/report.h"
-#include "case/result.h"
+#include "report/xml.h"
 
 /* A memory stream and its buffer: open, write, then take the text. */
 typedef struct mem {
@@ -559,8 +561,165 @@ static void report_text__log_lines_and_record_words(void **state) {
   free(got);
 }
 
+static void expect_xml(const char *in, int attr, const char *want) {
+  mem m;
+  char *got;
+  mem_open(&m);
+  st__xml_escape(m.f, in, attr);
+  got = mem_take(&m);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static void xml_escape__markup_cdata_end_and_line_ends(void **state) {
+  (void)state;
+  expect_xml("a<b>&c]]>\"'", 0, "a&lt;b&gt;&amp;c]]&gt;\"'");
+  expect_xml("a<b>&c]]>\"'", 1, "a&lt;b&gt;&amp;c]]&gt;&quot;'");
+  /* Text keeps tab and newline; attributes get references, so that
+   * attribute-value normalisation does not turn them into spaces. CR is
+   * a reference in both (line-end normalisation). */
+  expect_xml("t\tn\nr\r", 0, "t\tn\nr&#13;");
+  expect_xml("t\tn\nr\r", 1, "t&#9;n&#10;r&#13;");
+  expect_xml(NULL, 0, "");
+}
+
+static void
+xml_escape__characters_xml_forbids_become_replacement(void **state) {
+  (void)state;
+  /* C0 controls, U+FFFE and U+FFFF are not XML 1.0 characters; invalid
+   * UTF-8 (a lone continuation, a surrogate, an overlong form) is
+   * replaced byte by byte, as the JSON writer does. */
+  expect_xml("\x01\x1b\x7f", 0, "\xef\xbf\xbd\xef\xbf\xbd\x7f");
+  expect_xml("\xef\xbf\xbe\xef\xbf\xbf", 1, "\xef\xbf\xbd\xef\xbf\xbd");
+  expect_xml("\x80", 0, "\xef\xbf\xbd");
+  expect_xml("\xed\xa0\x80", 0, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  expect_xml("\xc0\xaf", 0, "\xef\xbf\xbd\xef\xbf\xbd");
+  /* Valid text past ASCII is kept as it is. */
+  expect_xml("caf\xc3\xa9 \xf0\x9f\x98\x80", 0, "caf\xc3\xa9 \xf0\x9f\x98\x80");
+}
+
+static void report_case_id__repeat_suffix(void **state) {
+  char *id;
+  (void)state;
+  id = st__report_case_id("s", "c", 3, 1, 0);
+  assert_string_equal(id, "s::c");
+  free(id);
+  id = st__report_case_id("s", "c", 3, 4, 0);
+  assert_string_equal(id, "s::c@3");
+  free(id);
+  id = st__report_case_id("s", "c[N=7]", 2, 2, 1);
+  assert_string_equal(id, "c[N=7]@2");
+  free(id);
+}
+
+static void records_distinct__every_field_but_pid(void **state) {
+  st_run_result *run = st__run_result_new(4);
+  st__record *recs = NULL;
+  size_t n = 0, i;
+  char buf[32];
+  const char *lines[] = {
+      "torch_backend_autoload setting=invalid raw=\"a \\\"b\\\" c\" "
+      "effective=disabled torch_imported=false torch_npu_loaded=true "
+      "mylib_loaded=true pid=11",
+      /* the same conditions in another process: not distinct */
+      "torch_backend_autoload setting=invalid raw=\"a \\\"b\\\" c\" "
+      "effective=disabled torch_imported=false torch_npu_loaded=true "
+      "mylib_loaded=true pid=12",
+      NULL, /* a case that did not emit */
+      "torch_backend_autoload setting=unset raw=- effective=enabled "
+      "torch_imported=true torch_npu_loaded=false mylib_loaded=false pid=13"};
+  (void)state;
+  assert_non_null(run);
+  for (i = 0; i < 4; i++) {
+    st_case_result *r = make_result(ST_CASE_PASS, NULL);
+    st__case_result_set_record(r, lines[i]);
+    st__run_result_set(run, i, r);
+  }
+  assert_int_equal(st__records_distinct(run, &recs, &n), ST_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(recs[0].pid, 11);
+  assert_int_equal(recs[1].pid, 13);
+  assert_int_equal(recs[0].n, 6);
+  assert_string_equal(recs[0].fields[0].key, "setting");
+  assert_string_equal(recs[0].fields[0].value, "invalid");
+  assert_string_equal(recs[0].fields[1].key, "raw");
+  assert_string_equal(recs[0].fields[1].value, "\"a \\\"b\\\" c\"");
+  assert_string_equal(recs[0].fields[5].key, "mylib_loaded");
+  assert_string_equal(recs[1].fields[1].value, "-");
+  assert_string_equal(st__record_module("torch_imported", buf, sizeof buf),
+                      "torch");
+  assert_string_equal(st__record_module("torch_npu_loaded", buf, sizeof buf),
+                      "torch_npu");
+  assert_null(st__record_module("effective", buf, sizeof buf));
+  st__records_free(recs, n);
+  st_run_result_free(run);
+}
+
+static void run_all(st_observer *obs, st_run_result *run,
+                    const st_run_info *info) {
+  obs->run_begin(obs->data, info);
+  obs->run_end(obs->data, run);
+}
+
+static void report_junit__suites_cases_and_properties(void **state) {
+  st_run_result *run = st__run_result_new(3);
+  st__report_config cfg;
+  st_observer obs;
+  st_run_info info;
+  mem m;
+  char *got;
+  (void)state;
+  st__run_result_set(run, 0, make_result(ST_CASE_PASS, NULL));
+  st__run_result_set(run, 1, make_result(ST_CASE_FAIL, "bad <x>"));
+  st__run_result_set(run, 2, make_result(ST_CASE_SKIP, "declined"));
+  st__case_result_set_iteration(st__run_result_at(run, 1), 2);
+  memset(&info, 0, sizeof info);
+  info.platform = "cpu";
+  info.seed = 7;
+  info.total = 3;
+  info.repeat = 2;
+  info.shard_index = 1;
+  info.shard_total = 3;
+  info.shuffle = 1;
+  info.shuffle_seed = 99;
+  mem_open(&m);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.out = m.f;
+  assert_int_equal(st__report_junit_new(&cfg, &obs), ST_OK);
+  run_all(&obs, run, &info);
+  st__report_junit_free(&obs);
+  got = mem_take(&m);
+  assert_non_null(strstr(got,
+                         "<testsuites name=\"scenetest\" tests=\"3\" "
+                         "failures=\"1\" errors=\"0\" time=\"0.000153\">"));
+  assert_non_null(strstr(got, "<testsuite name=\"vector_add\" tests=\"3\" "
+                              "failures=\"1\" errors=\"0\" skipped=\"1\" "
+                              "time=\"0.000153\" timestamp=\""));
+  assert_non_null(
+      strstr(got, "<property name=\"shard\" value=\"1/3\"/>\n"
+                  "      <property name=\"repeat\" value=\"2\"/>\n"
+                  "      <property name=\"shuffle_seed\" value=\"99\"/>\n"
+                  "      <property name=\"autoload.distinct\" value=\"0\"/>"));
+  assert_non_null(strstr(got,
+                         "<testcase classname=\"vector_add\" name=\"small@1\" "
+                         "time=\"0.000051\"/>"));
+  assert_non_null(strstr(
+      got, "<testcase classname=\"vector_add\" name=\"small@2\" "
+           "time=\"0.000051\">\n      <failure type=\"mismatch\" "
+           "message=\"bad &lt;x&gt;\">bad &lt;x&gt;\nrerun: scenetest run"));
+  assert_non_null(strstr(got, "<skipped message=\"declined\"/>"));
+  assert_null(strstr(got, " file=\"scenes/add.yaml\" line="));
+  free(got);
+  st_run_result_free(run);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(xml_escape__markup_cdata_end_and_line_ends),
+      cmocka_unit_test(xml_escape__characters_xml_forbids_become_replacement),
+      cmocka_unit_test(report_case_id__repeat_suffix),
+      cmocka_unit_test(records_distinct__every_field_but_pid),
+      cmocka_unit_test(report_junit__suites_cases_and_properties),
       cmocka_unit_test(json_string__escapes_quotes_and_controls),
       cmocka_unit_test(json_string__invalid_utf8_becomes_replacement),
       cmocka_unit_test(json_string__valid_utf8_kept),

@@ -92,14 +92,14 @@ def rerun__repeats_the_load_and_timeout_options():
     r = Run(["run", "--format", "tap", "--log-level", "warning",
              "--max-nodes", "5000", "--timeout", "60", MISMATCH_F])
     check(r.rc == 1, "exit 1", r)
-    want = ("    rerun: \"scenetest run --case 'mismatch::wrong' --seed 0 "
+    want = ("    rerun: \"" + EXE + " run --case 'mismatch::wrong' --seed 0 "
             "--platform cpu --max-nodes 5000 --timeout 60 %s\"\n"
             % MISMATCH_F)
     check(want in r.out, "rerun line %r" % want, r)
     # The printed command reproduces the failure, and only that case.
     line = [l for l in r.out.splitlines() if l.startswith("    rerun: ")][0]
     argv = shlex.split(json.loads(line[len("    rerun: "):]))
-    check(argv[0] == "scenetest", "starts with the program name", r)
+    check(argv[0] == EXE, "starts with the program as invoked", r)
     again = Run(argv[1:] + ["--format", "tap", "--log-level", "warning"])
     check(again.rc == 1 and "\nnot ok 1 - mismatch::wrong\n" in again.out
           and "1..1\n" in again.out, "the rerun fails the same case", again)
@@ -110,7 +110,7 @@ def rerun__repeats_the_plugin():
     r = Run(["run", "--format", "text", "--log-level", "warning",
              "--plugin", PLUGIN, "--platform", "printer", MISMATCH_F])
     check(r.rc == 1, "exit 1", r)
-    want = ("      rerun: scenetest run --case 'mismatch::wrong' --seed 0 "
+    want = ("      rerun: " + EXE + " run --case 'mismatch::wrong' --seed 0 "
             "--platform printer --plugin %s %s\n" % (PLUGIN, MISMATCH_F))
     check(want in r.out, "rerun line %r" % want, r)
     argv = shlex.split(want.split("rerun: ", 1)[1])

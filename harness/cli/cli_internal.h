@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* What the scenetest program's files share: the shard from --shard and
+ * the CI engines' variables (shard.c), the cases an earlier report says
+ * failed (rerun.c), and the machine reports' outputs (outputs.c). Each
+ * function that can fail prints its one "scenetest: error: ..." line and
+ * returns 2 (usage) or 3 (internal); 0 is success. */
+#ifndef SCENETEST_HARNESS_CLI_INTERNAL_H
+#define SCENETEST_HARNESS_CLI_INTERNAL_H
+
+#include <stdio.h>
+
+#include <scenetest/scenetest.h>
+
+#include "report/report.h"
+
+/* A shard: index of total (total 0: unsharded) and what said so. */
+typedef struct st__shard {
+  unsigned index;
+  unsigned total;
+  const char *source; /* "--shard", "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS",
+                         ...; NULL when unsharded */
+} st__shard;
+
+/* Parses "K/N" (0 <= K < N <= 65536, decimal digits only). 0 or 2. */
+int st__shard_parse(const char *text /* IN */, st__shard *out /* OUT */);
+/* The run's shard (SPEC §10): option (from --shard; total 0 if absent)
+ * checked against the environment's pairs in the order GTEST_*, TEST_*,
+ * CI_NODE_* (1-based; CI_NODE_TOTAL alone or equal to 1 is unsharded).
+ * Half a pair, a malformed value, two pairs or the option and a pair that
+ * disagree: a usage error naming them. With touch, TEST_SHARD_STATUS_FILE
+ * (when set) is created or its mtime updated. 0, 2. */
+int st__shard_resolve(const st__shard *option /* IN */, int touch,
+                      st__shard *out /* OUT */);
+
+/* The names ("SCENE::CASE", repeat suffix dropped) of the cases that an
+ * earlier --events, json or junit report (told apart by content) says
+ * failed, errored or passed unexpectedly. *names is a malloc'd array of
+ * malloc'd strings (st__names_free). 0, 2 (unreadable, not a report),
+ * 3. */
+int st__rerun_read(const char *path /* IN */, char ***names /* OUT */,
+                   size_t *n /* OUT */);
+void st__names_free(char **names /* IN, owned */, size_t n);
+
+/* Report formats, as --format and --report name them. */
+typedef enum st__fmt {
+  ST__FMT_TEXT,
+  ST__FMT_TAP,
+  ST__FMT_JUNIT,
+  ST__FMT_JSON,
+  ST__FMT_HTML /* named by SPEC §10, not built yet */
+} st__fmt;
+/* "text" ... by id; -1 for an unknown name. */
+int st__fmt_parse(const char *name /* IN */);
+const char *st__fmt_name(int fmt);
+
+/* One report of a run: a format and where it goes. */
+typedef struct st__output {
+  int fmt;
+  const char *path;   /* NULL: the original standard output */
+  const char *source; /* what asked for it: "--output", "--report",
+                         "GTEST_OUTPUT", "XML_OUTPUT_FILE" */
+  char *real;         /* realpath of path (its directory's, when the file
+                         does not exist yet); owned */
+  char *owned_path;   /* path when built here (GTEST_OUTPUT=xml); owned */
+  FILE *f;
+  st_observer obs;
+  int has_obs;
+} st__output;
+
+/* A file that no report may alias (--events, an input scene). */
+typedef struct st__reserved {
+  const char *what; /* "--events", "input scene" */
+  const char *path;
+} st__reserved;
+
+/* Adds the reports that GTEST_OUTPUT and XML_OUTPUT_FILE ask for to
+ * out[*n] (room for 2 more). 0 or 2 (a GTEST_OUTPUT that is not xml or
+ * json). */
+int st__outputs_from_env(st__output *out /* IN/OUT */, size_t *n /* IN/OUT */);
+/* Resolves every output's real path, drops later duplicates of the same
+ * (format, real path), and refuses any other aliasing among the outputs
+ * and the reserved files: 0 or 2. */
+int st__outputs_check(st__output *out /* IN/OUT */, size_t *n /* IN/OUT */,
+                      const st__reserved *reserved /* IN */, size_t n_reserved);
+/* Opens each output (path NULL: a duplicate of fd 1, taken before the run
+ * points fd 1 at fd 2) and creates its reporter from cfg (cfg.out is set
+ * per output). 0, 2 (cannot open) or 3. */
+int st__outputs_open(st__output *out /* IN/OUT */, size_t n,
+                     const st__report_config *cfg /* IN */);
+/* Frees the reporters and closes the files; 0, or 3 if a write failed
+ * (said on stderr). */
+int st__outputs_close(st__output *out /* IN/OUT */, size_t n);
+
+#endif
