@@ -21,8 +21,13 @@ import os
 import re
 import sys
 
-import jsonschema
-import yaml
+try:
+    import jsonschema
+    import yaml
+except ImportError as e:  # a machine without Debian's python3-jsonschema
+    print("TAP version 13")
+    print("1..0 # SKIP %s" % e)
+    sys.exit(0)
 
 ROOT = sys.argv[1]
 LOADER = os.path.join(ROOT, "harness", "scene", "loader.c")

@@ -65,7 +65,10 @@ def test(fn):
 
 
 def skip_all(reason, tmp=None):
-    """Prints a TAP plan that skips everything, removes tmp; returns 77."""
+    """Prints a TAP plan that skips everything, removes tmp; returns 77,
+    meson's skip for tests of protocol 'exitcode'. (A test of protocol
+    'tap' skips with the same plan and exit 0: there any non-zero exit is
+    an error.)"""
     print("TAP version 13")
     print("1..0 # SKIP %s" % reason)
     if tmp:

@@ -16,7 +16,12 @@ import re
 import sys
 import tempfile
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a machine without Debian's python3-numpy
+    print("TAP version 13")
+    print("1..0 # SKIP numpy is not installed")
+    sys.exit(0)
 
 EXE = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="scenetest-npy-")
