@@ -23,6 +23,7 @@
 
 #include "case/args.h"
 #include "case/compare.h"
+#include "ops/ops_impl.h"
 
 #define BUF_BYTES ((size_t)64 << 20)
 #define MEM_REPS 9
@@ -102,6 +103,35 @@ static void run_compare(bench_ctx *ctx) {
             msg);
     ctx->failed = 1;
   }
+}
+
+/* The reference backend's add (the golden of a float32 add) over 1M
+ * elements: the issue-14 target is >= 0.5x memcpy's bandwidth. */
+#define REF_N ((size_t)1 << 20)
+static void run_ref_add(bench_ctx *ctx) {
+  st_tensor t[3];
+  st_op_call call;
+  for (int i = 0; i < 3; i++) {
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].dtype = ST_DTYPE_FLOAT32;
+    t[i].ndim = 1;
+    t[i].shape[0] = (int64_t)REF_N;
+    t[i].numel = REF_N;
+    t[i].nbytes = REF_N * sizeof(float);
+  }
+  t[0].data = ctx->src;
+  t[1].data = ctx->src + REF_N * sizeof(float);
+  t[2].data = ctx->dst;
+  t[2].role = ST_ROLE_OUTPUT;
+  st_op_call_init(&call);
+  call.op = "add";
+  call.backend = "reference";
+  call.tensors = t;
+  call.n_tensors = 3;
+  call.shard_count = 1;
+  call.max_threads = 1;
+  st__ref_elementwise(ST__EW_ADD, &call, 0, REF_N);
+  clobber(ctx->dst);
 }
 
 static void run_load(bench_ctx *ctx) {
@@ -203,7 +233,7 @@ static double gbps(size_t bytes, double s) { return (double)bytes / s / 1e9; }
 
 int main(void) {
   bench_ctx ctx;
-  double t_memcpy, t_memset, t_fill, t_compare, t_load, t_raw;
+  double t_memcpy, t_memset, t_fill, t_compare, t_load, t_raw, t_ref;
   double memcpy_gbps, fill_gbps, compare_gbps, load_mbps, raw_mbps;
   char *text;
 
@@ -222,6 +252,8 @@ int main(void) {
   tensor_init(&ctx.b, "out", ctx.src);
   t_compare = best_of(run_compare, &ctx, MEM_REPS);
 
+  t_ref = best_of(run_ref_add, &ctx, MEM_REPS);
+
   text = make_scene_text(SCENE_TEXT_BYTES, &ctx.text_len);
   ctx.text = text;
   t_raw = best_of(run_raw_parse, &ctx, LOAD_REPS);
@@ -239,12 +271,16 @@ int main(void) {
   printf("memset              %8.2f GB/s\n", gbps(BUF_BYTES, t_memset));
   printf("fill uniform f32    %8.2f GB/s\n", fill_gbps);
   printf("compare close f32   %8.2f GB/s\n", compare_gbps);
+  printf("reference add f32   %8.2f GB/s (1M elements, bytes of one tensor)\n",
+         gbps(REF_N * sizeof(float), t_ref));
   printf("scene load          %8.2f MB/s\n", load_mbps);
   printf("raw libyaml parse   %8.2f MB/s\n", raw_mbps);
   printf("ratio fill/memcpy        %6.2fx (target >= 1.0)\n",
          fill_gbps / memcpy_gbps);
   printf("ratio compare/memcpy     %6.2fx (target >= 1.5)\n",
          compare_gbps / memcpy_gbps);
+  printf("ratio ref-add/memcpy     %6.2fx (target >= 0.5)\n",
+         gbps(REF_N * sizeof(float), t_ref) / memcpy_gbps);
   printf("ratio load/raw-parse     %6.2fx (target >= 0.5)\n",
          load_mbps / raw_mbps);
 

@@ -37,6 +37,8 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
              (const char *)t[0].data + begin * size, (end - begin) * size);
     return;
   }
+  if (st__ref_elementwise_typed(kind, call, begin, end))
+    return;
   if (!st__dtype_is_int(t[0].dtype)) {
     double s = (kind == ST__EW_SCALE || kind == ST__EW_AXPY)
                    ? st__scalar_f64(call)

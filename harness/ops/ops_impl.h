@@ -51,6 +51,11 @@ extern const st__op_entry st__common_ops[];
  * thread; disjoint ranges may run concurrently. */
 void st__ref_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,
                          size_t begin, size_t end);
+/* The same over one dtype throughout for float32, float64 and the signed
+ * integers, specialised outside the loop (ops/ref_typed.c, built at -O3);
+ * 1 if it handled the call, 0 to take the generic path. */
+int st__ref_elementwise_typed(st__ew kind, st_op_call *call /* IN/OUT */,
+                              size_t begin, size_t end);
 void st__ref_matmul_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1);
 void st__ref_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1);
 void st__ref_transpose_rows(st_op_call *call /* IN/OUT */, size_t r0,
