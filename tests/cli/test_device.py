@@ -125,6 +125,32 @@ def timing_shows_run_device_and_run_copy():
 
 
 @test
+def junit_system_out_carries_device_times():
+    """SPEC §12: a JUnit testcase allows no properties, so each round's
+    device and copy times are lines of its <system-out>."""
+    import xml.etree.ElementTree as ET
+    out = os.path.join(TMP, "dev.xml")
+    r = Run(["run", "--plugin", FAKEDEV, "--platform", "fakedev",
+             "--log-level", "warning", "--report", "junit:" + out,
+             scene("junit")])
+    check(r.rc == 0, "passes", r)
+    cases = ET.parse(out).getroot().findall(".//testcase")
+    check(len(cases) == 1, "one testcase")
+    text = cases[0].findtext("system-out") or ""
+    lines = text.strip().splitlines()
+    check(len(lines) == 2, "one line per round: %r" % text)
+    for k, line in enumerate(lines):
+        m = re.fullmatch(r"run round=%d device_ns=(\d+) copy_ns=(\d+)" % k,
+                         line)
+        check(m is not None, "round %d line: %r" % (k, line))
+    plain = os.path.join(TMP, "cpu.xml")
+    r = Run(["run", "--log-level", "warning", "--report", "junit:" + plain,
+             scene("junitcpu")])
+    case = ET.parse(plain).getroot().find(".//testcase")
+    check(case.find("system-out") is None, "cpu reports no device time")
+
+
+@test
 def cpu_run_has_no_device_times():
     r = Run(["run", "--log-level", "timing",
              "--format", "tap", scene("cpu")])
