@@ -45,7 +45,7 @@ static const char timing_usage[] =
     "scene::case and phase n, min, median, max, and for run the min of\n"
     "per-case sums of its rounds; the distinct autoload records and their\n"
     "pids.\n"
-    "  --format F       text|json|csv (default text)\n"
+    "  --format F       text|json|csv|html (default text)\n"
     "  --keep-first     keep the cold first round of each process\n"
     "Exit status: 0 done; 2 usage error, unreadable or malformed log, or no\n"
     "TIMING line at all.\n";
@@ -55,7 +55,7 @@ static const char compare_usage[] =
     "Compares two sides (each a log file or a directory of logs) per\n"
     "scene::case and phase: medians, delta %, Mann-Whitney U p-value.\n"
     "Refuses (exit 2) when the sides' autoload conditions differ.\n"
-    "  --format F          text|json (default text)\n"
+    "  --format F          text|json|html (default text)\n"
     "  --alpha A           significance level (default 0.05)\n"
     "  --min-samples N     fewer samples on a side: not significant "
     "(default 5)\n"
@@ -158,9 +158,11 @@ int st__cli_measure_main(int argc, char **argv) {
         format = ST__TOOL_JSON;
       else if (strcmp(val, "csv") == 0 && cmd == M_TIMING)
         format = ST__TOOL_CSV;
+      else if (strcmp(val, "html") == 0)
+        format = ST__TOOL_HTML;
       else {
         merror("unknown --format '%s'; formats: %s", val,
-               cmd == M_TIMING ? "text, json, csv" : "text, json");
+               cmd == M_TIMING ? "text, json, csv, html" : "text, json, html");
         goto out;
       }
       break;

@@ -89,6 +89,13 @@ void st__report_run_header(FILE *out /* IN */, const char *prefix /* IN */,
 /* UTC now as ISO 8601 ("2026-05-01T12:00:00Z") into buf. */
 void st__report_utc_now(char *buf /* OUT */, size_t size);
 
+/* One self-contained HTML page at run end (docs/reports.md): metadata
+ * (cfg->argv shown as the command), the autoload records, summary,
+ * failures first, every case in a sortable table, phase timelines. */
+st_status st__report_html_new(const st__report_config *cfg /* IN */,
+                              st_observer *obs /* OUT */) ST_WUR;
+void st__report_html_free(st_observer *obs /* IN/OUT */);
+
 /* Writes s quoted for a POSIX shell: as is when every byte is in
  * [A-Za-z0-9_./:=@%+,-] (and s is not empty), else in single quotes with
  * each ' written as '\''. Thread-safety: one thread per out. */

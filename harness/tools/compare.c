@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "report/json.h"
+#include "tools/measure_html.h"
 #include "tools/samples.h"
 #include "tools/stats.h"
 #include "tools/timing.h"
@@ -23,14 +24,7 @@
  * differing or unknown conditions. */
 #define MARK "! "
 
-typedef struct row {
-  const st__group *b, *n;
-  double delta; /* percent; NAN when the base median is 0 */
-  double p;     /* NAN when not computed */
-  st__mwu_method method;
-  int few;         /* a side has fewer than min_samples */
-  int significant; /* p < alpha and not few */
-} row;
+typedef st__cmp_row row;
 
 static int cond_in(const st__side *s, const st__tl_record *r) {
   size_t i;
@@ -49,22 +43,6 @@ static int same_conditions(const st__side *a, const st__side *b) {
     if (!cond_in(a, &st__side_condition(b, i)->record))
       return 0;
   return 1;
-}
-
-/* The value of a field of a record as printed; NULL when the record has
- * no such field (a module the other run watched). */
-static const char *field_value(const st__tl_record *r, const char *field) {
-  size_t i;
-  if (strcmp(field, "setting") == 0)
-    return r->setting;
-  if (strcmp(field, "raw") == 0)
-    return r->raw;
-  if (strcmp(field, "effective") == 0)
-    return r->effective;
-  for (i = 0; i < r->n_modules; i++)
-    if (strcmp(r->modules[i].field, field) == 0)
-      return r->modules[i].loaded ? "true" : "false";
-  return NULL;
 }
 
 typedef struct column {
@@ -116,14 +94,14 @@ static void print_fields(FILE *f, const char *prefix, const st__side *base,
   for (k = 0; k < n_fields; k++) {
     int differ = 0;
     for (i = 1; i < n_cols; i++) {
-      const char *a = field_value(cols[0].r, fields[k]);
-      const char *b = field_value(cols[i].r, fields[k]);
+      const char *a = st__record_field_value(cols[0].r, fields[k]);
+      const char *b = st__record_field_value(cols[i].r, fields[k]);
       if ((a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0))
         differ = 1;
     }
     fprintf(f, "%s%c %-18s", prefix, differ ? '*' : ' ', fields[k]);
     for (i = 0; i < n_cols; i++) {
-      const char *v = field_value(cols[i].r, fields[k]);
+      const char *v = st__record_field_value(cols[i].r, fields[k]);
       fprintf(f, " %-*s", i + 1 < n_cols ? w : 0,
               v != NULL ? v : "(not watched)");
     }
@@ -322,6 +300,37 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
   fprintf(out, ", \"tripped\": %s}\n", tripped ? "true" : "false");
 }
 
+/* --format html: the refusal's output is a page with the two sides'
+ * records side by side (the error lines still go to err). */
+static void refusal_page(const st__compare_opts *o, const st__side *base,
+                         const st__side *nw, FILE *out) {
+  size_t cb = st__side_condition_count(base);
+  size_t cn = st__side_condition_count(nw);
+  char reason[2 * 4096 + 256];
+  st__compare_page pg;
+
+  if (cb == 0 || cn == 0)
+    snprintf(reason, sizeof reason,
+             "%s has no torch_backend_autoload record%s: its conditions are "
+             "unknown, so its timings cannot be compared (--ignore-autoload "
+             "compares anyway)",
+             cb == 0 ? o->base : o->new_,
+             cb == 0 && cn == 0 ? " (nor has the other side)" : "");
+  else
+    snprintf(reason, sizeof reason,
+             "the autoload conditions differ: %s has %zu distinct, %s has "
+             "%zu, and they are not the same (every field but pid); the "
+             "timings measure different things (--ignore-autoload compares "
+             "anyway)",
+             o->base, cb, o->new_, cn);
+  memset(&pg, 0, sizeof pg);
+  pg.o = o;
+  pg.base = base;
+  pg.nw = nw;
+  pg.refusal = reason;
+  st__compare_html(out, &pg);
+}
+
 /* Returns -1 to go on, else the exit status of a refusal. */
 static int check_conditions(const st__compare_opts *o, const st__side *base,
                             const st__side *nw, int *same, FILE *out,
@@ -364,6 +373,8 @@ static int check_conditions(const st__compare_opts *o, const st__side *base,
   }
   if (cb + cn > 0)
     print_fields(f, mk, base, nw);
+  if (!o->ignore_autoload && o->format == ST__TOOL_HTML)
+    refusal_page(o, base, nw, out);
   return o->ignore_autoload ? -1 : ST__TOOL_REFUSED;
 }
 
@@ -426,9 +437,20 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     if (o->has_fail_above && rw->significant && rw->delta > o->fail_above)
       tripped = 1;
   }
-  if (o->format == ST__TOOL_JSON)
+  if (o->format == ST__TOOL_JSON) {
     print_json(out, same, o, base, nw, rows, n_rows, tripped);
-  else
+  } else if (o->format == ST__TOOL_HTML) {
+    st__compare_page pg;
+    memset(&pg, 0, sizeof pg);
+    pg.o = o;
+    pg.base = base;
+    pg.nw = nw;
+    pg.rows = rows;
+    pg.n_rows = n_rows;
+    pg.same = same;
+    pg.tripped = tripped;
+    st__compare_html(out, &pg);
+  } else
     print_text(out, mk, o, base, nw, rows, n_rows);
   if (tripped) {
     for (i = 0; i < n_rows; i++)

@@ -458,6 +458,22 @@ void st__record_print(FILE *f, const st__tl_record *r) {
             r->modules[i].loaded ? "true" : "false");
 }
 
+/* The value of a field of a record as printed; NULL when the record has
+ * no such field (a module the other run watched). */
+const char *st__record_field_value(const st__tl_record *r, const char *field) {
+  size_t i;
+  if (strcmp(field, "setting") == 0)
+    return r->setting;
+  if (strcmp(field, "raw") == 0)
+    return r->raw;
+  if (strcmp(field, "effective") == 0)
+    return r->effective;
+  for (i = 0; i < r->n_modules; i++)
+    if (strcmp(r->modules[i].field, field) == 0)
+      return r->modules[i].loaded ? "true" : "false";
+  return NULL;
+}
+
 void st__duration_print(FILE *f, double ns) {
   if (ns < 1e3)
     fprintf(f, "%.0f ns", ns);

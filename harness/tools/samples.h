@@ -67,6 +67,12 @@ const st__group *st__side_find(const st__side *s /* IN */,
 /* Writes a record's fields as "setting=0 raw=\"0\" effective=... M=...",
  * pid left out. Thread-safety: one thread per f. */
 void st__record_print(FILE *f /* IN */, const st__tl_record *r /* IN */);
+/* The value of a field of a record as printed ("setting", "raw",
+ * "effective", or a module's field: "true"/"false"); NULL when the record
+ * has no such field (a module the other run watched).
+ * Thread-safety: any thread. */
+const char *st__record_field_value(const st__tl_record *r /* IN */,
+                                   const char *field /* IN */);
 /* The label of condition i: "A".."Z", then "C27", ... */
 void st__condition_label(char *buf /* OUT */, size_t size, size_t i);
 /* Writes the distinct conditions as a JSON array of {"id", "record":

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/json.h"
+#include "tools/measure_html.h"
 #include "tools/samples.h"
 #include "tools/timing.h"
 
@@ -228,6 +229,8 @@ int st__timing_main(const st__timing_opts *o, FILE *out, FILE *err) {
     print_json(s, out);
   else if (o->format == ST__TOOL_CSV)
     print_csv(s, out);
+  else if (o->format == ST__TOOL_HTML)
+    st__timing_html(out, o, s);
   else
     print_text(s, out);
   st__side_free(s);

@@ -13,7 +13,8 @@ enum { ST__TOOL_OK = 0, ST__TOOL_TRIPPED = 1, ST__TOOL_REFUSED = 2 };
 typedef enum st__tool_format {
   ST__TOOL_TEXT = 0,
   ST__TOOL_JSON = 1,
-  ST__TOOL_CSV = 2 /* timing only */
+  ST__TOOL_CSV = 2, /* timing only */
+  ST__TOOL_HTML = 3
 } st__tool_format;
 
 typedef struct st__timing_opts {
@@ -35,7 +36,7 @@ typedef struct st__compare_opts {
   double fail_above; /* percent */
   int ignore_autoload;
   int keep_first;
-  st__tool_format format; /* text or json */
+  st__tool_format format; /* text, json or html */
 } st__compare_opts;
 
 /* Thread-safety: one thread per out/err. */

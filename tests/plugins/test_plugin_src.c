@@ -22,6 +22,11 @@
  *   NONAME    an ABI 2 descriptor whose name is NULL
  *   SMALLDESC an ABI 2 descriptor whose size is 8 (set by hand, wrongly)
  *   HOOKS     platform "hooked": prepare/release hooks, registers add
+ *   HTMLHOSTILE platform "htmlhostile", for the HTML report: add prints
+ *             markup that would run script if a report let it through
+ *             (and a NUL, invalid UTF-8, controls) and then fails with
+ *             that text as its message; mul is correct after printing it;
+ *             sub computes a wrong result (a mismatch)
  * (C++ plugins are in test_plugin_cxx.cpp.) */
 #include <fcntl.h>
 #include <stdint.h>
@@ -47,6 +52,7 @@
 #define NONAME 15
 #define SMALLDESC 16
 #define HOOKS 17
+#define HTMLHOSTILE 18
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   size_t i;
@@ -233,4 +239,56 @@ static st_status init(st_registry *reg, st_error *err) {
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "hooked", platforms, init, hooks, 1};
+
+#elif KIND == HTMLHOSTILE
+#include <stdio.h>
+ST_PLUGIN_PLATFORMS("htmlhostile");
+static const char *const platforms[] = {"htmlhostile", NULL};
+/* Each would change the page's title if it ran or were parsed as markup;
+ * then the end of a <pre>, a CDATA end, a comment start, an entity, a C0
+ * control and DEL, and bytes that are not UTF-8 (a lone 0xff, an overlong
+ * '/'). */
+#define HTML_HOSTILE                                                           \
+  "<script>document.title='INJECTED'</script></pre>"                           \
+  "<img src=x onerror=\"document.title='INJECTED'\">"                          \
+  "</textarea></details>]]><!-- &amp; 'q' ctl\x01\x7f bad\xff\xc0\xaf end"
+static void print_hostile(void) {
+  static const char with_nul[] = "before-nul\0after-nul\n";
+  fputs("captured: " HTML_HOSTILE "\n", stdout);
+  fwrite(with_nul, 1, sizeof with_nul - 1, stdout);
+  fflush(stdout);
+}
+static st_status hostile_fail(st_op_call *c) {
+  print_hostile();
+  return st_op_call_fail(c, ST_EKERNEL, "%s", HTML_HOSTILE);
+}
+static st_status hostile_mul(st_op_call *c) {
+  size_t i;
+  print_hostile();
+  for (i = 0; i < c->tensors[2].numel; i++)
+    st_tensor_set_f64(&c->tensors[2], i,
+                      st_tensor_get_f64(&c->tensors[0], i) *
+                          st_tensor_get_f64(&c->tensors[1], i));
+  return ST_OK;
+}
+static st_status wrong_sub(st_op_call *c) {
+  size_t i;
+  for (i = 0; i < c->tensors[2].numel; i++)
+    st_tensor_set_f64(&c->tensors[2], i,
+                      st_tensor_get_f64(&c->tensors[0], i) + 1.0);
+  return ST_OK;
+}
+static st_status init(st_registry *reg, st_error *err) {
+  st_status rc = st_registry_register(reg, "htmlhostile", "add",
+                                      "htmlhostile", hostile_fail, err);
+  if (rc == ST_OK)
+    rc = st_registry_register(reg, "htmlhostile", "mul", "htmlhostile",
+                              hostile_mul, err);
+  if (rc == ST_OK)
+    rc = st_registry_register(reg, "htmlhostile", "sub", "htmlhostile",
+                              wrong_sub, err);
+  return rc;
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "htmlhostile", platforms, init};
 #endif

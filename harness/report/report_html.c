@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTML report (--format html): one self-contained page written at run
+ * end from the run's result: the run's metadata and autoload record in
+ * words (a banner when a record went stale), a summary bar, failures and
+ * errors first (message, captured output, rerun command with a copy
+ * button, phase timeline), then every case in a sortable table. Inline
+ * CSS and SVG and a little inline JavaScript; nothing from the network.
+ * Every string from a scene, a kernel or captured output goes through
+ * report/html_escape.h. A large run stays small and quick to open:
+ * passing cases are collapsed and their timelines are data (one JSON
+ * block) that the script draws when a case is opened. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <scenetest/record.h>
+
+#include "report/html_escape.h"
+#include "report/report.h"
+
+/* The phase names a run's timelines use, in order of first appearance:
+ * the lanes of every timeline and the JSON block's name table. */
+#define LANES_MAX 32
+
+typedef struct html_state {
+  st__report_config cfg;
+  st_run_info info;
+  int argc;
+  char *const *argv;
+  char start[32];
+  /* HOLE(ci-reports): the autoload record of this process, formatted at
+   * the first record phase that emitted. Under --isolate each child
+   * emits its own; ci-reports keeps each emitting case's line in the
+   * result, which replaces this. */
+  char record[1024];
+} html_state;
+
+static const char css[] =
+    "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
+    "margin:0;color:#1d232a;background:#f6f7f9}"
+    "header,section{margin:0 auto;max-width:1200px;padding:8px 24px}"
+    "h1{font-size:22px;margin:16px 0 8px}h2{font-size:17px;margin:18px 0 8px}"
+    "h3{font-size:15px;margin:0 0 6px;word-break:break-all}"
+    "dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;"
+    "margin:0}dl.meta dt{color:#5b6570}dl.meta dd{margin:0;"
+    "font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}"
+    ".banner{border-radius:6px;padding:8px 12px;margin:10px 0;"
+    "background:#fff4d6;border:1px solid #e0b030}"
+    ".bar{display:flex;height:18px;border-radius:4px;overflow:hidden;"
+    "background:#dde1e5}.bar span{display:block}"
+    ".counts{display:flex;flex-wrap:wrap;gap:18px;list-style:none;padding:0;"
+    "margin:8px 0}.counts b{font-size:18px;margin-right:4px}"
+    ".pass{--c:#2f9e58}.fail{--c:#d23a3a}.error{--c:#a3369e}"
+    ".skip{--c:#8a939c}.xfail{--c:#4d8fd1}.xpass{--c:#e07b12}"
+    ".bar span{background:var(--c)}.counts li{border-left:6px solid var(--c);"
+    "padding-left:6px}"
+    ".badge{display:inline-block;color:#fff;background:var(--c);"
+    "border-radius:3px;padding:0 6px;margin-right:6px;font-size:12px;"
+    "text-transform:uppercase}"
+    "article{background:#fff;border:1px solid #d5dae0;"
+    "border-left:5px solid var(--c);border-radius:6px;padding:10px 14px;"
+    "margin:10px 0}"
+    "pre{background:#f0f2f4;border-radius:4px;padding:8px;margin:6px 0;"
+    "white-space:pre-wrap;word-break:break-all;max-height:360px;"
+    "overflow:auto;font:12px/1.35 ui-monospace,Menlo,Consolas,monospace}"
+    ".rerun{display:flex;gap:8px;align-items:center}"
+    ".rerun code{flex:1;background:#f0f2f4;padding:4px 6px;border-radius:4px;"
+    "font-size:12px;word-break:break-all}"
+    "button{cursor:pointer}"
+    "table{border-collapse:collapse;width:100%;background:#fff}"
+    "th,td{border-bottom:1px solid #e3e6ea;padding:3px 8px;text-align:left;"
+    "vertical-align:top}th{cursor:pointer;user-select:none;background:#eef0f3;"
+    "position:sticky;top:0}th:after{content:' \\2195';color:#9aa3ac}"
+    "td.st{color:var(--c);font-weight:600}td.num{text-align:right;"
+    "font-variant-numeric:tabular-nums}"
+    "details summary{cursor:pointer}"
+    "svg.tl{display:block;width:100%;max-width:900px;height:auto;margin:6px 0}"
+    "svg.tl rect{fill:var(--c)}svg text{font:11px system-ui,sans-serif;fill:#3b444d}"
+    ".none{color:#5b6570}";
+
+/* Sorting the table, the copy buttons, and drawing a passing case's
+ * timeline from the JSON block when its row is opened. Every string is
+ * put in the page with textContent, never as markup. */
+static const char script[] =
+    "(function(){'use strict';"
+    "var NS='http://www.w3.org/2000/svg',col=new Intl.Collator();"
+    "var tb=document.querySelector('#all tbody');"
+    "document.querySelectorAll('#all th').forEach(function(th,i){"
+    "th.addEventListener('click',function(){"
+    "var d=th.getAttribute('data-dir')==='1'?-1:1;"
+    "th.setAttribute('data-dir',d===1?'1':'-1');"
+    "var num=th.getAttribute('data-t')==='n';"
+    "var rows=Array.prototype.slice.call(tb.rows);"
+    "rows.sort(function(a,b){var x=a.cells[i],y=b.cells[i];"
+    "return d*(num?x.getAttribute('data-v')-y.getAttribute('data-v')"
+    ":col.compare(x.textContent,y.textContent));});"
+    "var f=document.createDocumentFragment();"
+    "rows.forEach(function(r){f.appendChild(r);});tb.appendChild(f);});});"
+    "document.querySelectorAll('button.copy').forEach(function(b){"
+    "b.addEventListener('click',function(){"
+    "var el=document.getElementById(b.getAttribute('data-for'));"
+    "function sel(){var r=document.createRange();r.selectNodeContents(el);"
+    "var s=window.getSelection();s.removeAllRanges();s.addRange(r);"
+    "b.textContent='Selected: press Ctrl+C';}"
+    "if(navigator.clipboard&&window.isSecureContext)"
+    "navigator.clipboard.writeText(el.textContent).then(function(){"
+    "b.textContent='Copied';},sel);else sel();});});"
+    "var data=null;"
+    "function el(n,a,t){var e=document.createElementNS(NS,n);"
+    "for(var k in a)e.setAttribute(k,a[k]);"
+    "if(t!==undefined){var ti=document.createElementNS(NS,'title');"
+    "ti.textContent=t;e.appendChild(ti);}return e;}"
+    "function fmt(ns){return ns>=1e9?(ns/1e9).toFixed(3)+' s':"
+    "ns>=1e6?(ns/1e6).toFixed(3)+' ms':ns>=1e3?(ns/1e3).toFixed(1)+' \\u00b5s'"
+    ":ns+' ns';}"
+    "function draw(evs){var P=data.phases,S=data.status,lanes=[],end=1;"
+    "evs.forEach(function(e){if(typeof e[1]==='string')return;"
+    "if(lanes.indexOf(e[0])<0)lanes.push(e[0]);"
+    "end=Math.max(end,e[2]+e[3]);});"
+    "var L=90,W=800,H=18*lanes.length+22,sx=(W-L-10)/end;"
+    "var svg=el('svg',{'class':'tl',viewBox:'0 0 '+W+' '+H,"
+    "role:'img'});"
+    "lanes.forEach(function(p,j){var t=el('text',{x:4,y:18*j+13});"
+    "t.textContent=P[p];svg.appendChild(t);});var last=0;"
+    "evs.forEach(function(e){if(typeof e[1]==='string'){"
+    "var x=L+last*sx;svg.appendChild(el('line',{x1:x,x2:x,y1:0,y2:H-18,"
+    "stroke:'#7048e8','stroke-width':2},'load: '+e[1]+' (during '+P[e[0]]"
+    "+')'));svg.appendChild(el('path',{d:'M'+(x-4)+' 0h8l-4 6z',"
+    "fill:'#7048e8'},'load: '+e[1]));return;}"
+    "last=e[2]+e[3];var j=lanes.indexOf(e[0]);"
+    "svg.appendChild(el('rect',{x:L+e[2]*sx,y:18*j+3,"
+    "width:Math.max(1.5,e[3]*sx),height:13,rx:2,'class':S[e[4]]},"
+    "P[e[0]]+(e[1]>=0?' round '+e[1]:'')+': '+fmt(e[3])"
+    "+' '+['ok','fail','error','skip'][e[4]]+' (at +'+fmt(e[2])+')'));});"
+    "var ax=el('text',{x:L,y:H-4});ax.textContent='0';svg.appendChild(ax);"
+    "ax=el('text',{x:W-10,y:H-4,'text-anchor':'end'});"
+    "ax.textContent=fmt(end);svg.appendChild(ax);return svg;}"
+    "function show(d){if(!d.open||d.getAttribute('data-done'))return;"
+    "d.setAttribute('data-done','1');if(!data)data=JSON.parse("
+    "document.getElementById('timelines').textContent);"
+    "var evs=data.cases[d.getAttribute('data-i')];"
+    "if(evs&&evs.length)d.appendChild(draw(evs));else{"
+    "var p=document.createElement('p');p.className='none';"
+    "p.textContent='no phase events';d.appendChild(p);}}"
+    "document.getElementById('all').addEventListener('toggle',function(ev){"
+    "show(ev.target);},true);"
+    /* A link to "#cN" opens case N (a failure's article has that id). */
+    "var m=/^#c([0-9]+)$/.exec(location.hash);if(m){"
+    "var d=document.querySelector('#all details[data-i=\"'+m[1]+'\"]');"
+    "if(d){d.open=true;show(d);d.scrollIntoView();}}"
+    "})();";
+
+static void put_duration(FILE *out, uint64_t ns) {
+  if (ns >= 1000000000u)
+    fprintf(out, "%.3f s", (double)ns / 1e9);
+  else if (ns >= 1000000u)
+    fprintf(out, "%.3f ms", (double)ns / 1e6);
+  else if (ns >= 1000u)
+    fprintf(out, "%.1f \xc2\xb5s", (double)ns / 1e3);
+  else
+    fprintf(out, "%" PRIu64 " ns", ns);
+}
+
+static int is_failure(st_case_status s) {
+  return s == ST_CASE_FAIL || s == ST_CASE_ERROR;
+}
+
+static int is_load(const st_event *ev) {
+  return strcmp(ev->name, "load") == 0;
+}
+
+/* The record's value of key (raw keeps its quotes), into v/n: the line
+ * is space-separated KEY=VALUE fields after its first word, and raw's
+ * value is double-quoted with backslash escapes (SPEC §4). */
+static int rec_field(const char *s, const char *key, const char **v,
+                     size_t *n) {
+  size_t k = strlen(key);
+  const char *p = s;
+  while (*p != '\0') {
+    const char *name = p, *b;
+    while (*p != '\0' && *p != ' ' && *p != '=')
+      p++;
+    b = p;
+    if (*p == '=') {
+      b = ++p;
+      if (*p == '"') {
+        for (p++; *p != '\0' && *p != '"'; p++)
+          if (*p == '\\' && p[1] != '\0')
+            p++;
+        if (*p == '"')
+          p++;
+      }
+      while (*p != '\0' && *p != ' ')
+        p++;
+      if ((size_t)(b - 1 - name) == k && strncmp(name, key, k) == 0) {
+        *v = b;
+        *n = (size_t)(p - b);
+        return 1;
+      }
+    }
+    while (*p == ' ')
+      p++;
+  }
+  return 0;
+}
+
+static int rec_is(const char *s, const char *key, const char *want) {
+  const char *v;
+  size_t n;
+  return rec_field(s, key, &v, &n) && n == strlen(want) &&
+         memcmp(v, want, n) == 0;
+}
+
+/* The record in words, as the text report says it, then its line. */
+static void put_record(FILE *out, const char *rec) {
+  const char *v, *p;
+  size_t n;
+
+  fputs("<p>", out);
+  if (rec_is(rec, "setting", "unset"))
+    fputs("TORCH_DEVICE_BACKEND_AUTOLOAD unset", out);
+  else if (rec_field(rec, "raw", &v, &n)) {
+    fputs("TORCH_DEVICE_BACKEND_AUTOLOAD=<code>", out);
+    st__html_text_n(out, v, n);
+    fputs("</code>", out);
+  }
+  fputs(rec_is(rec, "effective", "enabled")
+            ? ", torch autoloads device backends"
+            : ", torch device-backend autoload disabled",
+        out);
+  fputs(rec_is(rec, "torch_imported", "true") ? "; torch imported"
+                                              : "; torch not imported",
+        out);
+  /* Every NAME_loaded field, in order. */
+  for (p = rec; (p = strstr(p, "_loaded=")) != NULL; p += 8) {
+    const char *b = p;
+    while (b > rec && b[-1] != ' ')
+      b--;
+    fputs(", ", out);
+    st__html_text_n(out, b, (size_t)(p - b));
+    fputs(strncmp(p + 8, "true", 4) == 0 ? " loaded" : " not loaded", out);
+  }
+  if (rec_field(rec, "pid", &v, &n)) {
+    fputs(" (pid ", out);
+    st__html_text_n(out, v, n);
+    fputc(')', out);
+  }
+  fputs("</p><pre>", out);
+  st__html_text(out, rec);
+  fputs("</pre>", out);
+}
+
+static void put_header(FILE *out, const html_state *st,
+                       const st_run_result *run) {
+  char host[256];
+  size_t i, n = st_run_result_count(run), stale = 0;
+  int a;
+
+  if (gethostname(host, sizeof host) != 0)
+    snprintf(host, sizeof host, "localhost");
+  host[sizeof host - 1] = '\0';
+  fputs("<header><h1>scenetest run</h1><dl class=\"meta\">", out);
+  fputs("<dt>version</dt><dd>" ST_VERSION_STRING "</dd><dt>platform</dt><dd>",
+        out);
+  st__html_text(out, st->info.platform);
+  fprintf(out, "</dd><dt>seed</dt><dd>%" PRIu64 "</dd><dt>start</dt><dd>",
+          st->info.seed);
+  st__html_text(out, st->start);
+  fputs("</dd><dt>host</dt><dd>", out);
+  st__html_text(out, host);
+  fputs("</dd><dt>command</dt><dd>", out);
+  for (a = 0; a < st->argc; a++) {
+    char *q = NULL;
+    size_t qn = 0;
+    FILE *m = open_memstream(&q, &qn);
+    if (m == NULL)
+      continue;
+    st__shell_quote(m, st->argv[a]);
+    if (fclose(m) == 0) {
+      if (a > 0)
+        fputc(' ', out);
+      st__html_text(out, q);
+    }
+    free(q);
+  }
+  fputs("</dd></dl><h2>Autoload record</h2>", out);
+  if (st->record[0] != '\0')
+    put_record(out, st->record);
+  else
+    fputs("<p class=\"none\">no record in this process (no case reached its "
+          "record phase here)</p>",
+          out);
+  for (i = 0; i < n; i++)
+    if (st_case_result_record_stale(st_run_result_get(run, i)))
+      stale++;
+  if (stale > 0) {
+    int shown = 0;
+    fprintf(out,
+            "<div class=\"banner\" id=\"stale\"><b>The autoload record is "
+            "stale</b> in %zu case%s: a watched module was loaded after the "
+            "record phase (SPEC \xc2\xa7" "3), so the record does not "
+            "describe what these cases ran with:",
+            stale, stale == 1 ? "" : "s");
+    for (i = 0; i < n && shown < 5; i++) {
+      const st_case_result *r = st_run_result_get(run, i);
+      if (!st_case_result_record_stale(r))
+        continue;
+      fputs(shown++ ? ", " : " ", out);
+      st__html_text(out, st_case_result_scene(r));
+      fputs("::", out);
+      st__html_text(out, st_case_result_case(r));
+    }
+    fputs(stale > 5 ? ", \xe2\x80\xa6</div>" : "</div>", out);
+  }
+  fputs("</header>", out);
+}
+
+static void put_summary(FILE *out, const st_run_result *run) {
+  /* xfail and xpass come with `expect: fail` (SPEC §13); until then they
+   * are always 0. */
+  static const char *const names[] = {"pass", "fail",  "error",
+                                      "skip", "xfail", "xpass"};
+  size_t counts[6] = {0}, total = st_run_result_count(run), i;
+
+  counts[0] = st_run_result_count_status(run, ST_CASE_PASS);
+  counts[1] = st_run_result_count_status(run, ST_CASE_FAIL);
+  counts[2] = st_run_result_count_status(run, ST_CASE_ERROR);
+  counts[3] = st_run_result_count_status(run, ST_CASE_SKIP);
+  fprintf(out, "<section id=\"summary\"><h2>Summary: %zu case%s</h2>"
+               "<div class=\"bar\">",
+          total, total == 1 ? "" : "s");
+  for (i = 0; i < 6; i++)
+    if (counts[i] > 0)
+      fprintf(out, "<span class=\"%s\" style=\"flex:%zu\" title=\"%zu %s\">"
+                   "</span>",
+              names[i], counts[i], counts[i], names[i]);
+  fputs("</div><ul class=\"counts\">", out);
+  for (i = 0; i < 6; i++)
+    fprintf(out, "<li class=\"%s\"><b data-count=\"%s\">%zu</b>%s</li>",
+            names[i], names[i], counts[i], names[i]);
+  fputs("</ul></section>", out);
+}
+
+/* The lane (phase name) of ev in lanes, added when new; -1 when full. */
+static int lane_of(const char **lanes, size_t *n, const char *name) {
+  size_t i;
+  for (i = 0; i < *n; i++)
+    if (strcmp(lanes[i], name) == 0)
+      return (int)i;
+  if (*n == LANES_MAX)
+    return -1;
+  lanes[*n] = name;
+  return (int)(*n)++;
+}
+
+static uint64_t first_start(const st_case_result *r) {
+  size_t i, n = st_case_result_event_count(r);
+  uint64_t t0 = UINT64_MAX;
+  for (i = 0; i < n; i++) {
+    const st_event *ev = st_case_result_event(r, i);
+    if (!is_load(ev) && ev->start_ns < t0)
+      t0 = ev->start_ns;
+  }
+  return t0 == UINT64_MAX ? 0 : t0;
+}
+
+/* A case's phase timeline as SVG, the same drawing as the script's:
+ * one lane per phase name, a bar per phase event at its start relative
+ * to the case's first event, a violet tick where a load event says a
+ * library entered the process (the end of the phase that loaded it). */
+static void put_timeline(FILE *out, const st_case_result *r) {
+  const char *lanes[LANES_MAX];
+  size_t n_lanes = 0, i, n = st_case_result_event_count(r);
+  uint64_t t0 = first_start(r), end = 1, last = 0;
+  const double L = 90, W = 800;
+  double sx, h;
+
+  for (i = 0; i < n; i++) {
+    const st_event *ev = st_case_result_event(r, i);
+    if (is_load(ev))
+      continue;
+    (void)lane_of(lanes, &n_lanes, ev->name);
+    if (ev->start_ns - t0 + ev->dur_ns > end)
+      end = ev->start_ns - t0 + ev->dur_ns;
+  }
+  if (n_lanes == 0) {
+    fputs("<p class=\"none\">no phase events</p>", out);
+    return;
+  }
+  sx = (W - L - 10) / (double)end;
+  h = 18.0 * (double)n_lanes + 22;
+  fprintf(out, "<svg class=\"tl\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">",
+          W, h);
+  for (i = 0; i < n_lanes; i++) {
+    fprintf(out, "<text x=\"4\" y=\"%zu\">", 18 * i + 13);
+    st__html_text(out, lanes[i]);
+    fputs("</text>", out);
+  }
+  for (i = 0; i < n; i++) {
+    const st_event *ev = st_case_result_event(r, i);
+    double x, w;
+    int lane;
+    if (is_load(ev)) {
+      x = L + (double)last * sx;
+      fprintf(out,
+              "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%.0f\" "
+              "stroke=\"#7048e8\" stroke-width=\"2\"><title>load: ",
+              x, x, h - 18);
+      st__html_text(out, ev->object);
+      fputs(" (during ", out);
+      st__html_text(out, ev->phase);
+      fprintf(out, ")</title></line><path d=\"M%.1f 0h8l-4 6z\" "
+                   "fill=\"#7048e8\"><title>load: ",
+              x - 4);
+      st__html_text(out, ev->object);
+      fputs("</title></path>", out);
+      continue;
+    }
+    lane = lane_of(lanes, &n_lanes, ev->name);
+    if (lane < 0)
+      continue;
+    last = ev->start_ns - t0 + ev->dur_ns;
+    x = L + (double)(ev->start_ns - t0) * sx;
+    w = (double)ev->dur_ns * sx;
+    fprintf(out,
+            "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"13\" rx=\"2\" "
+            "class=\"%s\"><title>",
+            x, 18 * lane + 3, w < 1.5 ? 1.5 : w,
+            ev->status == ST_PHASE_OK ? "pass"
+            : ev->status == ST_PHASE_FAIL ? "fail"
+            : ev->status == ST_PHASE_ERROR ? "error"
+                                           : "skip");
+    st__html_text(out, ev->name);
+    if (ev->round >= 0)
+      fprintf(out, " round %d", ev->round);
+    fputs(": ", out);
+    put_duration(out, ev->dur_ns);
+    fprintf(out, " %s (at +", st_phase_status_name(ev->status));
+    put_duration(out, ev->start_ns - t0);
+    fputs(")</title></rect>", out);
+  }
+  fprintf(out, "<text x=\"%.0f\" y=\"%.0f\">0</text>", L, h - 4);
+  fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", W - 10,
+          h - 4);
+  put_duration(out, end);
+  fputs("</text></svg>", out);
+}
+
+static void put_name(FILE *out, const st_case_result *r) {
+  st__html_text(out, st_case_result_scene(r));
+  fputs("::", out);
+  st__html_text(out, st_case_result_case(r));
+}
+
+static void put_failure(FILE *out, const html_state *st,
+                        const st_case_result *r, size_t idx) {
+  const char *status = st_case_status_name(st_case_result_status(r));
+  const char *msg = st_case_result_message(r);
+  const char *output = st_case_result_output(r);
+  char *cmd = NULL;
+  size_t cmd_n = 0;
+  FILE *m;
+
+  fprintf(out, "<article class=\"%s\" id=\"c%zu\"><h3><span class=\"badge\">"
+               "%s</span>",
+          status, idx, status);
+  put_name(out, r);
+  fputs("</h3><pre class=\"msg\">", out);
+  st__html_text(out, msg != NULL ? msg : "(no message)");
+  fputs("</pre>", out);
+  if (output != NULL && output[0] != '\0') {
+    fputs("<details open><summary>Captured output</summary><pre class=\"out\">",
+          out);
+    st__html_text(out, output);
+    fputs("</pre></details>", out);
+  }
+  if ((m = open_memstream(&cmd, &cmd_n)) != NULL) {
+    st__report_rerun(m, &st->cfg, st_case_result_scene(r),
+                     st_case_result_case(r), st_case_result_seed(r),
+                     st_case_result_platform(r), st_case_result_file(r));
+    if (fclose(m) == 0) {
+      fprintf(out, "<div class=\"rerun\"><code id=\"r%zu\">", idx);
+      st__html_text(out, cmd);
+      fprintf(out, "</code><button class=\"copy\" type=\"button\" "
+                   "data-for=\"r%zu\">Copy</button></div>",
+              idx);
+    }
+    free(cmd);
+  }
+  put_timeline(out, r);
+  fputs("</article>", out);
+}
+
+static void put_table(FILE *out, const st_run_result *run) {
+  size_t i, n = st_run_result_count(run);
+
+  fprintf(out,
+          "<section id=\"cases\"><h2>All cases (%zu)</h2><p class=\"none\">"
+          "Click a header to sort; open a case for its phase timeline.</p>"
+          "<table id=\"all\"><thead><tr><th data-t=\"s\">name</th>"
+          "<th data-t=\"s\">status</th><th data-t=\"n\">duration</th>"
+          "<th data-t=\"s\">platform</th></tr></thead><tbody>",
+          n);
+  for (i = 0; i < n; i++) {
+    const st_case_result *r = st_run_result_get(run, i);
+    const char *status = st_case_status_name(st_case_result_status(r));
+    if (is_failure(st_case_result_status(r))) {
+      fprintf(out, "<tr class=\"%s\"><td><a href=\"#c%zu\">", status, i);
+      put_name(out, r);
+      fputs("</a></td>", out);
+    } else {
+      fprintf(out, "<tr class=\"%s\"><td><details data-i=\"%zu\"><summary>",
+              status, i);
+      put_name(out, r);
+      fputs("</summary></details></td>", out);
+    }
+    fprintf(out, "<td class=\"st\">%s</td><td class=\"num\" data-v=\"%" PRIu64
+                 "\">",
+            status, st_case_result_duration_ns(r));
+    put_duration(out, st_case_result_duration_ns(r));
+    fputs("</td><td>", out);
+    st__html_text(out, st_case_result_platform(r));
+    fputs("</td></tr>\n", out);
+  }
+  fputs("</tbody></table></section>", out);
+}
+
+/* The timelines of the cases that are not failures, as data: {"phases":
+ * [names], "status": [class per phase status], "cases": {"INDEX": [[lane,
+ * round, start_ns, dur_ns, status] or [phase, "object"] for a load]}}. */
+static void put_timeline_data(FILE *out, const st_run_result *run) {
+  const char *names[LANES_MAX];
+  size_t n_names = 0, i, k, n = st_run_result_count(run);
+  int first = 1;
+
+  fputs("<script type=\"application/json\" id=\"timelines\">{\"cases\": {",
+        out);
+  for (i = 0; i < n; i++) {
+    const st_case_result *r = st_run_result_get(run, i);
+    size_t ne = st_case_result_event_count(r);
+    uint64_t t0 = first_start(r);
+    int efirst = 1;
+    if (is_failure(st_case_result_status(r)))
+      continue;
+    fprintf(out, "%s\"%zu\":[", first ? "" : ",\n", i);
+    first = 0;
+    for (k = 0; k < ne; k++) {
+      const st_event *ev = st_case_result_event(r, k);
+      int lane = lane_of(names, &n_names, is_load(ev) ? ev->phase : ev->name);
+      if (lane < 0)
+        continue;
+      fputs(efirst ? "[" : ",[", out);
+      efirst = 0;
+      if (is_load(ev)) {
+        fprintf(out, "%d,", lane);
+        st__html_json_string(out, ev->object);
+        fputc(']', out);
+        continue;
+      }
+      fprintf(out, "%d,%d,%" PRIu64 ",%" PRIu64 ",%d]", lane, ev->round,
+              ev->start_ns - t0, ev->dur_ns, (int)ev->status);
+    }
+    fputc(']', out);
+  }
+  fputs("},\n\"status\": [\"pass\",\"fail\",\"error\",\"skip\"],\n"
+        "\"phases\": [",
+        out);
+  for (i = 0; i < n_names; i++) {
+    if (i > 0)
+      fputc(',', out);
+    st__html_json_string(out, names[i]);
+  }
+  fputs("]}</script>", out);
+}
+
+static void html_run_begin(void *data, const st_run_info *info) {
+  html_state *st = data;
+  time_t now = time(NULL);
+  struct tm tm;
+  st->info = *info;
+  if (gmtime_r(&now, &tm) != NULL)
+    strftime(st->start, sizeof st->start, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void html_phase_end(void *data, const st_case_info *info,
+                           const st_event *event) {
+  html_state *st = data;
+  (void)info;
+  /* HOLE(ci-reports): see html_state.record. */
+  if (st->record[0] == '\0' && event->emitted &&
+      strcmp(event->name, "record") == 0)
+    st_record_format(NULL, 0, st->record, sizeof st->record);
+}
+
+static void html_run_end(void *data, const st_run_result *run) {
+  html_state *st = data;
+  FILE *out = st->cfg.out;
+  size_t i, n = st_run_result_count(run), n_fail = 0;
+
+  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+        "<title>scenetest run: ",
+        out);
+  for (i = 0; i < n; i++)
+    if (is_failure(st_case_result_status(st_run_result_get(run, i))))
+      n_fail++;
+  fprintf(out, "%zu case%s, %zu failed</title><style>%s</style></head><body>",
+          n, n == 1 ? "" : "s", n_fail, css);
+  put_header(out, st, run);
+  put_summary(out, run);
+  fprintf(out, "<section id=\"failures\"><h2>Failures and errors (%zu)</h2>",
+          n_fail);
+  if (n_fail == 0)
+    fputs("<p class=\"none\">none</p>", out);
+  for (i = 0; i < n; i++) {
+    const st_case_result *r = st_run_result_get(run, i);
+    if (is_failure(st_case_result_status(r)))
+      put_failure(out, st, r, i);
+  }
+  fputs("</section>", out);
+  put_table(out, run);
+  put_timeline_data(out, run);
+  fprintf(out, "<script>%s</script></body></html>\n", script);
+  fflush(out);
+}
+
+st_status st__report_html_new(const st__report_config *cfg, int argc,
+                              char *const *argv, st_observer *obs) {
+  html_state *st = calloc(1, sizeof *st);
+
+  memset(obs, 0, sizeof *obs);
+  if (st == NULL)
+    return ST_ENOMEM;
+  st->cfg = *cfg;
+  st->argc = argc;
+  st->argv = argv;
+  st->info.platform = "cpu";
+  obs->data = st;
+  obs->run_begin = html_run_begin;
+  obs->phase_end = html_phase_end;
+  obs->run_end = html_run_end;
+  return ST_OK;
+}
+
+void st__report_html_free(st_observer *obs) {
+  if (obs == NULL)
+    return;
+  free(obs->data);
+  obs->data = NULL;
+}
