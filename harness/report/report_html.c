@@ -6,9 +6,10 @@
  * button, phase timeline), then every case in a sortable table. Inline
  * CSS and SVG and a little inline JavaScript; nothing from the network.
  * Every string from a scene, a kernel or captured output goes through
- * report/html_escape.h. A large run stays small and quick to open:
- * passing cases are collapsed and their timelines are data (one JSON
- * block) that the script draws when a case is opened. */
+ * report/html_escape.h. A large run stays small and quick to open: the
+ * failures are markup, the rest is data (one JSON block): the table is
+ * drawn a page of rows at a time, and a passing case's timeline when it
+ * is opened. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,29 +76,50 @@ static const char css[] =
     "position:sticky;top:0}th:after{content:' \\2195';color:#9aa3ac}"
     "td.st{color:var(--c);font-weight:600}td.num{text-align:right;"
     "font-variant-numeric:tabular-nums}"
-    "details summary{cursor:pointer}"
+    "details summary{cursor:pointer}#more{margin:8px 0;padding:4px 12px}"
     "svg.tl{display:block;width:100%;max-width:900px;height:auto;margin:6px 0}"
     "svg.tl rect{fill:var(--c)}svg text{font:11px system-ui,sans-serif;fill:#3b444d}"
     ".none{color:#5b6570}";
 
-/* Sorting the table, the copy buttons, and drawing a passing case's
- * timeline from the JSON block when its row is opened. Every string is
- * put in the page with textContent, never as markup. */
+/* The table of all cases, drawn from the JSON block a page of rows at a
+ * time (20,000 rows in the DOM at once take the browser many seconds);
+ * sorting by a header, the copy buttons, and drawing a passing case's
+ * timeline when its row is opened. Every string goes into the page with
+ * textContent, never as markup. */
 static const char script[] =
     "(function(){'use strict';"
-    "var NS='http://www.w3.org/2000/svg',col=new Intl.Collator();"
-    "var tb=document.querySelector('#all tbody');"
+    "var NS='http://www.w3.org/2000/svg',col=new Intl.Collator(),PAGE=1000;"
+    "var data=JSON.parse(document.getElementById('data').textContent);"
+    "var tb=document.querySelector('#all tbody'),"
+    "btn=document.getElementById('more'),shown=0;"
+    "var rows=data.rows.map(function(r,i){return{i:i,r:r};});"
+    "function fmt(ns){return ns>=1e9?(ns/1e9).toFixed(3)+' s':"
+    "ns>=1e6?(ns/1e6).toFixed(3)+' ms':ns>=1e3?(ns/1e3).toFixed(1)+' \\u00b5s'"
+    ":ns+' ns';}"
+    "function td(tr,t,c){var e=document.createElement('td');"
+    "if(c)e.className=c;if(t!==null)e.textContent=t;tr.appendChild(e);"
+    "return e;}"
+    "function row(o){var r=o.r,st=data.cstatus[r[1]],"
+    "tr=document.createElement('tr');tr.className=st;var c=td(tr,null),e;"
+    "if(r[4]){e=document.createElement('a');e.href='#c'+o.i;"
+    "e.textContent=r[0];}else{e=document.createElement('details');"
+    "e.setAttribute('data-i',o.i);var s=document.createElement('summary');"
+    "s.textContent=r[0];e.appendChild(s);}c.appendChild(e);"
+    "td(tr,st,'st');td(tr,fmt(r[2]),'num');td(tr,r[3]);return tr;}"
+    "function more(n){var f=document.createDocumentFragment();"
+    "for(var k=0;k<n&&shown<rows.length;k++)f.appendChild(row(rows[shown++]));"
+    "tb.appendChild(f);var left=rows.length-shown;btn.hidden=left===0;"
+    "btn.textContent='Show '+Math.min(left,PAGE)+' more ('+left+' not shown)';}"
+    "btn.addEventListener('click',function(){more(PAGE);});more(PAGE);"
+    "var keys=[function(o){return o.r[0];},function(o){return data.cstatus["
+    "o.r[1]];},function(o){return o.r[2];},function(o){return o.r[3];}];"
     "document.querySelectorAll('#all th').forEach(function(th,i){"
     "th.addEventListener('click',function(){"
-    "var d=th.getAttribute('data-dir')==='1'?-1:1;"
+    "var d=th.getAttribute('data-dir')==='1'?-1:1,k=keys[i];"
     "th.setAttribute('data-dir',d===1?'1':'-1');"
-    "var num=th.getAttribute('data-t')==='n';"
-    "var rows=Array.prototype.slice.call(tb.rows);"
-    "rows.sort(function(a,b){var x=a.cells[i],y=b.cells[i];"
-    "return d*(num?x.getAttribute('data-v')-y.getAttribute('data-v')"
-    ":col.compare(x.textContent,y.textContent));});"
-    "var f=document.createDocumentFragment();"
-    "rows.forEach(function(r){f.appendChild(r);});tb.appendChild(f);});});"
+    "rows.sort(function(a,b){var x=k(a),y=k(b);return d*(typeof x==="
+    "'number'?x-y:col.compare(x,y))||a.i-b.i;});"
+    "var n=Math.max(shown,PAGE);tb.textContent='';shown=0;more(n);});});"
     "document.querySelectorAll('button.copy').forEach(function(b){"
     "b.addEventListener('click',function(){"
     "var el=document.getElementById(b.getAttribute('data-for'));"
@@ -107,14 +129,10 @@ static const char script[] =
     "if(navigator.clipboard&&window.isSecureContext)"
     "navigator.clipboard.writeText(el.textContent).then(function(){"
     "b.textContent='Copied';},sel);else sel();});});"
-    "var data=null;"
     "function el(n,a,t){var e=document.createElementNS(NS,n);"
     "for(var k in a)e.setAttribute(k,a[k]);"
     "if(t!==undefined){var ti=document.createElementNS(NS,'title');"
     "ti.textContent=t;e.appendChild(ti);}return e;}"
-    "function fmt(ns){return ns>=1e9?(ns/1e9).toFixed(3)+' s':"
-    "ns>=1e6?(ns/1e6).toFixed(3)+' ms':ns>=1e3?(ns/1e3).toFixed(1)+' \\u00b5s'"
-    ":ns+' ns';}"
     "function draw(evs){var P=data.phases,S=data.status,lanes=[],end=1;"
     "evs.forEach(function(e){if(typeof e[1]==='string')return;"
     "if(lanes.indexOf(e[0])<0)lanes.push(e[0]);"
@@ -138,8 +156,7 @@ static const char script[] =
     "ax=el('text',{x:W-10,y:H-4,'text-anchor':'end'});"
     "ax.textContent=fmt(end);svg.appendChild(ax);return svg;}"
     "function show(d){if(!d.open||d.getAttribute('data-done'))return;"
-    "d.setAttribute('data-done','1');if(!data)data=JSON.parse("
-    "document.getElementById('timelines').textContent);"
+    "d.setAttribute('data-done','1');"
     "var evs=data.cases[d.getAttribute('data-i')];"
     "if(evs&&evs.length)d.appendChild(draw(evs));else{"
     "var p=document.createElement('p');p.className='none';"
@@ -147,8 +164,9 @@ static const char script[] =
     "document.getElementById('all').addEventListener('toggle',function(ev){"
     "show(ev.target);},true);"
     /* A link to "#cN" opens case N (a failure's article has that id). */
-    "var m=/^#c([0-9]+)$/.exec(location.hash);if(m){"
-    "var d=document.querySelector('#all details[data-i=\"'+m[1]+'\"]');"
+    "var m=/^#c([0-9]+)$/.exec(location.hash);if(m){var d=null;"
+    "while(!(d=tb.querySelector('details[data-i=\"'+m[1]+'\"]'))&&"
+    "shown<rows.length)more(PAGE);"
     "if(d){d.open=true;show(d);d.scrollIntoView();}}"
     "})();";
 
@@ -494,48 +512,53 @@ static void put_failure(FILE *out, const html_state *st,
 }
 
 static void put_table(FILE *out, const st_run_result *run) {
-  size_t i, n = st_run_result_count(run);
-
   fprintf(out,
           "<section id=\"cases\"><h2>All cases (%zu)</h2><p class=\"none\">"
           "Click a header to sort; open a case for its phase timeline.</p>"
-          "<table id=\"all\"><thead><tr><th data-t=\"s\">name</th>"
-          "<th data-t=\"s\">status</th><th data-t=\"n\">duration</th>"
-          "<th data-t=\"s\">platform</th></tr></thead><tbody>",
-          n);
-  for (i = 0; i < n; i++) {
-    const st_case_result *r = st_run_result_get(run, i);
-    const char *status = st_case_status_name(st_case_result_status(r));
-    if (is_failure(st_case_result_status(r))) {
-      fprintf(out, "<tr class=\"%s\"><td><a href=\"#c%zu\">", status, i);
-      put_name(out, r);
-      fputs("</a></td>", out);
-    } else {
-      fprintf(out, "<tr class=\"%s\"><td><details data-i=\"%zu\"><summary>",
-              status, i);
-      put_name(out, r);
-      fputs("</summary></details></td>", out);
-    }
-    fprintf(out, "<td class=\"st\">%s</td><td class=\"num\" data-v=\"%" PRIu64
-                 "\">",
-            status, st_case_result_duration_ns(r));
-    put_duration(out, st_case_result_duration_ns(r));
-    fputs("</td><td>", out);
-    st__html_text(out, st_case_result_platform(r));
-    fputs("</td></tr>\n", out);
-  }
-  fputs("</tbody></table></section>", out);
+          "<noscript><p>The table of all cases is drawn by the page's script; "
+          "the failures above are complete without it.</p></noscript>"
+          "<table id=\"all\"><thead><tr><th>name</th><th>status</th>"
+          "<th>duration</th><th>platform</th></tr></thead><tbody></tbody>"
+          "</table><button id=\"more\" type=\"button\" hidden>Show more"
+          "</button></section>",
+          st_run_result_count(run));
 }
 
-/* The timelines of the cases that are not failures, as data: {"phases":
- * [names], "status": [class per phase status], "cases": {"INDEX": [[lane,
- * round, start_ns, dur_ns, status] or [phase, "object"] for a load]}}. */
-static void put_timeline_data(FILE *out, const st_run_result *run) {
+/* The table's rows and the timelines of the cases that are not
+ * failures, as data: {"rows": [[name, case status, duration_ns,
+ * platform, failure 0/1]], "cstatus": [names of case statuses], "cases":
+ * {"INDEX": [[lane, round, start_ns, dur_ns, status] or [phase,
+ * "object"] for a load]}, "status": [class per phase status], "phases":
+ * [names]}. */
+static void put_data(FILE *out, const st_run_result *run) {
   const char *names[LANES_MAX];
   size_t n_names = 0, i, k, n = st_run_result_count(run);
   int first = 1;
 
-  fputs("<script type=\"application/json\" id=\"timelines\">{\"cases\": {",
+  fputs("<script type=\"application/json\" id=\"data\">{\"rows\": [", out);
+  for (i = 0; i < n; i++) {
+    const st_case_result *r = st_run_result_get(run, i);
+    char *id = NULL;
+    size_t id_n = 0;
+    FILE *m = open_memstream(&id, &id_n);
+    if (m != NULL) {
+      fprintf(m, "%s::%s", st_case_result_scene(r), st_case_result_case(r));
+      if (fclose(m) != 0) {
+        free(id);
+        id = NULL;
+      }
+    }
+    fputs(i ? ",\n[" : "\n[", out);
+    st__html_json_string(out, id != NULL ? id : "");
+    free(id);
+    fprintf(out, ",%d,%" PRIu64 ",", (int)st_case_result_status(r),
+            st_case_result_duration_ns(r));
+    st__html_json_string(out, st_case_result_platform(r));
+    fprintf(out, ",%d]", is_failure(st_case_result_status(r)));
+  }
+  /* xfail and xpass come with `expect: fail` (SPEC §13). */
+  fputs("],\n\"cstatus\": [\"pass\",\"fail\",\"error\",\"skip\"],\n"
+        "\"cases\": {",
         out);
   for (i = 0; i < n; i++) {
     const st_case_result *r = st_run_result_get(run, i);
@@ -621,7 +644,7 @@ static void html_run_end(void *data, const st_run_result *run) {
   }
   fputs("</section>", out);
   put_table(out, run);
-  put_timeline_data(out, run);
+  put_data(out, run);
   fprintf(out, "<script>%s</script></body></html>\n", script);
   fflush(out);
 }
