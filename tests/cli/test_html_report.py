@@ -356,6 +356,38 @@ def run_html__screenshot():
     screenshot(RUN_HTML, "html_report_run.png")
 
 
+@test
+def run_html__large_run_pages_rows():
+    """2,600 cases: the first 1000 rows drawn, a button for the rest, and
+    a link to a case past them draws the pages up to it."""
+    paths = []
+    for k in range(2):
+        paths.append(write("big/s%d.yaml" % k, SCENE.split("cases:")[0]
+                           .format(op="add").replace("hostile_add",
+                                                     "big%d" % k) +
+                           "cases:\n" + "".join("  - name: c%04d\n" % i
+                                                 for i in range(1300))))
+    path = os.path.join(TMP, "big.html")
+    r = Run(["run", "--format", "html", "--output", path, "--log-level",
+             "warning"] + paths)
+    check(r.rc == 0, "2600 cases passed", r)
+    root = dom(path)
+    rows = root.find("table", id="all")[0].find("tbody")[0].find("tr")
+    btn = root.find("button", id="more")[0]
+    check(len(rows) == 1000 and btn.attrs.get("hidden") is None and
+          btn.text() == "Show 1000 more (1600 not shown)",
+          "1000 rows and %r" % btn.text())
+    check(root.find("b", data_count="pass")[0].text() == "2600",
+          "the summary counts every case")
+    root = dom(path, "#c2500")
+    rows = root.find("table", id="all")[0].find("tbody")[0].find("tr")
+    d = root.find("details", data_i="2500")
+    check(len(rows) == 2600 and len(d) == 1 and
+          d[0].find("summary")[0].text() == "big1::c1200" and
+          len(d[0].find("rect")) == 5,
+          "#c2500: every page drawn, case 2500 open with its 5 bars: %d rows" % len(rows))
+
+
 LOGS = {}
 
 
