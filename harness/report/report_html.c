@@ -280,8 +280,8 @@ static void put_header(FILE *out, const html_state *st,
     snprintf(host, sizeof host, "localhost");
   host[sizeof host - 1] = '\0';
   fputs("<header><h1>scenetest run</h1><dl class=\"meta\">", out);
-  fputs("<dt>version</dt><dd>" ST_VERSION_STRING "</dd><dt>platform</dt><dd>",
-        out);
+  fprintf(out, "<dt>version</dt><dd>%s</dd><dt>platform</dt><dd>",
+          st_version_string());
   st__html_text(out, st->info.platform);
   fprintf(out, "</dd><dt>seed</dt><dd>%" PRIu64 "</dd><dt>start</dt><dd>",
           st->info.seed);
@@ -653,7 +653,7 @@ st_status st__report_html_new(const st__report_config *cfg, int argc,
                               char *const *argv, st_observer *obs) {
   html_state *st = calloc(1, sizeof *st);
 
-  memset(obs, 0, sizeof *obs);
+  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->cfg = *cfg;

@@ -534,7 +534,6 @@ def timing_html__hostile_names_are_text():
 
 if __name__ == "__main__":
     if not os.access(CHROMIUM, os.X_OK):
-        print("1..0 # SKIP no %s" % CHROMIUM)
-        sys.exit(77)
+        sys.exit(taptest.skip_all("no %s" % CHROMIUM, TMP))
     os.makedirs(OUTDIR, exist_ok=True)
     sys.exit(main(TMP))

@@ -239,7 +239,6 @@ static st_status init(st_registry *reg, st_error *err) {
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "hooked", platforms, init, hooks, 1};
-
 #elif KIND == HTMLHOSTILE
 #include <stdio.h>
 ST_PLUGIN_PLATFORMS("htmlhostile");
