@@ -270,6 +270,26 @@ static void put_record(FILE *out, const char *rec) {
   fputs("</pre>", out);
 }
 
+/* " (OBJECT loaded during PHASE, ...)": the load events after the
+ * case's record event, what made its record stale. */
+static void put_loaded_after_record(FILE *out, const st_case_result *r) {
+  size_t i, n = st_case_result_event_count(r), shown = 0;
+  int after = 0;
+  for (i = 0; i < n; i++) {
+    const st_event *ev = st_case_result_event(r, i);
+    if (strcmp(ev->name, "record") == 0)
+      after = 1;
+    if (!after || !is_load(ev))
+      continue;
+    fputs(shown++ ? ", " : " (", out);
+    st__html_text(out, ev->object);
+    fputs(" loaded during ", out);
+    st__html_text(out, ev->phase);
+  }
+  if (shown)
+    fputc(')', out);
+}
+
 static void put_header(FILE *out, const html_state *st,
                        const st_run_result *run) {
   char host[256];
@@ -325,10 +345,12 @@ static void put_header(FILE *out, const html_state *st,
       const st_case_result *r = st_run_result_get(run, i);
       if (!st_case_result_record_stale(r))
         continue;
-      fputs(shown++ ? ", " : " ", out);
+      fprintf(out, "%s<a href=\"#c%zu\">", shown++ ? ", " : " ", i);
       st__html_text(out, st_case_result_scene(r));
       fputs("::", out);
       st__html_text(out, st_case_result_case(r));
+      fputs("</a>", out);
+      put_loaded_after_record(out, r);
     }
     fputs(stale > 5 ? ", \xe2\x80\xa6</div>" : "</div>", out);
   }

@@ -11,6 +11,7 @@ markup a kernel prints or returns as its message is text, never elements
 emits). Screenshots are kept in the build directory as artifacts.
 
 Usage: test_html_report.py SCENETEST HOSTILE_PLUGIN SPIN1 SPIN2 OUTDIR
+                           FIXTURE_LIB
 Exit 0 all passed, 1 a failure, 77 skipped (no /usr/bin/chromium); the
 test lines are TAP on stdout."""
 import html.parser
@@ -26,6 +27,7 @@ HOSTILE = os.path.abspath(sys.argv[2])  # platform 'htmlhostile'
 SPIN1 = os.path.abspath(sys.argv[3])    # platform 'spin': add once
 SPIN2 = os.path.abspath(sys.argv[4])    # the same add twice over
 OUTDIR = os.path.abspath(sys.argv[5])   # screenshots go here
+FIXTURE = os.path.abspath(sys.argv[6])  # a shared object to load in run
 TMP = tempfile.mkdtemp(prefix="scenetest-html-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -354,6 +356,41 @@ def run_html__passing_timeline_drawn_when_opened():
 def run_html__screenshot():
     run_report()
     screenshot(RUN_HTML, "html_report_run.png")
+
+
+@test
+def run_html__stale_record_banner_and_load_tick():
+    """mul's kernel loads a watched library during run: the record is
+    stale; the banner names the case and the object, and the case's
+    timeline has a load tick after its record bar."""
+    path = os.path.join(TMP, "stale.html")
+    ev = os.path.join(TMP, "stale.jsonl")
+    base = os.path.basename(FIXTURE)
+    r = Run(["run", "--format", "html", "--output", path, "--events", ev,
+             "--isolate", "--log-level", "error", "--plugin", HOSTILE,
+             "--platform", "htmlhostile", "--watch", "fixture=" + base,
+             "--case", "hostile_mul::c1", SCENES[1]],
+            env={"ST_TEST_DLOPEN": FIXTURE})
+    check(r.rc == 0, "the case passed", r)
+    with open(ev) as f:
+        case = json.loads(f.readline())
+    check(case["record_stale"], "--events says the record is stale", r)
+    root = dom(path, "#c0")
+    banner = root.find(id="stale")
+    check(len(banner) == 1 and "hostile_mul::c1" in banner[0].text() and
+          FIXTURE + " loaded during run" in banner[0].text(),
+          "the banner names the case and the object: %r" %
+          [b.text() for b in banner])
+    svg = root.find("details", data_i="0")[0].find("svg")[0]
+    ticks = [n for n in svg.find("line")
+             if n.find("title") and
+             n.find("title")[0].text() == "load: %s (during run)" % FIXTURE]
+    rec = [n for n in svg.find("rect")
+           if n.find("title")[0].text().startswith("record:")]
+    check(len(ticks) == 1 and len(rec) == 1, "a tick and a record bar")
+    check(float(ticks[0].attrs["x1"]) >
+          float(rec[0].attrs["x"]) + float(rec[0].attrs["width"]),
+          "the tick comes after the record bar")
 
 
 @test
