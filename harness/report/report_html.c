@@ -76,6 +76,11 @@ static const char css[] =
     "position:sticky;top:0}th:after{content:' \\2195';color:#9aa3ac}"
     "td.st{color:var(--c);font-weight:600}td.num{text-align:right;"
     "font-variant-numeric:tabular-nums}"
+    "table.mismatch{width:auto;margin:6px 0;font:12px ui-monospace,Menlo,"
+    "Consolas,monospace}table.mismatch caption{text-align:left;"
+    "font-weight:600;padding:2px 0}table.mismatch th{cursor:auto;"
+    "position:static}table.mismatch th:after{content:none}"
+    "table.mismatch td{text-align:right}"
     "details summary{cursor:pointer}#more{margin:8px 0;padding:4px 12px}"
     "svg.tl{display:block;width:100%;max-width:900px;height:auto;margin:6px 0}"
     "svg.tl rect{fill:var(--c)}svg text{font:11px system-ui,sans-serif;fill:#3b444d}"
@@ -496,6 +501,86 @@ static void put_name(FILE *out, const st_case_result *r) {
   st__html_text(out, st_case_result_case(r));
 }
 
+/* Splits line[0..n) into cells at runs of two or more spaces (the
+ * columns of the compare's mismatch table, docs/scene-format.md).
+ * Returns the count, at most max; begin/len get each cell. */
+static size_t split_cells(const char *line, size_t n, const char **begin,
+                          size_t *len, size_t max) {
+  size_t i = 0, k = 0;
+  while (i < n && line[i] == ' ')
+    i++;
+  while (i < n && k < max) {
+    size_t b = i;
+    while (i < n && !(line[i] == ' ' && i + 1 < n && line[i + 1] == ' '))
+      i++;
+    while (b < i && line[i - 1] == ' ')
+      i--;
+    begin[k] = line + b;
+    len[k++] = i - b;
+    while (i < n && line[i] == ' ')
+      i++;
+  }
+  return k;
+}
+
+/* The mismatch tables of a failing compare's message as HTML tables: a
+ * line "index  actual  expected  abs diff  rel diff" and the indented rows
+ * under it, captioned by the "tensor '...' (...):" line above. The <pre>
+ * above them keeps the whole message. */
+static void put_mismatch_tables(FILE *out, const char *msg) {
+  const char *p = msg, *caption = NULL;
+  size_t caption_n = 0;
+  while (p != NULL && *p != '\0') {
+    const char *eol = strchr(p, '\n');
+    size_t n = eol != NULL ? (size_t)(eol - p) : strlen(p);
+    const char *cb[8];
+    size_t cl[8], nc, k;
+    if (n > 0 && p[n - 1] == ':' && strncmp(p, "tensor '", 8) == 0) {
+      caption = p;
+      caption_n = n - 1;
+    }
+    nc = split_cells(p, n, cb, cl, 8);
+    if (nc >= 3 && cl[0] == 5 && memcmp(cb[0], "index", 5) == 0 &&
+        p[0] == ' ') {
+      fputs("<table class=\"mismatch\">", out);
+      if (caption != NULL) {
+        fputs("<caption>", out);
+        st__html_text_n(out, caption, caption_n);
+        fputs("</caption>", out);
+      }
+      fputs("<tr>", out);
+      for (k = 0; k < nc; k++) {
+        fputs("<th>", out);
+        st__html_text_n(out, cb[k], cl[k]);
+        fputs("</th>", out);
+      }
+      fputs("</tr>", out);
+      for (p = eol != NULL ? eol + 1 : p + n; *p == ' ' && p[1] == ' ';) {
+        size_t m, rc;
+        const char *rb[8];
+        size_t rl[8];
+        eol = strchr(p, '\n');
+        m = eol != NULL ? (size_t)(eol - p) : strlen(p);
+        rc = split_cells(p, m, rb, rl, 8);
+        fputs("<tr>", out);
+        for (k = 0; k < rc; k++) {
+          fprintf(out, rc < nc && k + 1 == rc ? "<td colspan=\"%zu\">"
+                                               : "<td>",
+                  nc - k);
+          st__html_text_n(out, rb[k], rl[k]);
+          fputs("</td>", out);
+        }
+        fputs("</tr>", out);
+        p = eol != NULL ? eol + 1 : p + m;
+      }
+      fputs("</table>", out);
+      caption = NULL;
+      continue;
+    }
+    p = eol != NULL ? eol + 1 : NULL;
+  }
+}
+
 static void put_failure(FILE *out, const html_state *st,
                         const st_case_result *r, size_t idx) {
   const char *status = st_case_status_name(st_case_result_status(r));
@@ -512,6 +597,8 @@ static void put_failure(FILE *out, const html_state *st,
   fputs("</h3><pre class=\"msg\">", out);
   st__html_text(out, msg != NULL ? msg : "(no message)");
   fputs("</pre>", out);
+  if (msg != NULL)
+    put_mismatch_tables(out, msg);
   if (output != NULL && output[0] != '\0') {
     fputs("<details open><summary>Captured output</summary><pre class=\"out\">",
           out);

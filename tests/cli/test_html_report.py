@@ -17,6 +17,7 @@ test lines are TAP on stdout."""
 import html.parser
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -262,6 +263,31 @@ def run_html__summary_counts_match_events():
           "the run has each outcome: %r" % cases)
 
 
+def check_mismatch_table(article, message):
+    """The message's mismatch table (docs/scene-format.md) as an HTML
+    table: the same cells, split where the text has two spaces."""
+    lines = message.split("\n")
+    want = []
+    for k, line in enumerate(lines):
+        if line.startswith("  index "):
+            want = [re.split(r" {2,}", x.strip())
+                    for x in [line] + [y for y in lines[k + 1:]
+                                       if y.startswith("  ")]]
+            break
+    tables = article.find("table", cls="mismatch")
+    if not want:
+        check(not tables, "no mismatch table without one in the message")
+        return
+    got = [[c.text() for c in tr.children
+            if isinstance(c, Node) and c.tag in ("th", "td")]
+           for tr in tables[0].find("tr")]
+    check(len(tables) == 1 and got == want,
+          "mismatch table %r, the message's %r" % (got, want))
+    cap = tables[0].find("caption")
+    check(len(cap) == 1 and cap[0].text().startswith("tensor 'out' ("),
+          "captioned by its tensor: %r" % [x.text() for x in cap])
+
+
 @test
 def run_html__failures_first_with_message_output_rerun():
     _, cases = run_report()
@@ -285,6 +311,8 @@ def run_html__failures_first_with_message_output_rerun():
         want = (c["message"] or "(no message)" if c["status"] != "error"
                 else "kernel: " + HOSTILE_TEXT)
         check(msg == want, "the message as text: %r, want %r" % (msg, want))
+        if c["status"] in ("fail", "xpass"):
+            check_mismatch_table(a, c["message"] or "")
         code = a.find("code")
         check(len(code) == 1 and code[0].text().startswith(
             "scenetest run --case '%s::%s' --seed 0 --platform htmlhostile" %
