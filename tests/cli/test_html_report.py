@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 CHROMIUM = "/usr/bin/chromium"
 EXE = os.path.abspath(sys.argv[1])
@@ -456,6 +457,92 @@ def run_html__large_run_pages_rows():
           d[0].find("summary")[0].text() == "big1::c1200" and
           len(d[0].find("rect")) == 5,
           "#c2500: every page drawn, case 2500 open with its 5 bars: %d rows" % len(rows))
+
+
+def cdp_eval(url, exprs):
+    """Evaluates each JavaScript expression in the page at url, in turn,
+    in headless Chromium driven over its DevTools pipe (it reads commands
+    on fd 3 and answers on fd 4, NUL-separated JSON), as a user's clicks
+    would run; returns their values."""
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    # bash, not sh: dash takes only one-digit descriptors in redirections.
+    p = subprocess.Popen(
+        ["bash", "-c", 'exec "$0" "$@" 3<&%d 4>&%d' % (r_in, w_out)] +
+        chromium(["--remote-debugging-pipe", "about:blank"]),
+        pass_fds=(r_in, w_out), stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    os.close(r_in)
+    os.close(w_out)
+    state = {"buf": b"", "id": 0}
+
+    def call(method, params=None, session=None):
+        state["id"] += 1
+        msg = {"id": state["id"], "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(w_in, json.dumps(msg).encode() + b"\0")
+        while True:
+            while b"\0" in state["buf"]:
+                m, state["buf"] = state["buf"].split(b"\0", 1)
+                m = json.loads(m)
+                if m.get("id") == state["id"]:
+                    check("error" not in m, "DevTools %s: %r" % (method, m))
+                    return m["result"]
+            chunk = os.read(r_out, 1 << 20)
+            check(chunk, "chromium closed its DevTools pipe")
+            state["buf"] += chunk
+
+    try:
+        t = call("Target.createTarget", {"url": url})["targetId"]
+        s = call("Target.attachToTarget",
+                 {"targetId": t, "flatten": True})["sessionId"]
+        # Polling a state (the page loaded, its script ran), not ordering
+        # two events by time.
+        for _ in range(200):
+            r = call("Runtime.evaluate", {"expression": "document.readyState"},
+                     s)
+            if r["result"].get("value") == "complete":
+                break
+            time.sleep(0.05)
+        out = []
+        for e in exprs:
+            r = call("Runtime.evaluate", {"expression": e,
+                                          "awaitPromise": True,
+                                          "returnByValue": True}, s)
+            check("exceptionDetails" not in r, "%s: %r" % (e, r))
+            out.append(r["result"].get("value"))
+    finally:
+        os.close(w_in)
+        os.close(r_out)
+        p.wait(timeout=60)
+    return out
+
+
+@test
+def run_html__sort_and_copy_by_clicking():
+    _, cases = run_report()
+    rows = ("Array.from(document.querySelectorAll('#all tbody tr'))"
+            ".map(function(r){return [r.cells[0].textContent,"
+            "r.cells[2].textContent];})")
+    click = "document.querySelectorAll('#all th')[%d].click();"
+    got = cdp_eval("file://" + RUN_HTML, [
+        click % 2 + rows, click % 2 + rows, click % 0 + rows,
+        "var b=document.querySelector('button.copy');b.click();"
+        "new Promise(function(r){setTimeout(function(){r([b.textContent,"
+        "String(window.getSelection()),document.getElementById("
+        "b.getAttribute('data-for')).textContent]);},500);})"])
+    by_dur = [c["scene"] + "::" + c["case"]
+              for c in sorted(cases, key=lambda c: c["duration_ns"])]
+    check([r[0] for r in got[0]] == by_dur,
+          "duration ascending %r, --events says %r" % (got[0], by_dur))
+    check([r[0] for r in got[1]] == by_dur[::-1], "then descending")
+    check([r[0] for r in got[2]] == sorted(by_dur), "by name %r" % got[2])
+    label, selection, command = got[3]
+    check(command.startswith("scenetest run --case ") and
+          (label == "Copied" or
+           (label == "Selected: press Ctrl+C" and selection == command)),
+          "copy: %r, selection %r, command %r" % (label, selection, command))
 
 
 LOGS = {}
