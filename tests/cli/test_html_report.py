@@ -497,12 +497,14 @@ def cdp_eval(url, exprs):
         t = call("Target.createTarget", {"url": url})["targetId"]
         s = call("Target.attachToTarget",
                  {"targetId": t, "flatten": True})["sessionId"]
-        # Polling a state (the page loaded, its script ran), not ordering
-        # two events by time.
+        # Polling a state (this page, not the first about:blank, loaded
+        # and its script ran), not ordering two events by time.
         for _ in range(200):
-            r = call("Runtime.evaluate", {"expression": "document.readyState"},
-                     s)
-            if r["result"].get("value") == "complete":
+            r = call("Runtime.evaluate", {
+                "expression": "location.href === %s && "
+                              "document.readyState === 'complete'" %
+                              json.dumps(url)}, s)
+            if r["result"].get("value") is True:
                 break
             time.sleep(0.05)
         out = []
