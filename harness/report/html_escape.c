@@ -90,8 +90,8 @@ void st__html_json_string(FILE *f, const char *s) {
       fputs("\\n", f);
     else if (cp == '\t')
       fputs("\\t", f);
-    else if (cp < 0x20 || cp == 0x7F || cp == '<' || cp == '>' ||
-             cp == '&' || cp == 0x2028 || cp == 0x2029)
+    else if (cp < 0x20 || cp == 0x7F || cp == '<' || cp == '>' || cp == '&' ||
+             cp == 0x2028 || cp == 0x2029)
       fprintf(f, "\\u%04x", (unsigned)cp);
     else if (cp == 0xFFFD && len == 1)
       fputs("\\ufffd", f);

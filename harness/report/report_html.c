@@ -83,7 +83,8 @@ static const char css[] =
     "table.mismatch td{text-align:right}"
     "details summary{cursor:pointer}#more{margin:8px 0;padding:4px 12px}"
     "svg.tl{display:block;width:100%;max-width:900px;height:auto;margin:6px 0}"
-    "svg.tl rect{fill:var(--c)}svg text{font:11px system-ui,sans-serif;fill:#3b444d}"
+    "svg.tl rect{fill:var(--c)}svg text{font:11px "
+    "system-ui,sans-serif;fill:#3b444d}"
     ".none{color:#5b6570}";
 
 /* The table of all cases, drawn from the JSON block a page of rows at a
@@ -192,9 +193,7 @@ static int is_failure(st_case_status s) {
   return s == ST_CASE_FAIL || s == ST_CASE_ERROR || s == ST_CASE_XPASS;
 }
 
-static int is_load(const st_event *ev) {
-  return strcmp(ev->name, "load") == 0;
-}
+static int is_load(const st_event *ev) { return strcmp(ev->name, "load") == 0; }
 
 /* The record's value of key (raw keeps its quotes), into v/n: the line
  * is space-separated KEY=VALUE fields after its first word, and raw's
@@ -345,7 +344,8 @@ static void put_header(FILE *out, const html_state *st,
     fprintf(out,
             "<div class=\"banner\" id=\"stale\"><b>The autoload record is "
             "stale</b> in %zu case%s: a watched module was loaded after the "
-            "record phase (SPEC \xc2\xa7" "3), so the record does not "
+            "record phase (SPEC \xc2\xa7"
+            "3), so the record does not "
             "describe what these cases ran with:",
             stale, stale == 1 ? "" : "s");
     for (i = 0; i < n && shown < 5; i++) {
@@ -365,7 +365,7 @@ static void put_header(FILE *out, const html_state *st,
 }
 
 static void put_summary(FILE *out, const st_run_result *run) {
-  static const st_case_status order[] = {ST_CASE_PASS, ST_CASE_FAIL,
+  static const st_case_status order[] = {ST_CASE_PASS,  ST_CASE_FAIL,
                                          ST_CASE_ERROR, ST_CASE_SKIP,
                                          ST_CASE_XFAIL, ST_CASE_XPASS};
   const char *names[6];
@@ -375,13 +375,15 @@ static void put_summary(FILE *out, const st_run_result *run) {
     names[i] = st_case_status_name(order[i]);
     counts[i] = st_run_result_count_status(run, order[i]);
   }
-  fprintf(out, "<section id=\"summary\"><h2>Summary: %zu case%s</h2>"
-               "<div class=\"bar\">",
+  fprintf(out,
+          "<section id=\"summary\"><h2>Summary: %zu case%s</h2>"
+          "<div class=\"bar\">",
           total, total == 1 ? "" : "s");
   for (i = 0; i < 6; i++)
     if (counts[i] > 0)
-      fprintf(out, "<span class=\"%s\" style=\"flex:%zu\" title=\"%zu %s\">"
-                   "</span>",
+      fprintf(out,
+              "<span class=\"%s\" style=\"flex:%zu\" title=\"%zu %s\">"
+              "</span>",
               names[i], counts[i], counts[i], names[i]);
   fputs("</div><ul class=\"counts\">", out);
   for (i = 0; i < 6; i++)
@@ -438,8 +440,8 @@ static void put_timeline(FILE *out, const st_case_result *r) {
   }
   sx = (W - L - 10) / (double)end;
   h = 18.0 * (double)n_lanes + 22;
-  fprintf(out, "<svg class=\"tl\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">",
-          W, h);
+  fprintf(out, "<svg class=\"tl\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">", W,
+          h);
   for (i = 0; i < n_lanes; i++) {
     fprintf(out, "<text x=\"4\" y=\"%zu\">", 18 * i + 13);
     st__html_text(out, lanes[i]);
@@ -458,8 +460,9 @@ static void put_timeline(FILE *out, const st_case_result *r) {
       st__html_text(out, ev->object);
       fputs(" (during ", out);
       st__html_text(out, ev->phase);
-      fprintf(out, ")</title></line><path d=\"M%.1f 0h8l-4 6z\" "
-                   "fill=\"#7048e8\"><title>load: ",
+      fprintf(out,
+              ")</title></line><path d=\"M%.1f 0h8l-4 6z\" "
+              "fill=\"#7048e8\"><title>load: ",
               x - 4);
       st__html_text(out, ev->object);
       fputs("</title></path>", out);
@@ -475,8 +478,8 @@ static void put_timeline(FILE *out, const st_case_result *r) {
             "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"13\" rx=\"2\" "
             "class=\"%s\"><title>",
             x, 18 * lane + 3, w < 1.5 ? 1.5 : w,
-            ev->status == ST_PHASE_OK ? "pass"
-            : ev->status == ST_PHASE_FAIL ? "fail"
+            ev->status == ST_PHASE_OK      ? "pass"
+            : ev->status == ST_PHASE_FAIL  ? "fail"
             : ev->status == ST_PHASE_ERROR ? "error"
                                            : "skip");
     st__html_text(out, ev->name);
@@ -564,8 +567,7 @@ static void put_mismatch_tables(FILE *out, const char *msg) {
         rc = split_cells(p, m, rb, rl, 8);
         fputs("<tr>", out);
         for (k = 0; k < rc; k++) {
-          fprintf(out, rc < nc && k + 1 == rc ? "<td colspan=\"%zu\">"
-                                               : "<td>",
+          fprintf(out, rc < nc && k + 1 == rc ? "<td colspan=\"%zu\">" : "<td>",
                   nc - k);
           st__html_text_n(out, rb[k], rl[k]);
           fputs("</td>", out);
@@ -590,8 +592,9 @@ static void put_failure(FILE *out, const html_state *st,
   size_t cmd_n = 0;
   FILE *m;
 
-  fprintf(out, "<article class=\"%s\" id=\"c%zu\"><h3><span class=\"badge\">"
-               "%s</span>",
+  fprintf(out,
+          "<article class=\"%s\" id=\"c%zu\"><h3><span class=\"badge\">"
+          "%s</span>",
           status, idx, status);
   put_name(out, r);
   fputs("</h3><pre class=\"msg\">", out);
@@ -612,8 +615,9 @@ static void put_failure(FILE *out, const html_state *st,
     if (fclose(m) == 0) {
       fprintf(out, "<div class=\"rerun\"><code id=\"r%zu\">", idx);
       st__html_text(out, cmd);
-      fprintf(out, "</code><button class=\"copy\" type=\"button\" "
-                   "data-for=\"r%zu\">Copy</button></div>",
+      fprintf(out,
+              "</code><button class=\"copy\" type=\"button\" "
+              "data-for=\"r%zu\">Copy</button></div>",
               idx);
     }
     free(cmd);
@@ -735,10 +739,11 @@ static void html_run_end(void *data, const st_run_result *run) {
   FILE *out = st->cfg.out;
   size_t i, n = st_run_result_count(run), n_fail = 0;
 
-  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-        "<title>scenetest run: ",
-        out);
+  fputs(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<title>scenetest run: ",
+      out);
   for (i = 0; i < n; i++)
     if (is_failure(st_case_result_status(st_run_result_get(run, i))))
       n_fail++;
@@ -746,8 +751,9 @@ static void html_run_end(void *data, const st_run_result *run) {
           n, n == 1 ? "" : "s", n_fail, css);
   put_header(out, st, run);
   put_summary(out, run);
-  fprintf(out, "<section id=\"failures\"><h2>Failures, errors and xpasses "
-               "(%zu)</h2>",
+  fprintf(out,
+          "<section id=\"failures\"><h2>Failures, errors and xpasses "
+          "(%zu)</h2>",
           n_fail);
   if (n_fail == 0)
     fputs("<p class=\"none\">none</p>", out);

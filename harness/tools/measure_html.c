@@ -39,10 +39,11 @@ static const char css[] =
     ".key{color:#5b6570}";
 
 static void page_begin(FILE *out, const char *title) {
-  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-        "<title>",
-        out);
+  fputs(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<title>",
+      out);
   st__html_text(out, title);
   fprintf(out, "</title><style>%s</style></head><body><header><h1>", css);
   st__html_text(out, title);
@@ -51,8 +52,8 @@ static void page_begin(FILE *out, const char *title) {
 
 static void dur(FILE *out, double ns) { st__duration_print(out, ns); }
 
-static void put_paths(FILE *out, const char *label,
-                      const char *const *paths, size_t n) {
+static void put_paths(FILE *out, const char *label, const char *const *paths,
+                      size_t n) {
   size_t i;
   fprintf(out, "<p>%s: ", label);
   for (i = 0; i < n; i++) {
@@ -179,8 +180,9 @@ static void put_lane(FILE *out, const st__group *g, double y, double x0,
 
   fprintf(out, "<text x=\"2\" y=\"%.1f\">%s</text>", y + 4, label);
   if (g->n == 0) {
-    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">no samples (cold rounds "
-                 "only)</text>",
+    fprintf(out,
+            "<text x=\"%.1f\" y=\"%.1f\">no samples (cold rounds "
+            "only)</text>",
             x0, y + 4);
     return;
   }
@@ -193,8 +195,7 @@ static void put_lane(FILE *out, const st__group *g, double y, double x0,
   fprintf(out,
           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
           "fill=\"%s\" fill-opacity=\"0.18\" stroke=\"%s\"><title>",
-          X(q1), y - 6, X(q3) - X(q1) < 1 ? 1 : X(q3) - X(q1), colour,
-          colour);
+          X(q1), y - 6, X(q3) - X(q1) < 1 ? 1 : X(q3) - X(q1), colour, colour);
   fputs("quartiles ", out);
   dur(out, q1);
   fputs(" \xe2\x80\x93 ", out);
@@ -218,8 +219,7 @@ static void put_lane(FILE *out, const st__group *g, double y, double x0,
 #undef X
 }
 
-static void scale(const st__group *const *g, size_t n, double *lo,
-                  double *hi) {
+static void scale(const st__group *const *g, size_t n, double *lo, double *hi) {
   size_t i;
   *lo = INFINITY;
   *hi = -INFINITY;
@@ -250,8 +250,7 @@ static void put_plot(FILE *out, const st__group *const *g,
   size_t i;
 
   scale(g, n, &lo, &hi);
-  fprintf(out, "<svg class=\"dist\" viewBox=\"0 0 420 %.0f\" role=\"img\">",
-          h);
+  fprintf(out, "<svg class=\"dist\" viewBox=\"0 0 420 %.0f\" role=\"img\">", h);
   for (i = 0; i < n; i++)
     put_lane(out, g[i], lane * (double)i + 12, x0, w, lo, hi, colours[i],
              labels[i]);
@@ -273,8 +272,7 @@ static void put_group_name(FILE *out, const st__group *g) {
   fputs("</td>", out);
 }
 
-void st__timing_html(FILE *out, const st__timing_opts *o,
-                     const st__side *s) {
+void st__timing_html(FILE *out, const st__timing_opts *o, const st__side *s) {
   size_t i, n = st__side_group_count(s);
   static const char *const labels[] = {""};
   static const char *const colours[] = {"#1f6fb2"};
@@ -353,8 +351,7 @@ static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
     logsum += log(rows[i].n->median / rows[i].b->median);
     c++;
   }
-  fprintf(out, "%s rows (%zu): ", significant_only ? "significant" : "all",
-          c);
+  fprintf(out, "%s rows (%zu): ", significant_only ? "significant" : "all", c);
   if (c)
     fprintf(out, "%+.1f%%", 100 * (exp(logsum / (double)c) - 1));
   else
@@ -467,8 +464,7 @@ void st__compare_html(FILE *out, const st__compare_page *pg) {
     else
       fprintf(out, "%.6f", r->p);
     if (r->few)
-      fprintf(out, " <span class=\"key\">(n &lt; %zu)</span>",
-              o->min_samples);
+      fprintf(out, " <span class=\"key\">(n &lt; %zu)</span>", o->min_samples);
     fputs("</td><td>", out);
     put_plot(out, g, labels, colours, 2);
     fputs("</td></tr>\n", out);

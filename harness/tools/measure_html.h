@@ -30,8 +30,8 @@ typedef struct st__compare_page {
   const st__side *base, *nw;
   const st__cmp_row *rows;
   size_t n_rows;
-  int same;    /* the conditions are the same on both sides */
-  int tripped; /* --fail-above tripped */
+  int same;            /* the conditions are the same on both sides */
+  int tripped;         /* --fail-above tripped */
   const char *refusal; /* non-NULL: the page of a refusal, this reason */
 } st__compare_page;
 

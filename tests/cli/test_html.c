@@ -60,17 +60,16 @@ static void expect_json(const char *in, const char *want) {
 
 static void html_text__markup_and_quotes(void **state) {
   (void)state;
-  T("<script>alert(1)</script>",
-    "&lt;script&gt;alert(1)&lt;/script&gt;");
+  T("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;");
   T("</pre>]]><!--", "&lt;/pre&gt;]]&gt;&lt;!--");
   T("a&amp;b \"q\" 'r'", "a&amp;amp;b &quot;q&quot; &#39;r&#39;");
-  T("<img src=x onerror=alert(1)>",
-    "&lt;img src=x onerror=alert(1)&gt;");
+  T("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;");
 }
 
 static void html_text__nul_and_invalid_utf8_become_replacement(void **state) {
   (void)state;
-  T("a\0b", "a\xef\xbf\xbd" "b");
+  T("a\0b", "a\xef\xbf\xbd"
+            "b");
   /* A lone continuation byte, 0xff, an overlong '/', a truncated
    * sequence, an encoded surrogate: one U+FFFD per byte. */
   T("\x80", "\xef\xbf\xbd");
