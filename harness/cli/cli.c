@@ -78,12 +78,13 @@ static const char usage_text[] =
     "  --shuffle-seed S      the shuffle seed (implies --shuffle)\n"
     "\n"
     "Output (run):\n"
-    "  --format F            text|tap|junit|json (default: text on a "
+    "  --format F            text|tap|junit|json|html (default: text on a "
     "terminal,\n"
     "                        else tap); list: text|json\n"
     "  --output FILE         write the report to FILE instead of stdout\n"
     "  --events FILE         write every case's events to FILE as JSON Lines\n"
-    "  --report FMT:PATH     also write a tap, junit or json report to PATH\n"
+    "  --report FMT:PATH     also write a tap, junit, json or html report to\n"
+    "                        PATH\n"
     "                        (repeatable; GTEST_OUTPUT, XML_OUTPUT_FILE too)\n"
     "  --junit-family F      xunit2 (default) or xunit1 (testcase file, line)\n"
     "  --log-file FILE       the whole log to FILE; stderr keeps warnings and\n"
@@ -301,8 +302,8 @@ static int parse_shuffle_seed(cli *c, const struct optdef *o, const char *val);
 static const char *const manual_names[] = {"exclude", "include", "only", NULL};
 /* In st__fmt order; `list` takes text and json only (checked after
  * parsing). */
-static const char *const format_names[] = {"text", "tap", "junit", "json",
-                                           NULL};
+static const char *const format_names[] = {"text", "tap",  "junit",
+                                           "json", "html", NULL};
 static const char *const junit_families[] = {"xunit2", "xunit1", NULL};
 
 #define F(field) offsetof(cli, field)
@@ -508,10 +509,8 @@ static int parse_report(cli *c, const optdef *o, const char *val) {
   case ST__FMT_TAP:
   case ST__FMT_JUNIT:
   case ST__FMT_JSON:
-    break;
   case ST__FMT_HTML:
-    return usage_error("--report html: the html report is not implemented "
-                       "yet; formats: tap, junit, json");
+    break;
   default:
     return usage_error("--report: unknown format '%s'; formats: tap, junit, "
                        "json, html",
@@ -1113,7 +1112,8 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   }
   for (i = 0; i < n_out; i++) {
     obs[n_obs++] = out[i].obs;
-    if (out[i].fmt == ST__FMT_JUNIT || out[i].fmt == ST__FMT_JSON)
+    if (out[i].fmt == ST__FMT_JUNIT || out[i].fmt == ST__FMT_JSON ||
+        out[i].fmt == ST__FMT_HTML)
       opts->keep_record = 1;
   }
   if (out[0].fmt == ST__FMT_TAP) {

@@ -47,7 +47,7 @@ typedef enum st__fmt {
   ST__FMT_TAP,
   ST__FMT_JUNIT,
   ST__FMT_JSON,
-  ST__FMT_HTML /* named by SPEC §10, not built yet */
+  ST__FMT_HTML
 } st__fmt;
 /* "text" ... by id; -1 for an unknown name. */
 int st__fmt_parse(const char *name /* IN */);

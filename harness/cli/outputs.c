@@ -186,15 +186,13 @@ typedef st_status (*new_fn)(const st__report_config *, st_observer *);
 
 int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
   static const new_fn makers[] = {st__report_text_new, st__report_tap_new,
-                                  st__report_junit_new, st__report_json_new};
+                                  st__report_junit_new, st__report_json_new,
+                                  st__report_html_new};
   size_t i;
 
   for (i = 0; i < n; i++) {
     st__output *o = &out[i];
     st__report_config c = *cfg;
-    if (o->fmt == ST__FMT_HTML)
-      return usage("the html report is not implemented yet; formats: text, "
-                   "tap, junit, json");
     if (o->path != NULL) {
       o->f = fopen(o->path, "w");
       if (o->f == NULL)
@@ -227,7 +225,7 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
 int st__outputs_close(st__output *out, size_t n) {
   static void (*const freers[])(st_observer *) = {
       st__report_text_free, st__report_tap_free, st__report_junit_free,
-      st__report_json_free};
+      st__report_json_free, st__report_html_free};
   size_t i;
   int status = 0;
 

@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <scenetest/record.h>
-
+#include "report/autoload.h"
 #include "report/html_escape.h"
 #include "report/report.h"
 
@@ -28,14 +27,7 @@
 typedef struct html_state {
   st__report_config cfg;
   st_run_info info;
-  int argc;
-  char *const *argv;
-  char start[32];
-  /* HOLE(ci-reports): the autoload record of this process, formatted at
-   * the first record phase that emitted. Under --isolate each child
-   * emits its own; ci-reports keeps each emitting case's line in the
-   * result, which replaces this. */
-  char record[1024];
+  char start[32]; /* UTC, ISO 8601 */
 } html_state;
 
 static const char css[] =
@@ -195,85 +187,67 @@ static int is_failure(st_case_status s) {
 
 static int is_load(const st_event *ev) { return strcmp(ev->name, "load") == 0; }
 
-/* The record's value of key (raw keeps its quotes), into v/n: the line
- * is space-separated KEY=VALUE fields after its first word, and raw's
- * value is double-quoted with backslash escapes (SPEC §4). */
-static int rec_field(const char *s, const char *key, const char **v,
-                     size_t *n) {
-  size_t k = strlen(key);
-  const char *p = s;
-  while (*p != '\0') {
-    const char *name = p, *b;
-    while (*p != '\0' && *p != ' ' && *p != '=')
-      p++;
-    b = p;
-    if (*p == '=') {
-      b = ++p;
-      if (*p == '"') {
-        for (p++; *p != '\0' && *p != '"'; p++)
-          if (*p == '\\' && p[1] != '\0')
-            p++;
-        if (*p == '"')
-          p++;
-      }
-      while (*p != '\0' && *p != ' ')
-        p++;
-      if ((size_t)(b - 1 - name) == k && strncmp(name, key, k) == 0) {
-        *v = b;
-        *n = (size_t)(p - b);
-        return 1;
-      }
-    }
-    while (*p == ' ')
-      p++;
-  }
-  return 0;
+/* A record's field value, or NULL. */
+static const char *rec_value(const st__record *r, const char *key) {
+  size_t i;
+  for (i = 0; i < r->n; i++)
+    if (strcmp(r->fields[i].key, key) == 0)
+      return r->fields[i].value;
+  return NULL;
 }
 
-static int rec_is(const char *s, const char *key, const char *want) {
-  const char *v;
-  size_t n;
-  return rec_field(s, key, &v, &n) && n == strlen(want) &&
-         memcmp(v, want, n) == 0;
-}
-
-/* The record in words, as the text report says it, then its line. */
-static void put_record(FILE *out, const char *rec) {
-  const char *v, *p;
-  size_t n;
+/* A record in words, as the text report says it, then as its line. */
+static void put_record(FILE *out, const st__record *r) {
+  const char *setting = rec_value(r, "setting");
+  const char *raw = rec_value(r, "raw");
+  const char *eff = rec_value(r, "effective");
+  char module[256];
+  size_t i;
 
   fputs("<p>", out);
-  if (rec_is(rec, "setting", "unset"))
+  if (setting != NULL && strcmp(setting, "unset") == 0) {
     fputs("TORCH_DEVICE_BACKEND_AUTOLOAD unset", out);
-  else if (rec_field(rec, "raw", &v, &n)) {
+  } else {
     fputs("TORCH_DEVICE_BACKEND_AUTOLOAD=<code>", out);
-    st__html_text_n(out, v, n);
+    st__html_text(out, raw != NULL ? raw : "?");
     fputs("</code>", out);
   }
-  fputs(rec_is(rec, "effective", "enabled")
+  fputs(eff != NULL && strcmp(eff, "enabled") == 0
             ? ", torch autoloads device backends"
             : ", torch device-backend autoload disabled",
         out);
-  fputs(rec_is(rec, "torch_imported", "true") ? "; torch imported"
-                                              : "; torch not imported",
-        out);
-  /* Every NAME_loaded field, in order. */
-  for (p = rec; (p = strstr(p, "_loaded=")) != NULL; p += 8) {
-    const char *b = p;
-    while (b > rec && b[-1] != ' ')
-      b--;
-    fputs(", ", out);
-    st__html_text_n(out, b, (size_t)(p - b));
-    fputs(strncmp(p + 8, "true", 4) == 0 ? " loaded" : " not loaded", out);
+  for (i = 0; i < r->n; i++) {
+    const char *v = r->fields[i].value;
+    if (st__record_module(r->fields[i].key, module, sizeof module) == NULL)
+      continue;
+    fputs(strcmp(r->fields[i].key, "torch_imported") == 0 ? "; " : ", ", out);
+    st__html_text(out, module);
+    if (strcmp(r->fields[i].key, "torch_imported") == 0)
+      fputs(strcmp(v, "true") == 0 ? " imported" : " not imported", out);
+    else
+      fputs(strcmp(v, "true") == 0 ? " loaded" : " not loaded", out);
   }
-  if (rec_field(rec, "pid", &v, &n)) {
-    fputs(" (pid ", out);
-    st__html_text_n(out, v, n);
-    fputc(')', out);
+  fprintf(out, " (pid %ld)</p><pre>torch_backend_autoload", r->pid);
+  for (i = 0; i < r->n; i++) {
+    fputc(' ', out);
+    st__html_text(out, r->fields[i].key);
+    fputc('=', out);
+    st__html_text(out, r->fields[i].value);
   }
-  fputs("</p><pre>", out);
-  st__html_text(out, rec);
-  fputs("</pre>", out);
+  fprintf(out, " pid=%ld</pre>", r->pid);
+}
+
+/* The name the reports give a case: "SCENE::CASE", "@k" for iteration k
+ * of a repeated run (report.c). malloc'd, NULL when out of memory. */
+static char *case_id(const html_state *st, const st_case_result *r) {
+  return st__report_case_id(st_case_result_scene(r), st_case_result_case(r),
+                            st_case_result_iteration(r), st->info.repeat, 0);
+}
+
+static void put_name(FILE *out, const html_state *st, const st_case_result *r) {
+  char *id = case_id(st, r);
+  st__html_text(out, id != NULL ? id : "?");
+  free(id);
 }
 
 /* " (OBJECT loaded during PHASE, ...)": the load events after the
@@ -299,7 +273,8 @@ static void put_loaded_after_record(FILE *out, const st_case_result *r) {
 static void put_header(FILE *out, const html_state *st,
                        const st_run_result *run) {
   char host[256];
-  size_t i, n = st_run_result_count(run), stale = 0;
+  size_t i, n = st_run_result_count(run), stale = 0, n_recs = 0;
+  st__record *recs = NULL;
   int a;
 
   if (gethostname(host, sizeof host) != 0)
@@ -315,13 +290,13 @@ static void put_header(FILE *out, const html_state *st,
   fputs("</dd><dt>host</dt><dd>", out);
   st__html_text(out, host);
   fputs("</dd><dt>command</dt><dd>", out);
-  for (a = 0; a < st->argc; a++) {
+  for (a = 0; a < st->cfg.argc; a++) {
     char *q = NULL;
     size_t qn = 0;
     FILE *m = open_memstream(&q, &qn);
     if (m == NULL)
       continue;
-    st__shell_quote(m, st->argv[a]);
+    st__shell_quote(m, st->cfg.argv[a]);
     if (fclose(m) == 0) {
       if (a > 0)
         fputc(' ', out);
@@ -329,13 +304,21 @@ static void put_header(FILE *out, const html_state *st,
     }
     free(q);
   }
-  fputs("</dd></dl><h2>Autoload record</h2>", out);
-  if (st->record[0] != '\0')
-    put_record(out, st->record);
-  else
-    fputs("<p class=\"none\">no record in this process (no case reached its "
-          "record phase here)</p>",
+  if (st__records_distinct(run, &recs, &n_recs) != ST_OK)
+    n_recs = 0; /* out of memory: the page goes on without them */
+  fprintf(out, "</dd></dl><h2>Autoload record%s</h2>", n_recs > 1 ? "s" : "");
+  if (n_recs > 1)
+    fprintf(out,
+            "<div class=\"banner\" id=\"conditions\">The processes of this "
+            "run reported %zu different autoload conditions.</div>",
+            n_recs);
+  for (i = 0; i < n_recs; i++)
+    put_record(out, &recs[i]);
+  if (n_recs == 0)
+    fputs("<p class=\"none\">no record (no case reached its record "
+          "phase)</p>",
           out);
+  st__records_free(recs, n_recs);
   for (i = 0; i < n; i++)
     if (st_case_result_record_stale(st_run_result_get(run, i)))
       stale++;
@@ -353,9 +336,7 @@ static void put_header(FILE *out, const html_state *st,
       if (!st_case_result_record_stale(r))
         continue;
       fprintf(out, "%s<a href=\"#c%zu\">", shown++ ? ", " : " ", i);
-      st__html_text(out, st_case_result_scene(r));
-      fputs("::", out);
-      st__html_text(out, st_case_result_case(r));
+      put_name(out, st, r);
       fputs("</a>", out);
       put_loaded_after_record(out, r);
     }
@@ -498,12 +479,6 @@ static void put_timeline(FILE *out, const st_case_result *r) {
   fputs("</text></svg>", out);
 }
 
-static void put_name(FILE *out, const st_case_result *r) {
-  st__html_text(out, st_case_result_scene(r));
-  fputs("::", out);
-  st__html_text(out, st_case_result_case(r));
-}
-
 /* Splits line[0..n) into cells at runs of two or more spaces (the
  * columns of the compare's mismatch table, docs/scene-format.md).
  * Returns the count, at most max; begin/len get each cell. */
@@ -596,7 +571,7 @@ static void put_failure(FILE *out, const html_state *st,
           "<article class=\"%s\" id=\"c%zu\"><h3><span class=\"badge\">"
           "%s</span>",
           status, idx, status);
-  put_name(out, r);
+  put_name(out, st, r);
   fputs("</h3><pre class=\"msg\">", out);
   st__html_text(out, msg != NULL ? msg : "(no message)");
   fputs("</pre>", out);
@@ -645,7 +620,8 @@ static void put_table(FILE *out, const st_run_result *run) {
  * {"INDEX": [[lane, round, start_ns, dur_ns, status] or [phase,
  * "object"] for a load]}, "status": [class per phase status], "phases":
  * [names]}. */
-static void put_data(FILE *out, const st_run_result *run) {
+static void put_data(FILE *out, const html_state *st,
+                     const st_run_result *run) {
   const char *names[LANES_MAX];
   size_t n_names = 0, i, k, n = st_run_result_count(run);
   int first = 1;
@@ -653,16 +629,7 @@ static void put_data(FILE *out, const st_run_result *run) {
   fputs("<script type=\"application/json\" id=\"data\">{\"rows\": [", out);
   for (i = 0; i < n; i++) {
     const st_case_result *r = st_run_result_get(run, i);
-    char *id = NULL;
-    size_t id_n = 0;
-    FILE *m = open_memstream(&id, &id_n);
-    if (m != NULL) {
-      fprintf(m, "%s::%s", st_case_result_scene(r), st_case_result_case(r));
-      if (fclose(m) != 0) {
-        free(id);
-        id = NULL;
-      }
-    }
+    char *id = case_id(st, r);
     fputs(i ? ",\n[" : "\n[", out);
     st__html_json_string(out, id != NULL ? id : "");
     free(id);
@@ -717,21 +684,8 @@ static void put_data(FILE *out, const st_run_result *run) {
 
 static void html_run_begin(void *data, const st_run_info *info) {
   html_state *st = data;
-  time_t now = time(NULL);
-  struct tm tm;
   st->info = *info;
-  if (gmtime_r(&now, &tm) != NULL)
-    strftime(st->start, sizeof st->start, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static void html_phase_end(void *data, const st_case_info *info,
-                           const st_event *event) {
-  html_state *st = data;
-  (void)info;
-  /* HOLE(ci-reports): see html_state.record. */
-  if (st->record[0] == '\0' && event->emitted &&
-      strcmp(event->name, "record") == 0)
-    st_record_format(NULL, 0, st->record, sizeof st->record);
+  st__report_utc_now(st->start, sizeof st->start);
 }
 
 static void html_run_end(void *data, const st_run_result *run) {
@@ -764,25 +718,23 @@ static void html_run_end(void *data, const st_run_result *run) {
   }
   fputs("</section>", out);
   put_table(out, run);
-  put_data(out, run);
+  put_data(out, st, run);
   fprintf(out, "<script>%s</script></body></html>\n", script);
   fflush(out);
 }
 
-st_status st__report_html_new(const st__report_config *cfg, int argc,
-                              char *const *argv, st_observer *obs) {
+st_status st__report_html_new(const st__report_config *cfg, st_observer *obs) {
   html_state *st = calloc(1, sizeof *st);
 
   st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->cfg = *cfg;
-  st->argc = argc;
-  st->argv = argv;
   st->info.platform = "cpu";
+  st->info.repeat = 1;
+  st__report_utc_now(st->start, sizeof st->start);
   obs->data = st;
   obs->run_begin = html_run_begin;
-  obs->phase_end = html_phase_end;
   obs->run_end = html_run_end;
   return ST_OK;
 }

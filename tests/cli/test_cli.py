@@ -214,7 +214,7 @@ def bad_values_are_usage_errors():
     usage_error(Run(["run", "--fail-fast=yes", GOOD_F]),
                 "option '--fail-fast' takes no value")
     usage_error(Run(["run", "--format", "xml", GOOD_F]),
-                "--format must be text, tap, junit or json (got 'xml')")
+                "--format must be text, tap, junit, json or html (got 'xml')")
     usage_error(Run(["run", "--watch", "nonsense", GOOD_F]))
 
 

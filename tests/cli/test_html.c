@@ -236,7 +236,9 @@ static char *render(const st_run_result *run, size_t *len) {
   mem_open(&m);
   memset(&cfg, 0, sizeof cfg);
   cfg.out = m.f;
-  assert_int_equal(st__report_html_new(&cfg, 5, argv, &obs), ST_OK);
+  cfg.argc = 5;
+  cfg.argv = argv;
+  assert_int_equal(st__report_html_new(&cfg, &obs), ST_OK);
   memset(&info, 0, sizeof info);
   info.platform = "cpu";
   info.total = st_run_result_count(run);

@@ -315,9 +315,10 @@ def run_html__failures_first_with_message_output_rerun():
         if c["status"] in ("fail", "xpass"):
             check_mismatch_table(a, c["message"] or "")
         code = a.find("code")
+        # The program as invoked (SPEC §10), then the case.
         check(len(code) == 1 and code[0].text().startswith(
-            "scenetest run --case '%s::%s' --seed 0 --platform htmlhostile" %
-            (c["scene"], c["case"])), "rerun command %r" %
+            "%s run --case '%s::%s' --seed 0 --platform htmlhostile" %
+            (EXE, c["scene"], c["case"])), "rerun command %r" %
             [x.text() for x in code])
         btn = a.find("button", cls="copy")
         check(len(btn) == 1 and btn[0].attrs.get("data-for") ==
@@ -396,16 +397,18 @@ def run_html__screenshot():
 def run_html__stale_record_banner_and_load_tick():
     """mul's kernel loads a watched library during run: the record is
     stale; the banner names the case and the object, and the case's
-    timeline has a load tick after its record bar."""
+    timeline has a load tick after its record bar. The page is written
+    by --report html:PATH beside a TAP report."""
     path = os.path.join(TMP, "stale.html")
     ev = os.path.join(TMP, "stale.jsonl")
     base = os.path.basename(FIXTURE)
-    r = Run(["run", "--format", "html", "--output", path, "--events", ev,
-             "--isolate", "--log-level", "error", "--plugin", HOSTILE,
+    r = Run(["run", "--format", "tap", "--report", "html:" + path,
+             "--events", ev, "--isolate", "--log-level", "error", "--plugin", HOSTILE,
              "--platform", "htmlhostile", "--watch", "fixture=" + base,
              "--case", "hostile_mul::c1", SCENES[1]],
             env={"ST_TEST_DLOPEN": FIXTURE})
-    check(r.rc == 0, "the case passed", r)
+    check(r.rc == 0 and r.out.startswith("TAP version 13\n"),
+          "the case passed; TAP on standard output", r)
     with open(ev) as f:
         case = json.loads(f.readline())
     check(case["record_stale"], "--events says the record is stale", r)
@@ -541,7 +544,7 @@ def run_html__sort_and_copy_by_clicking():
     check([r[0] for r in got[1]] == by_dur[::-1], "then descending")
     check([r[0] for r in got[2]] == sorted(by_dur), "by name %r" % got[2])
     label, selection, command = got[3]
-    check(command.startswith("scenetest run --case ") and
+    check(command.startswith(EXE + " run --case ") and
           (label == "Copied" or
            (label == "Selected: press Ctrl+C" and selection == command)),
           "copy: %r, selection %r, command %r" % (label, selection, command))
