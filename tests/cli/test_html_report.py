@@ -325,11 +325,11 @@ def run_html__failures_first_with_message_output_rerun():
               code[0].attrs.get("id"), "a copy button for the command")
         out = a.find("pre", cls="out")
         if c["status"] == "error":
-            # HOLE(ci-reports): the capture ends at a NUL until captured
-            # NUL bytes become U+FFFD there.
+            # A captured NUL is U+FFFD in the result (case/result.c).
             check(len(out) == 1 and
-                  ("captured: " + HOSTILE_TEXT + "\nbefore-nul")
-                  in out[0].text(), "captured output as text: %r" %
+                  ("captured: " + HOSTILE_TEXT +
+                   "\nbefore-nul\ufffdafter-nul\n") in out[0].text(),
+                  "captured output as text: %r" %
                   [x.text() for x in out])
         # The eager timeline: a bar per phase event, in the event's status.
         phases = [e for e in c["events"] if e["name"] != "load"]
