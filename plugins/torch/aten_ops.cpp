@@ -91,14 +91,16 @@ public:
       if (out.role != ST_ROLE_OUTPUT)
         continue;
       if (r >= stack.size())
-        return fail2("output '%s' has no return to bind to: the schema %s "
-                     "returns %zu value(s)",
-                     out.name, stack.size());
+        return st_op_call_fail(call_, ST_EBIND,
+                               "output '%s' has no return to bind to: the "
+                               "schema %s returns %zu value(s)",
+                               out.name, text_.c_str(), stack.size());
       const c10::IValue &v = stack[r];
       if (!v.isTensor())
-        return fail2("output '%s' binds to return %zu of the schema %s, "
-                     "which is not a Tensor",
-                     out.name, r);
+        return st_op_call_fail(call_, ST_EBIND,
+                               "output '%s' binds to return %zu of the "
+                               "schema %s, which is not a Tensor",
+                               out.name, r, text_.c_str());
       const at::Tensor &ret = v.toTensor();
       st_dtype got;
       if (!st_dtype_of(ret.scalar_type(), &got) || got != out.dtype)
@@ -132,9 +134,6 @@ public:
 private:
   st_status fail(const char *fmt, const char *name) {
     return st_op_call_fail(call_, ST_EBIND, fmt, name, text_.c_str());
-  }
-  st_status fail2(const char *fmt, const char *name, size_t n) {
-    return st_op_call_fail(call_, ST_EBIND, fmt, name, text_.c_str(), n);
   }
 
   st_status wrong(const c10::Argument &arg, const std::string &type,
