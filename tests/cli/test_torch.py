@@ -11,7 +11,8 @@ Usage: test_torch.py SCENETEST TORCH_PLUGIN LATE_LOAD_PLUGIN SCENES_DIR
 - the record and the whole event sequence: torch golden (libtorch in the
   golden event), torch platform (in args), --skip-golden (nothing
   loaded), a kernel that loads libtorch during run (stale; --strict-record
-  error), --isolate (each child's record);
+  error), --isolate (each child's record), level 3 (the workers load it
+  in rehost; the harness's record is unaffected);
 - aten:: binding errors, each naming the schema;
 - TORCH_DEVICE_BACKEND_AUTOLOAD with real libtorch loaded;
 - default plugin directories, --no-default-plugins, --platform torch
@@ -265,6 +266,41 @@ def isolate_each_child_records_torch():
           all(field(x, "torch_imported") == "true" for x in lines) and
           {field(x, "pid") for x in lines} == {str(c["pid"]) for c in cases},
           "records %s" % lines, r)
+
+
+@test
+def level3_workers_load_libtorch_in_rehost():
+    path = write(TMP, "l3.yaml", """\
+scene: l3
+level: 3
+workers: 2
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - {name: one, params: {N: 1000}}
+""")
+    ev = os.path.join(TMP, "l3.jsonl")
+    r = run(LAZY + ["--platform", "torch", "--events", ev, path])
+    check(r.rc == 0, "rc", r)
+    (case,) = events(ev)
+    # The workers resolve the kernel while mapping the case (SPEC §12):
+    # their objects are in the rehost event; the harness loads nothing.
+    check(sequence(case) == ["args", "golden", "rehost", "record", "run",
+                             "compare", "release"],
+          "sequence %s" % sequence(case), r)
+    rehost = event(case, "rehost")["loaded"]
+    for w in (0, 1):
+        mine = [o[len("worker %d: " % w):] for o in rehost
+                if o.startswith("worker %d: " % w)]
+        check(torch_in(mine), "worker %d loaded libtorch in rehost" % w, r)
+    check(event(case, "run")["loaded"] == [], "nothing more in run", r)
+    check(case["record_stale"] is False, "fresh", r)
+    lines = record_lines(r.err)
+    check(len(lines) == 1 and field(lines[0], "torch_imported") == "false",
+          "the harness's record %s" % lines, r)
 
 
 @test
