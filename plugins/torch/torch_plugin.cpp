@@ -276,4 +276,6 @@ const char *const kPlatforms[] = {kBackend, nullptr};
 /* The one symbol scenetest looks for. In C++ it needs extern "C" (no name
  * mangling) and, being const, extern linkage: extern "C" gives both. */
 extern "C" __attribute__((visibility("default"))) const st_module
-    scenetest_module = {ST_ABI_VERSION, "torch", kPlatforms, torch_init};
+    scenetest_module = {ST_ABI_VERSION, sizeof(st_module), "torch",
+                        kPlatforms,     torch_init,        nullptr,
+                        0};

@@ -32,8 +32,8 @@ from taptest import Run, check, main, test, write
 
 taptest.EXE, TORCH, LATE, SCENES = sys.argv[1:5]
 if TORCH == "" or not os.path.exists(TORCH):
-    print("1..0 # SKIP the torch plugin is not built")
-    sys.exit(77)
+    sys.exit(taptest.skip_all("the torch plugin is not built (libtorch not "
+                              "found; docs/torch.md)"))
 # The environment the tests set themselves.
 for var in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "SCENETEST_PLUGIN_PATH"):
     os.environ.pop(var, None)

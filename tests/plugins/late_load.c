@@ -32,4 +32,11 @@ static st_status late_init(st_registry *reg, st_error *err) {
 }
 
 __attribute__((visibility("default"))) const st_module scenetest_module = {
-    ST_ABI_VERSION, "late", platforms, late_init};
+    .abi_version = ST_ABI_VERSION,
+    .size = sizeof(st_module),
+    .name = "late",
+    .platforms = platforms,
+    .init = late_init,
+    .hooks = NULL,
+    .n_hooks = 0,
+};
