@@ -721,6 +721,29 @@ static void st_run_case__golden_platform_precedence(void **state) {
   st_assert_phases(f->res, "args", "golden");
 }
 
+/* The built-in ops take only the number form of a scalar (SPEC §12's
+ * ints and string forms are for ATen schemas): a binding error. */
+static void st_run_case__builtin_op_refuses_ints_scalar(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  load_text(f, "ints.yaml",
+            "scene: t\n"
+            "kernel: scale\n"
+            "args:\n"
+            "  - {tensor: x, dtype: float32, shape: [4], init: ones}\n"
+            "  - {tensor: y, dtype: float32, shape: [4], role: output}\n"
+            "  - {scalar: s, ints: [2]}\n"
+            "cases:\n"
+            "  - name: c\n");
+  init_opts(f, &opts, "threads");
+  run1(f, &opts);
+  assert_int_equal(st_case_result_status(f->res), ST_CASE_ERROR);
+  assert_string_equal(st_case_result_message(f->res),
+                      "golden: op 'scale': scalar 's' (s) is given as ints; "
+                      "expected {scalar: NAME, dtype, value}");
+  st_assert_phases(f->res, "args", "golden");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -740,6 +763,7 @@ int main(void) {
       T(st_run_case__golden_load_attributed_to_golden),
       T(st_run_case__golden_platform_decline_is_skip),
       T(st_run_case__golden_platform_precedence),
+      T(st_run_case__builtin_op_refuses_ints_scalar),
       T(st_run_case__run_load_makes_record_stale),
       T(st_run_case__strict_record_makes_stale_an_error),
       T(st_run_case__strict_record_quiet_when_fresh),
