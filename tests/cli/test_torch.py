@@ -430,10 +430,15 @@ def default_plugin_path_declares_lazily():
     d = os.path.join(TMP, "plugins")
     os.makedirs(d, exist_ok=True)
     shutil.copy(TORCH, os.path.join(d, "scenetest_torch.so"))
+    # A file there that is no plugin: a warning, not a failed run.
+    write(d, "broken.so", "not an ELF object\n")
     ev = os.path.join(TMP, "d.jsonl")
     env = {"SCENETEST_PLUGIN_PATH": "/nonexistent:" + d}
     r = Run(["run", "--format", "tap", "--events", ev, GOLDEN], env=env)
     check(r.rc == 0, "rc", r)
+    check(re.search(r"^\[WARNING\] default plugin %s not declared: " %
+                    re.escape(os.path.join(d, "broken.so")), r.err, re.M),
+          "warning for broken.so", r)
     first = events(ev)[0]
     # Declared at start, loaded only by the golden lookup.
     check(event(first, "args")["loaded"] == [] and
