@@ -896,7 +896,7 @@ int st__registry_has_op(st_registry *reg, const char *op) {
   int found = 0;
   st__mutex_lock(&reg->lock);
   for (i = 0; i < reg->n_entries && !found; i++)
-    found = strcmp(reg->entries[i].op, op) == 0;
+    found = covers(reg->entries[i].op, op);
   st__mutex_unlock(&reg->lock);
   return found;
 }
