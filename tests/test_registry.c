@@ -643,6 +643,62 @@ static void st_registry_new_builtin__platforms(void **state) {
   st_registry_free(reg);
 }
 
+static st_status impl_c(st_op_call *c) { (void)c; return ST_OK; }
+
+/* A family registration ("PREFIX*") covers every op with the prefix on its
+ * backend; the op's own registration wins over it, and the longest
+ * covering prefix over a shorter one. */
+static void st_registry_lookup__family_registration(void **state) {
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_register(reg, "m", "aten::*", "torch", impl_a, &err), ST_OK);
+  assert_int_equal(
+      st_registry_register(reg, "m", "aten::gel*", "torch", impl_b, &err),
+      ST_OK);
+  assert_int_equal(
+      st_registry_register(reg, "m", "aten::gelu", "torch", impl_c, &err),
+      ST_OK);
+  assert_int_equal(st_registry_lookup(reg, "aten::addmm", "torch",
+                                      ST_LOOKUP_GOLDEN, &fn, &err),
+                   ST_OK);
+  assert_ptr_equal(fn, impl_a);
+  assert_int_equal(st_registry_lookup(reg, "aten::gelu_backward", "torch",
+                                      ST_LOOKUP_GOLDEN, &fn, &err),
+                   ST_OK);
+  assert_ptr_equal(fn, impl_b);
+  assert_int_equal(st_registry_lookup(reg, "aten::gelu", "torch",
+                                      ST_LOOKUP_GOLDEN, &fn, &err),
+                   ST_OK);
+  assert_ptr_equal(fn, impl_c);
+  /* Same function again: a no-op; another: a conflict. */
+  assert_int_equal(
+      st_registry_register(reg, "m2", "aten::*", "torch", impl_a, &err), ST_OK);
+  assert_int_equal(
+      st_registry_register(reg, "m2", "aten::*", "torch", impl_b, &err),
+      ST_ECONFLICT);
+  /* Not another backend's, and not a name without the prefix. */
+  st_error_clear(&err);
+  assert_int_equal(st_registry_lookup(reg, "aten::addmm", "cpu",
+                                      ST_LOOKUP_KERNEL, &fn, &err),
+                   ST_EMISSING);
+  assert_string_equal(err.message,
+                      "BackendImplementationMissing: backend 'cpu' is "
+                      "missing required implementation: kernel for op "
+                      "'aten::addmm' (implemented by: torch); aten:: ops are "
+                      "run by the torch plugin, on backend 'torch' "
+                      "(--platform torch or --golden-platform torch; "
+                      "docs/torch.md)");
+  st_error_clear(&err);
+  assert_int_equal(
+      st_registry_lookup(reg, "aten", "torch", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_EMISSING);
+  st_registry_free(reg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st_registry_register__same_function_is_noop),
@@ -660,6 +716,7 @@ int main(void) {
       cmocka_unit_test(st_registry_lookup__concurrent_lookups_wait_for_repair),
       cmocka_unit_test(st_registry_lookup__lazy_added_during_repair),
       cmocka_unit_test(st_registry_new_builtin__platforms),
+      cmocka_unit_test(st_registry_lookup__family_registration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -670,6 +670,81 @@ static void st_run_case__kernel_runs_once_per_round(void **state) {
   assert_int_equal(st_case_result_status(f->res), ST_CASE_PASS);
 }
 
+/* SPEC §12: a golden backend other than reference may decline: the case
+ * is a skip "golden declined: REASON" (SPEC §6), ending after golden. */
+static void st_run_case__golden_platform_decline_is_skip(void **state) {
+  fixture *f = *state;
+  load(f, "add", "add_decline", "golden_platform: testplat\n", "");
+  run1(f, NULL);
+  assert_int_equal(st_case_result_status(f->res), ST_CASE_SKIP);
+  assert_string_equal(st_case_result_message(f->res),
+                      "golden declined: this device cannot run add_decline");
+  st_assert_phases(f->res, "args", "golden");
+  assert_int_equal(st_case_result_event(f->res, 1)->status, ST_PHASE_SKIP);
+}
+
+/* The golden backend: --golden-platform > the case's golden_platform >
+ * the scene's > reference. add_decline exists only on testplat, so the
+ * reference backend misses it (an error naming golden) and testplat
+ * declines it (a skip). */
+static void st_run_case__golden_platform_precedence(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  const char *missing = "BackendImplementationMissing: backend 'reference' "
+                        "is missing required implementation: golden for op "
+                        "'add_decline' (implemented by: testplat)";
+  /* The scene's key. */
+  load(f, "add", "add_decline", "golden_platform: testplat\n", "");
+  run1(f, NULL);
+  assert_int_equal(st_case_result_status(f->res), ST_CASE_SKIP);
+  st_case_result_free(f->res);
+  f->res = NULL;
+  /* The CLI's option over it. */
+  st_run_options_init(&opts);
+  opts.golden_platform = "reference";
+  run1(f, &opts);
+  assert_int_equal(st_case_result_status(f->res), ST_CASE_ERROR);
+  assert_string_equal(st_case_result_message(f->res), missing);
+  st_case_result_free(f->res);
+  f->res = NULL;
+  st_scene_set_free(f->set);
+  f->set = NULL;
+  /* The case's key over the scene's, and the option over the case's. */
+  load(f, "add", "add_decline", "golden_platform: reference\n",
+       "    golden_platform: testplat\n");
+  run1(f, NULL);
+  assert_int_equal(st_case_result_status(f->res), ST_CASE_SKIP);
+  st_case_result_free(f->res);
+  f->res = NULL;
+  run1(f, &opts);
+  assert_string_equal(st_case_result_message(f->res), missing);
+  st_assert_phases(f->res, "args", "golden");
+}
+
+/* The built-in ops take only the number form of a scalar (SPEC §12's
+ * ints and string forms are for ATen schemas): a binding error. */
+static void st_run_case__builtin_op_refuses_ints_scalar(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  load_text(f, "ints.yaml",
+            "scene: t\n"
+            "kernel: scale\n"
+            "args:\n"
+            "  - {tensor: x, dtype: float32, shape: [4], init: ones}\n"
+            "  - {tensor: y, dtype: float32, shape: [4], role: output}\n"
+            "  - {scalar: s, ints: [2]}\n"
+            "cases:\n"
+            "  - name: c\n");
+  init_opts(f, &opts, "threads");
+  run1(f, &opts);
+  assert_int_equal(st_case_result_status(f->res), ST_CASE_ERROR);
+  assert_string_equal(st_case_result_message(f->res),
+                      "kernel: op 'scale': scalar 's' (s) is given as ints; "
+                      "expected {scalar: NAME, dtype, value}");
+  /* The kernel is bound at the end of args (SPEC §12). */
+  st_assert_phases(f->res, "args");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -687,6 +762,9 @@ int main(void) {
       T(st_run_case__missing_golden_is_error),
       T(st_run_case__binding_error_is_case_error),
       T(st_run_case__golden_load_attributed_to_golden),
+      T(st_run_case__golden_platform_decline_is_skip),
+      T(st_run_case__golden_platform_precedence),
+      T(st_run_case__builtin_op_refuses_ints_scalar),
       T(st_run_case__run_load_makes_record_stale),
       T(st_run_case__strict_record_makes_stale_an_error),
       T(st_run_case__strict_record_quiet_when_fresh),

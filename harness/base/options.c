@@ -85,6 +85,8 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, n_only_cases);
   TAKE(out, in, st_run_options, use_only_cases);
   TAKE(out, in, st_run_options, keep_record);
+  /* Later fields: an older caller's size leaves them at the defaults. */
+  TAKE(out, in, st_run_options, golden_platform);
   return ST_OK;
 }
 

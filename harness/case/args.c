@@ -279,6 +279,18 @@ static st_status fill_tensor(st_tensor *t, const st__plan *plan,
 /* A scalar carries its value as its dtype holds it: a float32 scalar 0.1
  * is the float nearest 0.1, an integer scalar is exact. */
 static void build_scalar(st_scalar *s, const st__rarg *ra) {
+  if (ra->scalar_kind != ST_SCALAR_NUMBER) {
+    /* Borrowed from the plan, which outlives the argsets. */
+    memset(s, 0, sizeof *s);
+    s->name = ra->name;
+    s->dtype = ST_DTYPE_INT64;
+    s->is_int = 1;
+    s->kind = ra->scalar_kind;
+    s->ints = ra->ints;
+    s->n_ints = ra->n_ints;
+    s->string = ra->string;
+    return;
+  }
   /* The value goes through a one-element tensor of the scalar's dtype. */
   unsigned char buf[8];
   st_tensor tmp = {0};
@@ -289,6 +301,10 @@ static void build_scalar(st_scalar *s, const st__rarg *ra) {
   store_num(&tmp, 0, ra->value);
   s->name = ra->name;
   s->dtype = ra->dtype;
+  s->kind = ST_SCALAR_NUMBER;
+  s->ints = NULL;
+  s->n_ints = 0;
+  s->string = NULL;
   if (st_dtype_is_float(ra->dtype)) {
     s->is_int = 0;
     s->f = st_tensor_get_f64(&tmp, 0);

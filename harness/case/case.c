@@ -234,6 +234,10 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                    : k->skip_golden >= 0 ? k->skip_golden
                                          : scene->skip_golden;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
+  d->golden_backend = opts->golden_platform    ? opts->golden_platform
+                      : k->golden_platform     ? k->golden_platform
+                      : scene->golden_platform ? scene->golden_platform
+                                               : ST_BACKEND_REFERENCE;
 
   /* args: the load already enforced the byte cap for every case. */
   st__phase_begin(cc, "args", -1);
@@ -270,12 +274,14 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   if (d->skip_golden)
     return 1;
 
-  /* golden: on the reference backend, on a copy of the initial args. The
-   * record comes after it because golden may load libraries lazily. */
+  /* golden: on the golden backend (reference unless --golden-platform or
+   * golden_platform says otherwise), on a copy of the initial args. The
+   * record comes after it because the golden lookup may load libraries
+   * lazily (a torch golden loads libtorch here). */
   st__phase_begin(cc, "golden", -1);
   t0 = st__now_ns();
   st_error_clear(&err);
-  if (st_registry_lookup(cc->run->reg, scene->golden, ST_BACKEND_REFERENCE,
+  if (st_registry_lookup(cc->run->reg, scene->golden, d->golden_backend,
                          ST_LOOKUP_GOLDEN, &golden, &err) != ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
     ps = ST_PHASE_ERROR;
@@ -284,14 +290,22 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
   } else {
-    st__call_init(&call, scene->golden, ST_BACKEND_REFERENCE, &d->gold,
+    st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
                   cc->run->golden_threads);
     ps = st__dispatch(cc, golden, &call, "golden");
-    if (ps == ST_PHASE_SKIP) {
+    if (ps == ST_PHASE_SKIP &&
+        strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
       /* The reference backend cannot decline: that is an error. */
       st__case_result_override(cc->res, ST_CASE_ERROR,
                                "golden declined the case");
       ps = ST_PHASE_ERROR;
+    } else if (ps == ST_PHASE_SKIP) {
+      /* Another golden backend may decline what it cannot compute (torch
+       * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
+      char msg[ST_OP_MESSAGE_MAX + 32];
+      snprintf(msg, sizeof msg, "golden declined: %s",
+               call.message[0] ? call.message : "no reason given");
+      st__case_result_override(cc->res, ST_CASE_SKIP, msg);
     }
   }
   st__phase_end(cc, "golden", -1, t0, ps, 0);

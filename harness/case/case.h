@@ -64,6 +64,9 @@ typedef struct st__casedata {
   const st_platform_hooks *hooks;
   void *platform_state;
   int prepared;
+  /* The golden backend: --golden-platform > the case's golden_platform >
+   * the scene's > "reference" (SPEC §12). Borrowed. */
+  const char *golden_backend;
 } st__casedata;
 
 /* Fills the info of case i of n. */

@@ -5,6 +5,7 @@
  * cases passed or were skipped, 1 a case failed, 2 usage, load or
  * validation error (nothing ran), 3 internal error. */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -65,6 +66,9 @@ static const char usage_text[] =
     "  --skip-golden         skip the golden computation and compare\n"
     "  --seed N              seed of the random inits (default 0)\n"
     "  -j, --jobs N          cases in parallel (default 1)\n"
+    "  --golden-platform P   the backend that computes golden (default: the\n"
+    "                        case's or scene's golden_platform, else\n"
+    "                        reference); e.g. torch\n"
     "  --golden-threads N    threads of the reference backend\n"
     "                        (default min(8, cores))\n"
     "  --fail-fast           stop after the first failing case (the rest are\n"
@@ -101,6 +105,9 @@ static const char usage_text[] =
     "                        in check), not a warning\n"
     "  --ignore GLOB         skip matching paths in directory scans\n"
     "                        (repeatable; also .scenetestignore)\n"
+    "  --no-default-plugins  do not declare the installed plugins (those in\n"
+    "                        $libdir/scenetest/plugins and\n"
+    "                        SCENETEST_PLUGIN_PATH)\n"
     "\n"
     "General:\n"
     "  --log-level LEVEL     debug|info|timing|warning|error|null (default "
@@ -248,6 +255,8 @@ typedef struct cli {
   strlist ignore;           /* --ignore GLOB */
   int strict_platforms;
   const char *dump_dir; /* --dump-on-fail */
+  const char *golden_platform; /* --golden-platform; NULL: the scenes' */
+  int no_default_plugins;
   const char *log_file; /* --log-file */
   strlist reports;      /* --report FORMAT:PATH, as given */
   int junit_family;     /* 0 xunit2, 1 xunit1 */
@@ -359,6 +368,8 @@ static const optdef options[] = {
     FLAG("strict-platforms", CMD_ALL, strict_platforms),
     LIST("ignore", CMD_ALL, ignore, "a glob"),
     STRING("dump-on-fail", CMD_RUN, dump_dir, "a directory"),
+    STRING("golden-platform", CMD_RUN, golden_platform, "a platform name"),
+    FLAG("no-default-plugins", CMD_ALL, no_default_plugins),
     CUSTOM("shard", CMD_SELECT, parse_shard),
     UINT("repeat", 0, CMD_RUN, repeat, 1, 1000000),
     FLAG("shuffle", CMD_RUN, shuffle),
@@ -706,6 +717,7 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   opts->isolate = c->isolate;
   opts->timeout = c->timeout;
   opts->dump_dir = c->dump_dir;
+  opts->golden_platform = c->golden_platform;
   opts->shard_index = c->shard.index;
   opts->shard_total = c->shard.total;
   opts->repeat = c->repeat > 1 ? (unsigned)c->repeat : 1;
@@ -774,13 +786,114 @@ static void warn_unknown_names(const cli *c, const st_scene_set *set) {
 
 /* A platform no backend provides is a usage error listing those that
  * exist (SPEC §5). */
-static int check_platform(const cli *c, st_registry *reg) {
+static int check_one_platform(const char *flag, const char *platform,
+                              st_registry *reg) {
   char names[512];
-  if (st_registry_has_platform(reg, c->platform))
+  if (st_registry_has_platform(reg, platform))
     return 0;
   st_registry_platforms(reg, names, sizeof names);
-  return usage_error("unknown platform '%s'; platforms: %s", c->platform,
-                     names);
+  if (strcmp(platform, "torch") == 0)
+    return usage_error("unknown platform 'torch' (%s): the torch plugin is "
+                       "not built or not installed; build scenetest with "
+                       "libtorch (meson setup -Dtorch=enabled, or "
+                       "-Dtorch_dir=PATH for a PyTorch wheel; docs/torch.md) "
+                       "or name it with --plugin lazy:PATH/scenetest_torch.so; "
+                       "platforms: %s",
+                       flag, names);
+  return usage_error("unknown platform '%s'%s%s; platforms: %s", platform,
+                     flag[2] == 'g' ? " for " : "",
+                     flag[2] == 'g' ? flag : "", names);
+}
+
+static int check_platform(const cli *c, st_registry *reg) {
+  int rc = check_one_platform("--platform", c->platform, reg);
+  if (rc == 0 && c->golden_platform != NULL &&
+      strcmp(c->golden_platform, ST_BACKEND_REFERENCE) != 0)
+    rc = check_one_platform("--golden-platform", c->golden_platform, reg);
+  return rc;
+}
+
+/* SPEC §12: the installed plugins ($libdir/scenetest/plugins) and those in
+ * the directories of SCENETEST_PLUGIN_PATH (colon-separated, searched
+ * first) are declared lazily: only their ELF notes are read, nothing is
+ * loaded until a lookup needs one of their platforms. A platform already
+ * known (built in, or from an explicit --plugin) hides a default
+ * declaration of it; a file that cannot be declared is a warning, since
+ * an installed plugin must not break every run. */
+static void declare_dir(st_registry *reg, const char *dir, size_t len) {
+  char path[4096];
+  DIR *d;
+  struct dirent *de;
+  char **names = NULL;
+  size_t n = 0, cap = 0, i;
+
+  if (len == 0 || len >= sizeof path - 2)
+    return;
+  memcpy(path, dir, len);
+  path[len] = '\0';
+  if ((d = opendir(path)) == NULL)
+    return;
+  while ((de = readdir(d)) != NULL) {
+    size_t nl = strlen(de->d_name);
+    if (de->d_name[0] == '.' || nl < 4 ||
+        strcmp(de->d_name + nl - 3, ".so") != 0)
+      continue;
+    if (n == cap) {
+      char **p = realloc(names, (cap ? cap * 2 : 8) * sizeof *names);
+      if (p == NULL)
+        break;
+      names = p;
+      cap = cap ? cap * 2 : 8;
+    }
+    if ((names[n] = strdup(de->d_name)) != NULL)
+      n++;
+  }
+  closedir(d);
+  /* Bytewise order, so which of two files wins does not depend on the
+   * directory's order. */
+  for (i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+      char *t = names[j];
+      names[j] = names[j - 1];
+      names[j - 1] = t;
+    }
+  for (i = 0; i < n; i++) {
+    char spec[4200], *platforms = NULL, *tok, *save = NULL;
+    st_error err;
+    int hidden = 0;
+    snprintf(spec, sizeof spec, "lazy:%s/%s", path, names[i]);
+    st_error_clear(&err);
+    if (st_plugin_read_platforms(spec + 5, &platforms, &err) != ST_OK) {
+      st_log(ST_LOG_WARNING, "default plugin %s not declared: %s", spec + 5,
+             err.message);
+      continue;
+    }
+    for (tok = strtok_r(platforms, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save))
+      if (st_registry_has_platform(reg, tok))
+        hidden = 1;
+    free(platforms);
+    if (hidden)
+      continue;
+    st_error_clear(&err);
+    if (st_plugin_load(reg, spec, &err) != ST_OK)
+      st_log(ST_LOG_WARNING, "default plugin %s not declared: %s", spec + 5,
+             err.message);
+  }
+  for (i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+static void declare_default_plugins(st_registry *reg) {
+  const char *env = getenv("SCENETEST_PLUGIN_PATH");
+  while (env != NULL && *env != '\0') {
+    const char *colon = strchr(env, ':');
+    size_t len = colon ? (size_t)(colon - env) : strlen(env);
+    declare_dir(reg, env, len);
+    env = colon ? colon + 1 : NULL;
+  }
+  declare_dir(reg, ST_PLUGIN_DIR, strlen(ST_PLUGIN_DIR));
 }
 
 /* Selects; prints "no cases selected" when the filters left nothing.
@@ -915,6 +1028,12 @@ static char *rerun_options(const cli *c) {
     fputs(" --timeout ", f);
     st__shell_quote(f, c->timeout_text);
   }
+  if (c->golden_platform != NULL) {
+    fputs(" --golden-platform ", f);
+    st__shell_quote(f, c->golden_platform);
+  }
+  if (c->no_default_plugins)
+    fputs(" --no-default-plugins", f);
   for (i = 0; i < c->plugins.n; i++) {
     fputs(" --plugin ", f);
     st__shell_quote(f, c->plugins.items[i]);
@@ -1189,6 +1308,9 @@ static int run_command(cli *c) {
       goto out;
     }
   }
+  /* After the explicit ones, which hide their platforms' defaults. */
+  if (!c->no_default_plugins)
+    declare_default_plugins(reg);
   if (c->cmd != CMD_CHECK && (status = check_platform(c, reg)) != 0)
     goto out;
   if ((status = load_all(c, reg, &set)) != 0)

@@ -280,6 +280,13 @@ static ST_WUR st_status check_shapes(st_op_call *call, const st__op_sig *s) {
  * range (or NaN) has no value to convert to. */
 static ST_WUR st_status check_scalar(st_op_call *call, const st__op_sig *s) {
   const st_scalar *sc = &call->scalars[0];
+  if (sc->kind != ST_SCALAR_NUMBER)
+    return st_op_call_fail(call, ST_EBIND,
+                           "op '%s': scalar '%s' (%s) is given as %s; "
+                           "expected {scalar: NAME, dtype, value}",
+                           call->op, sc->name ? sc->name : s->scalar,
+                           s->scalar,
+                           sc->kind == ST_SCALAR_INTS ? "ints" : "a string");
   if (st_dtype_is_float(call->tensors[0].dtype) || sc->is_int)
     return ST_OK;
   /* 2^63 is exact in double; the int64 range is [-2^63, 2^63). */

@@ -692,6 +692,8 @@ static ST_WUR st_status repair(st_registry *reg, const char *backend) {
  * depend on registration order) and without duplicates. It allocates
  * nothing: the message must be right when memory has run out too. Each
  * pass picks the smallest name after the previous one. */
+static int covers(const char *pattern, const char *op);
+
 static void implementers(st_registry *reg, const char *op, char *buf,
                          size_t size) {
   size_t i, used = 0, count = 0;
@@ -703,7 +705,7 @@ static void implementers(st_registry *reg, const char *op, char *buf,
     int w;
     for (i = 0; i < reg->n_entries; i++) {
       const char *b = reg->entries[i].backend;
-      if (strcmp(reg->entries[i].op, op) != 0 ||
+      if (!covers(reg->entries[i].op, op) ||
           (prev != NULL && strcmp(b, prev) <= 0))
         continue;
       if (next == NULL || strcmp(b, next) < 0)
@@ -723,11 +725,40 @@ static void implementers(st_registry *reg, const char *op, char *buf,
   st__mutex_unlock(&reg->lock);
 }
 
+/* 1 if a registration named pattern covers op: the same name, or a family
+ * "PREFIX*" and op starts with PREFIX. */
+static int covers(const char *pattern, const char *op) {
+  size_t n = strlen(pattern);
+  if (n > 0 && pattern[n - 1] == '*')
+    return strncmp(pattern, op, n - 1) == 0;
+  return strcmp(pattern, op) == 0;
+}
+
+/* The registration of (op, backend): the op's own, else the family
+ * ("PREFIX*") with the longest prefix that covers it. Needs reg->lock. */
+static st__entry *find_covering(st_registry *reg, const char *op,
+                                const char *backend) {
+  st__entry *best = find_entry(reg, op, backend);
+  size_t i, best_len = 0;
+  if (best != NULL)
+    return best;
+  for (i = 0; i < reg->n_entries; i++) {
+    st__entry *e = &reg->entries[i];
+    size_t len = strlen(e->op);
+    if (len > best_len && e->op[len - 1] == '*' && covers(e->op, op) &&
+        strcmp(e->backend, backend) == 0) {
+      best = e;
+      best_len = len;
+    }
+  }
+  return best;
+}
+
 static st_op_fn exact(st_registry *reg, const char *op, const char *backend) {
   st__entry *e;
   st_op_fn fn;
   st__mutex_lock(&reg->lock);
-  e = find_entry(reg, op, backend);
+  e = find_covering(reg, op, backend);
   fn = e ? e->fn : NULL;
   st__mutex_unlock(&reg->lock);
   return fn;
@@ -773,6 +804,12 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
     if (back_get(reg, backend, &b) && b.why[0] != '\0')
       snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b.why);
   }
+  /* SPEC §12: an aten:: op without the torch plugin names it. */
+  if (strncmp(op, "aten::", 6) == 0 && strcmp(backend, "torch") != 0 &&
+      strlen(why) + 1 < sizeof why)
+    snprintf(why + strlen(why), sizeof why - strlen(why),
+             "; aten:: ops are run by the torch plugin, on backend 'torch' "
+             "(--platform torch or --golden-platform torch; docs/torch.md)");
   return st_error_set(err, ST_EMISSING,
                       "BackendImplementationMissing: backend '%s' is missing "
                       "required implementation: %s for op '%s' "
@@ -859,7 +896,7 @@ int st__registry_has_op(st_registry *reg, const char *op) {
   int found = 0;
   st__mutex_lock(&reg->lock);
   for (i = 0; i < reg->n_entries && !found; i++)
-    found = strcmp(reg->entries[i].op, op) == 0;
+    found = covers(reg->entries[i].op, op);
   st__mutex_unlock(&reg->lock);
   return found;
 }

@@ -1055,8 +1055,9 @@ static const char *const tensor_keys[] = {"tensor", "dtype",   "shape",
                                           "atol",   "compare", "equal_nan"};
 enum { T_TENSOR, T_DTYPE, T_SHAPE, T_INIT, T_ROLE, T_RTOL, T_ATOL, T_COMPARE,
        T_EQNAN, T_NKEYS };
-static const char *const scalar_keys[] = {"scalar", "dtype", "value"};
-enum { A_SCALAR, A_DTYPE, A_VALUE };
+static const char *const scalar_keys[] = {"scalar", "dtype", "value",
+                                          "ints", "string"};
+enum { A_SCALAR, A_DTYPE, A_VALUE, A_INTS, A_STRING };
 static const char *const init_forms[] = {"fill",    "range",  "uniform",
                                          "normal",  "randint", "values",
                                          "file"};
@@ -1315,15 +1316,56 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
          a->name ? a->name : "?");
 }
 
+/* SPEC §12's two forms for ATen schemas, besides {scalar, dtype, value}:
+ * {scalar: N, ints: [...]} (an int[]; entries may name params) and
+ * {scalar: N, string: S}. Each form takes only its own keys. */
+static void take_scalar_form(loader *L, const node *const *v,
+                             st__arg *a) {
+  const char *form = v[A_INTS] ? "ints" : "string";
+  if (v[A_INTS] && v[A_STRING])
+    nerr(L, v[A_STRING],
+         "scalar arg has both 'ints' and 'string'; expected one of value, "
+         "ints, string");
+  if (v[A_VALUE])
+    nerr(L, v[A_VALUE], "scalar arg has both '%s' and 'value'; expected one "
+         "of value, ints, string", form);
+  if (v[A_DTYPE])
+    nerr(L, v[A_DTYPE], "scalar arg with '%s' takes no dtype; expected "
+         "{scalar: NAME, %s: ...}", form, form);
+  if (v[A_INTS]) {
+    const node *l = v[A_INTS];
+    a->scalar_kind = ST_SCALAR_INTS;
+    if (l->kind != N_SEQ) {
+      expected(L, l, "a list of integers or param names", "ints");
+      return;
+    }
+    a->ints = st__zalloc(l->n ? l->n : 1, sizeof *a->ints);
+    if (a->ints == NULL) {
+      L->oom = 1;
+      return;
+    }
+    a->n_ints = l->n;
+    for (size_t i = 0; i < l->n; i++)
+      (void)take_val(L, l->kids[i], "ints", &a->ints[i]);
+    return;
+  }
+  a->scalar_kind = ST_SCALAR_STRING;
+  a->string = take_string(L, v[A_STRING], "a string", "string");
+}
+
 static void take_scalar(loader *L, const node *n, st__arg *a) {
-  const node *v[3];
+  const node *v[5];
   a->is_tensor = 0;
-  map_fields(L, n, "scalar arg", scalar_keys, 3, v, NULL);
+  map_fields(L, n, "scalar arg", scalar_keys, 5, v, NULL);
   require(L, n, "scalar arg", "scalar", v[A_SCALAR]);
-  require(L, n, "scalar arg", "dtype", v[A_DTYPE]);
-  require(L, n, "scalar arg", "value", v[A_VALUE]);
   if (v[A_SCALAR])
     a->name = take_ident(L, v[A_SCALAR], "scalar");
+  if (v[A_INTS] || v[A_STRING]) {
+    take_scalar_form(L, v, a);
+    return;
+  }
+  require(L, n, "scalar arg", "dtype", v[A_DTYPE]);
+  require(L, n, "scalar arg", "value", v[A_VALUE]);
   if (v[A_DTYPE])
     take_dtype(L, v[A_DTYPE], &a->dtype);
   if (v[A_VALUE])
@@ -1406,9 +1448,11 @@ static void take_args(loader *L, const node *n, st_scene *s) {
 
 static const char *const case_keys[] = {
     "name",   "params", "matrix", "exclude",   "platforms", "manual",
-    "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect"};
+    "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
+    "golden_platform"};
 enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
-       C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_NKEYS };
+       C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
+       C_NKEYS };
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -1542,6 +1586,9 @@ static void take_case(loader *L, const node *n, st__case *c,
   }
   if (v[C_SKIP])
     (void)take_bool(L, v[C_SKIP], "skip_golden", &c->skip_golden);
+  if (v[C_GOLDEN_PLATFORM])
+    c->golden_platform = take_string(L, v[C_GOLDEN_PLATFORM],
+                                     "a platform name", "golden_platform");
   if (v[C_EQNAN])
     (void)take_bool(L, v[C_EQNAN], "equal_nan", &c->equal_nan);
   if (v[C_EXPECT]) {
@@ -1902,6 +1949,8 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
   c->params = NULL;
   c->platforms = copy_strv(L, t->platforms, t->n_platforms);
   c->manual_platforms = copy_strv(L, t->manual_platforms, t->n_manual);
+  c->golden_platform =
+      t->golden_platform ? dupstr(L, t->golden_platform) : NULL;
   c->params = st__zalloc(t->n_params + m->n, sizeof *c->params);
   if (c->params == NULL) {
     L->oom = 1;
@@ -2064,9 +2113,11 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
 
 static const char *const scene_keys[] = {
     "scene", "level",   "kernel",      "golden", "rtol",  "atol",
-    "workers", "skip_golden", "equal_nan", "expect", "args", "cases"};
+    "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
+    "golden_platform"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
-       K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_NKEYS };
+       K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
+       K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -2230,6 +2281,9 @@ static void take_scene(loader *L, const node *root) {
   }
   if (v[K_SKIP])
     (void)take_bool(L, v[K_SKIP], "skip_golden", &s->skip_golden);
+  if (v[K_GOLDEN_PLATFORM])
+    s->golden_platform = take_string(L, v[K_GOLDEN_PLATFORM],
+                                     "a platform name", "golden_platform");
   if (v[K_ARGS])
     take_args(L, v[K_ARGS], s);
   if (v[K_CASES])

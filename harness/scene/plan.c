@@ -690,6 +690,35 @@ static int resolve_tolerance(rctx *c, const st__arg *a, st__rarg *r) {
   return rc;
 }
 
+/* {scalar, ints: [...]} and {scalar, string: S} (SPEC §12): ints are
+ * integers (or params holding one); both carry dtype int64. */
+static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
+  r->dtype = ST_DTYPE_INT64;
+  r->string = a->string;
+  if (a->scalar_kind != ST_SCALAR_INTS)
+    return 0;
+  r->ints = malloc((a->n_ints ? a->n_ints : 1) * sizeof *r->ints);
+  if (r->ints == NULL) {
+    c->oom = 1;
+    return -1;
+  }
+  r->n_ints = a->n_ints;
+  for (size_t i = 0; i < a->n_ints; i++) {
+    st__num v;
+    int dep = 0;
+    if (resolve_num(c, &a->ints[i], "ints", &v, &dep) != 0)
+      return -1;
+    if (!v.is_int) {
+      rerr(c, a->ints[i].line, a->ints[i].column,
+           "ints of '%s': %g is not an integer; expected integers", a->name,
+           v.f);
+      return -1;
+    }
+    r->ints[i] = v.i;
+  }
+  return 0;
+}
+
 static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
   int dep = 0;
   r->arg = a;
@@ -697,6 +726,9 @@ static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
   r->is_tensor = a->is_tensor;
   r->role = a->role;
   r->compare = a->compare;
+  r->scalar_kind = a->scalar_kind;
+  if (!a->is_tensor && a->scalar_kind != ST_SCALAR_NUMBER)
+    return resolve_scalar_form(c, a, r);
   if (resolve_dtype(c, a, &r->dtype, &dep) != 0)
     return -1;
   if (resolve_tolerance(c, a, r) != 0)
@@ -785,8 +817,10 @@ void st__plan_free(st__plan *plan) {
   if (plan == NULL)
     return;
   if (plan->args) {
-    for (size_t i = 0; i < plan->n_args; i++)
+    for (size_t i = 0; i < plan->n_args; i++) {
       free(plan->args[i].values);
+      free(plan->args[i].ints);
+    }
     free(plan->args);
   }
   memset(plan, 0, sizeof *plan);

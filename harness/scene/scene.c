@@ -120,6 +120,12 @@ static void arg_free(st__arg *a) {
   val_free(&a->value);
   val_free(&a->rtol_param);
   val_free(&a->atol_param);
+  if (a->ints) {
+    for (size_t i = 0; i < a->n_ints; i++)
+      val_free(&a->ints[i]);
+    free(a->ints);
+  }
+  free(a->string);
 }
 
 void st__case_free_fields(st__case *c) {
@@ -133,6 +139,7 @@ void st__case_free_fields(st__case *c) {
   }
   free_strv(c->platforms, c->n_platforms);
   free_strv(c->manual_platforms, c->n_manual);
+  free(c->golden_platform);
 }
 
 void st__scene_free(st_scene *scene) {
@@ -145,6 +152,7 @@ void st__scene_free(st_scene *scene) {
   free(scene->golden);
   val_free(&scene->rtol_param);
   val_free(&scene->atol_param);
+  free(scene->golden_platform);
   if (scene->args) {
     for (size_t i = 0; i < scene->n_args; i++)
       arg_free(&scene->args[i]);

@@ -74,7 +74,11 @@ typedef struct st__arg {
                                      a number: resolved per case */
   int equal_nan;    /* -1 unset, else 0/1 */
   int compare;      /* outputs; default 1 */
-  st__val value;    /* scalars */
+  st__val value;    /* scalars: ST_SCALAR_NUMBER */
+  st_scalar_kind scalar_kind; /* scalars; default number */
+  st__val *ints;    /* ST_SCALAR_INTS: numbers or param names; owned */
+  size_t n_ints;
+  char *string;     /* ST_SCALAR_STRING; owned */
   int invalid;      /* loader only: this arg had errors, so plans skip it
                        (every other arg is still checked). Added by the
                        loader; never set on a loaded scene. */
@@ -114,6 +118,7 @@ typedef struct st__case {
                                 NAME[P=v,...]; else strlen(name) */
   int platforms_line, platforms_column; /* where the lists are written */
   int manual_line, manual_column;
+  char *golden_platform;     /* owned; NULL unset */
 } st__case;
 
 struct st_scene {
@@ -134,6 +139,7 @@ struct st_scene {
   st__val rtol_param, atol_param; /* param-named tolerances, per case */
   int equal_nan;    /* default 0 */
   int expect_fail;  /* default 0 */
+  char *golden_platform; /* owned; NULL: reference (or the CLI's) */
   st__arg *args;    /* owned */
   size_t n_args;
   st__case *cases;  /* owned */
@@ -179,6 +185,10 @@ typedef struct st__rarg {
   double rtol, atol;  /* effective: tensor > case > scene > dtype default */
   int equal_nan;      /* effective: tensor > case > scene > false */
   st__num value;      /* scalars */
+  st_scalar_kind scalar_kind;
+  int64_t *ints;      /* ST_SCALAR_INTS; owned by the plan */
+  size_t n_ints;
+  const char *string; /* ST_SCALAR_STRING; borrowed from arg */
 } st__rarg;
 
 /* One case, resolved: what args, golden and compare need. */

@@ -91,6 +91,10 @@ ST_EXTERN st_status st_registry_add_module(st_registry *reg /* IN */,
 
 /* Registers fn for (op, backend) on behalf of module. Idempotent: the same
  * fn again is a no-op; a different fn is ST_ECONFLICT naming both modules.
+ * An op ending in '*' registers a family: "aten::*" covers every op name
+ * that starts with "aten::" (fn reads call->op to know which). A lookup
+ * takes the op's own registration first, else the covering family with the
+ * longest prefix, on that backend, before any repair or fallback.
  * Strings are copied. Thread-safety: any thread. */
 ST_EXTERN st_status st_registry_register(st_registry *reg /* IN */,
                                          const char *module /* IN */,

@@ -62,6 +62,10 @@ typedef struct st_run_options {
    * JUnit reports show it). 0 saves isolated children formatting a line
    * the log level drops. */
   int keep_record;
+  /* --golden-platform: the backend that computes golden for every case,
+   * over the case's and the scene's golden_platform; NULL: theirs, else
+   * "reference" (SPEC §12). */
+  const char *golden_platform;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */

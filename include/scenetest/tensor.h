@@ -61,14 +61,29 @@ typedef struct st_tensor {
   void *data;
 } st_tensor;
 
+/* What a scalar argument holds: a number (`{scalar, dtype, value}`), a
+ * list of integers (`{scalar, ints: [...]}`, for an ATen `int[]`) or a
+ * string (`{scalar, string: S}`, for an ATen `str`). */
+typedef enum st_scalar_kind {
+  ST_SCALAR_NUMBER = 0,
+  ST_SCALAR_INTS = 1,
+  ST_SCALAR_STRING = 2
+} st_scalar_kind;
+
 /* A scalar bound to an op call: the value both as double and as int64
- * (is_int says which one is exact). */
+ * (is_int says which one is exact). ints and string are owned by the
+ * harness for the duration of the call; a list or string scalar has dtype
+ * int64 and i = f = 0. */
 typedef struct st_scalar {
   const char *name;
   st_dtype dtype;
   int is_int;
   int64_t i;
   double f;
+  st_scalar_kind kind;
+  const int64_t *ints; /* ST_SCALAR_INTS: n_ints values */
+  size_t n_ints;
+  const char *string;  /* ST_SCALAR_STRING: NUL-terminated */
 } st_scalar;
 
 /* Element access converting through double (float16/bfloat16 with

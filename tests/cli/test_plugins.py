@@ -245,11 +245,17 @@ def printing_kernel__isolated_output_in_events():
           "report intact", r)
 
 
+# The example scenes outside scenes/torch/, whose golden needs the torch
+# plugin (tests/cli/test_torch.py runs those).
+SCENE_FILES = ["--ignore", "torch", SCENES]
+
+
 def events(jobs, *extra):
     """The events of scenes/ at -j jobs, less timings and pids, sorted."""
     path = os.path.join(TMP, "events-j%d%s.jsonl" % (jobs, "".join(extra)))
     r, rc, out, err = run("run", "--format", "tap", "--log-level", "warning",
-                          "-j", str(jobs), "--events", path, *extra, SCENES)
+                          "--no-default-plugins", "-j", str(jobs), "--events",
+                          path, *extra, *SCENE_FILES)
     with open(path) as f:
         objs = [json.loads(l) for l in f if l.strip()]
     for o in objs:

@@ -34,6 +34,9 @@ ROOT = os.path.abspath(sys.argv[3])
 XSD = os.path.join(ROOT, "tests", "data", "junit-10.xsd")
 SCHEMA = json.load(open(os.path.join(ROOT, "docs", "report.schema.json")))
 SCENES = os.path.join(ROOT, "scenes")
+# scenes/torch/ computes its golden with the torch plugin (its own test,
+# cli_torch): these runs leave it out.
+NO_TORCH = ["--ignore", "torch"]
 TMP = tempfile.mkdtemp(prefix="scenetest-reports-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -267,7 +270,7 @@ def junit__properties_carry_the_run_and_the_autoload_record():
     env = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "ye\"s\x01"}
     junit = path("props.xml")
     p = run_bytes(["--format", "junit", "--output", junit, "--seed", "7",
-                   "--shard", "0/2", "--log-level", "timing", SCENES],
+                   "--shard", "0/2", "--log-level", "timing", *NO_TORCH, SCENES],
                   env=env)
     check(p.returncode == 0, "exit 0: %r" % p.stderr)
     rc, err = xmllint(junit)
@@ -297,7 +300,7 @@ def junit__properties_carry_the_run_and_the_autoload_record():
 def junit__xunit1_adds_file_and_line_which_the_strict_schema_refuses():
     junit = path("x1.xml")
     r = Run(["run", "--format", "junit", "--junit-family", "xunit1",
-             "--output", junit, "--case", "vector_add::small", SCENES,
+             "--output", junit, "--case", "vector_add::small", *NO_TORCH, SCENES,
              "--log-level", "warning"])
     check(r.rc == 0, "exit 0", r)
     case = next(iter(next(iter(junitparser.JUnitXml.fromfile(junit)))))
@@ -306,7 +309,7 @@ def junit__xunit1_adds_file_and_line_which_the_strict_schema_refuses():
           dict(case._elem.attrib))
     rc, _ = xmllint(junit)
     check(rc != 0, "junit-10.xsd refuses testcase file/line")
-    r = Run(["run", "--junit-family", "xunit3", SCENES])
+    r = Run(["run", "--junit-family", "xunit3", *NO_TORCH, SCENES])
     check(r.rc == 2 and "--junit-family must be xunit2 or xunit1" in r.err,
           "unknown family", r)
 
@@ -337,7 +340,7 @@ def json__document_validates_against_the_schema():
 @test
 def json__watched_modules_appear_in_modules():
     r = Run(["run", "--format", "json", "--watch", "mylib=libm.so*",
-             "--case", "vector_add::small", SCENES, "--log-level", "null"])
+             "--case", "vector_add::small", *NO_TORCH, SCENES, "--log-level", "null"])
     doc = json.loads(r.out)
     validate_json(doc)
     check(set(doc["autoload"][0]["modules"]) == {"torch", "torch_npu",
@@ -402,7 +405,7 @@ def shard__worked_example_of_the_spec():
     check(fnv1a64("vector_add::small") == 0x5e3ff868c8d241c5, "hash")
     for k in range(3):
         part = listed(["--shard", "%d/3" % k, "--case", "vector_add::small",
-                       SCENES])
+                       *NO_TORCH, SCENES])
         check((part == ["vector_add::small"]) == (k == 2),
               "vector_add::small is in shard 2 of 3 only (%d: %r)" %
               (k, part))
@@ -419,7 +422,7 @@ def run_json(args, env=None):
 
 @test
 def shard__every_environment_form():
-    want = {c for c in listed([SCENES]) if fnv1a64(c) % 3 == 1}
+    want = {c for c in listed([*NO_TORCH, SCENES]) if fnv1a64(c) % 3 == 1}
     forms = [
         ({"GTEST_SHARD_INDEX": "1", "GTEST_TOTAL_SHARDS": "3"},
          "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS"),
@@ -435,7 +438,7 @@ def shard__every_environment_form():
           "CI_NODE_TOTAL": "1"}, "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS"),
     ]
     for env, source in forms:
-        r, doc = run_json([SCENES], env=env)
+        r, doc = run_json([*NO_TORCH, SCENES], env=env)
         check(r.rc == 0 and doc is not None, "exit 0 for %r" % env, r)
         got = {c["id"] for c in doc["cases"]}
         check(got == want, "shard 1/3 from %r: %r" % (env, sorted(got)), r)
@@ -444,7 +447,7 @@ def shard__every_environment_form():
               "shard metadata %r" % doc["run"]["shard"], r)
     # --shard agreeing with the environment is fine; --shard wins the
     # source.
-    r, doc = run_json(["--shard", "1/3", SCENES],
+    r, doc = run_json(["--shard", "1/3", *NO_TORCH, SCENES],
                       env={"GTEST_SHARD_INDEX": "1",
                            "GTEST_TOTAL_SHARDS": "3"})
     check(r.rc == 0 and doc["run"]["shard"]["source"] == "--shard", "agree",
@@ -453,11 +456,11 @@ def shard__every_environment_form():
 
 @test
 def shard__gitlab_total_of_one_is_unsharded():
-    everything = set(listed([SCENES]))
+    everything = set(listed([*NO_TORCH, SCENES]))
     for env in ({"CI_NODE_TOTAL": "1"},
                 {"CI_NODE_TOTAL": "1", "CI_NODE_INDEX": "1"},
                 {"CI_NODE_TOTAL": "4"}):
-        r, doc = run_json([SCENES], env=env)
+        r, doc = run_json([*NO_TORCH, SCENES], env=env)
         check(r.rc == 0 and {c["id"] for c in doc["cases"]} == everything
               and doc["run"]["shard"] is None, "unsharded for %r" % env, r)
 
@@ -498,17 +501,17 @@ def shard__conflicts_and_malformed_values_are_usage_errors():
          "says shard 0/2 but CI_NODE_INDEX/CI_NODE_TOTAL says shard 0/3"),
     ]
     for env, msg in cases:
-        r = Run(["run", SCENES], env=env)
+        r = Run(["run", *NO_TORCH, SCENES], env=env)
         check(r.rc == 2 and r.err.startswith("scenetest: error: ") and
               msg in r.err and r.err.count("\n") == 1,
               "usage error %r for %r" % (msg, env), r)
-    r = Run(["run", "--shard", "0/2", SCENES],
+    r = Run(["run", "--shard", "0/2", *NO_TORCH, SCENES],
             env={"GTEST_SHARD_INDEX": "1", "GTEST_TOTAL_SHARDS": "2"})
     check(r.rc == 2 and "--shard says shard 0/2 but GTEST_SHARD_INDEX/"
           "GTEST_TOTAL_SHARDS says shard 1/2" in r.err, "option vs env", r)
     for bad in ("2", "1/1", "2/2", "a/b", "0/0", "0/65537", "-1/2", "0/2x",
                 "/2", "0/"):
-        r = Run(["run", "--shard", bad, SCENES])
+        r = Run(["run", "--shard", bad, *NO_TORCH, SCENES])
         check(r.rc == 2 and "--shard must be K/N with 0 <= K < N <= 65536 "
               "(got '%s')" % bad in r.err, "malformed --shard %r" % bad, r)
 
@@ -516,17 +519,17 @@ def shard__conflicts_and_malformed_values_are_usage_errors():
 @test
 def shard__bazel_status_file_is_touched():
     status = path("shard_status")
-    r = Run(["run", "--log-level", "warning", SCENES],
+    r = Run(["run", "--log-level", "warning", *NO_TORCH, SCENES],
             env={"TEST_SHARD_INDEX": "0", "TEST_TOTAL_SHARDS": "2",
                  "TEST_SHARD_STATUS_FILE": status})
     check(r.rc == 0 and os.path.exists(status), "created", r)
     os.utime(status, (1000000000, 1000000000))
-    r = Run(["run", "--log-level", "warning", SCENES],
+    r = Run(["run", "--log-level", "warning", *NO_TORCH, SCENES],
             env={"TEST_SHARD_INDEX": "1", "TEST_TOTAL_SHARDS": "2",
                  "TEST_SHARD_STATUS_FILE": status})
     check(r.rc == 0 and os.stat(status).st_mtime > 1000000000,
           "mtime updated", r)
-    r = Run(["run", SCENES], env={"TEST_SHARD_STATUS_FILE":
+    r = Run(["run", *NO_TORCH, SCENES], env={"TEST_SHARD_STATUS_FILE":
                                   path("no/such/dir/file")})
     check(r.rc == 2 and "cannot touch TEST_SHARD_STATUS_FILE" in r.err,
           "an untouchable status file is an error", r)
@@ -560,13 +563,13 @@ def shard__empty_shard_exits_0_or_2_and_still_reports_its_shard():
 @test
 def headers__shard_and_shuffle_seed_in_every_report():
     r = Run(["run", "--format", "tap", "--shard", "1/3", "--shuffle-seed",
-             "42", "--log-level", "warning", SCENES])
+             "42", "--log-level", "warning", *NO_TORCH, SCENES])
     lines = r.out.splitlines()
     check(r.rc == 0 and lines[0] == "TAP version 13" and
           re.match(r"^1\.\.\d+$", lines[1]) and lines[2] == "# shard 1/3" and
           lines[3] == "# shuffle seed 42", "TAP header order", r)
     r = Run(["run", "--format", "text", "--shard", "1/3", "--shuffle",
-             "--log-level", "warning", SCENES])
+             "--log-level", "warning", *NO_TORCH, SCENES])
     lines = r.out.splitlines()
     check(lines[0] == "shard 1/3" and re.match(r"^shuffle seed \d+$",
                                                lines[1]), "text header", r)
@@ -574,7 +577,7 @@ def headers__shard_and_shuffle_seed_in_every_report():
     check(seed < 2 ** 32, "the default seed is below 2^32")
     junit = path("hdr.xml")
     Run(["run", "--format", "junit", "--output", junit, "--shuffle-seed",
-         "9", SCENES, "--log-level", "warning"])
+         "9", *NO_TORCH, SCENES, "--log-level", "warning"])
     props = {p.name: p.value for s in junitparser.JUnitXml.fromfile(junit)
              for p in s.properties()}
     check(props["shuffle_seed"] == "9", "JUnit property")
@@ -585,7 +588,7 @@ def headers__shard_and_shuffle_seed_in_every_report():
 @test
 def repeat__names_iterations_and_timing_lines():
     r = Run(["run", "--format", "tap", "--repeat", "3", "--case",
-             "vector_add::small", "--case", "copy::f32", SCENES])
+             "vector_add::small", "--case", "copy::f32", *NO_TORCH, SCENES])
     check(r.rc == 0, "exit 0", r)
     names = re.findall(r"^ok \d+ - (\S+)$", r.out, re.M)
     check(names == ["copy::f32@1", "vector_add::small@1", "copy::f32@2",
@@ -594,13 +597,13 @@ def repeat__names_iterations_and_timing_lines():
     iters = re.findall(r"\[TIMING\] phase .*case=small name=run .* "
                        r"iter=(\d+)$", r.err, re.M)
     check(iters == ["1", "2", "3"], "iter=K on phase lines %r" % iters, r)
-    r, doc = run_json(["--repeat", "2", "--case", "copy::f32", SCENES])
+    r, doc = run_json(["--repeat", "2", "--case", "copy::f32", *NO_TORCH, SCENES])
     check([(c["id"], c["iteration"]) for c in doc["cases"]] ==
           [("copy::f32@1", 1), ("copy::f32@2", 2)], "json ids", r)
-    r = Run(["run", "--format", "tap", "--case", "copy::f32", SCENES])
+    r = Run(["run", "--format", "tap", "--case", "copy::f32", *NO_TORCH, SCENES])
     check("ok 1 - copy::f32\n" in r.out and " iter=" not in r.err,
           "no suffix and no iter without --repeat", r)
-    r = Run(["run", "--repeat", "0", SCENES])
+    r = Run(["run", "--repeat", "0", *NO_TORCH, SCENES])
     check(r.rc == 2 and "--repeat must be at least 1" in r.err, "0", r)
 
 
@@ -728,7 +731,7 @@ def report__several_at_once_while_the_terminal_keeps_its_report():
     tap, junit, js = path("m.tap"), path("m.xml"), path("m.json")
     r = Run(["run", "--format", "text", "--report", "tap:" + tap,
              "--report", "junit:" + junit, "--report", "json:" + js,
-             "--log-level", "warning", SCENES])
+             "--log-level", "warning", *NO_TORCH, SCENES])
     check(r.rc == 0 and re.search(r"^\d+ cases: ", r.out, re.M),
           "text on stdout", r)
     check(open(tap).read().startswith("TAP version 13\n"), "tap file")
@@ -746,7 +749,7 @@ def report__gtest_output_and_xml_output_file():
             ("xml:named.xml", os.path.join(d, "named.xml"), "xml"),
             ("json:r.json", os.path.join(d, "r.json"), "json")):
         r = Run(["run", "--format", "tap", "--log-level", "warning",
-                 SCENES], env={"GTEST_OUTPUT": value}, cwd=d)
+                 *NO_TORCH, SCENES], env={"GTEST_OUTPUT": value}, cwd=d)
         check(r.rc == 0 and r.out.startswith("TAP version 13"),
               "tap still on stdout for %s" % value, r)
         check(os.path.exists(where), "GTEST_OUTPUT=%s writes %s" %
@@ -756,16 +759,16 @@ def report__gtest_output_and_xml_output_file():
         else:
             validate_json(json.load(open(where)))
     bz = os.path.join(d, "bazel.xml")
-    r = Run(["run", "--log-level", "warning", SCENES],
+    r = Run(["run", "--log-level", "warning", *NO_TORCH, SCENES],
             env={"XML_OUTPUT_FILE": bz})
     check(r.rc == 0 and xmllint(bz)[0] == 0, "XML_OUTPUT_FILE", r)
     # The same (format, file) from two sources is written once.
     r = Run(["run", "--log-level", "warning", "--report", "junit:" + bz,
-             SCENES], env={"XML_OUTPUT_FILE": bz, "GTEST_OUTPUT":
+             *NO_TORCH, SCENES], env={"XML_OUTPUT_FILE": bz, "GTEST_OUTPUT":
                            "xml:" + bz})
     check(r.rc == 0 and xmllint(bz)[0] == 0 and
           open(bz).read().count("<testsuites") == 1, "written once", r)
-    r = Run(["run", SCENES], env={"GTEST_OUTPUT": "yaml:x"})
+    r = Run(["run", *NO_TORCH, SCENES], env={"GTEST_OUTPUT": "yaml:x"})
     check(r.rc == 2 and "GTEST_OUTPUT='yaml:x': expected xml" in r.err,
           "unknown GTEST_OUTPUT", r)
 
@@ -788,7 +791,7 @@ def report__aliasing_is_a_usage_error():
              "is also the --events file"),
             (["--report", "junit:" + x, "--log-file", x], {},
              "is also the --log-file")):
-        r = Run(["run"] + args + [SCENES], env=env)
+        r = Run(["run"] + args + [*NO_TORCH, SCENES], env=env)
         check(r.rc == 2 and msg in r.err and r.err.count("\n") == 1,
               "%r: %s" % (args, msg), r)
     check(os.path.exists(os.path.join(SCENES, "elementwise.yaml")) and
@@ -796,18 +799,18 @@ def report__aliasing_is_a_usage_error():
     for spec, msg in (("xml:x", "unknown format 'xml'"),
                       ("junit", "must be FORMAT:PATH"),
                       ("junit:", "must be FORMAT:PATH")):
-        r = Run(["run", "--report", spec, SCENES])
+        r = Run(["run", "--report", spec, *NO_TORCH, SCENES])
         check(r.rc == 2 and msg in r.err, "--report %s" % spec, r)
     r = Run(["run", "--report", "junit:" + path("no/such/dir/r.xml"),
-             SCENES])
+             *NO_TORCH, SCENES])
     check(r.rc == 2 and "cannot open --report '%s'" %
           path("no/such/dir/r.xml") in r.err, "unopenable report", r)
     for bad in ("-1", "x", "18446744073709551616"):
-        r = Run(["run", "--shuffle-seed", bad, SCENES])
+        r = Run(["run", "--shuffle-seed", bad, *NO_TORCH, SCENES])
         check(r.rc == 2 and "--shuffle-seed" in r.err, "seed %s" % bad, r)
     # Same format, same file, two spellings: once, not an error.
     r = Run(["run", "--format", "junit", "--output", x, "--report",
-             "junit:" + os.path.join(TMP, ".", "alias.out"), SCENES,
+             "junit:" + os.path.join(TMP, ".", "alias.out"), *NO_TORCH, SCENES,
              "--log-level", "warning"])
     check(r.rc == 0 and xmllint(x)[0] == 0, "one file", r)
 
@@ -893,12 +896,12 @@ def help__names_the_ci_options():
 def gitlab__three_shards_merge_into_the_unsharded_suite():
     full = path("full.xml")
     Run(["run", "--format", "junit", "--output", full, "--log-level",
-         "warning", SCENES])
+         "warning", *NO_TORCH, SCENES])
     merged = junitparser.JUnitXml()
     for node in (1, 2, 3):
         part = path("shard%d.xml" % node)
         r = Run(["run", "--report", "junit:" + part, "--log-level",
-                 "warning", SCENES],
+                 "warning", *NO_TORCH, SCENES],
                 env={"CI_NODE_INDEX": str(node), "CI_NODE_TOTAL": "3"})
         check(r.rc == 0 and xmllint(part)[0] == 0, "shard %d" % node, r)
         merged += junitparser.JUnitXml.fromfile(part)

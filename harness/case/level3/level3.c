@@ -395,6 +395,7 @@ static void level3_run(st__casectx *cc, const st_scene *scene, size_t ci) {
                                c.workers, err.message);
     goto out;
   }
+  /* The workers resolve the kernel, during rehost (SPEC §12). */
   if (!st__case_prepare(cc, scene, ci, &c.d))
     goto out;
   if (!rehost_phase(cc, scene, &c))

@@ -1,0 +1,522 @@
+# SPDX-License-Identifier: MIT
+"""The torch plugin through the binary, with Debian's real libtorch (SPEC
+§3, §4, §12; docs/torch.md), printing TAP 13. Skips (a 1..0 # SKIP plan) when the
+plugin is not built.
+
+Usage: test_torch.py SCENETEST TORCH_PLUGIN LATE_LOAD_PLUGIN SCENES_DIR
+
+- scenes/torch on cpu and threads against the torch golden, the torch
+  platform against the reference golden, and which cases libtorch 1.13
+  declines (the dtype table of docs/torch.md);
+- the record and the whole event sequence: torch golden (libtorch in the
+  golden event), torch platform (in args), --skip-golden (nothing
+  loaded), a kernel that loads libtorch during run (stale; --strict-record
+  error), --isolate (each child's record), level 3 (the workers load it
+  in rehost; the harness's record is unaffected);
+- aten:: binding errors, each naming the schema;
+- TORCH_DEVICE_BACKEND_AUTOLOAD with real libtorch loaded;
+- default plugin directories, --no-default-plugins, --platform torch
+  without the plugin;
+- where torch and the reference differ, pinned: float32 reduction order,
+  bfloat16 matmul accumulation; integer wrap agrees.
+"""
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+import taptest
+from taptest import Run, check, main, test, write
+
+taptest.EXE, TORCH, LATE, SCENES = sys.argv[1:5]
+if TORCH == "" or not os.path.exists(TORCH):
+    # Registered with protocol 'tap': the 1..0 plan is the skip, exit 0
+    # (any non-zero exit is an error there).
+    taptest.skip_all("the torch plugin is not built (libtorch not found; "
+                     "docs/torch.md)")
+    sys.exit(0)
+# The environment the tests set themselves.
+for var in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "SCENETEST_PLUGIN_PATH"):
+    os.environ.pop(var, None)
+TMP = tempfile.mkdtemp(prefix="scenetest-torch-")
+TORCH_SCENES = os.path.join(SCENES, "torch")
+BASE = ["--no-default-plugins", "--format", "tap"]
+LAZY = ["--plugin", "lazy:" + TORCH]
+TORCH_LIB = re.compile(r"/libtorch(_cpu)?\.so[^/]*$")
+
+GOLDEN = write(TMP, "golden.yaml", """\
+scene: tg
+kernel: add
+golden_platform: torch
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - {name: one, params: {N: 100}}
+  - {name: two, params: {N: 7}}
+""")
+
+PLAIN = write(TMP, "plain.yaml", """\
+scene: tp
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - {name: one, params: {N: 100}}
+""")
+
+
+def run(args, env=None):
+    return Run(["run"] + BASE + args, env=env)
+
+
+def events(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def sequence(case):
+    """The case's events as names, each load event as load:PHASE."""
+    return [e["name"] if e["name"] != "load" else "load:" + e["phase"]
+            for e in case["events"]]
+
+
+def squash(seq):
+    """Runs of load events of one phase become one entry (libtorch brings
+    some 280 objects; their count is the system's business)."""
+    out = []
+    for s in seq:
+        if not (s.startswith("load:") and out and out[-1] == s):
+            out.append(s)
+    return out
+
+
+def record_lines(err):
+    return [line for line in err.splitlines()
+            if "[TIMING] torch_backend_autoload" in line]
+
+
+def field(line, name):
+    m = re.search(r"\b%s=(\S+)" % name, line)
+    return m.group(1) if m else None
+
+
+def torch_in(objects):
+    return any(TORCH_LIB.search(o) for o in objects)
+
+
+def event(case, name):
+    return next(e for e in case["events"] if e["name"] == name)
+
+
+# ---------------------------------------------------------------- scenes
+
+# libtorch 1.13 has no CPU kernel for these (op, dtype) of scenes/torch:
+# the golden declines them. docs/torch.md's table says the same.
+DECLINED = {"torch_relu::float16", "torch_matmul::float16",
+            "torch_softmax::float16"}
+
+
+def skips(out):
+    return {m.group(1) for m in re.finditer(r"^ok \d+ - (\S+) # SKIP golden "
+                                            r"declined: ", out, re.M)}
+
+
+@test
+def builtin_kernels_pass_against_torch_golden():
+    for platform in ("cpu", "threads"):
+        r = run(LAZY + ["--platform", platform, "--log-level", "warning",
+                        TORCH_SCENES])
+        check(r.rc == 0 and "not ok" not in r.out, platform, r)
+        check(skips(r.out) == DECLINED,
+              "%s: declined %s, expected %s" % (platform, skips(r.out),
+                                                DECLINED), r)
+        n = len(re.findall(r"^ok ", r.out, re.M))
+        check(n >= 90, "%s: only %d cases" % (platform, n), r)
+
+
+@test
+def torch_platform_passes_against_reference_golden():
+    # --golden-platform reference wins over the scenes' golden_platform.
+    r = run(LAZY + ["--platform", "torch", "--golden-platform", "reference",
+                    "--log-level", "warning",
+                    os.path.join(TORCH_SCENES, "builtin.yaml"),
+                    os.path.join(SCENES, "elementwise.yaml"),
+                    os.path.join(SCENES, "linalg.yaml"),
+                    os.path.join(SCENES, "reduce.yaml"),
+                    os.path.join(SCENES, "scale_axpy.yaml")])
+    check(r.rc == 0 and "not ok" not in r.out, "torch vs reference", r)
+    # The kernel declines what libtorch cannot compute: a skip, not a pass.
+    declined = set(re.findall(r"^ok \d+ - (\S+) # SKIP libtorch 1\.13",
+                              r.out, re.M))
+    check(declined == DECLINED, "kernel declined %s" % declined, r)
+
+
+@test
+def aten_scenes_pass():
+    r = run(LAZY + ["--platform", "torch", "--log-level", "warning",
+                    os.path.join(TORCH_SCENES, "aten.yaml")])
+    check(r.rc == 0 and "not ok" not in r.out and "SKIP" not in r.out,
+          "aten scenes", r)
+    for name in ("aten_gelu::float32", "aten_layer_norm::rows",
+                 "aten_addmm::float64", "aten_layer_norm_plain::two_dims"):
+        check(re.search(r"^ok \d+ - %s$" % re.escape(name), r.out, re.M),
+              name, r)
+
+
+# ------------------------------------------------- records and sequences
+
+@test
+def torch_golden_loads_libtorch_in_golden():
+    ev = os.path.join(TMP, "g.jsonl")
+    r = run(LAZY + ["--events", ev, GOLDEN])
+    check(r.rc == 0, "rc", r)
+    first, second = events(ev)
+    check(squash(sequence(first)) == ["args", "golden", "load:golden",
+                                      "record", "run", "compare"],
+          "sequence %s" % squash(sequence(first)), r)
+    g = event(first, "golden")
+    check(torch_in(g["loaded"]) and g["loaded"][0].endswith(
+        "scenetest_torch.so"), "golden loaded %s" % g["loaded"][:3], r)
+    check(event(first, "args")["loaded"] == [], "args loaded nothing", r)
+    check(event(first, "record")["emitted"] is True, "emitted", r)
+    # The second case finds everything loaded: no load event at all.
+    check(sequence(second) == ["args", "golden", "record", "run", "compare"],
+          "second %s" % sequence(second), r)
+    check(event(second, "record")["emitted"] is False, "once", r)
+    lines = record_lines(r.err)
+    check(len(lines) == 1 and field(lines[0], "torch_imported") == "true",
+          "record %s" % lines, r)
+    check(first["record_stale"] is False, "fresh", r)
+
+
+@test
+def torch_platform_loads_libtorch_in_args():
+    ev = os.path.join(TMP, "p.jsonl")
+    r = run(LAZY + ["--platform", "torch", "--events", ev, PLAIN])
+    check(r.rc == 0, "rc", r)
+    (case,) = events(ev)
+    check(squash(sequence(case)) == ["args", "load:args", "golden", "record",
+                                     "run", "compare"],
+          "sequence %s" % squash(sequence(case)), r)
+    check(torch_in(event(case, "args")["loaded"]), "args loaded torch", r)
+    lines = record_lines(r.err)
+    check(len(lines) == 1 and field(lines[0], "torch_imported") == "true",
+          "record %s" % lines, r)
+
+
+@test
+def skip_golden_leaves_libtorch_unloaded():
+    ev = os.path.join(TMP, "s.jsonl")
+    r = run(LAZY + ["--skip-golden", "--events", ev, GOLDEN])
+    check(r.rc == 0, "rc", r)
+    for case in events(ev):
+        check(sequence(case) == ["args", "record", "run"],
+              "sequence %s" % sequence(case), r)
+        check(all(e.get("loaded", []) == [] for e in case["events"]),
+              "nothing loaded", r)
+    lines = record_lines(r.err)
+    check(len(lines) == 1 and field(lines[0], "torch_imported") == "false",
+          "record %s" % lines, r)
+
+
+@test
+def kernel_loading_libtorch_in_run_makes_record_stale():
+    ev = os.path.join(TMP, "l.jsonl")
+    env = {"ST_LATE_LOAD": TORCH}
+    args = ["--plugin", LATE, "--platform", "late", "--events", ev, PLAIN]
+    r = run(args, env=env)
+    check(r.rc == 0, "a stale record is a warning", r)
+    (case,) = events(ev)
+    check(squash(sequence(case)) == ["args", "golden", "record", "run",
+                                     "load:run", "compare"],
+          "sequence %s" % squash(sequence(case)), r)
+    check(case["record_stale"] is True and case["status"] == "pass",
+          "stale", r)
+    check(re.search(r"\[WARNING\] tp::one: autoload record is stale: watched "
+                    r"module 'torch' \(\S+libtorch\S*\) was loaded during "
+                    r"phase 'run' after the record", r.err), "warning", r)
+    lines = record_lines(r.err)
+    check(len(lines) == 1 and field(lines[0], "torch_imported") == "false",
+          "record %s" % lines, r)
+    r = run(["--strict-record"] + args, env=env)
+    check(r.rc == 1, "--strict-record: exit 1", r)
+    (case,) = events(ev)
+    check(case["status"] == "error" and
+          "autoload record is stale" in case["message"], "error", r)
+
+
+@test
+def isolate_each_child_records_torch():
+    ev = os.path.join(TMP, "i.jsonl")
+    r = run(LAZY + ["--isolate", "--events", ev, GOLDEN])
+    check(r.rc == 0, "rc", r)
+    cases = events(ev)
+    check(len(cases) == 2 and len({c["pid"] for c in cases}) == 2,
+          "two children", r)
+    for case in cases:
+        check(squash(sequence(case)) == ["args", "golden", "load:golden",
+                                         "record", "run", "compare"],
+              "sequence %s" % squash(sequence(case)), r)
+        check(event(case, "record")["emitted"] is True, "each emits", r)
+    lines = record_lines(r.err)
+    check(len(lines) == 2 and
+          all(field(x, "torch_imported") == "true" for x in lines) and
+          {field(x, "pid") for x in lines} == {str(c["pid"]) for c in cases},
+          "records %s" % lines, r)
+
+
+@test
+def level3_workers_load_libtorch_in_rehost():
+    path = write(TMP, "l3.yaml", """\
+scene: l3
+level: 3
+workers: 2
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - {name: one, params: {N: 1000}}
+""")
+    ev = os.path.join(TMP, "l3.jsonl")
+    r = run(LAZY + ["--platform", "torch", "--events", ev, path])
+    check(r.rc == 0, "rc", r)
+    (case,) = events(ev)
+    # The workers resolve the kernel while mapping the case (SPEC §12):
+    # their objects are in the rehost event; the harness loads nothing.
+    check(sequence(case) == ["args", "golden", "rehost", "record", "run",
+                             "compare", "release"],
+          "sequence %s" % sequence(case), r)
+    rehost = event(case, "rehost")["loaded"]
+    for w in (0, 1):
+        mine = [o[len("worker %d: " % w):] for o in rehost
+                if o.startswith("worker %d: " % w)]
+        check(torch_in(mine), "worker %d loaded libtorch in rehost" % w, r)
+    check(event(case, "run")["loaded"] == [], "nothing more in run", r)
+    check(case["record_stale"] is False, "fresh", r)
+    lines = record_lines(r.err)
+    check(len(lines) == 1 and field(lines[0], "torch_imported") == "false",
+          "the harness's record %s" % lines, r)
+
+
+@test
+def autoload_setting_with_real_libtorch():
+    # Torch's predicate (torch/__init__.py, _is_device_backend_autoload_
+    # enabled): os.getenv("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1".
+    want = [(None, "unset", "enabled"), ("0", "0", "disabled"),
+            ("1", "1", "enabled"), ("true", "invalid", "disabled")]
+    for value, setting, effective in want:
+        env = {} if value is None else {"TORCH_DEVICE_BACKEND_AUTOLOAD": value}
+        r = run(LAZY + [GOLDEN], env=env)
+        lines = record_lines(r.err)
+        check(r.rc == 0 and len(lines) == 1, "value %r" % value, r)
+        got = (field(lines[0], "setting"), field(lines[0], "effective"),
+               field(lines[0], "torch_imported"))
+        check(got == (setting, effective, "true"),
+              "value %r: %s" % (value, got), r)
+
+
+# ------------------------------------------------------ aten:: binding
+
+# The schemas as libtorch 1.13 (Debian 12) prints them; other versions
+# print some differently (SymInt, defaults).
+ATEN_ERRORS = {
+    "unknown_op": ("""\
+kernel: aten::no_such_op
+args:
+  - {tensor: self, dtype: float32, shape: [4]}
+  - {tensor: y, dtype: float32, shape: [4], role: output}
+""", "kernel: unknown ATen operator 'aten::no_such_op': libtorch 1.13.0 has "
+     "no schema aten::no_such_op"),
+    "unknown_arg": ("""\
+kernel: aten::gelu
+args:
+  - {tensor: self, dtype: float32, shape: [4]}
+  - {tensor: y, dtype: float32, shape: [4], role: output}
+  - {scalar: alpha, dtype: float32, value: 1}
+""", "kernel: scalar 'alpha' is not an argument of the schema aten::gelu("
+     "Tensor self, *, str approximate=\"none\") -> Tensor"),
+    "required_left_out": ("""\
+kernel: aten::native_layer_norm
+args:
+  - {tensor: input, dtype: float32, shape: [2, 4]}
+  - {tensor: y, dtype: float32, shape: [2, 4], role: output}
+  - {scalar: normalized_shape, ints: [4]}
+""", "kernel: required argument 'eps' (float) of the schema "
+     "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, "
+     "Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) "
+     "is left out; give a scalar named 'eps'"),
+    "wrong_dtype_scalar": ("""\
+kernel: aten::softmax.int
+args:
+  - {tensor: self, dtype: float32, shape: [2, 4]}
+  - {tensor: y, dtype: float32, shape: [2, 4], role: output}
+  - {scalar: dim, dtype: float32, value: 1}
+""", "kernel: argument 'dim' of the schema aten::softmax.int(Tensor self, "
+     "int dim, ScalarType? dtype=None) -> Tensor is int (an integer dtype); "
+     "got scalar 'dim' of dtype float32"),
+    "wrong_dtype_output": ("""\
+kernel: aten::gelu
+args:
+  - {tensor: self, dtype: float32, shape: [4]}
+  - {tensor: y, dtype: float64, shape: [4], role: output}
+""", "kernel: output 'y' has dtype float64 but return 0 of the schema "
+     "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor is "
+     "Float"),
+    "ints_form_missing": ("""\
+kernel: aten::layer_norm
+args:
+  - {tensor: input, dtype: float32, shape: [2, 4]}
+  - {tensor: y, dtype: float32, shape: [2, 4], role: output}
+  - {scalar: normalized_shape, dtype: int64, value: 4}
+""", "kernel: argument 'normalized_shape' of the schema aten::layer_norm("
+     "Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? "
+     "bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) "
+     "-> Tensor is int[]; give it as {scalar: normalized_shape, ints: "
+     "[...]}"),
+}
+
+
+@test
+def aten_binding_errors_name_the_schema():
+    # One run (libtorch loads once), one scene per mistake.
+    names = sorted(ATEN_ERRORS)
+    path = write(TMP, "aten_errors.yaml", "---\n".join(
+        "scene: e_%s\nskip_golden: true\n%scases:\n  - {name: c}\n" % (
+            name, ATEN_ERRORS[name][0]) for name in names))
+    ev = os.path.join(TMP, "e.jsonl")
+    r = run(LAZY + ["--platform", "torch", "--events", ev, path])
+    check(r.rc == 1, "exit 1", r)
+    got = {c["scene"][2:]: c for c in events(ev)}
+    check(sorted(got) == names, "cases %s" % sorted(got), r)
+    for name in names:
+        case, message = got[name], ATEN_ERRORS[name][1]
+        check(case["status"] == "error", name + ": error", r)
+        check(case["message"].startswith(message),
+              "%s: message\n  got:  %s\n  want: %s..." % (
+                  name, case["message"], message), r)
+        check(sequence(case)[-1] == "run", name + ": a run error", r)
+
+
+@test
+def aten_op_without_torch_names_the_plugin():
+    path = write(TMP, "aten_cpu.yaml", """\
+scene: ac
+kernel: aten::gelu
+skip_golden: true
+args:
+  - {tensor: self, dtype: float32, shape: [4]}
+  - {tensor: y, dtype: float32, shape: [4], role: output}
+cases:
+  - {name: c}
+""")
+    ev = os.path.join(TMP, "ac.jsonl")
+    r = run(["--events", ev, path])
+    check(r.rc == 1, "exit 1", r)
+    (case,) = events(ev)
+    check(case["status"] == "error" and sequence(case) == ["args"] and
+          "aten:: ops are run by the torch plugin" in case["message"],
+          "message %s" % case["message"], r)
+
+
+# ------------------------------------------------------- plugin discovery
+
+@test
+def default_plugin_path_declares_lazily():
+    d = os.path.join(TMP, "plugins")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(TORCH, os.path.join(d, "scenetest_torch.so"))
+    # A file there that is no plugin: a warning, not a failed run.
+    write(d, "broken.so", "not an ELF object\n")
+    ev = os.path.join(TMP, "d.jsonl")
+    env = {"SCENETEST_PLUGIN_PATH": "/nonexistent:" + d}
+    r = Run(["run", "--format", "tap", "--events", ev, GOLDEN], env=env)
+    check(r.rc == 0, "rc", r)
+    check(re.search(r"^\[WARNING\] default plugin %s not declared: " %
+                    re.escape(os.path.join(d, "broken.so")), r.err, re.M),
+          "warning for broken.so", r)
+    first = events(ev)[0]
+    # Declared at start, loaded only by the golden lookup.
+    check(event(first, "args")["loaded"] == [] and
+          event(first, "golden")["loaded"][0] ==
+          os.path.join(d, "scenetest_torch.so"), "loaded from the path", r)
+    # An explicit --plugin hides the default declaration of its platform.
+    r = Run(["run", "--format", "tap", "--events", ev] + LAZY + [GOLDEN],
+            env=env)
+    check(r.rc == 0 and
+          event(events(ev)[0], "golden")["loaded"][0] == TORCH and
+          not any(d in o for c in events(ev) for e in c["events"]
+                  for o in e.get("loaded", [])),
+          "explicit wins", r)
+    r = Run(["run", "--no-default-plugins", "--golden-platform", "torch",
+             GOLDEN], env=env)
+    check(r.rc == 2 and r.err.startswith("scenetest: error: unknown platform "
+                                         "'torch' (--golden-platform): the "
+                                         "torch plugin is not built"),
+          "--no-default-plugins", r)
+
+
+@test
+def platform_torch_without_plugin_is_usage_error():
+    r = run(["--platform", "torch", PLAIN])
+    check(r.rc == 2 and "-Dtorch=enabled" in r.err and
+          "unknown platform 'torch' (--platform)" in r.err and
+          r.out == "", "usage error", r)
+
+
+# ------------------------------------------- where torch and reference differ
+
+@test
+def pinned_differences_from_reference():
+    path = write(TMP, "pins.yaml", """\
+scene: pin_reduce
+kernel: reduce_sum
+golden_platform: torch
+rtol: 0
+atol: 0
+args:
+  - {tensor: x, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: out, dtype: float32, shape: [1], role: output}
+cases:
+  - {name: n100k, params: {N: 100000}}
+---
+scene: pin_int
+kernel: reduce_sum
+golden_platform: torch
+args:
+  - {tensor: a, dtype: int8, shape: [16], init: {fill: 100}}
+  - {tensor: out, dtype: int8, shape: [1], role: output}
+cases:
+  - {name: wraps}
+---
+scene: pin_bf16_matmul
+kernel: matmul
+golden_platform: torch
+args:
+  - {tensor: a, dtype: bfloat16, shape: [33, 70], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: bfloat16, shape: [70, 17], init: {uniform: [-1, 1]}}
+  - {tensor: c, dtype: bfloat16, shape: [33, 17], role: output}
+cases:
+  - {name: default_tolerance}
+""")
+    r = run(LAZY + ["--platform", "cpu", path])
+    check(r.rc == 1, "rc", r)
+    # float32: torch sums in float32 (its cascade order), the built-ins in
+    # double: not bit-equal.
+    check(re.search(r"^not ok 1 - pin_reduce::n100k$", r.out, re.M),
+          "reduction order differs", r)
+    # Integers wrap alike: 16 * 100 = 1600 = 64 (mod 256) in both.
+    check(re.search(r"^ok 2 - pin_int::wraps$", r.out, re.M), "wrap", r)
+    # bfloat16 matmul: libtorch 1.13 accumulates in bfloat16.
+    check(re.search(r"^not ok 3 - pin_bf16_matmul::default_tolerance$",
+                    r.out, re.M), "bf16 matmul differs", r)
+
+
+sys.exit(main(TMP))
