@@ -47,33 +47,36 @@
     }                                                                         \
   } while (0)
 
-/* U: the unsigned type of T's width. Relu compares as signed. */
-#define REF_INT_LOOP(T, U)                                                    \
+/* Integer arithmetic in uint64_t :
+ * narrower unsigned types promote to int, where a product overflows
+ * (UBSan). The result is truncated to T, the two's complement wrap.
+ * Relu compares as signed. */
+#define REF_INT_LOOP(T)                                                       \
   do {                                                                        \
     const T *a = (const T *)t[0].data;                                        \
     const T *b = binary || kind == ST__EW_AXPY ? (const T *)t[1].data : NULL; \
     T *o = (T *)out->data;                                                    \
-    const U su = (U)si;                                                       \
+    const uint64_t su = si;                                                       \
     switch (kind) {                                                           \
     case ST__EW_ADD:                                                          \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((U)a[i] + (U)b[i]);                                        \
+        o[i] = (T)((uint64_t)a[i] + (uint64_t)b[i]);                                        \
       break;                                                                  \
     case ST__EW_SUB:                                                          \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((U)a[i] - (U)b[i]);                                        \
+        o[i] = (T)((uint64_t)a[i] - (uint64_t)b[i]);                                        \
       break;                                                                  \
     case ST__EW_MUL:                                                          \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((U)a[i] * (U)b[i]);                                        \
+        o[i] = (T)((uint64_t)a[i] * (uint64_t)b[i]);                                        \
       break;                                                                  \
     case ST__EW_SCALE:                                                        \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)(su * (U)a[i]);                                             \
+        o[i] = (T)(su * (uint64_t)a[i]);                                             \
       break;                                                                  \
     case ST__EW_AXPY:                                                         \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)(su * (U)a[i] + (U)b[i]);                                   \
+        o[i] = (T)(su * (uint64_t)a[i] + (uint64_t)b[i]);                                   \
       break;                                                                  \
     case ST__EW_RELU:                                                         \
       for (size_t i = begin; i < end; i++)                                    \
@@ -113,16 +116,16 @@ int st__ref_elementwise_typed(st__ew kind, st_op_call *call, size_t begin,
     REF_FLOAT_LOOP(double);
     return 1;
   case ST_DTYPE_INT8:
-    REF_INT_LOOP(int8_t, uint8_t);
+    REF_INT_LOOP(int8_t);
     return 1;
   case ST_DTYPE_INT16:
-    REF_INT_LOOP(int16_t, uint16_t);
+    REF_INT_LOOP(int16_t);
     return 1;
   case ST_DTYPE_INT32:
-    REF_INT_LOOP(int32_t, uint32_t);
+    REF_INT_LOOP(int32_t);
     return 1;
   case ST_DTYPE_INT64:
-    REF_INT_LOOP(int64_t, uint64_t);
+    REF_INT_LOOP(int64_t);
     return 1;
   default:
     return 0;
