@@ -85,6 +85,7 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, n_only_cases);
   TAKE(out, in, st_run_options, use_only_cases);
   TAKE(out, in, st_run_options, keep_record);
+  TAKE(out, in, st_run_options, supervise);
   return ST_OK;
 }
 

@@ -62,6 +62,11 @@ typedef struct st_run_options {
    * JUnit reports show it). 0 saves isolated children formatting a line
    * the log level drops. */
   int keep_record;
+  /* 1: the cases run in supervised child processes (SPEC §9): a child
+   * that dies fails only its running case, a fresh one goes on, and
+   * SIGINT/SIGTERM end the run with a complete report. The CLI's `run`
+   * sets it unless --no-supervise; the library default is 0. */
+  int supervise;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
@@ -242,8 +247,13 @@ ST_EXTERN const st_case_result *st_run_result_get(const st_run_result *res,
 ST_EXTERN size_t st_run_result_count_status(const st_run_result *res,
                                             st_case_status status);
 /* 0 all passed, were skipped or failed as expected (xfail); 1 a case
- * failed, errored or passed unexpectedly (xpass). */
+ * failed, errored or passed unexpectedly (xpass), a case has no result,
+ * or the run was interrupted. */
 ST_EXTERN int st_run_result_exit_code(const st_run_result *res /* IN */);
+/* The signal (SIGINT, SIGTERM) that stopped a supervised run, or 0: the
+ * case that was running is an error ("interrupted"), the unrun ones are
+ * skips ("not run: interrupted"). */
+ST_EXTERN int st_run_result_interrupted(const st_run_result *res /* IN */);
 
 /* Accepts NULL. Do not free a result owned by an st_run_result. */
 ST_EXTERN void st_case_result_free(st_case_result *res /* IN, owned */);
