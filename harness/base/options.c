@@ -86,6 +86,7 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, use_only_cases);
   TAKE(out, in, st_run_options, keep_record);
   TAKE(out, in, st_run_options, supervise);
+  TAKE(out, in, st_run_options, live);
   return ST_OK;
 }
 

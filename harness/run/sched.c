@@ -102,7 +102,8 @@ void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
     if (r != NULL)
       st__case_result_set_status(r, ST_CASE_ERROR,
                                  "out of memory: the case left no result");
-    how |= ST__REPORT_REPLAY | ST__REPORT_FINISH;
+    how |= (how & ST__REPORT_EVENTS ? 0u : ST__REPORT_REPLAY) |
+           ST__REPORT_FINISH;
   }
   st__run_result_set(sc->run, i, r);
   if (r == NULL) {
@@ -114,6 +115,8 @@ void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
   st__sched_info(sc, i, &info);
   if (how & ST__REPORT_REPLAY) {
     st__fanout_case_begin(sc->fo, &info);
+    st__fanout_replay(sc->fo, &info, r);
+  } else if (how & ST__REPORT_EVENTS) {
     st__fanout_replay(sc->fo, &info, r);
   }
   if (how & ST__REPORT_FINISH)

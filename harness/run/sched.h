@@ -101,6 +101,8 @@ enum {
   /* case_finish too, between the events and case_end (a case whose
    * finish was not told when it finished). */
   ST__REPORT_FINISH = 1 << 1,
+  /* Now: the recorded events only (case_begin was told as it began). */
+  ST__REPORT_EVENTS = 1 << 2,
 };
 
 /* Case i's turn in selection order: begin and events as how says, the

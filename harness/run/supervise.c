@@ -188,6 +188,7 @@ typedef struct sv {
   st__sv_state *state; /* jobs of them, shared with the children */
   st_case_result **done;
   char *ready;
+  char *told; /* by case: case_begin went to the observers live */
   size_t *redo; /* cases sent to a child that died before it began them */
   size_t n_redo;
   size_t next_send, next_report;
@@ -208,6 +209,7 @@ typedef struct child {
   unsigned char cmd[4 * DEPTH]; /* case indices read, not yet run */
   size_t cmd_len, cmd_at;
   size_t unsent; /* finished cases whose results are not sent yet */
+  int live;      /* st_run_options.live: nothing waits for a batch */
   pthread_mutex_t lock; /* guards: pending, msg */
   st__wbuf pending;     /* journal frames not yet written */
   st__wbuf msg;         /* the frames of this case's reply */
@@ -230,11 +232,28 @@ static void put_log(st__wbuf *b, const char *line, size_t len) {
   st__wire_frame_close(b, at);
 }
 
+/* What msg has, sent now (the lock held). Between cases (rewind) the
+ * journal holds only results, now sent: it starts again. */
+static void send_locked(child *ch, int rewind) {
+  if (ch->msg.oom)
+    _exit(122);
+  if (ch->msg.len > 0 &&
+      st__proc_write_all(ch->sock, ch->msg.data, ch->msg.len) != ST_OK)
+    _exit(0); /* the supervisor is gone */
+  ch->msg.len = 0;
+  if (rewind) {
+    ch->unsent = 0;
+    rewind_file(ch->journal, lseek(ch->journal, 0, SEEK_CUR));
+  }
+}
+
 static void child_log(void *data, const char *line, size_t len) {
   child *ch = data;
   pthread_mutex_lock(&ch->lock);
   put_log(&ch->pending, line, len);
   put_log(&ch->msg, line, len);
+  if (ch->live)
+    send_locked(ch, 0); /* mid-case: the journal has its events */
   pthread_mutex_unlock(&ch->lock);
 }
 
@@ -335,17 +354,8 @@ static int child_next(child *ch, uint32_t *index) {
 /* Sends the finished cases' log lines and results in one write; their
  * copies in the journal are then not needed. */
 static void child_send(child *ch) {
-  off_t end;
   pthread_mutex_lock(&ch->lock);
-  if (ch->msg.oom)
-    _exit(122);
-  if (ch->msg.len > 0 &&
-      st__proc_write_all(ch->sock, ch->msg.data, ch->msg.len) != ST_OK)
-    _exit(0); /* the supervisor is gone */
-  ch->msg.len = 0;
-  ch->unsent = 0;
-  end = lseek(ch->journal, 0, SEEK_CUR);
-  rewind_file(ch->journal, end);
+  send_locked(ch, 1);
   pthread_mutex_unlock(&ch->lock);
 }
 
@@ -361,6 +371,15 @@ static void child_run_one(child *ch, size_t i) {
   ch->state->phase[0] = '\0';
   ch->state->round = -1;
   ch->state->running = (uint32_t)i + 1;
+  if (ch->live) {
+    /* Someone watches: the case's begin now (its progress line). */
+    pthread_mutex_lock(&ch->lock);
+    at = st__wire_frame_open(&ch->msg, ST__SV_BEGIN);
+    st__wbuf_u32(&ch->msg, (uint32_t)i);
+    st__wire_frame_close(&ch->msg, at);
+    send_locked(ch, 1);
+    pthread_mutex_unlock(&ch->lock);
+  }
   st_observer_init(&so);
   so.data = ch;
   so.phase_begin = child_phase_begin;
@@ -383,7 +402,7 @@ static void child_run_one(child *ch, size_t i) {
   st_case_result_free(r);
   journal_flush(ch);
   ch->state->running = 0;
-  if (++ch->unsent >= BATCH)
+  if (++ch->unsent >= BATCH || ch->live)
     child_send(ch);
 }
 
@@ -460,6 +479,7 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent) {
   ch.journal = s->slots[k].journal;
   ch.capture = s->slots[k].capture;
   ch.state = &s->state[k];
+  ch.live = s->sc->rc->opts->live;
   memset(ch.state, 0, sizeof *ch.state);
   child_main(&ch);
 }
@@ -561,7 +581,8 @@ static void finish(sv *s, size_t i, st_case_result *r) {
 static void report_ready(sv *s) {
   while (s->next_report < s->sc->n && s->ready[s->next_report]) {
     st__sched_report(s->sc, s->next_report, s->done[s->next_report],
-                     ST__REPORT_REPLAY);
+                     s->told[s->next_report] ? ST__REPORT_EVENTS
+                                             : ST__REPORT_REPLAY);
     s->done[s->next_report] = NULL;
     s->next_report++;
   }
@@ -595,6 +616,20 @@ static void take_frames(sv *s, size_t k) {
       const char *line = log_line(payload, plen, &len);
       if (line != NULL)
         keep_log(s, line, len);
+    } else if (type == ST__SV_BEGIN && c->nq > 0) {
+      /* Live: a case that is next in the report is told as it begins,
+       * after what finished before it. */
+      st__rbuf rb;
+      size_t i;
+      st__rbuf_init(&rb, payload, plen);
+      i = st__rbuf_u32(&rb);
+      report_ready(s);
+      if (i == c->q[0] && i == s->next_report && !s->told[i]) {
+        st_case_info info;
+        st__sched_info(s->sc, i, &info);
+        st__fanout_case_begin(s->sc->fo, &info);
+        s->told[i] = 1;
+      }
     } else if (type == ST__SV_RESULT && c->nq > 0) {
       st__rbuf rb;
       size_t i;
@@ -1029,6 +1064,7 @@ static st_status sv_init(sv *s, st__schedctx *sc, st_error *err) {
   s->slots = calloc(jobs, sizeof *s->slots);
   s->done = calloc(n + 1, sizeof *s->done);
   s->ready = calloc(n + 1, 1);
+  s->told = calloc(n + 1, 1);
   s->redo = calloc((size_t)jobs * DEPTH + 1, sizeof *s->redo);
   s->pf = calloc(2 * (size_t)jobs + 1, sizeof *s->pf);
   s->who = calloc(2 * (size_t)jobs + 1, sizeof *s->who);
@@ -1037,7 +1073,7 @@ static st_status sv_init(sv *s, st__schedctx *sc, st_error *err) {
   if (s->state == MAP_FAILED)
     s->state = NULL;
   if (s->slots == NULL || s->done == NULL ||
-      s->ready == NULL || s->redo == NULL || s->pf == NULL ||
+      s->ready == NULL || s->told == NULL || s->redo == NULL || s->pf == NULL ||
       s->who == NULL || s->state == NULL)
     return st_error_set(err, ST_ENOMEM, "out of memory");
   for (k = 0; k < jobs; k++) {
@@ -1070,6 +1106,7 @@ static void sv_free(sv *s) {
   free(s->slots);
   free(s->done);
   free(s->ready);
+  free(s->told);
   free(s->redo);
   free(s->pf);
   free(s->who);

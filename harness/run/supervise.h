@@ -29,6 +29,7 @@ enum {
   ST__SV_EVENT = 1,  /* journal: one event (st__wire_put_event) */
   ST__SV_LOG = 3,    /* journal and socket: one log line, as a string */
   ST__SV_RESULT = 4, /* socket: u32 case index, the result */
+  ST__SV_BEGIN = 5,  /* socket, live runs only: u32 case index, begun */
 };
 
 /* Where a supervised child is: written by the child as it goes (plain

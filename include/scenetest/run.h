@@ -67,6 +67,10 @@ typedef struct st_run_options {
    * SIGINT/SIGTERM end the run with a complete report. The CLI's `run`
    * sets it unless --no-supervise; the library default is 0. */
   int supervise;
+  /* 1: someone watches the run as it goes (a terminal's progress line):
+   * supervised children then tell each case's begin and log lines as they
+   * happen, not in batches (a wake-up of the supervisor for each). */
+  int live;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */

@@ -176,6 +176,33 @@ def supervise__timeout_kills_and_replaces_the_child():
 
 
 @test
+def supervise__live_run_on_a_terminal_keeps_every_verdict():
+    # stderr on a terminal: the children tell each case as it begins and
+    # send no batches (st_run_options.live); the verdicts stay the same.
+    import pty
+    path = scene("live.yaml", "segv")
+    for mode in MODES:
+        master, slave = pty.openpty()
+        ev = os.path.join(TMP, "live.jsonl")
+        p = subprocess.run([EXE] + base("--events", ev, "--log-level",
+                                        "warning") + mode + [path],
+                           stdout=subprocess.PIPE, stderr=slave, env=ENV,
+                           timeout=120)
+        os.close(slave)
+        os.close(master)
+        out = p.stdout.decode()
+        what = "%r rc=%d\n%s" % (mode, p.returncode, out)
+        check(p.returncode == 1, what)
+        pts = points(out)
+        check(not pts["segv"][0] and
+              all(pts[c][0] for c in pts if c != "segv"), what)
+        check(re.search(r"killed by signal SIGSEGV .* during phase 'run'",
+                        messages(out)[0]), what)
+        prove_ok(out)
+        check(len(events(ev)) == 4, "--events complete")
+
+
+@test
 def supervise__closed_fd1_fd2_do_not_lose_later_output():
     path = write(TMP, "closefds.yaml", open(scene("c.yaml", "closefds"))
                  .read().replace("{name: after0, params: {B: 0}}",
