@@ -215,6 +215,9 @@ ST_EXTERN uint64_t st_shard_hash(const char *scene /* IN */,
  * size below its first layout (not initialised with its _init function).
  * observers may be NULL when n_observers is 0; they are borrowed for the
  * run and stepped by their size fields. *out is the caller's (st_run_result_free).
+ * With opts->supervise, SIGINT and SIGTERM are handled while the run
+ * lasts (st_run_result_interrupted); out of memory, every observer still
+ * hears of every case, then ST_ENOMEM.
  * Thread-safety: one run per process at a time (it may redirect fd 1). */
 ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
                            const st_run_options *opts /* IN */,
@@ -226,8 +229,8 @@ ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
  * result (*out is the caller's, st_case_result_free); for tests and
  * embedders. No observers are called; of opts it uses platform, rounds,
  * skip_golden, seed, golden_threads, strict_record, watch and registry
- * (selectors, manual, jobs, fail_fast, redirect_stdout, isolate and
- * timeout belong to st_run and are ignored). An unknown platform or a bad
+ * (selectors, manual, jobs, fail_fast, redirect_stdout, isolate,
+ * timeout, supervise and live belong to st_run and are ignored). An unknown platform or a bad
  * watch spec is ST_EUSAGE, a case_index out of range ST_EINVAL; a case
  * that fails or errors is still ST_OK, its verdict in the result.
  * Thread-safety: any thread for a level-2 scene (concurrent calls share
