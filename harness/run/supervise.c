@@ -886,7 +886,11 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
   }
   for (k = 0; k < s->jobs; k++) {
     const slot *c = &s->slots[k];
-    if (c->pid <= 0 || c->oneshot || c->nq >= (alone ? 1u : ahead))
+    /* Nothing waits behind a case with a deadline: the child sends that
+     * case's result when it finds nothing more to run, so its deadline
+     * ends with it. */
+    if (c->pid <= 0 || c->oneshot || c->deadline != 0 ||
+        c->nq >= (alone ? 1u : ahead))
       continue;
     if (best == SIZE_MAX || c->nq < s->slots[best].nq)
       best = k;

@@ -37,7 +37,7 @@ ENV = dict(os.environ, NO_COLOR="1",
 
 BEHAVIOUR = {"exit0": 1, "_exit": 2, "segv": 3, "abort": 4, "heap": 5,
              "closefds": 6, "forge": 7, "sleep": 8, "fifo": 9, "parent": 10,
-             "prints": 11, "fds": 12}
+             "prints": 11, "fds": 12, "slow": 13}
 
 
 def scene(name, bad, after=2, before=1, scene_name="sv", level=2,
@@ -200,6 +200,22 @@ def supervise__live_run_on_a_terminal_keeps_every_verdict():
                         messages(out)[0]), what)
         prove_ok(out)
         check(len(events(ev)) == 4, "--events complete")
+
+
+@test
+def supervise__a_deadline_ends_with_its_case():
+    # A case's own timeout covers that case only: the slow case after it
+    # (no timeout) is not killed by its deadline, in a child that was sent
+    # both.
+    path = write(TMP, "deadline.yaml", open(scene("d.yaml", "slow"))
+                 .read().replace("{name: good0, params: {B: 0}}",
+                                 "{name: good0, params: {B: 0}, "
+                                 "timeout: 0.3}"))
+    for mode in MODES:
+        rc, out, err = run(base() + mode + [path])
+        what = "%r rc=%d\n%s%s" % (mode, rc, out, err)
+        check(rc == 0 and all(ok for ok, _ in points(out).values()),
+              "every case passes: " + what)
 
 
 @test

@@ -243,6 +243,7 @@ __attribute__((visibility("default"))) const st_module scenetest_module = {
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -290,7 +291,8 @@ static long parent_of(long pid) {
  *  10  prints its pid, its parent's, and whether the parent has this
  *      plugin mapped (the process model's test, at level 3)
  *  11  prints "captured" to stdout and stderr
- *  12  prints what each of its descriptors is ("fd N -> TARGET") */
+ *  12  prints what each of its descriptors is ("fd N -> TARGET")
+ *  13  takes 0.6 s (a slow kernel, then a right answer) */
 static void misbehave(int how) {
   switch (how) {
   case 1:
@@ -364,6 +366,12 @@ static void misbehave(int how) {
              fstat(fd, &sb) == 0 ? (unsigned long)sb.st_ino : 0ul);
     }
     fflush(stdout);
+    break;
+  }
+  case 13: {
+    struct timespec ts = {0, 600 * 1000 * 1000};
+    while (nanosleep(&ts, &ts) != 0)
+      ;
     break;
   }
   case 11:
