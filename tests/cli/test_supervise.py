@@ -298,9 +298,13 @@ def interrupted(sig, fmt, mode):
     os.mkfifo(fifo)
     shm_before = shm()
     ev = os.path.join(TMP, "intr.jsonl")
+    doc = os.path.join(TMP, "intr.doc")
+    if os.path.exists(doc):
+        os.unlink(doc)
+    dest = ["--output", doc] if fmt in ("junit", "json") else []
     p = subprocess.Popen(
         [EXE, "run", "--plugin", PLUGIN, "--platform", "misbehave",
-         "--format", fmt, "--events", ev] + mode + [path],
+         "--format", fmt, "--events", ev] + dest + mode + [path],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(ENV, ST_TEST_FIFO=fifo), start_new_session=True)
     try:
@@ -341,7 +345,19 @@ def interrupted(sig, fmt, mode):
     if mode == []:
         check([by[c]["status"] for c in ("after0", "after1", "after2")] ==
               ["skip"] * 3, "-j 1: nothing after the running case ran")
-    if fmt == "tap":
+    if fmt == "junit":
+        import xml.etree.ElementTree as ET
+        cases = {tc.get("name"): tc for tc in ET.parse(doc).iter("testcase")}
+        check(sorted(cases) == sorted(by) and
+              cases["fifo"].find("error") is not None,
+              "JUnit: every case, the running one an <error>: %r" % cases)
+    elif fmt == "json":
+        with open(doc) as f:
+            d = json.load(f)
+        js = {c["case"]: c for c in d["cases"]}
+        check(sorted(js) == sorted(by) and js["fifo"]["status"] == "error",
+              "JSON: every case, the running one an error: %r" % js)
+    elif fmt == "tap":
         pts = points(out)
         check(out.splitlines()[-1] == "Bail out! interrupted",
               "TAP ends with Bail out!: " + what)
@@ -362,6 +378,8 @@ def supervise__sigint_and_sigterm_finish_every_report():
         for fmt in ("tap", "text"):
             for mode in MODES:
                 interrupted(sig, fmt, mode)
+    for fmt in ("junit", "json"):
+        interrupted(signal.SIGINT, fmt, [])
 
 
 @test
