@@ -163,6 +163,26 @@ static void sched_pick__level3_timeout_does_not_isolate(void **state) {
   assert_true(st__sched_timeout(&f->sc, 0) == 1.0);
 }
 
+static void sched_pick__supervise_when_asked(void **state) {
+  fixture *f = *state;
+  f->opts.supervise = 1;
+  /* Every run, whatever its jobs, timeouts or levels: the supervised
+   * children run them. */
+  assert_ptr_equal(pick(f, 0, 1), &st__sched_supervise);
+  assert_ptr_equal(pick(f, 1, 1), &st__sched_supervise);
+  f->opts.jobs = 2;
+  f->opts.timeout = 1.0;
+  assert_ptr_equal(pick(f, 0, 2), &st__sched_supervise);
+  assert_ptr_equal(pick(f, 2, 2), &st__sched_supervise);
+}
+
+static void sched_pick__isolate_wins_over_supervise(void **state) {
+  fixture *f = *state;
+  f->opts.supervise = 1;
+  f->opts.isolate = 1;
+  assert_ptr_equal(pick(f, 0, 1), &st__sched_isolate);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -175,6 +195,8 @@ int main(void) {
       T(sched_pick__isolate_for_option_timeout_at_level2),
       T(sched_pick__isolate_for_a_case_timeout),
       T(sched_pick__level3_timeout_does_not_isolate),
+      T(sched_pick__supervise_when_asked),
+      T(sched_pick__isolate_wins_over_supervise),
 #undef T
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

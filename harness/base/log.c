@@ -29,6 +29,10 @@ static void *hook_data;       /* guarded by: hook_lock */
 /* The process that set the hook, read before taking the lock: a child
  * forked while another thread held the lock must not wait for it. */
 static atomic_long hook_pid;
+/* Set only in a supervised or isolated child, before its first case and
+ * while no other thread runs; read by every st_log after. */
+static st__log_sink_fn log_sink;
+static void *log_sink_data;
 
 static const struct {
   const char *name;
@@ -161,6 +165,13 @@ void st_log(int level, const char *fmt, ...) {
   if (ffd >= 0)
     (void)st__log_write_fd(ffd, buf, len);
   to_terminal = ffd < 0 || level >= ST_LOG_WARNING;
+  /* A supervised or isolated child hands every line to its sink, which
+   * sends it to its parent over the wire (SPEC §9: never by a prefix
+   * convention on fd 2); the parent passes it through. */
+  if (log_sink != NULL) {
+    log_sink(log_sink_data, buf, len);
+    return;
+  }
   /* A forked child (under --isolate) also sends every line to its log
    * fd, which its parent reads and passes through (st__log_passthrough):
    * so the parent's terminal can still show its record in words. */
@@ -171,4 +182,9 @@ void st_log(int level, const char *fmt, ...) {
   if (to_hook(level, buf, len, to_terminal) || !to_terminal)
     return;
   (void)st__log_write_fd(atomic_load(&log_fd), buf, len);
+}
+
+void st__log_set_sink(st__log_sink_fn fn, void *data) {
+  log_sink_data = data;
+  log_sink = fn;
 }

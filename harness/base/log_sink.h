@@ -37,6 +37,17 @@ void st__log_emit(const char *line /* IN */, size_t len);
 /* The log fd (default 2). Thread-safety: any thread. */
 int st__log_fd(void);
 
+/* A supervised or isolated child's log lines go to a sink, which sends
+ * them to its parent over the wire (SPEC §9: never by a prefix convention
+ * on fd 2, so that a kernel printing "[TIMING] ..." cannot forge a record
+ * line); the parent hands each line to st__log_passthrough. fn gets one
+ * whole line ("[LEVEL] message\n", len bytes) from any thread that logs,
+ * after the --log-file (if any) got it. NULL: back to the log fd.
+ * Thread-safety: only while no other thread logs (a child, before its
+ * first case). */
+typedef void (*st__log_sink_fn)(void *data, const char *line, size_t len);
+void st__log_set_sink(st__log_sink_fn fn, void *data /* IN: borrowed */);
+
 /* write(2) all of buf to fd, retrying on EINTR and short writes; 0 or -1. */
 int st__log_write_fd(int fd, const char *buf /* IN */, size_t len);
 

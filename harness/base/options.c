@@ -87,6 +87,8 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, keep_record);
   /* Later fields: an older caller's size leaves them at the defaults. */
   TAKE(out, in, st_run_options, golden_platform);
+  TAKE(out, in, st_run_options, supervise);
+  TAKE(out, in, st_run_options, live);
   return ST_OK;
 }
 

@@ -32,6 +32,7 @@ struct st_case_result {
 struct st_run_result {
   st_case_result **cases;
   size_t count;
+  int interrupted; /* the signal that stopped the run, or 0 */
 };
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -347,7 +348,23 @@ size_t st_run_result_count_status(const st_run_result *run,
   return n;
 }
 
+void st__run_result_set_interrupted(st_run_result *run, int sig) {
+  run->interrupted = sig;
+}
+
+int st_run_result_interrupted(const st_run_result *run) {
+  return run->interrupted;
+}
+
 int st_run_result_exit_code(const st_run_result *run) {
+  size_t i;
+  /* A case without a result is not a pass (SPEC §6: no path exits 0
+   * unless every selected case passed or was skipped). */
+  for (i = 0; i < run->count; i++)
+    if (run->cases[i] == NULL)
+      return 1;
+  if (run->interrupted)
+    return 1;
   return (st_run_result_count_status(run, ST_CASE_FAIL) +
           st_run_result_count_status(run, ST_CASE_ERROR) +
           st_run_result_count_status(run, ST_CASE_XPASS)) > 0

@@ -50,4 +50,7 @@ st_case_result *st__run_result_at(st_run_result *run /* IN */, size_t index);
 void st__run_result_set(st_run_result *run, size_t index,
                         st_case_result *res);
 
+/* The run was stopped by signal sig (SIGINT, SIGTERM). */
+void st__run_result_set_interrupted(st_run_result *run, int sig);
+
 #endif

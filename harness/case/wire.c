@@ -271,6 +271,21 @@ void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload) {
 }
 
 
+size_t st__wire_frame_open(st__wbuf *b, uint8_t type) {
+  size_t at = b->len;
+  st__wbuf_u32(b, 0);
+  st__wbuf_u8(b, type);
+  return at;
+}
+
+void st__wire_frame_close(st__wbuf *b, size_t at) {
+  size_t n = b->len - at - 5, i;
+  if (b->oom)
+    return;
+  for (i = 0; i < 4; i++)
+    b->data[at + i] = (char)(unsigned char)((uint32_t)n >> (8 * i));
+}
+
 int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,
                         const char **payload, size_t *plen, size_t *used) {
   st__rbuf r;

@@ -67,6 +67,11 @@ st_case_result *st__wire_get_result(st__rbuf *r);
 
 /* Appends a frame header for a payload of len bytes and type. */
 void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload);
+/* A frame encoded in place: st__wire_frame_open appends its header and
+ * returns where it is; st__wire_frame_close patches its length once the
+ * payload is there. */
+size_t st__wire_frame_open(st__wbuf *b /* IN/OUT */, uint8_t type);
+void st__wire_frame_close(st__wbuf *b /* IN/OUT */, size_t at);
 /* Takes the first complete frame off the front of buf (len bytes):
  * returns 1 and sets *type, *payload, *plen, *used; 0 if incomplete. */
 int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,

@@ -74,6 +74,8 @@ static const char usage_text[] =
     "  --fail-fast           stop after the first failing case (the rest are\n"
     "                        reported as skipped)\n"
     "  --isolate             run each case in a forked child\n"
+    "  --no-supervise        run the cases in this process (for debuggers;\n"
+    "                        a crashing kernel ends the run)\n"
     "  --timeout SECONDS     kill a case after SECONDS (level 2: isolated)\n"
     "  --strict-record       a stale autoload record is an error\n"
     "  --watch NAME=GLOB,... watch more modules in the autoload record\n"
@@ -233,6 +235,7 @@ typedef struct cli {
   strlist watch;
   strlist plugins;
   int isolate;
+  int no_supervise;
   double timeout;
   const char *platform;
   int manual; /* st_manual_mode */
@@ -364,6 +367,7 @@ static const optdef options[] = {
     CUSTOM("watch", CMD_RUN, parse_watch),
     LIST("plugin", CMD_ALL, plugins, NULL),
     FLAG("isolate", CMD_RUN, isolate),
+    FLAG("no-supervise", CMD_RUN, no_supervise),
     CUSTOM("timeout", CMD_RUN, parse_timeout),
     FLAG("strict-platforms", CMD_ALL, strict_platforms),
     LIST("ignore", CMD_ALL, ignore, "a glob"),
@@ -718,6 +722,9 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   opts->timeout = c->timeout;
   opts->dump_dir = c->dump_dir;
   opts->golden_platform = c->golden_platform;
+  /* `run` supervises unless told not to (SPEC §9); the library does not
+   * unless asked. */
+  opts->supervise = c->cmd == CMD_RUN && !c->no_supervise;
   opts->shard_index = c->shard.index;
   opts->shard_total = c->shard.total;
   opts->repeat = c->repeat > 1 ? (unsigned)c->repeat : 1;
@@ -1167,6 +1174,42 @@ static void log_failure(void *data, const st_case_info *info,
   free(id);
 }
 
+/* --no-supervise: a kernel that calls exit() ends this process from
+ * inside a case. The guard turns that exit, whatever its status, into an
+ * internal error (D1: never exit 0 with a truncated report). It cannot
+ * catch _exit() or a crash: the supervised run can. */
+static pid_t guarded_pid;
+
+static void exit_guard(void) {
+  static const char msg[] =
+      "scenetest: error: the process exited during a case (a kernel "
+      "called exit()?); the report is incomplete\n";
+  if (guarded_pid != 0 && guarded_pid == getpid()) {
+    if (write(2, msg, sizeof msg - 1) < 0) {
+    }
+    _exit(EXIT_INTERNAL);
+  }
+}
+
+static void exit_guard_arm(void) {
+  static int registered;
+  if (!registered && atexit(exit_guard) == 0)
+    registered = 1;
+  guarded_pid = getpid();
+}
+
+static void exit_guard_disarm(void) { guarded_pid = 0; }
+
+/* The exit status of a run that ran: 128 + the signal that interrupted
+ * it (SPEC §9), else 1 unless every selected case has a result that
+ * passed, was skipped or failed as expected (st_run has checked the
+ * results against the selection), else 0. */
+static int run_status(const st_run_result *result) {
+  if (st_run_result_interrupted(result))
+    return 128 + st_run_result_interrupted(result);
+  return st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
+}
+
 static int cmd_run(const cli *c, const st_scene_set *set,
                    st_run_options *opts) {
   st_case_ref *refs = NULL;
@@ -1199,7 +1242,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   /* Opened (and so truncated) even when nothing runs, like the report: a
    * CI step that reads it finds zero cases, not a missing or stale file. */
   if (c->events != NULL) {
-    events = fopen(c->events, "w");
+    events = fopen(c->events, "we");
     if (events == NULL) {
       status = usage_error("cannot open --events '%s': %s", c->events,
                            strerror(errno));
@@ -1252,13 +1295,19 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   }
 
   opts->redirect_stdout = 1;
+  /* Someone watches (a progress line, log lines on a terminal): the
+   * supervised children tell each case as it begins, not in batches. */
+  opts->live = isatty(1) || isatty(2);
   st_error_clear(&err);
+  if (!opts->supervise)
+    exit_guard_arm();
   rc = st_run(set, opts, obs, n_obs, &result, &err);
+  exit_guard_disarm();
   if (rc != ST_OK) {
     status = report_error(&err, rc);
     goto out;
   }
-  status = st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
+  status = run_status(result);
 
 out:
   if (has_events)
@@ -1410,6 +1459,26 @@ static int has_flag(int argc, char **argv, const char *l, const char *s) {
   return 0;
 }
 
+/* fd 0, 1 and 2 open before anything else opens a file (D5): started
+ * with one closed (`2>&-`), the first file opened would become it, and
+ * log lines or a kernel's output would land in a report or the --events
+ * file. A closed one becomes /dev/null. */
+static int sane_std_fds(void) {
+  int fd;
+  for (fd = 0; fd <= 2; fd++) {
+    int got;
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+      continue;
+    got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got != fd) {
+      if (got >= 0)
+        close(got);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cli c;
   const char *cmd;
@@ -1417,6 +1486,9 @@ int main(int argc, char **argv) {
   size_t cap = argc > 0 ? (size_t)argc : 1, i;
   strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,
                       &c.plugins, &c.ignore,    &c.reports};
+
+  if (sane_std_fds() != 0)
+    return EXIT_INTERNAL;
 
   /* timing and compare read logs, not scenes: their own command line. */
   if (argc >= 2 &&

@@ -65,7 +65,7 @@ st_status st_plugin_read_platforms(const char *path, char **out,
   if (!S_ISREG(sb.st_mode))
     return st_error_set(err, ST_EPLUGIN, "plugin '%s': not a regular file",
                         path);
-  f = fopen(path, "rb");
+  f = fopen(path, "rbe");
   if (f == NULL)
     return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
                         strerror(errno));

@@ -47,7 +47,7 @@
     }                                                                         \
   } while (0)
 
-/* Integer arithmetic in uint64_t :
+/* Integer arithmetic in uint64_t:
  * narrower unsigned types promote to int, where a product overflows
  * (UBSan). The result is truncated to T, the two's complement wrap.
  * Relu compares as signed. */

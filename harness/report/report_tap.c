@@ -16,6 +16,7 @@ typedef struct tap_state {
   st__report_config cfg;
   st_run_info info; /* from run_begin */
   int started;      /* header and plan written */
+  size_t total;     /* the plan */
   size_t number;    /* points written */
 } tap_state;
 
@@ -23,6 +24,7 @@ static void tap_start(tap_state *st, size_t total) {
   if (st->started)
     return;
   st->started = 1;
+  st->total = total;
   fprintf(st->cfg.out, "TAP version 13\n1..%zu\n", total);
   /* SPEC §10's header order: version, plan, shard, shuffle seed. */
   st__report_run_header(st->cfg.out, "# ", &st->info);
@@ -112,6 +114,20 @@ static void tap_case_end(void *data, const st_case_info *info,
   fflush(out);
 }
 
+/* An interrupted run ends with "Bail out!" (SPEC §9), after every point
+ * (the running case an error, the rest skips); so does one whose points
+ * do not match its plan, which a reader would otherwise see only as a
+ * count. */
+static void tap_run_end(void *data, const st_run_result *result) {
+  tap_state *st = data;
+  if (result != NULL && st_run_result_interrupted(result))
+    fputs("Bail out! interrupted\n", st->cfg.out);
+  else if (st->started && st->number != st->total)
+    fprintf(st->cfg.out, "Bail out! %zu of %zu cases reported\n",
+            st->number, st->total);
+  fflush(st->cfg.out);
+}
+
 st_status st__report_tap_new(const st__report_config *cfg, st_observer *obs) {
   tap_state *st = calloc(1, sizeof *st);
 
@@ -122,6 +138,7 @@ st_status st__report_tap_new(const st__report_config *cfg, st_observer *obs) {
   obs->data = st;
   obs->run_begin = tap_run_begin;
   obs->case_end = tap_case_end;
+  obs->run_end = tap_run_end;
   return ST_OK;
 }
 

@@ -15,6 +15,7 @@
  * sequence. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -386,6 +387,19 @@ static void text_case_end(void *data, const st_case_info *info,
   pthread_mutex_unlock(&st->lock);
 }
 
+/* Cases an interrupt left unrun. */
+static size_t not_run(const st_run_result *result) {
+  size_t i, n = 0;
+  for (i = 0; i < st_run_result_count(result); i++) {
+    const st_case_result *r = st_run_result_get(result, i);
+    const char *m = r != NULL ? st_case_result_message(r) : NULL;
+    if (r != NULL && st_case_result_status(r) == ST_CASE_SKIP &&
+        m != NULL && strcmp(m, "not run: interrupted") == 0)
+      n++;
+  }
+  return n;
+}
+
 static void text_run_end(void *data, const st_run_result *result) {
   text_state *st = data;
   FILE *out = st->cfg.out;
@@ -395,9 +409,13 @@ static void text_run_end(void *data, const st_run_result *result) {
                 st->counts[ST_CASE_XPASS] >
             0;
 
-  (void)result;
   pthread_mutex_lock(&st->lock);
   clear_progress(st);
+  if (result != NULL && st_run_result_interrupted(result))
+    fprintf(out, "interrupted by %s: the case that was running is an "
+                 "error, the %zu not run are skipped\n",
+            st_run_result_interrupted(result) == SIGINT ? "SIGINT" : "SIGTERM",
+            not_run(result));
   if (st->cfg.color)
     fputs(bad ? RED : GREEN, out);
   fprintf(out, "%zu case%s: %zu passed, %zu failed, %zu error%s, %zu skipped",

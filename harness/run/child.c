@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* One forked child running one case (child.h). The child appends its
  * events to the slot's result file as phases end, then its whole result;
- * the parent reads the file once the child has exited. Its stdout and
- * stderr go to a pipe, where the parent passes harness log lines
- * ("[TIMING] ...", "[WARNING] ...") through to its own stderr as they are
- * and keeps everything else as the case's captured output. A child that
+ * the parent reads the file once the child has exited. Its harness log
+ * lines go into the same file as frames, which the parent writes to its
+ * own log as they are; its stdout and stderr go to a pipe, all of which
+ * is the case's captured output (a kernel printing "[TIMING] ..." cannot
+ * forge a log line). A child that
  * crashes fails its case with the signal's name (keeping the events it
  * wrote); one past its timeout gets SIGTERM, then SIGKILL after a grace,
  * and fails as timed out.
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdio_ext.h>
@@ -37,7 +39,7 @@
 #include "case/level3/workers.h"
 #include "run/child.h"
 
-enum { FRAME_EVENT = 1, FRAME_RESULT = 2 };
+enum { FRAME_EVENT = 1, FRAME_RESULT = 2, FRAME_LOG = 3 };
 
 /* A line longer than this is captured without waiting for its end. */
 #define LINE_MAX_PENDING ((size_t)64 << 10)
@@ -98,42 +100,44 @@ static void bytes_take(st__bytes *b, size_t n) {
  * with the result. */
 typedef struct stream {
   int fd;
+  pthread_mutex_t lock; /* guards: pending (log lines come from any thread) */
   st__wbuf pending;
 } stream;
 
 static void stream_flush(stream *st) {
+  pthread_mutex_lock(&st->lock);
   /* A failed write (no space) loses the frames: the parent then reports
    * a child that ended without its result. */
   if (!st->pending.oom && st->pending.len > 0 &&
       st__proc_write_all(st->fd, st->pending.data, st->pending.len) != ST_OK) {
   }
   st->pending.len = 0;
+  pthread_mutex_unlock(&st->lock);
 }
 
-/* A frame (wire.h: u32 length | u8 type | payload) encoded in place: the
- * header first, its length patched once the payload is there. */
-static size_t frame_open(st__wbuf *b, uint8_t type) {
-  size_t at = b->len;
-  st__wbuf_u32(b, 0);
-  st__wbuf_u8(b, type);
-  return at;
-}
-
-static void frame_close(st__wbuf *b, size_t at) {
-  size_t n = b->len - at - 5, i;
-  if (b->oom)
-    return;
-  for (i = 0; i < 4; i++)
-    b->data[at + i] = (char)(unsigned char)((uint32_t)n >> (8 * i));
+/* The child's log lines travel in its result file (SPEC §9: never by a
+ * prefix convention on fd 2, which a kernel could forge). */
+static void stream_log(void *data, const char *line, size_t len) {
+  stream *st = data;
+  size_t at;
+  pthread_mutex_lock(&st->lock);
+  at = st__wire_frame_open(&st->pending, FRAME_LOG);
+  st__wbuf_u32(&st->pending, (uint32_t)len);
+  st__wbuf_bytes(&st->pending, line, len);
+  st__wire_frame_close(&st->pending, at);
+  pthread_mutex_unlock(&st->lock);
 }
 
 static void stream_event(void *data, const st_case_info *info,
                          const st_event *ev) {
   stream *st = data;
-  size_t at = frame_open(&st->pending, FRAME_EVENT);
+  size_t at;
   (void)info;
+  pthread_mutex_lock(&st->lock);
+  at = st__wire_frame_open(&st->pending, FRAME_EVENT);
   st__wire_put_event(&st->pending, ev);
-  frame_close(&st->pending, at);
+  st__wire_frame_close(&st->pending, at);
+  pthread_mutex_unlock(&st->lock);
 }
 
 /* fflush takes the stream's lock, a write to a page the child shares
@@ -171,6 +175,8 @@ static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
     close(cap_w);
   st.fd = res_w;
   st__wbuf_init(&st.pending);
+  pthread_mutex_init(&st.lock, NULL);
+  st__log_set_sink(stream_log, &st);
   st_observer_init(&so);
   so.data = &st;
   so.phase_begin = stream_phase_begin;
@@ -179,9 +185,11 @@ static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
   if (r == NULL)
     _exit(121);
   st__executors_run_end(rc);
-  at = frame_open(&st.pending, FRAME_RESULT);
+  pthread_mutex_lock(&st.lock);
+  at = st__wire_frame_open(&st.pending, FRAME_RESULT);
   st__wire_put_result(&st.pending, r);
-  frame_close(&st.pending, at);
+  st__wire_frame_close(&st.pending, at);
+  pthread_mutex_unlock(&st.lock);
   flush_stdio();
   if (st.pending.oom)
     _exit(122);
@@ -193,20 +201,6 @@ static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
 
 /* ---- the parent ------------------------------------------------------- */
 
-static const char *const log_prefixes[] = {
-    "[DEBUG] ", "[INFO] ", "[TIMING] ", "[WARNING] ", "[ERROR] ",
-};
-
-static int is_log_line(const char *p, size_t n) {
-  size_t i;
-  for (i = 0; i < sizeof log_prefixes / sizeof log_prefixes[0]; i++) {
-    size_t k = strlen(log_prefixes[i]);
-    if (n >= k && memcmp(p, log_prefixes[i], k) == 0)
-      return 1;
-  }
-  return 0;
-}
-
 static void keep_output(st__child *c, const char *p, size_t n) {
   size_t keep = n;
   if (c->captured.len + keep > ST__CAPTURE_MAX)
@@ -216,20 +210,14 @@ static void keep_output(st__child *c, const char *p, size_t n) {
   c->dropped += n - keep;
 }
 
-/* Routes complete lines: harness log lines to our stderr as they are (one
- * write each, so they stay whole), everything else to the capture. */
+/* Everything the child printed is the case's output, in complete lines
+ * (its harness log lines come as frames in its result file). */
 static void route_lines(st__child *c, int at_eof) {
   size_t start = 0, i;
   for (i = 0; i < c->line.len; i++) {
     if (c->line.p[i] != '\n')
       continue;
-    if (is_log_line(c->line.p + start, i + 1 - start)) {
-      /* Where our own log lines go on the terminal (above a progress
-       * line; only warnings under --log-file); our stderr gone is not the
-       * case's problem. */
-      st__log_passthrough(c->line.p + start, i + 1 - start);
-    } else
-      keep_output(c, c->line.p + start, i + 1 - start);
+    keep_output(c, c->line.p + start, i + 1 - start);
     start = i + 1;
   }
   bytes_take(&c->line, start);
@@ -269,6 +257,29 @@ static void read_fd(int *fd, st__bytes *into, int *oom) {
   }
 }
 
+/* The child's log lines, passed through as they are, one by one (each
+ * is placed as our own would be: above a progress line, to the terminal
+ * or not under --log-file). */
+static void pass_logs(st__child *c) {
+  const char *p = c->res.p, *payload;
+  size_t left = c->res.len, plen, used;
+  uint8_t type;
+  while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
+    if (type == FRAME_LOG) {
+      st__rbuf rb;
+      size_t len;
+      const char *line;
+      st__rbuf_init(&rb, payload, plen);
+      len = st__rbuf_u32(&rb);
+      line = st__rbuf_bytes(&rb, len);
+      if (line != NULL)
+        st__log_passthrough(line, len);
+    }
+    p += used;
+    left -= used;
+  }
+}
+
 /* Reads the frames the exited child wrote into c->res and rewinds the
  * slot's file for its next case. */
 static void read_frames(st__child *c) {
@@ -288,6 +299,7 @@ static void read_frames(st__child *c) {
       got += (size_t)k;
     }
   c->res.len = got;
+  pass_logs(c);
   if (lseek(c->res_fd, 0, SEEK_SET) != 0 ||
       (end > (off_t)SLOT_KEEP && ftruncate(c->res_fd, 0) != 0)) {
     /* A file that cannot be rewound is not reused: the next case makes
@@ -467,8 +479,10 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
   c->timed_out = 0;
   c->oom = 0;
   c->timeout = timeout;
-  /* Buffered output would be written twice otherwise. */
-  flush_stdio();
+  /* Buffered output would be written twice otherwise: every stream, the
+   * report's included (a kernel that calls exit() flushes the child's
+   * copies). */
+  fflush(NULL);
   pid = fork();
   if (pid < 0) {
     int e = errno;
@@ -483,13 +497,18 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
      * level-3 workers: none is left running a hung kernel. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
       _exit(123);
-    /* Other children's pipes: holding them would only confuse. */
+    /* A child holds only its own descriptors (D14): not its siblings'
+     * pipes, result files or pidfds. */
     for (j = 0; j < n_all; j++)
-      if (&all[j] != c && all[j].pid > 0) {
+      if (&all[j] != c) {
         if (all[j].cap_fd >= 0)
           close(all[j].cap_fd);
         if (all[j].cap_w >= 0)
           close(all[j].cap_w);
+        if (all[j].res_fd >= 0)
+          close(all[j].res_fd);
+        if (all[j].pid_fd >= 0)
+          close(all[j].pid_fd);
       }
     close(cp[0]);
     child_main(rc, ref, info->index, info->total, c->res_fd, cp[1]);

@@ -17,11 +17,12 @@
 
 /* A case with a timeout its executor does not enforce must run in a
  * child: a kernel cannot be stopped safely inside the harness's own
- * process (SPEC §6). A level-3 case's kernel already runs in workers,
+ * process (SPEC §6); a supervised run's children already are such. A level-3 case's kernel already runs in workers,
  * which can be killed. */
 static int must_isolate(const st__schedctx *sc, size_t i) {
   return sc->rc->opts->isolate ||
-         (!st__sched_owns_timeout(sc, i) && st__sched_timeout(sc, i) > 0);
+         (!sc->rc->opts->supervise && !st__sched_owns_timeout(sc, i) &&
+          st__sched_timeout(sc, i) > 0);
 }
 
 static int isolate_fits(const st__schedctx *sc) {

@@ -5,6 +5,7 @@
  * it run them and tears the run down; st_run_case runs one case with no
  * scheduler at all. How one case runs is case/'s; where its kernel runs,
  * its executor's (case/exec.h). */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ static int stdout_to_stderr(const st_run_options *opts) {
   if (!opts->redirect_stdout)
     return -1;
   fflush(stdout);
-  saved = dup(1);
+  saved = fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (saved >= 0)
     dup2(2, 1);
   return saved;
@@ -193,15 +194,20 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
   }
   rinfo.shuffle = rc->opts->shuffle != 0;
   rinfo.shuffle_seed = rc->opts->shuffle_seed;
+  /* What is given back when memory runs out, so that the report can
+   * still be finished. */
+  sc.reserve = malloc((size_t)4 << 20);
   st__fanout_run_begin(&fo, &rinfo);
   sched = st__sched_pick(&sc);
   /* What executors start before any case is dispatched here (level 3's
    * worker pools: forked before a device context or a runtime's threads
    * exist in this process). Isolated cases each run in a fresh child,
-   * which starts its own. */
-  if (sched != &st__sched_isolate)
+   * which starts its own; so do supervised level-3 cases (each in a
+   * fresh child of the supervisor, which dispatches nothing). */
+  if (sched != &st__sched_isolate && sched != &st__sched_supervise)
     st__executors_run_begin(rc, refs, n);
   s = sched->run_all(&sc, err);
+  free(sc.reserve);
   if (s != ST_OK)
     return s;
   if (sc.lost)
@@ -209,6 +215,18 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
                         "result");
   set_iterations(run, rc->iters, n);
   st__fanout_run_end(&fo, run);
+  /* The final check: every selected case has exactly one result, and
+   * every observer was told of each (SPEC §6: no path exits 0 unless
+   * every selected case passed or was skipped). */
+  if (sc.reported != n || sc.twice)
+    return st_error_set(err, ST_EINTERNAL,
+                        "the report has %zu results for %zu selected "
+                        "cases%s",
+                        sc.reported, n, sc.twice ? " (one twice)" : "");
+  if (sc.oom)
+    return st_error_set(err, ST_ENOMEM, "out of memory during the run (the "
+                        "report is complete; cases without a result of "
+                        "their own are errors)");
   return ST_OK;
 }
 

@@ -3,6 +3,7 @@
  * what a scheduler may know of a case (its info, its executor's flags,
  * its timeout), and what happens to a finished case: the observers told,
  * the result kept, --fail-fast judged. */
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "case/exec.h"
@@ -11,6 +12,7 @@
 
 /* In order of preference: the first that fits is taken. */
 static const st__scheduler *const schedulers[] = {
+    &st__sched_supervise,
     &st__sched_isolate,
     &st__sched_threads,
     &st__sched_serial,
@@ -55,6 +57,12 @@ int st__sched_stops(const st__schedctx *sc, const st_case_result *r) {
 }
 
 st_case_result *st__sched_not_run(const st__schedctx *sc, size_t i) {
+  return st__sched_unrun(sc, i, "not run: --fail-fast stopped the run "
+                                "after a failure");
+}
+
+st_case_result *st__sched_unrun(const st__schedctx *sc, size_t i,
+                                const char *why) {
   st_case_info info;
   st_case_result *r;
   st__sched_info(sc, i, &info);
@@ -62,9 +70,7 @@ st_case_result *st__sched_not_run(const st__schedctx *sc, size_t i) {
                           info.platform, info.seed);
   if (r != NULL) {
     st__case_result_set_pid(r, (long)getpid());
-    st__case_result_set_status(r, ST_CASE_SKIP,
-                               "not run: --fail-fast stopped the run after "
-                               "a failure");
+    st__case_result_set_status(r, ST_CASE_SKIP, "%s", why);
   }
   return r;
 }
@@ -81,6 +87,24 @@ void st__sched_finished(const st__schedctx *sc, size_t i,
 void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
                       unsigned how) {
   st_case_info info;
+  if (st_run_result_get(sc->run, i) != NULL)
+    sc->twice = 1;
+  if (r == NULL) {
+    /* Out of memory (D15): the reserve given back, the case is still
+     * reported, as an error; the run then fails (exit 3) with a complete
+     * report. */
+    free(sc->reserve);
+    sc->reserve = NULL;
+    sc->oom = 1;
+    st__sched_info(sc, i, &info);
+    r = st__case_result_new(info.scene, info.name, info.file, info.line,
+                            info.platform, info.seed);
+    if (r != NULL)
+      st__case_result_set_status(r, ST_CASE_ERROR,
+                                 "out of memory: the case left no result");
+    how |= (how & ST__REPORT_EVENTS ? 0u : ST__REPORT_REPLAY) |
+           ST__REPORT_FINISH;
+  }
   st__run_result_set(sc->run, i, r);
   if (r == NULL) {
     /* A case without a result would count as neither passed nor failed:
@@ -92,8 +116,11 @@ void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
   if (how & ST__REPORT_REPLAY) {
     st__fanout_case_begin(sc->fo, &info);
     st__fanout_replay(sc->fo, &info, r);
+  } else if (how & ST__REPORT_EVENTS) {
+    st__fanout_replay(sc->fo, &info, r);
   }
   if (how & ST__REPORT_FINISH)
     st__fanout_case_finish(sc->fo, &info, r);
   st__fanout_case_end(sc->fo, &info, r);
+  sc->reported++;
 }

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Schedulers: where a run's cases run. One table of hooks each:
  *
+ *   supervise (run/supervise.c)  -j N supervised children, each running
+ *                            cases one after another (the CLI's default;
+ *                            st_run_options.supervise)
  *   isolate (run/isolate.c)  a forked child per case, at most -j at a time
  *                            (--isolate; a timeout on a case whose
  *                            executor does not own it)
@@ -11,8 +14,7 @@
  * a case's executor only its flags (case/exec.h): which cases fork, which
  * enforce their timeout themselves. What every scheduler does with a
  * finished case (tell the observers, keep the result, --fail-fast) is
- * here, once. A new way to run cases (a supervised child) is one more
- * table in the list. */
+ * here, once. A new way to run cases is one more table in the list. */
 #ifndef SCENETEST_HARNESS_SCHED_H
 #define SCENETEST_HARNESS_SCHED_H
 
@@ -30,6 +32,17 @@ typedef struct st__schedctx {
   st_run_result *run; /* where each case's result goes, borrowed */
   /* A case ran but left no result (out of memory): the run fails. */
   int lost;
+  /* The scheduler ran out of memory but reported every case (each
+   * without a result of its own is an error): the run is reported, then
+   * fails (ST_ENOMEM, exit 3). */
+  int oom;
+  /* case_end calls made, and results kept twice (a harness bug): checked
+   * against the selection when the run ends. */
+  size_t reported;
+  int twice;
+  /* Given back when a case's result cannot be made, so that it can be
+   * made smaller (the run's, malloc'd; NULL once used). */
+  void *reserve;
 } st__schedctx;
 
 typedef struct st__scheduler {
@@ -45,6 +58,7 @@ typedef struct st__scheduler {
                        st_error *err /* OUT */) ST_WUR;
 } st__scheduler;
 
+extern const st__scheduler st__sched_supervise;
 extern const st__scheduler st__sched_isolate;
 extern const st__scheduler st__sched_threads;
 extern const st__scheduler st__sched_serial;
@@ -69,6 +83,9 @@ int st__sched_stops(const st__schedctx *sc /* IN */,
  * NULL when out of memory. */
 st_case_result *st__sched_not_run(const st__schedctx *sc /* IN */,
                                   size_t i);
+/* The same with another reason (an interrupt's). */
+st_case_result *st__sched_unrun(const st__schedctx *sc /* IN */, size_t i,
+                                const char *why /* IN */);
 
 /* Case i finished: case_finish to the observers now (finish order). No
  * call for NULL. */
@@ -84,6 +101,8 @@ enum {
   /* case_finish too, between the events and case_end (a case whose
    * finish was not told when it finished). */
   ST__REPORT_FINISH = 1 << 1,
+  /* Now: the recorded events only (case_begin was told as it began). */
+  ST__REPORT_EVENTS = 1 << 2,
 };
 
 /* Case i's turn in selection order: begin and events as how says, the

@@ -66,6 +66,15 @@ typedef struct st_run_options {
    * over the case's and the scene's golden_platform; NULL: theirs, else
    * "reference" (SPEC §12). */
   const char *golden_platform;
+  /* 1: the cases run in supervised child processes (SPEC §9): a child
+   * that dies fails only its running case, a fresh one goes on, and
+   * SIGINT/SIGTERM end the run with a complete report. The CLI's `run`
+   * sets it unless --no-supervise; the library default is 0. */
+  int supervise;
+  /* 1: someone watches the run as it goes (a terminal's progress line):
+   * supervised children then tell each case's begin and log lines as they
+   * happen, not in batches (a wake-up of the supervisor for each). */
+  int live;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
@@ -210,6 +219,9 @@ ST_EXTERN uint64_t st_shard_hash(const char *scene /* IN */,
  * size below its first layout (not initialised with its _init function).
  * observers may be NULL when n_observers is 0; they are borrowed for the
  * run and stepped by their size fields. *out is the caller's (st_run_result_free).
+ * With opts->supervise, SIGINT and SIGTERM are handled while the run
+ * lasts (st_run_result_interrupted); out of memory, every observer still
+ * hears of every case, then ST_ENOMEM.
  * Thread-safety: one run per process at a time (it may redirect fd 1). */
 ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
                            const st_run_options *opts /* IN */,
@@ -221,8 +233,8 @@ ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
  * result (*out is the caller's, st_case_result_free); for tests and
  * embedders. No observers are called; of opts it uses platform, rounds,
  * skip_golden, seed, golden_threads, strict_record, watch and registry
- * (selectors, manual, jobs, fail_fast, redirect_stdout, isolate and
- * timeout belong to st_run and are ignored). An unknown platform or a bad
+ * (selectors, manual, jobs, fail_fast, redirect_stdout, isolate,
+ * timeout, supervise and live belong to st_run and are ignored). An unknown platform or a bad
  * watch spec is ST_EUSAGE, a case_index out of range ST_EINVAL; a case
  * that fails or errors is still ST_OK, its verdict in the result.
  * Thread-safety: any thread for a level-2 scene (concurrent calls share
@@ -246,8 +258,13 @@ ST_EXTERN const st_case_result *st_run_result_get(const st_run_result *res,
 ST_EXTERN size_t st_run_result_count_status(const st_run_result *res,
                                             st_case_status status);
 /* 0 all passed, were skipped or failed as expected (xfail); 1 a case
- * failed, errored or passed unexpectedly (xpass). */
+ * failed, errored or passed unexpectedly (xpass), a case has no result,
+ * or the run was interrupted. */
 ST_EXTERN int st_run_result_exit_code(const st_run_result *res /* IN */);
+/* The signal (SIGINT, SIGTERM) that stopped a supervised run, or 0: the
+ * case that was running is an error ("interrupted"), the unrun ones are
+ * skips ("not run: interrupted"). */
+ST_EXTERN int st_run_result_interrupted(const st_run_result *res /* IN */);
 
 /* Accepts NULL. Do not free a result owned by an st_run_result. */
 ST_EXTERN void st_case_result_free(st_case_result *res /* IN, owned */);

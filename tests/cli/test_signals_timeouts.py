@@ -109,9 +109,10 @@ def run(args, timeout=60):
             p.stderr.decode("utf-8", "replace"), time.monotonic() - t0)
 
 
-def sigint_leaves_nothing(extra, scene, want):
+def sigint_leaves_nothing(extra, scene, want, code=-signal.SIGINT):
     """SIGINT to the harness alone (kill(1), not a terminal's ^C to the
-    whole group) while `want` descendants hang: none may be left."""
+    whole group) while `want` descendants hang: none may be left. The
+    harness dies of it (code -SIGINT), or, supervising, exits 128 + 2."""
     p = subprocess.Popen(
         [EXE, "run", "--plugin", PLUGIN, "--platform", "hanger",
          "--log-level", "warning", "--format", "tap"] + extra + [scene],
@@ -127,8 +128,9 @@ def sigint_leaves_nothing(extra, scene, want):
               % (want, seen))
         p.send_signal(signal.SIGINT)
         p.wait(timeout=30)
-        check(p.returncode == -signal.SIGINT,
-              "the harness dies of SIGINT, got %r" % p.returncode)
+        check(p.returncode == code,
+              "the harness ends with %r on SIGINT, got %r" % (
+                  code, p.returncode))
         check(wait_for(lambda: not any(alive(q, s) for q, s in seen.items()),
                        10),
               "children of a killed harness still run: %r" % sorted(
@@ -155,7 +157,9 @@ def isolate__sigint_to_harness_ends_level3_grandchildren():
 
 @test
 def level3__sigint_to_harness_ends_workers():
-    sigint_leaves_nothing([], L3, 2)
+    sigint_leaves_nothing(["--no-supervise"], L3, 2)
+    # Supervised: the supervised child and its workers.
+    sigint_leaves_nothing([], L3, 3, 128 + signal.SIGINT)
 
 
 @test

@@ -28,6 +28,9 @@
  *             that text as its message; mul is correct after printing it
  *             (and after loading the library $ST_TEST_DLOPEN names, if set);
  *             sub computes a wrong result (a mismatch)
+ *   MISBEHAVES platform "misbehave": a `scale` (y = s * x, int32) that
+ *             first misbehaves as its scalar says (see misbehave()), for
+ *             the supervised run's tests (tests/cli/test_supervise.py)
  * (C++ plugins are in test_plugin_cxx.cpp.) */
 #include <fcntl.h>
 #include <stdint.h>
@@ -54,6 +57,7 @@
 #define SMALLDESC 16
 #define HOOKS 17
 #define HTMLHOSTILE 18
+#define MISBEHAVES 19
 
 __attribute__((unused)) static st_status plugin_add(st_op_call *c) {
   size_t i;
@@ -297,4 +301,171 @@ static st_status init(st_registry *reg, st_error *err) {
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "htmlhostile", platforms, init};
+#elif KIND == MISBEHAVES
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+ST_PLUGIN_PLATFORMS("misbehave");
+static const char *const platforms[] = {"misbehave", NULL};
+
+/* Whether the process pid has this plugin mapped (its /proc maps name
+ * our file). */
+static int has_us(long pid) {
+  Dl_info di;
+  char path[64], line[4096];
+  FILE *f;
+  int found = 0;
+  if (dladdr((void *)has_us, &di) == 0 || di.dli_fname == NULL)
+    return -1;
+  snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+  if ((f = fopen(path, "re")) == NULL)
+    return -1;
+  while (!found && fgets(line, sizeof line, f) != NULL)
+    found = strstr(line, di.dli_fname) != NULL;
+  fclose(f);
+  return found;
+}
+
+/* The parent of process pid, or -1. */
+static long parent_of(long pid) {
+  char path[64], buf[512], *p;
+  long ppid = -1;
+  FILE *f;
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  if ((f = fopen(path, "re")) == NULL)
+    return -1;
+  if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) != NULL)
+    sscanf(p + 2, "%*c %ld", &ppid);
+  fclose(f);
+  return ppid;
+}
+
+/* What the kernel does before it computes, by its scalar:
+ *   0  nothing          1  exit(0)           2  _exit(0)
+ *   3  SIGSEGV          4  abort()           5  corrupts the heap
+ *   6  closes fd 1 and 2, then prints       7  prints a fake record line
+ *   8  sleeps for ever  9  writes a byte to the FIFO $ST_TEST_FIFO, then
+ *                          sleeps for ever (the interrupt tests' cue)
+ *  10  prints its pid, its parent's, and whether the parent has this
+ *      plugin mapped (the process model's test, at level 3)
+ *  11  prints "captured" to stdout and stderr
+ *  12  prints what each of its descriptors is ("fd N -> TARGET")
+ *  13  takes 0.6 s (a slow kernel, then a right answer) */
+static void misbehave(int how) {
+  switch (how) {
+  case 1:
+    exit(0);
+  case 2:
+    _exit(0);
+  case 3:
+    raise(SIGSEGV);
+    break;
+  case 4:
+    abort();
+  case 5: {
+    /* Past the end of a block too large for glibc's per-thread cache,
+     * over the allocator's header of the next one: glibc aborts at the
+     * free ("free(): invalid next size (normal)"). */
+    size_t n = 4000, i;
+    char *p = malloc(n), *q = malloc(n), *guard = malloc(n);
+    volatile char *w = p; /* stores the compiler may not drop */
+    for (i = 0; i < n + 16; i++)
+      w[i] = 0x41;
+    free(p);
+    free(q);
+    free(guard);
+    break;
+  }
+  case 6:
+    close(1);
+    close(2);
+    printf("printed after fd 1 was closed\n");
+    fflush(stdout);
+    break;
+  case 7:
+    printf("[TIMING] torch_backend_autoload setting=1 raw=\"1\" "
+           "effective=enabled torch_imported=true torch_npu_loaded=true "
+           "pid=424242\n");
+    fflush(stdout);
+    fprintf(stderr, "[WARNING] forged warning pid=424242\n");
+    break;
+  case 8:
+    for (;;)
+      pause();
+  case 9: {
+    const char *fifo = getenv("ST_TEST_FIFO");
+    int fd = fifo != NULL ? open(fifo, O_WRONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+      if (write(fd, "x", 1) < 0) {
+      }
+      close(fd);
+    }
+    for (;;)
+      pause();
+  }
+  case 10:
+    printf("kernel pid=%ld ppid=%ld pppid=%ld parent_has_plugin=%d\n",
+           (long)getpid(), (long)getppid(), parent_of((long)getppid()),
+           has_us((long)getppid()));
+    fflush(stdout);
+    break;
+  case 12: {
+    int fd;
+    for (fd = 0; fd < 1024; fd++) {
+      char link[64], target[256];
+      ssize_t n;
+      snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+      n = readlink(link, target, sizeof target - 1);
+      if (n < 0)
+        continue;
+      struct stat sb;
+      target[n] = '\0';
+      printf("fd %d -> %s ino=%lu\n", fd, target,
+             fstat(fd, &sb) == 0 ? (unsigned long)sb.st_ino : 0ul);
+    }
+    fflush(stdout);
+    break;
+  }
+  case 13: {
+    struct timespec ts = {0, 600 * 1000 * 1000};
+    while (nanosleep(&ts, &ts) != 0)
+      ;
+    break;
+  }
+  case 11:
+    printf("captured on stdout\n");
+    fflush(stdout);
+    fprintf(stderr, "captured on stderr\n");
+    break;
+  default:
+    break;
+  }
+}
+
+static st_status misbehaving_scale(st_op_call *c) {
+  int32_t s = 0;
+  size_t i, begin, end;
+  if (c->n_scalars > 0)
+    s = (int32_t)c->scalars[0].i;
+  if (c->shard_index == 0)
+    misbehave((int)s);
+  st_shard_range(c->tensors[1].numel, c->shard_index, c->shard_count,
+                 &begin, &end);
+  for (i = begin; i < end; i++)
+    st_tensor_set_f64(&c->tensors[1], i,
+                      (double)s * st_tensor_get_f64(&c->tensors[0], i));
+  return ST_OK;
+}
+static st_status init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "misbehave", "scale", "misbehave",
+                              misbehaving_scale, err);
+}
+__attribute__((visibility("default"))) const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "misbehave", platforms, init};
 #endif

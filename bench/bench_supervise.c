@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* The cost of supervision (issue 9): a 2,000-case suite of 64x64 float32
+ * adds run supervised (one supervised child, -j 1) and in this process
+ * (--no-supervise), alternated, best of several repetitions each, at the
+ * CLI's default log level (TIMING: six phase lines a case, written to
+ * /dev/null; supervised, they travel over the wire) and at WARNING (the
+ * scheduling alone). It prints the times and the ratios supervised /
+ * in-process (target <= 1.05) and checks that every case passed both
+ * ways with the same event sequence. Wall-clock time on a shared machine
+ * moves with its load, so it also prints the ratio of CPU time (user +
+ * system, of this process and its children), which does not. */
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <scenetest/scenetest.h>
+
+#include "case/args.h"
+
+#define N_CASES 2000
+#define REPS 5
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds so far, this process and its waited-for children. */
+static double cpu_s(void) {
+  struct rusage a, b;
+  getrusage(RUSAGE_SELF, &a);
+  getrusage(RUSAGE_CHILDREN, &b);
+  return (double)(a.ru_utime.tv_sec + a.ru_stime.tv_sec + b.ru_utime.tv_sec +
+                  b.ru_stime.tv_sec) +
+         (double)(a.ru_utime.tv_usec + a.ru_stime.tv_usec +
+                  b.ru_utime.tv_usec + b.ru_stime.tv_usec) *
+             1e-6;
+}
+
+static double run_once(const st_scene_set *set, int supervise,
+                       st_run_result **keep, double *cpu) {
+  st_run_options opts;
+  st_run_result *res = NULL;
+  st_error err;
+  double t0;
+  st_run_options_init(&opts);
+  opts.supervise = supervise;
+  st_error_clear(&err);
+  *cpu = cpu_s();
+  t0 = now_s();
+  if (st_run(set, &opts, NULL, 0, &res, &err) != ST_OK) {
+    fprintf(stderr, "bench_supervise: run failed: %s\n", err.message);
+    exit(3);
+  }
+  t0 = now_s() - t0;
+  *cpu = cpu_s() - *cpu;
+  if (st_run_result_exit_code(res) != 0 ||
+      st_run_result_count(res) != N_CASES) {
+    fprintf(stderr, "bench_supervise: a case did not pass\n");
+    exit(3);
+  }
+  st_run_result_free(*keep);
+  *keep = res;
+  return t0;
+}
+
+static int same_events(const st_run_result *a, const st_run_result *b) {
+  size_t i, j;
+  for (i = 0; i < st_run_result_count(a); i++) {
+    const st_case_result *x = st_run_result_get(a, i);
+    const st_case_result *y = st_run_result_get(b, i);
+    if (st_case_result_event_count(x) != st_case_result_event_count(y))
+      return 0;
+    for (j = 0; j < st_case_result_event_count(x); j++)
+      if (strcmp(st_case_result_event(x, j)->name,
+                 st_case_result_event(y, j)->name) != 0)
+        return 0;
+  }
+  return 1;
+}
+
+/* Best of REPS, alternated, so that drift in what the shared machine
+ * gives us hits both alike. */
+static void measure(const st_scene_set *set, const char *level, int lv) {
+  st_run_result *rs = NULL, *ri = NULL;
+  double ts = 1e30, ti = 1e30, cs = 1e30, ci = 1e30;
+  size_t i;
+  st_log_set_level(lv);
+  for (i = 0; i < REPS; i++) {
+    double ca, cb;
+    double a = run_once(set, 0, &ri, &ca);
+    double b = run_once(set, 1, &rs, &cb);
+    if (a < ti)
+      ti = a;
+    if (b < ts)
+      ts = b;
+    if (ca < ci)
+      ci = ca;
+    if (cb < cs)
+      cs = cb;
+  }
+  printf("log level %s: wall in-process %.3f s, supervised %.3f s, ratio "
+         "%.3f (target <= 1.05); CPU %.3f s vs %.3f s, ratio %.3f; events "
+         "identical: %s\n",
+         level, ti, ts, ts / ti, ci, cs, cs / ci,
+         same_events(ri, rs) ? "yes" : "NO");
+  st_run_result_free(ri);
+  st_run_result_free(rs);
+}
+
+int main(void) {
+  size_t cap = 128 + (size_t)N_CASES * 48, used = 0, i;
+  char *text = malloc(cap);
+  st_scene_set *set = NULL;
+  st_error_list errs;
+  int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+  if (text == NULL || devnull < 0)
+    return 3;
+  /* As the CLI does (harness/args.h); the log lines go nowhere. */
+  st__args_tune_allocator();
+  st_log_set_fd(devnull);
+  used += (size_t)snprintf(
+      text + used, cap - used,
+      "scene: sv_add\nkernel: add\nargs:\n"
+      "  - {tensor: a, dtype: float32, shape: [64, 64], init: {uniform: "
+      "[-1, 1]}}\n"
+      "  - {tensor: b, dtype: float32, shape: [64, 64], init: {uniform: "
+      "[-1, 1]}}\n"
+      "  - {tensor: c, dtype: float32, shape: [64, 64], role: output}\n"
+      "cases:\n");
+  for (i = 0; i < N_CASES; i++)
+    used += (size_t)snprintf(text + used, cap - used, "  - {name: c%zu}\n",
+                             i);
+  st_error_list_init(&errs);
+  if (st_scene_set_new(&set) != ST_OK ||
+      st_scene_set_load_string(set, "supervise.yaml", text, used, NULL,
+                               &errs) != ST_OK) {
+    fprintf(stderr, "bench_supervise: scene did not load\n");
+    return 3;
+  }
+  st_error_list_free(&errs);
+  printf("suite: %d float32 add cases 64x64 on cpu, -j 1, best of %d, "
+         "alternated\n",
+         N_CASES, REPS);
+  measure(set, "timing", ST_LOG_TIMING);
+  measure(set, "warning", ST_LOG_WARNING);
+  st_scene_set_free(set);
+  free(text);
+  close(devnull);
+  return 0;
+}

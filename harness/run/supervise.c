@@ -1,0 +1,1157 @@
+/* SPDX-License-Identifier: MIT */
+/* The supervise scheduler (run/sched.h; SPEC §9, the CLI's default): the
+ * cases run in -j N supervised children, forked from this process, which
+ * dispatches nothing itself. Each child runs the cases it is sent one
+ * after another and sends back each one's log lines and result
+ * (run/supervise.h says over what). A child that dies (a signal, exit()
+ * or _exit() from a kernel, abort, heap corruption) fails only its running
+ * case, as an error naming how it ended and the phase it was in; a fresh
+ * child goes on at the next case. --timeout kills and replaces the child.
+ * A case whose executor forks (level 3) runs in a child of its own, forked
+ * for it from this clean process, so its worker pool never comes from a
+ * process that dispatched a case or loaded a plugin. SIGINT and SIGTERM
+ * stop the run: the children's process groups are killed, the running
+ * cases are errors ("interrupted"), the unrun ones skips, and every
+ * report is finished. Out of memory here, a reserve is given back so that
+ * the report is still complete (the run then fails: exit 3).
+ *
+ * Cost: a child is sent up to two cases ahead (one running, one waiting
+ * in its socket), so it never waits for the supervisor between cases; one
+ * write per case comes back. Cases with a timeout are sent only to an idle
+ * child (their deadline starts when they are sent), and so are all cases
+ * under --fail-fast (a case sent is a case run). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdio_ext.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/log_sink.h"
+#include "base/proc.h"
+#include "case/exec.h"
+#include "case/phase.h"
+#include "case/result.h"
+#include "case/wire.h"
+#include "run/sched.h"
+#include "run/supervise.h"
+
+/* Cases a child may hold at once (sent ahead, so that it never waits
+ * for the supervisor between cases), and how many finished cases it sends
+ * back in one write (until then their results are safe in its journal). */
+#define DEPTH 32
+#define BATCH 8
+/* What is kept of a case's captured output; the rest is counted. */
+#define CAPTURE_MAX ST__CAPTURE_MAX
+/* A journal or capture larger than this is truncated after its case. */
+#define FILE_KEEP ((off_t)256 << 10)
+
+static int supervise_fits(const st__schedctx *sc) {
+  return sc->rc->opts->supervise && !sc->rc->opts->isolate;
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+typedef struct buf {
+  char *p;
+  size_t len, cap;
+} buf;
+
+static int buf_reserve(buf *b, size_t n) {
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    char *q;
+    while (cap < b->len + n)
+      cap *= 2;
+    q = realloc(b->p, cap);
+    if (q == NULL)
+      return -1;
+    b->p = q;
+    b->cap = cap;
+  }
+  return 0;
+}
+
+static void flush_stdio(void) {
+  if (__fpending(stdout) > 0)
+    fflush(stdout);
+  if (__fpending(stderr) > 0)
+    fflush(stderr);
+}
+
+/* Reads the bytes of a memfd the other side wrote, [0, size), at most
+ * max; *total is the size. NULL and *n 0 when empty or unreadable. */
+static char *read_file(int fd, off_t size, size_t max, size_t *n) {
+  size_t want = (size_t)size < max ? (size_t)size : max, got = 0;
+  char *p;
+  *n = 0;
+  if (size <= 0 || (p = malloc(want + 1)) == NULL)
+    return NULL;
+  while (got < want) {
+    ssize_t k = pread(fd, p + got, want - got, (off_t)got);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    got += (size_t)k;
+  }
+  p[got] = '\0';
+  *n = got;
+  return p;
+}
+
+/* Empties a memfd both sides share the offset of. */
+static void rewind_file(int fd, off_t size) {
+  if (size > FILE_KEEP && ftruncate(fd, 0) != 0) {
+  }
+  lseek(fd, 0, SEEK_SET);
+}
+
+/* ---- signals ---------------------------------------------------------- */
+
+static volatile sig_atomic_t got_signal;
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig) {
+  int e = errno;
+  char c = 1;
+  if (got_signal == 0)
+    got_signal = sig;
+  if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
+  }
+  errno = e;
+}
+
+typedef struct saved_signals {
+  struct sigaction intr, term;
+  int installed;
+} saved_signals;
+
+static void signals_install(saved_signals *ss) {
+  struct sigaction sa;
+  memset(ss, 0, sizeof *ss);
+  got_signal = 0;
+  if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    sig_pipe[0] = sig_pipe[1] = -1;
+    return; /* no interrupts handled: the default action stays */
+  }
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &ss->intr);
+  sigaction(SIGTERM, &sa, &ss->term);
+  ss->installed = 1;
+}
+
+static void signals_restore(saved_signals *ss) {
+  if (!ss->installed)
+    return;
+  sigaction(SIGINT, &ss->intr, NULL);
+  sigaction(SIGTERM, &ss->term, NULL);
+  close(sig_pipe[0]);
+  close(sig_pipe[1]);
+  sig_pipe[0] = sig_pipe[1] = -1;
+}
+
+/* ---- the state -------------------------------------------------------- */
+
+typedef struct slot {
+  pid_t pid;   /* > 0 while a child lives */
+  int sock;    /* our end of its socket pair, nonblocking */
+  int pid_fd;  /* a pidfd of it, or -1 */
+  int journal; /* the slot's memfds, kept across its children */
+  int capture;
+  int oneshot; /* it runs one case (its executor forks), then exits */
+  int exited;  /* its pidfd said so */
+  size_t q[DEPTH];
+  size_t nq; /* cases sent, oldest (running, or next) first */
+  uint64_t deadline; /* of q[0], 0: none */
+  double timeout;
+  int timed_out;
+  buf in; /* frames read from sock, not yet taken */
+} slot;
+
+typedef struct sv {
+  st__schedctx *sc;
+  unsigned jobs;
+  slot *slots;
+  st__sv_state *state; /* jobs of them, shared with the children */
+  st_case_result **done;
+  char *ready;
+  char *told; /* by case: case_begin went to the observers live */
+  size_t *redo; /* cases sent to a child that died before it began them */
+  size_t n_redo;
+  size_t next_send, next_report;
+  struct pollfd *pf;
+  size_t *who;
+  int stop; /* --fail-fast */
+  int oom;
+} sv;
+
+/* ---- the child -------------------------------------------------------- */
+
+typedef struct child {
+  st__runctx *rc;
+  const st_case_ref *refs;
+  size_t n;
+  int sock, journal, capture;
+  st__sv_state *state;
+  unsigned char cmd[4 * DEPTH]; /* case indices read, not yet run */
+  size_t cmd_len, cmd_at;
+  size_t unsent; /* finished cases whose results are not sent yet */
+  int live;      /* st_run_options.live: nothing waits for a batch */
+  pthread_mutex_t lock; /* guards: pending, msg */
+  st__wbuf pending;     /* journal frames not yet written */
+  st__wbuf msg;         /* the frames of this case's reply */
+} child;
+
+static void journal_flush(child *ch) {
+  pthread_mutex_lock(&ch->lock);
+  if (!ch->pending.oom && ch->pending.len > 0 &&
+      st__proc_write_all(ch->journal, ch->pending.data, ch->pending.len) != ST_OK) {
+    /* No space: the supervisor then knows less of a case that dies. */
+  }
+  ch->pending.len = 0;
+  pthread_mutex_unlock(&ch->lock);
+}
+
+static void put_log(st__wbuf *b, const char *line, size_t len) {
+  size_t at = st__wire_frame_open(b, ST__SV_LOG);
+  st__wbuf_u32(b, (uint32_t)len);
+  st__wbuf_bytes(b, line, len);
+  st__wire_frame_close(b, at);
+}
+
+/* What msg has, sent now (the lock held). Between cases (rewind) the
+ * journal holds only results, now sent: it starts again. */
+static void send_locked(child *ch, int rewind) {
+  if (ch->msg.oom)
+    _exit(122);
+  if (ch->msg.len > 0 &&
+      st__proc_write_all(ch->sock, ch->msg.data, ch->msg.len) != ST_OK)
+    _exit(0); /* the supervisor is gone */
+  ch->msg.len = 0;
+  if (rewind) {
+    ch->unsent = 0;
+    rewind_file(ch->journal, lseek(ch->journal, 0, SEEK_CUR));
+  }
+}
+
+static void child_log(void *data, const char *line, size_t len) {
+  child *ch = data;
+  pthread_mutex_lock(&ch->lock);
+  put_log(&ch->pending, line, len);
+  put_log(&ch->msg, line, len);
+  if (ch->live)
+    send_locked(ch, 0); /* mid-case: the journal has its events */
+  pthread_mutex_unlock(&ch->lock);
+}
+
+static void child_phase_begin(void *data, const st_case_info *info,
+                              const char *phase, int round) {
+  child *ch = data;
+  (void)info;
+  ch->state->round = round;
+  snprintf(ch->state->phase, sizeof ch->state->phase, "%s", phase);
+  /* Before foreign code runs, what came before it is made safe. */
+  if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
+      strcmp(phase, "run") == 0)
+    journal_flush(ch);
+}
+
+static void child_phase_end(void *data, const st_case_info *info,
+                            const st_event *ev) {
+  child *ch = data;
+  size_t at;
+  (void)info;
+  pthread_mutex_lock(&ch->lock);
+  at = st__wire_frame_open(&ch->pending, ST__SV_EVENT);
+  st__wire_put_event(&ch->pending, ev);
+  st__wire_frame_close(&ch->pending, at);
+  pthread_mutex_unlock(&ch->lock);
+}
+
+/* What the case printed, attached to r (before the output its workers'
+ * printed, as an isolated child's is). */
+static void child_attach_capture(child *ch, st_case_result *r) {
+  struct stat sb;
+  size_t n = 0;
+  char *out;
+  if (fstat(ch->capture, &sb) != 0 || sb.st_size <= 0)
+    return;
+  out = read_file(ch->capture, sb.st_size, CAPTURE_MAX, &n);
+  if (out != NULL) {
+    const char *prior = st_case_result_output(r);
+    size_t lp = prior ? strlen(prior) : 0;
+    char *all = malloc(n + lp + 64);
+    if (all != NULL) {
+      size_t k = n;
+      memcpy(all, out, n);
+      if ((size_t)sb.st_size > n)
+        k += (size_t)snprintf(all + k, 64, "[... %zu more bytes not kept]\n",
+                              (size_t)sb.st_size - n);
+      if (lp)
+        memcpy(all + k, prior, lp);
+      st__case_result_set_output(r, all, k + lp);
+      free(all);
+    }
+    free(out);
+  }
+  rewind_file(ch->capture, sb.st_size);
+}
+
+static void child_send(child *ch);
+
+/* Reads what the socket has now (wait: block until something comes).
+ * Returns 0 at the end of the stream or on an error. */
+static int child_fill(child *ch, int wait) {
+  ssize_t k;
+  if (ch->cmd_at > 0) {
+    memmove(ch->cmd, ch->cmd + ch->cmd_at, ch->cmd_len - ch->cmd_at);
+    ch->cmd_len -= ch->cmd_at;
+    ch->cmd_at = 0;
+  }
+  do
+    k = recv(ch->sock, ch->cmd + ch->cmd_len, sizeof ch->cmd - ch->cmd_len,
+             wait ? 0 : MSG_DONTWAIT);
+  while (k < 0 && errno == EINTR);
+  if (k > 0)
+    ch->cmd_len += (size_t)k;
+  return k > 0 ||
+         (k < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
+/* The next case index; 0 at the end of the stream. Before the child
+ * would wait for one, it sends what it has finished. */
+static int child_next(child *ch, uint32_t *index) {
+  const unsigned char *b;
+  while (ch->cmd_len - ch->cmd_at < 4) {
+    if (!child_fill(ch, 0))
+      return 0;
+    if (ch->cmd_len - ch->cmd_at >= 4)
+      break;
+    child_send(ch);
+    if (!child_fill(ch, 1))
+      return 0;
+  }
+  b = ch->cmd + ch->cmd_at;
+  ch->cmd_at += 4;
+  *index = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+           (uint32_t)b[3] << 24;
+  return 1;
+}
+
+/* Sends the finished cases' log lines and results in one write; their
+ * copies in the journal are then not needed. */
+static void child_send(child *ch) {
+  pthread_mutex_lock(&ch->lock);
+  send_locked(ch, 1);
+  pthread_mutex_unlock(&ch->lock);
+}
+
+static void child_run_one(child *ch, size_t i) {
+  st_observer so;
+  st_case_result *r;
+  size_t at;
+
+  /* fd 1 and 2 are the capture while the case runs (a kernel that closed
+   * them last time does not take the next case's output along). */
+  if (dup2(ch->capture, 1) < 0 || dup2(ch->capture, 2) < 0)
+    _exit(120);
+  ch->state->phase[0] = '\0';
+  ch->state->round = -1;
+  ch->state->running = (uint32_t)i + 1;
+  if (ch->live) {
+    /* Someone watches: the case's begin now (its progress line). */
+    pthread_mutex_lock(&ch->lock);
+    at = st__wire_frame_open(&ch->msg, ST__SV_BEGIN);
+    st__wbuf_u32(&ch->msg, (uint32_t)i);
+    st__wire_frame_close(&ch->msg, at);
+    send_locked(ch, 1);
+    pthread_mutex_unlock(&ch->lock);
+  }
+  st_observer_init(&so);
+  so.data = ch;
+  so.phase_begin = child_phase_begin;
+  so.phase_end = child_phase_end;
+  r = st__case_run(ch->rc, &ch->refs[i], i, ch->n, &so);
+  if (r == NULL)
+    _exit(121); /* the supervisor reports it */
+  flush_stdio();
+  child_attach_capture(ch, r);
+  /* The result, in the journal now (safe if the child dies later) and in
+   * the next batch for the socket. */
+  pthread_mutex_lock(&ch->lock);
+  at = st__wire_frame_open(&ch->pending, ST__SV_RESULT);
+  st__wbuf_u32(&ch->pending, (uint32_t)i);
+  st__wire_put_result(&ch->pending, r);
+  st__wire_frame_close(&ch->pending, at);
+  if (!ch->pending.oom)
+    st__wbuf_bytes(&ch->msg, ch->pending.data + at, ch->pending.len - at);
+  pthread_mutex_unlock(&ch->lock);
+  st_case_result_free(r);
+  journal_flush(ch);
+  ch->state->running = 0;
+  if (++ch->unsent >= BATCH || ch->live)
+    child_send(ch);
+}
+
+static void child_main(child *ch) {
+  uint32_t i;
+  /* What the executors kept in the supervisor is not ours (it keeps
+   * none: it dispatches nothing). */
+  st__executors_after_fork(ch->rc);
+  st__wbuf_init(&ch->pending);
+  st__wbuf_init(&ch->msg);
+  pthread_mutex_init(&ch->lock, NULL);
+  st__log_set_sink(child_log, ch);
+  while (child_next(ch, &i)) {
+    if (i >= ch->n)
+      _exit(124);
+    child_run_one(ch, i);
+  }
+  st__executors_run_end(ch->rc);
+  child_send(ch); /* what run_end logged */
+  flush_stdio();
+  /* _exit: none of the supervisor's atexit handlers run in its copy. */
+  _exit(0);
+}
+
+/* ---- starting and ending children -------------------------------------- */
+
+static st_case_result *error_result(sv *s, size_t i, const char *fmt,
+                                    const char *what, int e) {
+  st_case_info info;
+  st_case_result *r;
+  st__sched_info(s->sc, i, &info);
+  r = st__case_result_new(info.scene, info.name, info.file, info.line,
+                          info.platform, info.seed);
+  if (r != NULL) {
+    st__case_result_set_pid(r, (long)getpid());
+    st__case_result_set_status(r, ST_CASE_ERROR, fmt, what, strerror(e));
+  }
+  return r;
+}
+
+/* The child's side after fork: its own group (so that a kill of the
+ * group takes what it started along), death with the supervisor, default
+ * signals, and none of its siblings' descriptors (D14). */
+static void child_begin(sv *s, size_t k, int sock, pid_t parent) {
+  child ch;
+  size_t j;
+  setpgid(0, 0);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+    _exit(123);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  if (sig_pipe[0] >= 0) {
+    close(sig_pipe[0]);
+    close(sig_pipe[1]);
+  }
+  for (j = 0; j < s->jobs; j++) {
+    slot *o = &s->slots[j];
+    if (o->sock >= 0)
+      close(o->sock);
+    if (o->pid_fd >= 0)
+      close(o->pid_fd);
+    if (j != k) {
+      if (o->journal >= 0)
+        close(o->journal);
+      if (o->capture >= 0)
+        close(o->capture);
+    }
+  }
+  memset(&ch, 0, sizeof ch);
+  ch.rc = s->sc->rc;
+  ch.refs = s->sc->refs;
+  ch.n = s->sc->n;
+  ch.sock = sock;
+  ch.journal = s->slots[k].journal;
+  ch.capture = s->slots[k].capture;
+  ch.state = &s->state[k];
+  ch.live = s->sc->rc->opts->live;
+  memset(ch.state, 0, sizeof *ch.state);
+  child_main(&ch);
+}
+
+/* Forks slot k's child. Returns 0, or errno. */
+static int slot_start(sv *s, size_t k, int oneshot) {
+  slot *c = &s->slots[k];
+  int sp[2];
+  pid_t pid, parent = getpid();
+
+  if (c->journal < 0 &&
+      (c->journal = memfd_create("scenetest-journal", MFD_CLOEXEC)) < 0)
+    return errno;
+  if (c->capture < 0 &&
+      (c->capture = memfd_create("scenetest-capture", MFD_CLOEXEC)) < 0)
+    return errno;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
+    return errno;
+  /* Every stream, the report's included: a kernel that calls exit()
+   * flushes the child's copies of what is buffered. */
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(sp[0]);
+    close(sp[1]);
+    return e;
+  }
+  if (pid == 0) {
+    close(sp[0]);
+    child_begin(s, k, sp[1], parent);
+  }
+  setpgid(pid, pid); /* both sides: whichever runs first */
+  close(sp[1]);
+  fcntl(sp[0], F_SETFL, O_NONBLOCK);
+  c->pid = pid;
+  c->sock = sp[0];
+  c->pid_fd = st__proc_pidfd_open(pid);
+  c->oneshot = oneshot;
+  c->exited = 0;
+  c->nq = 0;
+  c->deadline = 0;
+  c->timed_out = 0;
+  c->in.len = 0;
+  return 0;
+}
+
+/* The slot's child is gone (waited for): its descriptors closed and its
+ * group killed (whatever a kernel started must not outlive it). */
+static void slot_end(slot *c) {
+  kill(-c->pid, SIGKILL);
+  if (c->sock >= 0)
+    close(c->sock);
+  if (c->pid_fd >= 0)
+    close(c->pid_fd);
+  c->sock = c->pid_fd = -1;
+  c->pid = -1;
+  c->exited = 0;
+  c->oneshot = 0;
+}
+
+static void slot_kill_wait(slot *c, int *status) {
+  kill(-c->pid, SIGKILL);
+  kill(c->pid, SIGKILL);
+  while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
+    ;
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+/* Case i is finished with r (NULL: out of memory; the reserve is given
+ * back and a smaller result tried, so the report still has the case). */
+static void finish(sv *s, size_t i, st_case_result *r) {
+  if (r == NULL) {
+    st_case_info info;
+    free(s->sc->reserve);
+    s->sc->reserve = NULL;
+    s->oom = 1;
+    st__sched_info(s->sc, i, &info);
+    r = st__case_result_new(info.scene, info.name, info.file, info.line,
+                            info.platform, info.seed);
+    if (r != NULL)
+      st__case_result_set_status(r, ST_CASE_ERROR,
+                                 "out of memory in the supervisor");
+  }
+  if (s->done[i] != NULL || s->ready[i]) {
+    /* A case has exactly one result: a second is a harness bug. */
+    st_case_result_free(r);
+    s->oom = 1;
+    return;
+  }
+  s->done[i] = r;
+  s->ready[i] = 1;
+  if (st__sched_stops(s->sc, r))
+    s->stop = 1;
+  st__sched_finished(s->sc, i, r);
+}
+
+static void report_ready(sv *s) {
+  while (s->next_report < s->sc->n && s->ready[s->next_report]) {
+    st__sched_report(s->sc, s->next_report, s->done[s->next_report],
+                     s->told[s->next_report] ? ST__REPORT_EVENTS
+                                             : ST__REPORT_REPLAY);
+    s->done[s->next_report] = NULL;
+    s->next_report++;
+  }
+}
+
+/* A child's log line, placed as our own would be. */
+static void keep_log(sv *s, const char *line, size_t len) {
+  (void)s;
+  st__log_passthrough(line, len);
+}
+
+/* A log frame's line, or NULL. */
+static const char *log_line(const char *payload, size_t plen, size_t *len) {
+  st__rbuf rb;
+  const char *p;
+  st__rbuf_init(&rb, payload, plen);
+  *len = st__rbuf_u32(&rb);
+  p = st__rbuf_bytes(&rb, *len);
+  return rb.bad ? NULL : p;
+}
+
+/* Takes the complete frames slot k's child sent. */
+static void take_frames(sv *s, size_t k) {
+  slot *c = &s->slots[k];
+  const char *p = c->in.p, *payload;
+  size_t left = c->in.len, plen, used;
+  uint8_t type;
+  while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
+    if (type == ST__SV_LOG) {
+      size_t len;
+      const char *line = log_line(payload, plen, &len);
+      if (line != NULL)
+        keep_log(s, line, len);
+    } else if (type == ST__SV_BEGIN && c->nq > 0) {
+      /* Live: a case that is next in the report is told as it begins,
+       * after what finished before it. */
+      st__rbuf rb;
+      size_t i;
+      st__rbuf_init(&rb, payload, plen);
+      i = st__rbuf_u32(&rb);
+      report_ready(s);
+      if (i == c->q[0] && i == s->next_report && !s->told[i]) {
+        st_case_info info;
+        st__sched_info(s->sc, i, &info);
+        st__fanout_case_begin(s->sc->fo, &info);
+        s->told[i] = 1;
+      }
+    } else if (type == ST__SV_RESULT && c->nq > 0) {
+      st__rbuf rb;
+      size_t i;
+      st__rbuf_init(&rb, payload, plen);
+      i = st__rbuf_u32(&rb);
+      if (i == c->q[0]) {
+        finish(s, i, st__wire_get_result(&rb));
+        memmove(c->q, c->q + 1, (c->nq - 1) * sizeof *c->q);
+        c->nq--;
+        c->deadline = 0;
+      }
+    }
+    p += used;
+    left -= used;
+  }
+  if (left > 0 && p != c->in.p)
+    memmove(c->in.p, p, left);
+  c->in.len = left;
+}
+
+/* Reads what slot k's socket has. 1 at its end. */
+static int read_sock(sv *s, size_t k) {
+  slot *c = &s->slots[k];
+  for (;;) {
+    ssize_t n;
+    if (buf_reserve(&c->in, 65536) != 0) {
+      /* Out of memory: the reserve, then what can be taken. */
+      free(s->sc->reserve);
+      s->sc->reserve = NULL;
+      s->oom = 1;
+      if (buf_reserve(&c->in, 65536) != 0)
+        return 1;
+    }
+    n = read(c->sock, c->in.p + c->in.len, c->in.cap - c->in.len);
+    if (n > 0) {
+      c->in.len += (size_t)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    take_frames(s, k);
+    return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+}
+
+/* A new result for case i, identity only. */
+static st_case_result *from_info(sv *s, size_t i) {
+  st_case_info info;
+  st__sched_info(s->sc, i, &info);
+  return st__case_result_new(info.scene, info.name, info.file, info.line,
+                             info.platform, info.seed);
+}
+
+/* Takes what the dead child of slot k journalled: the results of cases
+ * it finished but had not sent (finished now), their log lines, and the
+ * events of the case it was in, which *partial gets (a new result of
+ * case q[0], or NULL when no case is left or out of memory). */
+static void take_journal(sv *s, size_t k, st_case_result **partial) {
+  slot *c = &s->slots[k];
+  off_t end = lseek(c->journal, 0, SEEK_CUR);
+  size_t n = 0, left, plen, used;
+  char *j = read_file(c->journal, end, (size_t)(end > 0 ? end : 0), &n);
+  const char *p = j, *payload;
+  uint8_t type;
+  st_case_result *r = NULL;
+
+  left = n;
+  while (p != NULL &&
+         st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
+    st__rbuf rb;
+    st__rbuf_init(&rb, payload, plen);
+    if (type == ST__SV_EVENT && c->nq > 0) {
+      if (r == NULL)
+        r = from_info(s, c->q[0]);
+      if (r != NULL && st__wire_get_event(&rb, r) != ST_OK)
+        s->oom = 1;
+    } else if (type == ST__SV_LOG) {
+      size_t len;
+      const char *line = log_line(payload, plen, &len);
+      if (line != NULL)
+        keep_log(s, line, len);
+    } else if (type == ST__SV_RESULT && c->nq > 0) {
+      size_t i = st__rbuf_u32(&rb);
+      /* The events so far were this case's: its own result has them. */
+      st_case_result_free(r);
+      r = NULL;
+      if (i == c->q[0]) {
+        finish(s, i, st__wire_get_result(&rb));
+        memmove(c->q, c->q + 1, (c->nq - 1) * sizeof *c->q);
+        c->nq--;
+        c->deadline = 0;
+      }
+    }
+    p += used;
+    left -= used;
+  }
+  free(j);
+  rewind_file(c->journal, end);
+  if (r == NULL && c->nq > 0)
+    r = from_info(s, c->q[0]);
+  *partial = r;
+}
+
+static void attach_capture(slot *c, st_case_result *r) {
+  struct stat sb;
+  size_t n = 0;
+  char *out;
+  if (fstat(c->capture, &sb) != 0 || sb.st_size <= 0)
+    return;
+  out = read_file(c->capture, sb.st_size, CAPTURE_MAX, &n);
+  if (out != NULL && r != NULL)
+    st__case_result_set_output(r, out, n);
+  free(out);
+  rewind_file(c->capture, sb.st_size);
+}
+
+/* Slot k's child ended with status (interrupted: by the signal sig, which
+ * we sent). Its running case, if any, is an error naming how and where;
+ * the cases queued behind it go to the next child. */
+static void child_died(sv *s, size_t k, int status, int sig) {
+  slot *c = &s->slots[k];
+  st__sv_state *st = &s->state[k];
+  size_t q;
+  st_case_result *r;
+  read_sock(s, k); /* results it sent before it ended are good */
+  take_journal(s, k, &r); /* and so are those it had not sent yet */
+  if (c->nq > 0) {
+    size_t i = c->q[0];
+    int begun = st->running == (uint32_t)i + 1;
+    if (sig != 0 && !begun) {
+      st_case_result_free(r);
+      r = st__sched_unrun(s->sc, i, "not run: interrupted");
+    } else {
+      char how[160], where[96];
+      if (!begun) {
+        /* The journal's events, if any, were an earlier case's. */
+        st_case_result_free(r);
+        r = from_info(s, i);
+      }
+      attach_capture(c, r);
+      if (!begun)
+        snprintf(where, sizeof where, "before the case began");
+      else if (st->phase[0] == '\0')
+        snprintf(where, sizeof where, "before its first phase");
+      else if (st->round >= 0)
+        snprintf(where, sizeof where, "during phase '%.31s' (round %d)",
+                 st->phase, (int)st->round);
+      else
+        snprintf(where, sizeof where, "during phase '%.31s'", st->phase);
+      if (r != NULL) {
+        st__case_result_set_pid(r, (long)c->pid);
+        char msg[320];
+        if (sig != 0)
+          snprintf(msg, sizeof msg, "interrupted (%s, %s)",
+                   sig == SIGINT ? "SIGINT" : "SIGTERM", where);
+        else if (c->timed_out)
+          snprintf(msg, sizeof msg,
+                   "timed out after %g s (child pid %ld killed %s)",
+                   c->timeout, (long)c->pid, where);
+        else {
+          st__proc_describe_wait(status, how, sizeof how);
+          snprintf(msg, sizeof msg, "supervised child (pid %ld) %s %s",
+                   (long)c->pid, how, where);
+        }
+        /* An override: what the child recorded before it died (a phase
+         * that failed first, say) is not its verdict. */
+        st__case_result_override(r, ST_CASE_ERROR, msg);
+      }
+    }
+    finish(s, i, r);
+    for (q = 1; q < c->nq; q++) {
+      if (sig != 0) {
+        finish(s, c->q[q],
+               st__sched_unrun(s->sc, c->q[q], "not run: interrupted"));
+      } else {
+        s->redo[s->n_redo++] = c->q[q];
+      }
+    }
+    c->nq = 0;
+  } else {
+    st_case_result_free(r);
+  }
+  c->deadline = 0;
+  c->timed_out = 0;
+  slot_end(c);
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+/* The next case to send (redone ones first, lowest first), not taken. */
+static int peek_next(const sv *s, size_t *i) {
+  size_t r, best = SIZE_MAX;
+  for (r = 0; r < s->n_redo; r++)
+    if (s->redo[r] < best)
+      best = s->redo[r];
+  if (best != SIZE_MAX) {
+    *i = best;
+    return 1;
+  }
+  if (s->next_send < s->sc->n) {
+    *i = s->next_send;
+    return 1;
+  }
+  return 0;
+}
+
+static void take_next(sv *s, size_t i) {
+  size_t r;
+  for (r = 0; r < s->n_redo; r++)
+    if (s->redo[r] == i) {
+      s->redo[r] = s->redo[--s->n_redo];
+      return;
+    }
+  s->next_send++;
+}
+
+static int send_case(slot *c, size_t i) {
+  unsigned char b[4];
+  b[0] = (unsigned char)i;
+  b[1] = (unsigned char)(i >> 8);
+  b[2] = (unsigned char)(i >> 16);
+  b[3] = (unsigned char)(i >> 24);
+  /* The socket holds far more than DEPTH indices: a short write does not
+   * happen; a dead child's is found by its pidfd. */
+  return send(c->sock, b, 4, MSG_NOSIGNAL) == 4 ? 0 : -1;
+}
+
+/* The slot the next case goes to, or SIZE_MAX to wait. *fresh: start a child
+ * there first. */
+static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
+  size_t k, best = SIZE_MAX;
+  /* Sent ahead: at most DEPTH, and at most a share of what is left, so
+   * that no child holds cases another could run meanwhile (a case sent
+   * stays with its child). */
+  size_t ahead = (s->sc->n - s->next_send) / (2 * (size_t)s->jobs);
+  ahead = ahead < 2 ? 2 : ahead > DEPTH ? DEPTH : ahead;
+  *fresh = 0;
+  if (forks) {
+    /* Its own child, in a slot with nothing to do. */
+    for (k = 0; k < s->jobs; k++)
+      if (s->slots[k].pid <= 0) {
+        *fresh = 1;
+        return k;
+      }
+    for (k = 0; k < s->jobs; k++)
+      if (s->slots[k].nq == 0 && !s->slots[k].oneshot) {
+        int status;
+        slot_kill_wait(&s->slots[k], &status); /* idle: nothing lost */
+        slot_end(&s->slots[k]);
+        *fresh = 1;
+        return k;
+      }
+    return SIZE_MAX;
+  }
+  for (k = 0; k < s->jobs; k++) {
+    const slot *c = &s->slots[k];
+    /* Nothing waits behind a case with a deadline: the child sends that
+     * case's result when it finds nothing more to run, so its deadline
+     * ends with it. */
+    if (c->pid <= 0 || c->oneshot || c->deadline != 0 ||
+        c->nq >= (alone ? 1u : ahead))
+      continue;
+    if (best == SIZE_MAX || c->nq < s->slots[best].nq)
+      best = k;
+  }
+  if (best != SIZE_MAX && s->slots[best].nq == 0)
+    return best;
+  for (k = 0; k < s->jobs; k++)
+    if (s->slots[k].pid <= 0) {
+      *fresh = 1;
+      return k;
+    }
+  return best;
+}
+
+static void dispatch(sv *s) {
+  st__schedctx *sc = s->sc;
+  size_t i;
+  while (!got_signal && peek_next(s, &i)) {
+    int forks = st__sched_forks(sc, i), fresh, e;
+    double tmo = st__sched_owns_timeout(sc, i) ? 0 : st__sched_timeout(sc, i);
+    int alone = tmo > 0 || sc->rc->opts->fail_fast;
+    size_t k;
+    slot *c;
+    if (s->stop) {
+      take_next(s, i);
+      finish(s, i, st__sched_not_run(sc, i));
+      continue;
+    }
+    k = pick_slot(s, forks, alone, &fresh);
+    if (k == SIZE_MAX)
+      return;
+    c = &s->slots[k];
+    if (fresh && (e = slot_start(s, k, forks)) != 0) {
+      take_next(s, i);
+      if (e == ENOMEM)
+        s->oom = 1;
+      finish(s, i, error_result(s, i, "cannot start a supervised child: "
+                                      "%s: %s",
+                                "fork", e));
+      continue;
+    }
+    take_next(s, i);
+    if (c->nq == 0 && tmo > 0) {
+      c->timeout = tmo;
+      c->deadline = st__now_ns() + (uint64_t)(tmo * 1e9);
+    }
+    c->q[c->nq++] = i;
+    if (send_case(c, i) == 0 && forks)
+      shutdown(c->sock, SHUT_WR); /* one case, then it exits */
+  }
+}
+
+/* ---- waiting ---------------------------------------------------------- */
+
+static st_status wait_children(sv *s, st_error *err) {
+  nfds_t nf = 0;
+  int ms = -1;
+  uint64_t now = st__now_ns();
+  size_t k;
+  if (sig_pipe[0] >= 0) {
+    s->pf[nf].fd = sig_pipe[0];
+    s->pf[nf].events = POLLIN;
+    s->who[nf++] = SIZE_MAX;
+  }
+  for (k = 0; k < s->jobs; k++) {
+    slot *c = &s->slots[k];
+    if (c->pid <= 0)
+      continue;
+    if (c->sock >= 0) {
+      s->pf[nf].fd = c->sock;
+      s->pf[nf].events = POLLIN;
+      s->who[nf++] = k;
+    }
+    if (c->pid_fd >= 0 && !c->exited) {
+      s->pf[nf].fd = c->pid_fd;
+      s->pf[nf].events = POLLIN;
+      s->who[nf++] = k;
+    } else if (c->pid_fd < 0 && (ms < 0 || ms > 20)) {
+      ms = 20; /* no pidfd: look for its exit now and then */
+    }
+    if (c->deadline != 0) {
+      int d = c->deadline <= now
+                  ? 0
+                  : (int)((c->deadline - now + 999999u) / 1000000u);
+      if (ms < 0 || d < ms)
+        ms = d;
+    }
+  }
+  if (poll(s->pf, nf, ms) < 0 && errno != EINTR)
+    return st_error_set(err, ST_EINTERNAL, "poll: %s", strerror(errno));
+  for (k = 0; k < nf; k++) {
+    slot *c;
+    if (s->pf[k].revents == 0 || s->who[k] == SIZE_MAX)
+      continue;
+    c = &s->slots[s->who[k]];
+    if (s->pf[k].fd == c->pid_fd)
+      c->exited = 1;
+    else if (read_sock(s, s->who[k]) && c->pid_fd < 0)
+      c->exited = 1; /* its end of the socket is closed: it is exiting */
+  }
+  return ST_OK;
+}
+
+/* Deadlines, and the children that ended. */
+static void reap(sv *s) {
+  uint64_t now = st__now_ns();
+  size_t k;
+  for (k = 0; k < s->jobs; k++) {
+    slot *c = &s->slots[k];
+    int status = 0;
+    pid_t w;
+    if (c->pid <= 0)
+      continue;
+    if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
+      c->timed_out = 1;
+      kill(-c->pid, SIGKILL);
+      kill(c->pid, SIGKILL);
+    }
+    if (!c->exited && c->pid_fd >= 0)
+      continue;
+    w = waitpid(c->pid, &status, WNOHANG);
+    if (w == 0) {
+      c->exited = 0;
+      continue;
+    }
+    child_died(s, k, status, 0);
+  }
+}
+
+/* SIGINT or SIGTERM: every child's group killed, its running case an
+ * error, everything unrun a skip. */
+static void interrupt(sv *s, int sig) {
+  size_t k, i;
+  for (k = 0; k < s->jobs; k++) {
+    int status;
+    if (s->slots[k].pid <= 0)
+      continue;
+    slot_kill_wait(&s->slots[k], &status);
+    child_died(s, k, status, sig);
+  }
+  while (peek_next(s, &i)) {
+    take_next(s, i);
+    finish(s, i, st__sched_unrun(s->sc, i, "not run: interrupted"));
+  }
+  st__run_result_set_interrupted(s->sc->run, sig);
+}
+
+/* The end: each child told so (the end of its socket), its last log lines
+ * taken, and waited for. */
+static void end_children(sv *s) {
+  size_t k;
+  for (k = 0; k < s->jobs; k++) {
+    slot *c = &s->slots[k];
+    int status;
+    if (c->pid <= 0)
+      continue;
+    shutdown(c->sock, SHUT_WR);
+    while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+      ;
+    read_sock(s, k);
+    slot_end(c);
+  }
+}
+
+/* ---- the scheduler ---------------------------------------------------- */
+
+static st_status sv_init(sv *s, st__schedctx *sc, st_error *err) {
+  unsigned jobs = sc->rc->opts->jobs ? sc->rc->opts->jobs : 1;
+  size_t n = sc->n, k;
+  if ((size_t)jobs > n && n > 0)
+    jobs = (unsigned)n; /* no idle children */
+  memset(s, 0, sizeof *s);
+  s->sc = sc;
+  s->jobs = jobs;
+  s->slots = calloc(jobs, sizeof *s->slots);
+  s->done = calloc(n + 1, sizeof *s->done);
+  s->ready = calloc(n + 1, 1);
+  s->told = calloc(n + 1, 1);
+  s->redo = calloc((size_t)jobs * DEPTH + 1, sizeof *s->redo);
+  s->pf = calloc(2 * (size_t)jobs + 1, sizeof *s->pf);
+  s->who = calloc(2 * (size_t)jobs + 1, sizeof *s->who);
+  s->state = mmap(NULL, jobs * sizeof *s->state, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (s->state == MAP_FAILED)
+    s->state = NULL;
+  if (s->slots == NULL || s->done == NULL ||
+      s->ready == NULL || s->told == NULL || s->redo == NULL || s->pf == NULL ||
+      s->who == NULL || s->state == NULL)
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  for (k = 0; k < jobs; k++) {
+    slot *c = &s->slots[k];
+    c->pid = -1;
+    c->sock = c->pid_fd = c->journal = c->capture = -1;
+  }
+  return ST_OK;
+}
+
+static void sv_free(sv *s) {
+  size_t k;
+  for (k = 0; s->slots != NULL && k < s->jobs; k++) {
+    slot *c = &s->slots[k];
+    if (c->pid > 0) {
+      int status;
+      slot_kill_wait(c, &status);
+      slot_end(c);
+    }
+    if (c->journal >= 0)
+      close(c->journal);
+    if (c->capture >= 0)
+      close(c->capture);
+    free(c->in.p);
+  }
+  for (k = 0; s->done != NULL && k < s->sc->n; k++)
+    st_case_result_free(s->done[k]);
+  if (s->state != NULL)
+    munmap(s->state, s->jobs * sizeof *s->state);
+  free(s->slots);
+  free(s->done);
+  free(s->ready);
+  free(s->told);
+  free(s->redo);
+  free(s->pf);
+  free(s->who);
+}
+
+static st_status supervise_run_all(st__schedctx *sc, st_error *err) {
+  sv s;
+  saved_signals ss;
+  st_status rc = sv_init(&s, sc, err);
+  if (rc != ST_OK) {
+    sv_free(&s);
+    return rc;
+  }
+  signals_install(&ss);
+  for (;;) {
+    report_ready(&s);
+    if (s.next_report >= sc->n)
+      break;
+    if (got_signal) {
+      interrupt(&s, got_signal);
+      continue;
+    }
+    dispatch(&s);
+    report_ready(&s);
+    if (s.next_report >= sc->n)
+      break;
+    if ((rc = wait_children(&s, err)) != ST_OK)
+      break;
+    reap(&s);
+  }
+  if (rc == ST_OK)
+    end_children(&s);
+  signals_restore(&ss);
+  if (rc == ST_OK && s.oom)
+    sc->oom = 1;
+  sv_free(&s);
+  return rc;
+}
+
+const st__scheduler st__sched_supervise = {
+    .name = "supervise",
+    .fits = supervise_fits,
+    .run_all = supervise_run_all,
+};

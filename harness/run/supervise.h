@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* The supervised run's protocol (run/supervise.c, SPEC §9): what a
+ * supervised child and its supervisor share. Each slot has
+ *
+ *   a socket pair   supervisor -> child: case indices (u32 each; the end
+ *                   of the stream: exit); child -> supervisor: frames
+ *                   (case/wire.h) ST__SV_LOG (one log line) and
+ *                   ST__SV_RESULT (u32 index, the case result), one write
+ *                   per case
+ *   a journal       a memfd the child rewrites for each case: the case's
+ *                   events and log lines (frames ST__SV_EVENT,
+ *                   ST__SV_LOG), written before every phase that runs
+ *                   foreign code, read by the supervisor only when the
+ *                   child died
+ *   a capture       a memfd that is the child's fd 1 and 2: what a kernel
+ *                   prints; the child attaches it to its case's result,
+ *                   the supervisor when the child died
+ *   a shared page   st__sv_state: the case and phase the child is in,
+ *                   written without a system call, read after a death
+ *
+ * Thread-safety: the scheduling thread (the supervisor), the child's
+ * scheduling thread (the child; log lines from any thread). */
+#ifndef SCENETEST_HARNESS_SUPERVISE_H
+#define SCENETEST_HARNESS_SUPERVISE_H
+
+#include <stdint.h>
+
+enum {
+  ST__SV_EVENT = 1,  /* journal: one event (st__wire_put_event) */
+  ST__SV_LOG = 3,    /* journal and socket: one log line, as a string */
+  ST__SV_RESULT = 4, /* socket: u32 case index, the result */
+  ST__SV_BEGIN = 5,  /* socket, live runs only: u32 case index, begun */
+};
+
+/* Where a supervised child is: written by the child as it goes (plain
+ * stores: the supervisor reads it only once the child is dead). */
+typedef struct st__sv_state {
+  uint32_t running; /* the case's index + 1; 0 between cases */
+  int32_t round;    /* the phase's round, -1 outside rounds */
+  char phase[32];   /* the phase that began last ("" before the first) */
+} st__sv_state;
+
+#endif
