@@ -88,7 +88,7 @@ step_suite() {
 cuda_run() {
   local name=$1
   shift
-  "$B/harness/scenetest" run --plugin "$B/plugins/cuda/scenetest_cuda.so" \
+  "$B/harness/scenetest" run --ignore torch --plugin "$B/plugins/cuda/scenetest_cuda.so" \
     --platform cuda --format tap --log-level warning "$@" \
     >"$OUTDIR/$name.tap" 2>"$OUTDIR/$name.err"
   local rc=$?
@@ -116,7 +116,7 @@ step_sanitize() {
   local rc=0 tool
   for tool in memcheck racecheck; do
     "$cs" --tool "$tool" --error-exitcode 9 --target-processes all \
-      "$B/harness/scenetest" run --plugin "$B/plugins/cuda/scenetest_cuda.so" \
+      "$B/harness/scenetest" run --ignore torch --plugin "$B/plugins/cuda/scenetest_cuda.so" \
       --platform cuda --format tap --log-level warning \
       --case 'cuda_*::*_one' --case 'cuda_*::*_empty' \
       --case 'cuda_matmul::*_odd' --case 'cuda_softmax::*_odd' \
