@@ -160,6 +160,16 @@ static void on_scene(void *data, const st_scene *s,
                         c->platforms_line, c->platforms_column, d);
     check_platform_list(v, c, c->manual_platforms, c->n_manual, "manual",
                         c->manual_line, c->manual_column, d);
+    /* SPEC §13: golden_platform too (the case's, else the scene's, which
+     * every case inherits; reported at the case, the model keeps no
+     * position of the key itself). "reference" is the default golden
+     * backend, not a platform. */
+    {
+      char *gp = c->golden_platform ? c->golden_platform : s->golden_platform;
+      if (gp != NULL && strcmp(gp, "reference") != 0)
+        check_platform_list(v, c, &gp, 1, "golden_platform", c->line,
+                            c->column, d);
+    }
     for (size_t p = 0; names_ok && p < c->n_params; p++) {
       const st__param *pa = &c->params[p];
       if (pa->name == NULL || pa->used || names_has(&ns, pa->name))

@@ -271,5 +271,34 @@ def directory_scan_ignores():
     check(r.rc == 2, "a file named on the command line is never ignored", r)
 
 
+@test
+def unknown_golden_platform_is_checked_like_platforms():
+    """SPEC §13: golden_platform (scene or case) names a known platform:
+    a warning with did-you-mean in list/run, an error in check."""
+    path = write("gp.yaml", """\
+scene: gp
+kernel: add
+golden_platform: thredas
+args:
+  - {tensor: a, dtype: float32, shape: [2]}
+  - {tensor: b, dtype: float32, shape: [2]}
+  - {tensor: out, dtype: float32, shape: [2], role: output}
+cases:
+  - name: c
+  - {name: d, golden_platform: cpuu}
+  - {name: e, golden_platform: reference}
+""")
+    r = Run(["list", "--no-default-plugins", path])
+    check(r.rc == 0 and r.out == "gp::c\ngp::d\ngp::e\n", "list runs", r)
+    check(r.err.count("warning: 'golden_platform'") == 2, "two warnings", r)
+    check("platform 'thredas', which no backend provides: did you mean "
+          "'threads'?" in r.err, "scene-level, did-you-mean", r)
+    check("case 'd' names platform 'cpuu'" in r.err and
+          "did you mean 'cpu'?" in r.err, "case-level", r)
+    r = Run(["check", "--no-default-plugins", path])
+    check(r.rc == 2 and r.err.count("error: 'golden_platform'") == 2,
+          "errors in check", r)
+
+
 if __name__ == "__main__":
     sys.exit(main(TMP))
