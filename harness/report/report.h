@@ -89,6 +89,22 @@ void st__report_run_header(FILE *out /* IN */, const char *prefix /* IN */,
 /* UTC now as ISO 8601 ("2026-05-01T12:00:00Z") into buf. */
 void st__report_utc_now(char *buf /* OUT */, size_t size);
 
+/* What a reporter that writes one document at run end (JUnit, JSON, HTML)
+ * keeps: its config, the run's info and its start time. */
+typedef struct st__report_doc {
+  st__report_config cfg;
+  st_run_info info;
+  char start[32]; /* UTC, ISO 8601 */
+} st__report_doc;
+/* Fills *obs with a malloc'd st__report_doc as its data, a run_begin that
+ * records the info and start time, and run_end (which writes the
+ * document); free with st__report_doc_free. ST_ENOMEM when the state
+ * cannot be allocated. Thread-safety: one thread per observer. */
+st_status st__report_doc_new(const st__report_config *cfg /* IN */,
+                             void (*run_end)(void *, const st_run_result *),
+                             st_observer *obs /* OUT */) ST_WUR;
+void st__report_doc_free(st_observer *obs /* IN/OUT */);
+
 /* One self-contained HTML page at run end (docs/reports.md): metadata
  * (cfg->argv shown as the command), the autoload records, summary,
  * failures first, every case in a sortable table, phase timelines. */

@@ -24,11 +24,8 @@
  * the lanes of every timeline and the JSON block's name table. */
 #define LANES_MAX 32
 
-typedef struct html_state {
-  st__report_config cfg;
-  st_run_info info;
-  char start[32]; /* UTC, ISO 8601 */
-} html_state;
+/* One document at run end: the shared reporter state (report.h). */
+typedef st__report_doc html_state;
 
 static const char css[] =
     "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
@@ -682,12 +679,6 @@ static void put_data(FILE *out, const html_state *st,
   fputs("]}</script>", out);
 }
 
-static void html_run_begin(void *data, const st_run_info *info) {
-  html_state *st = data;
-  st->info = *info;
-  st__report_utc_now(st->start, sizeof st->start);
-}
-
 static void html_run_end(void *data, const st_run_result *run) {
   html_state *st = data;
   FILE *out = st->cfg.out;
@@ -724,24 +715,7 @@ static void html_run_end(void *data, const st_run_result *run) {
 }
 
 st_status st__report_html_new(const st__report_config *cfg, st_observer *obs) {
-  html_state *st = calloc(1, sizeof *st);
-
-  st_observer_init(obs);
-  if (st == NULL)
-    return ST_ENOMEM;
-  st->cfg = *cfg;
-  st->info.platform = "cpu";
-  st->info.repeat = 1;
-  st__report_utc_now(st->start, sizeof st->start);
-  obs->data = st;
-  obs->run_begin = html_run_begin;
-  obs->run_end = html_run_end;
-  return ST_OK;
+  return st__report_doc_new(cfg, html_run_end, obs);
 }
 
-void st__report_html_free(st_observer *obs) {
-  if (obs == NULL)
-    return;
-  free(obs->data);
-  obs->data = NULL;
-}
+void st__report_html_free(st_observer *obs) { st__report_doc_free(obs); }

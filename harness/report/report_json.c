@@ -19,11 +19,8 @@
 #include "report/json.h"
 #include "report/report.h"
 
-typedef struct json_state {
-  st__report_config cfg;
-  st_run_info info;
-  char start[32];
-} json_state;
+/* One document at run end: the shared reporter state (report.h). */
+typedef st__report_doc json_state;
 
 static void put_run(FILE *out, const json_state *st) {
   char host[256];
@@ -95,12 +92,6 @@ static void put_record(FILE *out, const st__record *r) {
   fputs("}}", out);
 }
 
-static void json_run_begin(void *data, const st_run_info *info) {
-  json_state *st = data;
-  st->info = *info;
-  st__report_utc_now(st->start, sizeof st->start);
-}
-
 static void json_run_end(void *data, const st_run_result *run) {
   json_state *st = data;
   FILE *out = st->cfg.out;
@@ -144,24 +135,7 @@ static void json_run_end(void *data, const st_run_result *run) {
 }
 
 st_status st__report_json_new(const st__report_config *cfg, st_observer *obs) {
-  json_state *st = calloc(1, sizeof *st);
-
-  st_observer_init(obs);
-  if (st == NULL)
-    return ST_ENOMEM;
-  st->cfg = *cfg;
-  st->info.platform = "cpu";
-  st->info.repeat = 1;
-  st__report_utc_now(st->start, sizeof st->start);
-  obs->data = st;
-  obs->run_begin = json_run_begin;
-  obs->run_end = json_run_end;
-  return ST_OK;
+  return st__report_doc_new(cfg, json_run_end, obs);
 }
 
-void st__report_json_free(st_observer *obs) {
-  if (obs == NULL)
-    return;
-  free(obs->data);
-  obs->data = NULL;
-}
+void st__report_json_free(st_observer *obs) { st__report_doc_free(obs); }

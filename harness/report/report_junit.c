@@ -25,11 +25,8 @@
 #include "report/report.h"
 #include "report/xml.h"
 
-typedef struct junit_state {
-  st__report_config cfg;
-  st_run_info info;
-  char start[32]; /* ISO 8601, UTC */
-} junit_state;
+/* One document at run end: the shared reporter state (report.h). */
+typedef st__report_doc junit_state;
 
 /* Seconds with '.' as the separator whatever LC_NUMERIC says (printf's
  * %f follows the locale), digits only: the schema's SUREFIRE_TIME. */
@@ -293,12 +290,6 @@ static void put_testsuite(FILE *out, const junit_state *st,
   fputs("  </testsuite>\n", out);
 }
 
-static void junit_run_begin(void *data, const st_run_info *info) {
-  junit_state *st = data;
-  st->info = *info;
-  st__report_utc_now(st->start, sizeof st->start);
-}
-
 static void junit_run_end(void *data, const st_run_result *run) {
   junit_state *st = data;
   FILE *out = st->cfg.out;
@@ -365,24 +356,7 @@ static void junit_run_end(void *data, const st_run_result *run) {
 }
 
 st_status st__report_junit_new(const st__report_config *cfg, st_observer *obs) {
-  junit_state *st = calloc(1, sizeof *st);
-
-  st_observer_init(obs);
-  if (st == NULL)
-    return ST_ENOMEM;
-  st->cfg = *cfg;
-  st->info.platform = "cpu";
-  st->info.repeat = 1;
-  st__report_utc_now(st->start, sizeof st->start);
-  obs->data = st;
-  obs->run_begin = junit_run_begin;
-  obs->run_end = junit_run_end;
-  return ST_OK;
+  return st__report_doc_new(cfg, junit_run_end, obs);
 }
 
-void st__report_junit_free(st_observer *obs) {
-  if (obs == NULL)
-    return;
-  free(obs->data);
-  obs->data = NULL;
-}
+void st__report_junit_free(st_observer *obs) { st__report_doc_free(obs); }
