@@ -18,7 +18,6 @@ are what this measures: the machines are shared and noisy.
 
 Exits 1 if a run fails (a broken harness must not look fast)."""
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -46,14 +45,17 @@ def write_suite(path, n):
 
 
 def timed(argv, env=None):
-    """Runs argv; returns (wall seconds, peak RSS in MB, exit status)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, env=env)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
+    """Runs argv; returns (wall seconds, peak RSS in MB, exit status, the
+    tail of its stderr). stderr goes to a file, not a pipe: a pipe read
+    only after wait4 would block a child that writes more than it holds."""
+    with tempfile.TemporaryFile() as errf:
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf,
+                             env=env)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        errf.seek(0)
+        err = errf.read()[-4096:].decode(errors="replace")
     return wall, ru.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status), err
 
 
