@@ -93,12 +93,16 @@ int st__ref_elementwise_typed(st__ew kind, st_op_call *call, size_t begin,
   const int binary =
       kind == ST__EW_ADD || kind == ST__EW_SUB || kind == ST__EW_MUL;
   const size_t n_in = binary || kind == ST__EW_AXPY ? 2 : 1;
+  /* out is t[2] for binary ops, else t[1] (axpy's y, unary ops' output):
+   * a call needs 3 or 2 tensors before out may be read. */
+  const size_t need = binary ? 3 : 2;
+  if (call->n_tensors < need)
+    return 0;
   st_tensor *out = binary ? &t[2] : &t[1];
   const st_dtype dt = t[0].dtype;
   /* One dtype throughout (the built-in signatures; a plugin's golden op of
    * another shape takes the generic path). */
-  if (call->n_tensors < n_in + (binary ? 1 : 0) || out->dtype != dt ||
-      (n_in == 2 && t[1].dtype != dt))
+  if (out->dtype != dt || (n_in == 2 && t[1].dtype != dt))
     return 0;
   if (end <= begin)
     return 1;
