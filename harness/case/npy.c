@@ -96,7 +96,7 @@ st_status st__npy_write(const char *dir, const char *stem, const st_tensor *t,
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                            (unsigned char)((total - 10) & 0xff),
                            (unsigned char)((total - 10) >> 8)};
-  FILE *f = fopen(path, "wb");
+  FILE *f = fopen(path, "wbe");
   if (f == NULL)
     return ST_EIO;
   int ok = fwrite(pre, 1, 10, f) == 10 &&

@@ -194,7 +194,7 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
     st__output *o = &out[i];
     st__report_config c = *cfg;
     if (o->path != NULL) {
-      o->f = fopen(o->path, "w");
+      o->f = fopen(o->path, "we");
       if (o->f == NULL)
         return usage("cannot open %s '%s': %s", o->source, o->path,
                      strerror(errno));

@@ -484,7 +484,7 @@ static int read_junit(const char *text, size_t len, names *out) {
 }
 
 int st__rerun_read(const char *path, char ***out_names, size_t *n) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, "rbe");
   char *text = NULL;
   size_t len = 0, cap = 0, i = 0;
   names l;

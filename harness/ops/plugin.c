@@ -148,7 +148,7 @@ static int declaration_matches(const char *decl, const st_module *mod) {
  * 1 when one is found. */
 static int find_mangled(const char *path, char *buf, size_t size,
                         int *exported) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, "rbe");
   Elf64_Ehdr eh;
   Elf64_Shdr *sh = NULL;
   char *strs = NULL;

@@ -2740,7 +2740,7 @@ static st_status read_ignore_file(scan *sc) {
   char *p;
   if (asprintf(&p, "%s/.scenetestignore", sc->root) < 0)
     return ST_ENOMEM;
-  FILE *f = fopen(p, "r");
+  FILE *f = fopen(p, "re");
   free(p);
   if (f == NULL)
     return ST_OK;

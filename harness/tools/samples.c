@@ -153,7 +153,7 @@ static st_status add_record(st__side *s, size_t file,
 
 static st_status read_file(st__side *s, size_t file, const char *path,
                            FILE *err) {
-  FILE *f = fopen(path, "r");
+  FILE *f = fopen(path, "re");
   char *line = NULL;
   size_t cap = 0, lineno = 0;
   ssize_t n;

@@ -3,14 +3,18 @@
 through the binary and pinned by a test named after its D-number, printing
 TAP 13. docs/reliability.md lists them with the promise each one keeps.
 
-Usage: test_hardening.py PATH/TO/scenetest
+Usage: test_hardening.py PATH/TO/scenetest SPAWNS_PLUGIN
 """
 
 import os
+import select
+import signal
+import subprocess
 import sys
 import tempfile
 
 EXE = os.path.abspath(sys.argv[1])
+SPAWNS = os.path.abspath(sys.argv[2])
 TMP = tempfile.mkdtemp(prefix="scenetest-hardening-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -87,6 +91,103 @@ def d12__too_deep_directory_is_an_error_not_silence():
     write(os.path.join(ok, *(["d"] * 60), "s.yaml"), GOOD)
     r = Run(["list", ok])
     check(r.rc == 0 and r.out == "vadd::small\n", "found at 60 levels", r)
+
+
+def spawned_helpers(d):
+    """The helpers the spawner plugin started: {pid: {fd: target}}, from
+    the files its kernel wrote after each helper's exec."""
+    out = {}
+    for name in os.listdir(d):
+        if not name.startswith("spawn."):
+            continue
+        fds = {}
+        with open(os.path.join(d, name)) as f:
+            for line in f:
+                fd, target = line.rstrip("\n").split(" ", 1)
+                fds[int(fd)] = target
+        out[int(name.split(".")[1])] = fds
+    return out
+
+
+def kill_helpers(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@test
+def d2__helper_process_holds_no_descriptor_of_ours():
+    """A kernel that starts a helper (here `sleep 1000`, in a session of
+    its own) used to hand it the --output report, so `scenetest run |
+    prove` could hang after scenetest exited. Whatever mode runs the
+    kernel, the helper holds fds 0-2 only, and none of them is the report
+    pipe or one of our files; the pipe reaches EOF once scenetest exits."""
+    d = os.path.join(TMP, "d2")
+    os.makedirs(d, exist_ok=True)
+    scene2 = write("d2/s.yaml", GOOD)
+    scene3 = write("d2/l3.yaml", GOOD.replace(
+        "scene: vadd", "scene: vadd3\nlevel: 3\nworkers: 1"))
+    modes = [("supervised", [scene2]), ("--no-supervise", [scene2]),
+             ("-j 2", [scene2]), ("level 3", [scene3])]
+    for mode, extra in modes:
+        sd = os.path.join(d, mode.replace(" ", "_").strip("-"))
+        os.makedirs(sd)
+        files = {k: os.path.join(sd, k) for k in
+                 ("report.tap", "events.jsonl", "log.txt", "extra.json",
+                  "stderr.txt")}
+        args = ["run", "--plugin", SPAWNS, "--platform", "spawner",
+                "--no-default-plugins", "--format", "tap",
+                "--output", files["report.tap"],
+                "--events", files["events.jsonl"],
+                "--log-file", files["log.txt"],
+                "--report", "json:" + files["extra.json"]]
+        if mode.startswith("-"):
+            args += mode.split()
+        env = dict(os.environ, NO_COLOR="1", ST_TEST_SPAWN_DIR=sd)
+        # Standard output is a pipe, as in `scenetest run | cat` (a second
+        # run writes its TAP report there instead of to --output).
+        pipes = []
+        for to_stdout in (False, True):
+            a = list(args)
+            if to_stdout:
+                i = a.index("--output")
+                del a[i:i + 2]
+            with open(files["stderr.txt"], "w") as err:
+                p = subprocess.Popen([EXE] + a + extra, env=env,
+                                     stdout=subprocess.PIPE, stderr=err)
+            pipes.append((p, os.fstat(p.stdout.fileno()).st_ino))
+            rc = p.wait(timeout=120)
+            with open(files["stderr.txt"]) as f:
+                check(rc == 0, "%s: the run passes (rc %d): %s"
+                      % (mode, rc, f.read()))
+        helpers = spawned_helpers(sd)
+        try:
+            check(len(helpers) >= 2, "%s: each run's kernel started a "
+                  "helper: %r" % (mode, helpers))
+            # Standard error is the kernel's to inherit (its output goes
+            # there under --no-supervise); the rest is ours.
+            ours = {os.path.realpath(f) for k, f in files.items()
+                    if k != "stderr.txt"}
+            ours |= {"pipe:[%d]" % ino for _, ino in pipes}
+            for pid, fds in helpers.items():
+                check(set(fds) <= {0, 1, 2}, "%s: helper %d holds only fds "
+                      "0-2, not %r" % (mode, pid, fds))
+                for fd, target in fds.items():
+                    check(target not in ours, "%s: helper %d's fd %d is "
+                          "ours: %s" % (mode, pid, fd, target))
+            # The report pipe is at EOF now that scenetest has exited,
+            # while the helpers still live (a bound, not a wait: EOF is
+            # there at once or never).
+            for p, _ in pipes:
+                ready, _, _ = select.select([p.stdout], [], [], 30)
+                check(ready, "%s: the report pipe reaches EOF" % mode)
+                p.stdout.read()
+        finally:
+            kill_helpers(helpers)
+            for p, _ in pipes:
+                p.stdout.close()
 
 
 if __name__ == "__main__":

@@ -784,6 +784,11 @@ static void worker_child(st__wpool *p, unsigned index, int sock, int out_w,
     _exit(7);
   if (sock != WORKER_SOCK_FD && dup2(sock, WORKER_SOCK_FD) < 0)
     _exit(7);
+  /* dup2 clears close-on-exec; the worker never execs, but a process its
+   * kernel starts must not keep the socket open (D2: the harness would
+   * not see the worker's end close). */
+  if (fcntl(WORKER_SOCK_FD, F_SETFD, FD_CLOEXEC) != 0)
+    _exit(7);
   if (close_range(WORKER_SOCK_FD + 1, ~0u, 0) != 0) {
     long fd, max = sysconf(_SC_OPEN_MAX);
     if (max < 0 || max > 65536)
