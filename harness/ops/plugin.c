@@ -11,11 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <scenetest/log.h>
 #include <scenetest/plugin.h>
 
+#include "ops/note.h"
 #include "ops/registry_internal.h"
 
 #define MAX_NOTE_BYTES (1u << 20)
@@ -24,92 +28,50 @@ static int read_at(FILE *f, long off, void *buf, size_t n) {
   return fseek(f, off, SEEK_SET) == 0 && fread(buf, 1, n, f) == n ? 0 : -1;
 }
 
-/* Scans one PT_NOTE segment's bytes for our note. */
-static char *find_note(const unsigned char *p, size_t n, size_t align) {
-  size_t off = 0;
-  if (align < 4)
-    align = 4;
-  while (off + 12 <= n) {
-    uint32_t namesz, descsz, type;
-    size_t name_off, desc_off, next;
-    memcpy(&namesz, p + off, 4);
-    memcpy(&descsz, p + off + 4, 4);
-    memcpy(&type, p + off + 8, 4);
-    name_off = off + 12;
-    desc_off = name_off + ((namesz + align - 1) & ~(align - 1));
-    next = desc_off + ((descsz + align - 1) & ~(align - 1));
-    if (desc_off > n || descsz > n - desc_off || next < off)
-      return NULL;
-    if (type == ST_NOTE_TYPE_PLATFORMS && namesz == sizeof ST_NOTE_NAME &&
-        memcmp(p + name_off, ST_NOTE_NAME, sizeof ST_NOTE_NAME) == 0) {
-      return strndup((const char *)p + desc_off, descsz);
-    }
-    off = next;
-  }
-  return NULL;
-}
-
 st_status st_plugin_read_platforms(const char *path, char **out,
                                    st_error *err) {
-  FILE *f = NULL;
-  Elf64_Ehdr eh;
-  unsigned char *seg = NULL;
-  st_status rc = ST_OK;
-  unsigned i;
+  const char *why = NULL;
+  void *map;
+  st_status rc;
   struct stat sb;
+  int fd;
 
   *out = NULL;
-  if (stat(path, &sb) != 0)
+  /* O_NONBLOCK: a FIFO must not block the open; fstat then refuses it. */
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
     return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
                         strerror(errno));
-  if (!S_ISREG(sb.st_mode))
+  if (fstat(fd, &sb) != 0) {
+    rc = st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
+                      strerror(errno));
+    close(fd);
+    return rc;
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    close(fd);
     return st_error_set(err, ST_EPLUGIN, "plugin '%s': not a regular file",
                         path);
-  f = fopen(path, "rbe");
-  if (f == NULL)
+  }
+  if (sb.st_size == 0) {
+    close(fd);
+    return st_error_set(err, ST_EPLUGIN,
+                        "plugin '%s': not a 64-bit ELF shared object", path);
+  }
+  /* Mapped, not read: only the pages the parser touches (the headers and
+   * the notes, near the start) come in, however large the library. The
+   * file is the one dlopen would map the same way, so a file truncated
+   * under us is no worse here than there. */
+  map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED)
     return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
                         strerror(errno));
-  if (read_at(f, 0, &eh, sizeof eh) != 0 ||
-      memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh.e_phentsize != sizeof(Elf64_Phdr)) {
-    rc = st_error_set(err, ST_EPLUGIN,
-                      "plugin '%s': not a 64-bit ELF shared object", path);
-    goto out;
-  }
-  for (i = 0; i < eh.e_phnum && *out == NULL; i++) {
-    Elf64_Phdr ph;
-    if (read_at(f, (long)(eh.e_phoff + (Elf64_Off)i * sizeof ph), &ph,
-                sizeof ph) != 0) {
-      rc = st_error_set(err, ST_EPLUGIN,
-                        "plugin '%s': truncated program headers", path);
-      goto out;
-    }
-    if (ph.p_type != PT_NOTE || ph.p_filesz == 0 ||
-        ph.p_filesz > MAX_NOTE_BYTES)
-      continue;
-    free(seg);
-    seg = malloc(ph.p_filesz);
-    if (seg == NULL) {
-      rc = st_error_set(err, ST_ENOMEM, "out of memory");
-      goto out;
-    }
-    if (read_at(f, (long)ph.p_offset, seg, ph.p_filesz) != 0) {
-      rc = st_error_set(err, ST_EPLUGIN, "plugin '%s': truncated note",
-                        path);
-      goto out;
-    }
-    *out = find_note(seg, ph.p_filesz, ph.p_align);
-  }
-  if (*out == NULL)
-    rc = st_error_set(err, ST_ENOTFOUND,
-                      "plugin '%s': no platform declaration (an ELF note "
-                      "made by ST_PLUGIN_PLATFORMS)",
-                      path);
-out:
-  free(seg);
-  fclose(f);
-  return rc;
+  rc = st__note_parse(map, (size_t)sb.st_size, out, &why);
+  munmap(map, (size_t)sb.st_size);
+  if (rc != ST_OK)
+    return st_error_set(err, rc, "plugin '%s': %s", path, why);
+  return ST_OK;
 }
 
 /* 1 if the comma-separated declaration lists exactly the descriptor's
@@ -223,6 +185,8 @@ static ST_WUR st_status no_descriptor(const char *path, st_error *err) {
                       "plugin '%s': no 'scenetest_module' descriptor", path);
 }
 
+/* Loads the plugin at path, a real path (resolve_path's): the file that
+ * dlopen maps is the one whose note was read. */
 static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
                                  st_error *err) {
   void *h;
@@ -230,11 +194,7 @@ static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
   char *decl = NULL;
   st_error inner;
   st_status rc;
-  struct stat sb;
 
-  if (stat(path, &sb) != 0)
-    return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
-                        strerror(errno));
   h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL)
     return st_error_set(err, ST_EPLUGIN, "plugin '%s': cannot load: %s",
@@ -295,24 +255,62 @@ static ST_WUR st_status lazy_load(st_registry *reg, const char *path,
   return load_now(reg, path, 1, err);
 }
 
+/* SPEC §12: a path without a '/' means ./PATH (never dlopen's library
+ * search, which would load another file than the one named, and for a
+ * lazy plugin take the declaration from one file and the code from
+ * another: D4 of issue 13). The one real path, resolved here once, is
+ * used for the note read and for dlopen. *real is malloc'd. */
+static ST_WUR st_status resolve_path(const char *spec, char **real,
+                                     st_error *err) {
+  char *rel = NULL;
+  const char *p = spec;
+  int e;
+  if (strchr(spec, '/') == NULL) {
+    if (asprintf(&rel, "./%s", spec) < 0)
+      return st_error_set(err, ST_ENOMEM, "out of memory");
+    p = rel;
+  }
+  *real = realpath(p, NULL);
+  e = errno;
+  free(rel);
+  if (*real != NULL)
+    return ST_OK;
+  if (e == ENOMEM)
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  if (p != spec)
+    return st_error_set(err, ST_EPLUGIN,
+                        "plugin '%s': ./%s: %s (a plugin path without a '/' "
+                        "is relative to the current directory, not a library "
+                        "search)",
+                        spec, spec, strerror(e));
+  return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", spec, strerror(e));
+}
+
 st_status st_plugin_load(st_registry *reg, const char *spec, st_error *err) {
-  char *decl = NULL, *p;
+  char *decl = NULL, *p, *real = NULL;
   const char **platforms = NULL;
   size_t n = 0;
+  int lazy = strncmp(spec, "lazy:", 5) == 0;
   st_status rc;
 
-  if (strncmp(spec, "lazy:", 5) != 0)
-    return load_now(reg, spec, 0, err);
-  spec += 5;
-  rc = st_plugin_read_platforms(spec, &decl, err);
+  if (lazy)
+    spec += 5;
+  if ((rc = resolve_path(spec, &real, err)) != ST_OK)
+    return rc;
+  if (!lazy) {
+    rc = load_now(reg, real, 0, err);
+    free(real);
+    return rc;
+  }
+  rc = st_plugin_read_platforms(real, &decl, err);
   if (rc == ST_ENOTFOUND) {
     /* For a lazy plugin a missing declaration makes it unloadable. */
     if (err != NULL)
       err->code = ST_EPLUGIN;
-    return ST_EPLUGIN;
+    rc = ST_EPLUGIN;
   }
   if (rc != ST_OK)
-    return rc;
+    goto out;
   for (p = decl; p != NULL;) {
     char *comma = strchr(p, ',');
     const char **grown;
@@ -330,12 +328,13 @@ st_status st_plugin_load(st_registry *reg, const char *spec, st_error *err) {
   }
   if (n == 0) {
     rc = st_error_set(err, ST_EPLUGIN, "plugin '%s': declares no platform",
-                      spec);
+                      real);
     goto out;
   }
-  rc = st__registry_add_lazy(reg, spec, platforms, n, lazy_load, err);
+  rc = st__registry_add_lazy(reg, real, platforms, n, lazy_load, err);
 out:
   free(platforms);
   free(decl);
+  free(real);
   return rc;
 }

@@ -3,11 +3,12 @@
 through the binary and pinned by a test named after its D-number, printing
 TAP 13. docs/reliability.md lists them with the promise each one keeps.
 
-Usage: test_hardening.py PATH/TO/scenetest SPAWNS_PLUGIN
+Usage: test_hardening.py PATH/TO/scenetest SPAWNS_PLUGIN GOOD_PLUGIN
 """
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import tempfile
 
 EXE = os.path.abspath(sys.argv[1])
 SPAWNS = os.path.abspath(sys.argv[2])
+GOOD_PLUGIN = os.path.abspath(sys.argv[3])
 TMP = tempfile.mkdtemp(prefix="scenetest-hardening-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -188,6 +190,38 @@ def d2__helper_process_holds_no_descriptor_of_ours():
             kill_helpers(helpers)
             for p, _ in pipes:
                 p.stdout.close()
+
+
+@test
+def d4__plugin_name_without_slash_is_relative_to_cwd():
+    """`--plugin libm.so.6` used to be checked as ./libm.so.6 but handed
+    to dlopen, which searches the library path: the system libm loaded
+    (and for `lazy:` the declaration came from one file, the code from
+    another). SPEC §12: a name without '/' is ./NAME, one real path for
+    the note and for dlopen."""
+    d = os.path.join(TMP, "d4")
+    empty = os.path.join(d, "empty")
+    os.makedirs(empty)
+    scene = write("d4/s.yaml", GOOD)
+    for spec in ("libm.so.6", "lazy:libm.so.6"):
+        r = Run(["run", "--no-default-plugins", "--plugin", spec, scene],
+                cwd=empty)
+        check(r.rc == 2, "%s with no ./libm.so.6: exit 2" % spec, r)
+        check(r.err == "scenetest: error: plugin 'libm.so.6': ./libm.so.6: "
+              "No such file or directory (a plugin path without a '/' is "
+              "relative to the current directory, not a library search)\n",
+              "%s: one clear line naming ./libm.so.6" % spec, r)
+    # A file of that name in the current directory is the one loaded,
+    # eagerly or lazily: a test plugin, not the system's libm.
+    here = os.path.join(d, "here")
+    os.makedirs(here)
+    shutil.copy(GOOD_PLUGIN, os.path.join(here, "libm.so.6"))
+    for spec in ("libm.so.6", "lazy:libm.so.6"):
+        r = Run(["run", "--no-default-plugins", "--plugin", spec,
+                 "--platform", "lazyplat", "--format", "tap", scene],
+                cwd=here)
+        check(r.rc == 0, "%s: ./libm.so.6 loads and runs" % spec, r)
+        check("ok 1 - vadd::small" in r.out, "%s: the case ran" % spec, r)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
  * kernel forks a child that leaves the process group (setsid, as a daemon
  * would: killing the case's process group does not reach it) and execs
  * `sleep 1000`. A close-on-exec pipe tells the kernel when the exec has
- * happened; the kernel then writes what the helper's descriptors are
+ * happened, and a poll of /proc/PID/stat when it sleeps; the kernel
+ * then writes what the helper's descriptors are
  * (`N TARGET` lines, from /proc/PID/fd) to $ST_TEST_SPAWN_DIR/spawn.PID,
  * so tests/cli/test_hardening.py sees what the helper inherited even if
  * something kills it later. The test kills the helper. */
@@ -13,6 +14,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -55,6 +58,28 @@ static int describe(pid_t pid, const char *dir) {
   return rename(tmp, path);
 }
 
+/* Waits (a bounded poll of /proc, at most 10 s) until the helper sleeps
+ * in its nanosleep: between the exec and then, the dynamic loader and
+ * setlocale have files of the helper's own open for a moment. */
+static void wait_asleep(pid_t pid) {
+  char path[64], buf[512], *p;
+  int i;
+  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+  for (i = 0; i < 10000; i++) {
+    struct timespec ts = {0, 1000 * 1000};
+    FILE *f = fopen(path, "re");
+    int asleep = 0;
+    if (f == NULL)
+      return;
+    if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) != NULL)
+      asleep = p[1] == ' ' && p[2] == 'S';
+    fclose(f);
+    if (asleep)
+      return;
+    nanosleep(&ts, NULL);
+  }
+}
+
 static int spawn(void) {
   const char *dir = getenv("ST_TEST_SPAWN_DIR");
   int p[2];
@@ -75,6 +100,7 @@ static int spawn(void) {
   while (read(p[0], &c, 1) < 0 && errno == EINTR)
     ;
   close(p[0]);
+  wait_asleep(pid);
   return describe(pid, dir);
 }
 
