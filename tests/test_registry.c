@@ -121,6 +121,42 @@ static void st_registry_add_module__size_and_name_checked(void **state) {
   st_registry_free(reg);
 }
 
+/* D8 of issue 13: a descriptor with a NULL name used to crash the
+ * registry (strcmp(NULL)). Each invalid field is a refusal with its own
+ * message, the registry unchanged and usable. */
+static void d8__invalid_descriptor_fields_refused(void **state) {
+  static const char *const plats[] = {"p8", NULL};
+  static const st_module noname = {ST_ABI_VERSION, sizeof(st_module), NULL,
+                                   plats, init_noop};
+  static const st_module empty = {ST_ABI_VERSION, sizeof(st_module), "",
+                                  plats, init_noop};
+  static const st_module nohooks = {ST_ABI_VERSION, sizeof(st_module), "nh",
+                                    plats, init_noop, NULL, 2};
+  static const st_platform_hooks nullplat = {sizeof(st_platform_hooks), NULL,
+                                             NULL, NULL};
+  static const st_module hooknull = {ST_ABI_VERSION, sizeof(st_module), "hn",
+                                     plats, init_noop, &nullplat, 1};
+  static const st_module good = {ST_ABI_VERSION, sizeof(st_module), "g8",
+                                 plats, init_noop};
+  const st_module *bad[] = {&noname, &empty, &nohooks, &hooknull};
+  const char *why[] = {"module without a name", "module with an empty name",
+                       "module 'nh': n_hooks is 2 but hooks is NULL",
+                       "module 'hn': hooks entry 0 is for platform '(null)', "
+                       "which the module does not provide"};
+  st_registry *reg = fresh();
+  st_error err;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    st_error_clear(&err);
+    assert_int_equal(st_registry_add_module(reg, bad[i], &err), ST_EINVAL);
+    assert_string_equal(err.message, why[i]);
+  }
+  st_error_clear(&err);
+  assert_int_equal(st_registry_add_module(reg, &good, &err), ST_OK);
+  st_registry_free(reg);
+}
+
 static st_status hook_prepare(st_op_call *call, void **state) {
   (void)call;
   *state = NULL;
@@ -706,6 +742,7 @@ int main(void) {
       cmocka_unit_test(st_registry_add_module__abi_mismatch_names_both),
       cmocka_unit_test(st_registry_add_module__abi1_named),
       cmocka_unit_test(st_registry_add_module__size_and_name_checked),
+      cmocka_unit_test(d8__invalid_descriptor_fields_refused),
       cmocka_unit_test(st_registry_add_module__hooks_read_within_size),
       cmocka_unit_test(st_registry_add_module__bad_hooks_refused),
       cmocka_unit_test(st_registry_lookup__missing_names_implementers),

@@ -385,6 +385,8 @@ st_status st__module_check(const st_module *mod, st_error *err) {
                         (unsigned)ST_ABI_VERSION);
   if (mod->name == NULL)
     return st_error_set(err, ST_EINVAL, "module without a name");
+  if (mod->name[0] == '\0')
+    return st_error_set(err, ST_EINVAL, "module with an empty name");
   return ST_OK;
 }
 
