@@ -129,7 +129,7 @@ static int usage_error(const char *fmt, ...) {
   va_list ap;
   fputs("scenetest: error: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  st__cli_vprint_printable(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
   return EXIT_USAGE;

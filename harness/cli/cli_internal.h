@@ -7,11 +7,18 @@
 #ifndef SCENETEST_HARNESS_CLI_INTERNAL_H
 #define SCENETEST_HARNESS_CLI_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include <scenetest/scenetest.h>
 
 #include "report/report.h"
+
+/* Writes the message fmt formats to f with its control bytes escaped and
+ * line breaks as spaces (errline.c): for every "scenetest: error: ..."
+ * line, whose message may quote what the user typed. */
+void st__cli_vprint_printable(FILE *f /* IN/OUT */, const char *fmt /* IN */,
+                              va_list ap);
 
 /* A shard: index of total (total 0: unsharded) and what said so. */
 typedef struct st__shard {

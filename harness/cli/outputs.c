@@ -42,7 +42,7 @@ static int usage(const char *fmt, ...) {
   va_list ap;
   fputs("scenetest: error: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  st__cli_vprint_printable(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
   return 2;

@@ -191,6 +191,39 @@ typedef struct loader {
   size_t index_cap;
 } loader;
 
+/* Appends byte c of a message to out (size bytes, NUL kept room for) as
+ * a terminal shows it harmlessly: control bytes (ESC above all: a scene
+ * value must not recolour or move the user's terminal, D16 of issue 13)
+ * and UTF-8's C1 controls (U+0080..U+009F, CSI among them) as escapes.
+ * Line breaks become spaces: a message is one line. */
+static void printable(const char *in, char *out, size_t size) {
+  size_t o = 0;
+  const unsigned char *p = (const unsigned char *)in;
+  for (; *p != '\0'; p++) {
+    char esc[8];
+    size_t k;
+    if (*p == '\n' || *p == '\r')
+      snprintf(esc, sizeof esc, " ");
+    else if (*p == '\t')
+      snprintf(esc, sizeof esc, "\\t");
+    else if (*p < 0x20 || *p == 0x7f)
+      snprintf(esc, sizeof esc, "\\x%02x", *p);
+    else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+      snprintf(esc, sizeof esc, "\\u%04x", p[1]);
+      p++;
+    } else {
+      esc[0] = (char)*p;
+      esc[1] = '\0';
+    }
+    k = strlen(esc);
+    if (o + k >= size)
+      break;
+    memcpy(out + o, esc, k);
+    o += k;
+  }
+  out[o] = '\0';
+}
+
 static void lerr_v(loader *L, int line, int col, const char *fmt,
                    va_list ap) {
   st_error e;
@@ -204,10 +237,11 @@ static void lerr_v(loader *L, int line, int col, const char *fmt,
   e.line = line;
   e.column = col;
   snprintf(e.file, sizeof e.file, "%s", L->file);
-  vsnprintf(e.message, sizeof e.message, fmt, ap);
-  for (char *p = e.message; *p; p++)
-    if (*p == '\n' || *p == '\r')
-      *p = ' ';
+  {
+    char raw[sizeof e.message];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    printable(raw, e.message, sizeof e.message);
+  }
   /* A node shared through an alias or a merge key is checked once per
    * use; its problem is reported once, where it is written. */
   for (size_t j = 0; j < L->errs.count; j++)
@@ -801,7 +835,22 @@ static void describe(const node *n, char *buf, size_t size) {
   } else if (n->sk == S_NULL) {
     snprintf(buf, size, "nothing (null)");
   } else if (n->sk == S_STR || n->sk == S_NAME) {
-    snprintf(buf, size, "'%.80s'", n->str);
+    /* All len bytes: a NUL (from a "\0" escape) shown as \0, not the end
+     * of the value (D16). Other control bytes are printable()'s. */
+    size_t o = 0, i;
+    if (size < 3)
+      return;
+    buf[o++] = '\'';
+    for (i = 0; i < n->len && i < 80 && o + 4 < size; i++) {
+      if (n->str[i] == '\0') {
+        buf[o++] = '\\';
+        buf[o++] = '0';
+      } else {
+        buf[o++] = n->str[i];
+      }
+    }
+    buf[o++] = '\'';
+    buf[o] = '\0';
   } else {
     snprintf(buf, size, "%.80s", n->str);
   }

@@ -224,5 +224,76 @@ def d4__plugin_name_without_slash_is_relative_to_cwd():
         check("ok 1 - vadd::small" in r.out, "%s: the case ran" % spec, r)
 
 
+@test
+def d13__output_aliasing_an_input_or_the_events_file_refused():
+    """--output used to overwrite an input scene, or share a file with
+    --events, and exit 0."""
+    scene = write("d13/s.yaml", GOOD)
+    ev = os.path.join(TMP, "d13", "ev.jsonl")
+    link = os.path.join(TMP, "d13", "same.jsonl")
+    with open(ev, "w"):
+        pass
+    os.symlink(ev, link)
+    for args, why in (
+            (["--output", scene], "is also the input"),
+            (["--output", link, "--events", ev], "is also the --events "
+             "file")):
+        r = Run(["run"] + args + [scene])
+        check(r.rc == 2, "%r: exit 2" % args, r)
+        check(r.err.startswith("scenetest: error: ") and why in r.err and
+              r.err.count("\n") == 1, "%r: one line saying why" % args, r)
+        with open(scene) as f:
+            check(f.read() == GOOD, "the scene is untouched")
+
+
+@test
+def d16__fill_1e400_refused_not_infinity():
+    scene = write("d16/big.yaml", GOOD.replace("fill: 3.0", "fill: 1e400"))
+    r = Run(["check", scene])
+    check(r.rc == 2, "exit 2", r)
+    check("error: the number 1e400 is out of the range of a double" in r.err,
+          "names the number and the range", r)
+
+
+@test
+def d16__rounds_error_names_the_bounds():
+    scene = write("d16/s.yaml", GOOD)
+    r = Run(["run", "--rounds", "99999999999", scene])
+    check(r.rc == 2 and r.err == "scenetest: error: --rounds: 99999999999 is "
+          "too large (at most 1000000000)\n", "names the upper bound", r)
+    r = Run(["run", "--rounds", "0", scene])
+    check(r.rc == 2 and "at least 1" in r.err, "names the lower bound", r)
+
+
+@test
+def d16__nul_escape_shown_in_full():
+    """A "\\0" in a double-quoted value used to end the quoted value in
+    the message: got 'a'."""
+    scene = write("d16/nul.yaml", GOOD.replace("scene: vadd",
+                                               'scene: "a\\0b"'))
+    r = Run(["check", scene])
+    check(r.rc == 2, "exit 2", r)
+    check("for 'scene', got 'a\\0b'" in r.err, "the whole value, NUL as "
+          "\\0", r)
+
+
+@test
+def d16__escape_sequences_in_messages_not_printed_raw():
+    """An ESC from a scene value or a command-line argument used to reach
+    the terminal raw (recolouring it); now \\x1b, and a C1 CSI \\u009b."""
+    scene = write("d16/esc.yaml", GOOD.replace(
+        "scene: vadd", 'scene: "a\\e[31mRED\\u009b2J"'))
+    r = Run(["check", scene])
+    check(r.rc == 2, "exit 2", r)
+    check("\x1b" not in r.err and "\xc2\x9b" not in r.err and
+          "\u009b" not in r.err, "no raw ESC or CSI", r)
+    check("got 'a\\x1b[31mRED\\u009b2J'" in r.err, "shown escaped", r)
+    r = Run(["run", "--platform", "\x1b]0;title\x07", scene])
+    check(r.rc == 2 and "\x1b" not in r.err and "\x07" not in r.err,
+          "usage error: no raw control bytes", r)
+    check("unknown platform '\\x1b]0;title\\x07'" in r.err,
+          "usage error: shown escaped", r)
+
+
 if __name__ == "__main__":
     sys.exit(main(TMP))
