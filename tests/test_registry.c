@@ -141,8 +141,8 @@ static void d8__invalid_descriptor_fields_refused(void **state) {
   const st_module *bad[] = {&noname, &empty, &nohooks, &hooknull};
   const char *why[] = {"module without a name", "module with an empty name",
                        "module 'nh': n_hooks is 2 but hooks is NULL",
-                       "module 'hn': hooks entry 0 is for platform '(null)', "
-                       "which the module does not provide"};
+                       ("module 'hn': hooks entry 0 is for platform '(null)', "
+                        "which the module does not provide")};
   st_registry *reg = fresh();
   st_error err;
   size_t i;
