@@ -8,7 +8,6 @@
  * strict about structure, lenient about what they do not need; a file
  * that is neither is a usage error. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,17 +23,6 @@ typedef struct names {
   size_t n, cap;
   int oom;
 } names;
-
-static int usage(const char *fmt, ...) ST_PRINTF(1, 2);
-static int usage(const char *fmt, ...) {
-  va_list ap;
-  fputs("scenetest: error: ", stderr);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return 2;
-}
 
 void st__names_free(char **items, size_t n) {
   size_t i;
@@ -494,7 +482,8 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
   *n = 0;
   memset(&l, 0, sizeof l);
   if (f == NULL)
-    return usage("--rerun-failed: cannot read '%s': %s", path, strerror(errno));
+    return st__cli_usage("--rerun-failed: cannot read '%s': %s", path,
+                         strerror(errno));
   for (;;) {
     size_t got;
     if (cap - len < 65536) {
@@ -503,7 +492,8 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
       if (cap > MAX_REPORT_BYTES + 1 || (grown = realloc(text, cap)) == NULL) {
         free(text);
         fclose(f);
-        return usage("--rerun-failed: '%s' is too large to be a report", path);
+        return st__cli_usage("--rerun-failed: '%s' is too large to be a report",
+                             path);
       }
       text = grown;
     }
@@ -515,7 +505,7 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
   if (ferror(f)) {
     free(text);
     fclose(f);
-    return usage("--rerun-failed: cannot read '%s'", path);
+    return st__cli_usage("--rerun-failed: cannot read '%s'", path);
   }
   fclose(f);
   text[len] = '\0';
@@ -539,9 +529,10 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
   }
   if (rc != 0) {
     st__names_free(l.items, l.n);
-    return usage("--rerun-failed: '%s' is not an --events, json or junit "
-                 "report of scenetest",
-                 path);
+    return st__cli_usage(
+        "--rerun-failed: '%s' is not an --events, json or junit "
+        "report of scenetest",
+        path);
   }
   *out_names = l.items;
   *n = l.n;
