@@ -929,7 +929,7 @@ static int cmd_check(const cli *c, const st_scene_set *set) {
  * and where it runs. platforms null: every platform; manual true, false
  * or the platforms on which it is manual. */
 static void list_json(const st_case_ref *refs, size_t n) {
-  size_t i, k;
+  size_t i;
   fputs("[", stdout);
   for (i = 0; i < n; i++) {
     const st__case *kc = &refs[i].scene->cases[refs[i].index];
@@ -944,13 +944,8 @@ static void list_json(const st_case_ref *refs, size_t n) {
     if (!kc->has_platforms) {
       fputs("null", stdout);
     } else {
-      fputc('[', stdout);
-      for (k = 0; k < kc->n_platforms; k++) {
-        if (k > 0)
-          fputs(", ", stdout);
-        st__json_string(stdout, kc->platforms[k]);
-      }
-      fputc(']', stdout);
+      st__json_string_array(stdout, (const char *const *)kc->platforms,
+                            kc->n_platforms);
     }
     fputs(", \"manual\": ", stdout);
     if (kc->manual_all) {
@@ -958,13 +953,8 @@ static void list_json(const st_case_ref *refs, size_t n) {
     } else if (kc->n_manual == 0) {
       fputs("false", stdout);
     } else {
-      fputc('[', stdout);
-      for (k = 0; k < kc->n_manual; k++) {
-        if (k > 0)
-          fputs(", ", stdout);
-        st__json_string(stdout, kc->manual_platforms[k]);
-      }
-      fputc(']', stdout);
+      st__json_string_array(stdout, (const char *const *)kc->manual_platforms,
+                            kc->n_manual);
     }
     fputc('}', stdout);
   }

@@ -160,6 +160,26 @@ void st__json_string(FILE *f, const char *s) {
     st__json_string_n(f, s, strlen(s));
 }
 
+void st__json_string_array(FILE *f, const char *const *items, size_t n) {
+  fputc('[', f);
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0)
+      fputs(", ", f);
+    st__json_string(f, items[i]);
+  }
+  fputc(']', f);
+}
+
+void st__json_members(FILE *f, const char *const *kv, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0)
+      fputs(", ", f);
+    st__json_string(f, kv[2 * i]);
+    fputs(": ", f);
+    st__json_string(f, kv[2 * i + 1]);
+  }
+}
+
 void st__yaml_string(FILE *f, const char *s) {
   if (s == NULL)
     fputs("~", f);

@@ -30,6 +30,16 @@ void st__json_string_n(FILE *f /* IN */, const char *s /* IN */, size_t n);
 /* As above for a NUL-terminated string; NULL writes `null`. */
 void st__json_string(FILE *f /* IN */, const char *s /* IN, may be NULL */);
 
+/* Writes items[0..n) as a JSON array of strings: `["a", "b"]` (`[]` when
+ * n is 0). Thread-safety: one thread per f. */
+void st__json_string_array(FILE *f /* IN */, const char *const *items /* IN */,
+                           size_t n);
+/* Writes n "key": "value" members, ", "-separated and without braces, from
+ * kv = {key0, value0, key1, value1, ...} (a NULL value writes null).
+ * Thread-safety: one thread per f. */
+void st__json_members(FILE *f /* IN */, const char *const *kv /* IN */,
+                      size_t n);
+
 /* Writes s as a YAML 1.1 double-quoted scalar in pure ASCII, quotes
  * included: '"', '\\', \n, \t, \r, other control characters as \xXX,
  * everything past ASCII as \uXXXX or \UXXXXXXXX, invalid UTF-8 as

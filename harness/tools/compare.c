@@ -224,15 +224,6 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
     fputc('\n', out);
 }
 
-static void json_group_id(FILE *out, const st__group *g) {
-  fputs("{\"scene\": ", out);
-  st__json_string(out, g->scene);
-  fputs(", \"case\": ", out);
-  st__json_string(out, g->kase);
-  fputs(", \"phase\": ", out);
-  st__json_string(out, g->phase);
-}
-
 static void print_json(FILE *out, int same, const st__compare_opts *o,
                        const st__side *base, const st__side *nw,
                        const row *rows, size_t n_rows, int tripped) {
@@ -253,7 +244,7 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
   for (i = 0; i < n_rows; i++) {
     const row *r = &rows[i];
     fputs(i ? ",\n  " : "\n  ", out);
-    json_group_id(out, r->b);
+    st__group_json_open(out, r->b);
     fprintf(out, ", \"n_base\": %zu, \"n_new\": %zu, \"median_base_ns\": ",
             r->b->n, r->n->n);
     num(out, r->b->n ? r->b->median : NAN);
@@ -283,7 +274,7 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
     if (st__side_find(nw, gr->scene, gr->kase, gr->phase) != NULL)
       continue;
     fputs(c++ ? ", " : "", out);
-    json_group_id(out, gr);
+    st__group_json_open(out, gr);
     fputs("}", out);
   }
   fputs("], \"only_new\": [", out);
@@ -292,7 +283,7 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
     if (st__side_find(base, gr->scene, gr->kase, gr->phase) != NULL)
       continue;
     fputs(c++ ? ", " : "", out);
-    json_group_id(out, gr);
+    st__group_json_open(out, gr);
     fputs("}", out);
   }
   fputs("], \"fail_above\": ", out);

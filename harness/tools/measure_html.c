@@ -262,13 +262,18 @@ static void put_plot(FILE *out, const st__group *const *g,
   fputs("</text></svg>", out);
 }
 
-static void put_group_name(FILE *out, const st__group *g) {
-  fputs("<td class=\"mono\">", out);
+/* SCENE::CASE, sep, PHASE: how the pages name a group. */
+static void put_group(FILE *out, const st__group *g, const char *sep) {
   st__html_text(out, g->scene);
   fputs("::", out);
   st__html_text(out, g->kase);
-  fputs("</td><td>", out);
+  fputs(sep, out);
   st__html_text(out, g->phase);
+}
+
+static void put_group_name(FILE *out, const st__group *g) {
+  fputs("<td class=\"mono\">", out);
+  put_group(out, g, "</td><td>");
   fputs("</td>", out);
 }
 
@@ -368,11 +373,7 @@ static void put_only(FILE *out, const char *label, const st__side *a,
     fputs(c++ ? ", <code>" : "<p>", out);
     if (c == 1)
       fprintf(out, "only in %s: <code>", label);
-    st__html_text(out, g->scene);
-    fputs("::", out);
-    st__html_text(out, g->kase);
-    fputc(' ', out);
-    st__html_text(out, g->phase);
+    put_group(out, g, " ");
     fputs("</code>", out);
   }
   if (c)

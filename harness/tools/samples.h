@@ -57,6 +57,11 @@ size_t st__side_condition_count(const st__side *s /* IN */);
 const st__condition *st__side_condition(const st__side *s /* IN */,
                                         size_t i);
 size_t st__side_group_count(const st__side *s /* IN */);
+/* Writes g's name as the first members of a JSON object, opening brace
+ * included: {"scene": ..., "case": ..., "phase": ... (the caller adds
+ * the rest and the closing brace). Thread-safety: one thread per out. */
+void st__group_json_open(FILE *out /* IN */, const st__group *g /* IN */);
+
 const st__group *st__side_group(const st__side *s /* IN */, size_t i);
 /* The group (scene, case, phase), or NULL. */
 const st__group *st__side_find(const st__side *s /* IN */,
