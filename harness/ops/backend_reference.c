@@ -233,26 +233,8 @@ static ST_WUR st_status ref_reduce_sum(st_op_call *call) {
   return st__reduce_sum_pool(call, st__ref_sum_f64, st__ref_sum_u64);
 }
 
-const st__op_entry st__reference_ops[] = {
-#define XX(name, ...) {#name, ref_##name},
-    ST__BUILTIN_OP_MAP(XX)
-#undef XX
-    {NULL, NULL},
-};
-
-static ST_WUR st_status reference_init(st_registry *reg, st_error *err) {
-  return st__ops_register(reg, "reference", ST_BACKEND_REFERENCE,
-                          st__reference_ops, err);
-}
-
+#define REF_OP(name, ...) {#name, ref_##name},
+const st__op_entry st__reference_ops[] = ST__OP_TABLE(REF_OP);
 /* The golden backend is not a platform: --platform reference is not a
  * thing a user runs kernels on. */
-static const char *const no_platforms[] = {NULL};
-
-const st_module st__module_reference = {
-    ST_ABI_VERSION,
-    sizeof(st_module),
-    "reference",
-    no_platforms,
-    reference_init,
-};
+ST__BUILTIN_MODULE(reference, ST_BACKEND_REFERENCE, st__no_platforms)
