@@ -128,22 +128,6 @@ static void num(FILE *f, double v) {
     fprintf(f, "%.17g", v);
 }
 
-static void geomean(const row *rows, size_t n, int significant_only,
-                    size_t *count, double *ratio) {
-  double logsum = 0;
-  size_t i, c = 0;
-  for (i = 0; i < n; i++) {
-    if (significant_only && !rows[i].significant)
-      continue;
-    if (!(rows[i].b->median > 0) || !(rows[i].n->median > 0))
-      continue;
-    logsum += log(rows[i].n->median / rows[i].b->median);
-    c++;
-  }
-  *count = c;
-  *ratio = c ? exp(logsum / (double)c) : NAN;
-}
-
 static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
                        const st__side *base, const st__side *nw,
                        const row *rows, size_t n_rows) {
@@ -186,8 +170,8 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
       fprintf(out, "  (n < %zu)", o->min_samples);
     fputc('\n', out);
   }
-  geomean(rows, n_rows, 1, &c_sig, &g_sig);
-  geomean(rows, n_rows, 0, &c_all, &g_all);
+  st__cmp_geomean(rows, n_rows, 1, &c_sig, &g_sig);
+  st__cmp_geomean(rows, n_rows, 0, &c_all, &g_all);
   fprintf(out, "%sgeomean of new/base medians: significant rows (%zu): ", mk,
           c_sig);
   if (c_sig)
@@ -262,7 +246,7 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
   }
   fputs("\n], \"geomean\": {", out);
   for (k = 0; k < 2; k++) {
-    geomean(rows, n_rows, k == 0, &c, &g);
+    st__cmp_geomean(rows, n_rows, k == 0, &c, &g);
     fprintf(out, "%s\"%s\": {\"rows\": %zu, \"ratio\": ", k ? ", " : "",
             k == 0 ? "significant" : "all", c);
     num(out, g);

@@ -344,8 +344,8 @@ void st__timing_html(FILE *out, const st__timing_opts *o, const st__side *s) {
   fputs("</table></section></body></html>\n", out);
 }
 
-static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
-                        int significant_only) {
+void st__cmp_geomean(const st__cmp_row *rows, size_t n, int significant_only,
+                     size_t *count, double *ratio) {
   double logsum = 0;
   size_t i, c = 0;
   for (i = 0; i < n; i++) {
@@ -356,9 +356,18 @@ static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
     logsum += log(rows[i].n->median / rows[i].b->median);
     c++;
   }
+  *count = c;
+  *ratio = c ? exp(logsum / (double)c) : NAN;
+}
+
+static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
+                        int significant_only) {
+  size_t c;
+  double ratio;
+  st__cmp_geomean(rows, n, significant_only, &c, &ratio);
   fprintf(out, "%s rows (%zu): ", significant_only ? "significant" : "all", c);
   if (c)
-    fprintf(out, "%+.1f%%", 100 * (exp(logsum / (double)c) - 1));
+    fprintf(out, "%+.1f%%", 100 * (ratio - 1));
   else
     fputs("-", out);
 }
