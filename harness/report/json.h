@@ -17,6 +17,14 @@
 size_t st__utf8_next(const unsigned char *s /* IN */, size_t n,
                      uint32_t *cp /* OUT */);
 
+/* An escape table: for each ASCII code point what a format writes in its
+ * place, NULL for none. st__escape_put writes table[cp] and returns 1
+ * when cp has an entry, else writes nothing and returns 0.
+ * Thread-safety: one thread per f. */
+typedef const char *const st__escape_table[128];
+int st__escape_put(FILE *f /* IN */, const st__escape_table table /* IN */,
+                   uint32_t cp);
+
 /* Writes cp (at most U+10FFFF, not a surrogate) as UTF-8.
  * Thread-safety: one thread per f. */
 void st__utf8_put(FILE *f /* IN */, uint32_t cp);
