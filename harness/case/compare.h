@@ -35,4 +35,10 @@ int st__compare_element_close(double a, double e, double rtol, double atol,
 /* Formats flat index i of t as "[i0, i1, ...]". */
 void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size);
 
+/* Element i of t as text into buf: integers exactly, float64 with %.17g
+ * (enough digits to tell neighbours apart), narrower floats with %.9g.
+ * Thread-safety: any thread. */
+void st__compare_value_str(const st_tensor *t /* IN */, size_t i,
+                           char *buf /* OUT */, size_t size);
+
 #endif
