@@ -1189,6 +1189,10 @@ static int run_status(const st_run_result *result) {
   return st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
 }
 
+/* `scenetest run`: select, open every output, build the reporters, run,
+ * close the outputs. Long because: it is the run's setup and teardown in
+ * order with one cleanup path at the end, and each step shares most of
+ * the locals (outputs, observers, the report config) with the next. */
 static int cmd_run(const cli *c, const st_scene_set *set,
                    st_run_options *opts) {
   st_case_ref *refs = NULL;

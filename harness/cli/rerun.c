@@ -102,7 +102,10 @@ static int hexval(char c) {
 }
 
 /* Parses a string at j->p (at '"'); with keep, decodes it into *s
- * (UTF-8; \u escapes, surrogate pairs joined, lone ones U+FFFD). */
+ * (UTF-8; \u escapes, surrogate pairs joined, lone ones U+FFFD).
+ * Long because: one loop over the string's bytes whose switch has a case
+ * per JSON escape (RFC 8259 §7), \u with its surrogate pairing the
+ * longest. */
 static void parse_string(jp *j, jstr *s, int keep) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
