@@ -128,7 +128,7 @@ void st__report_html_free(st_observer *obs /* IN/OUT */);
 void st__shell_quote(FILE *out /* IN */, const char *s /* IN */);
 /* Writes the command that reruns just this case:
  * scenetest run --case 'S::C' --seed N --platform P [rerun_opts] FILE */
-void st__report_rerun(FILE *out /* IN */, const st__report_config *cfg,
+void st__report_rerun(FILE *out /* IN */, const st__report_config *cfg /* IN */,
                       const char *scene /* IN */, const char *kase /* IN */,
                       uint64_t seed, const char *platform /* IN */,
                       const char *file /* IN */);
