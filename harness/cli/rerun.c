@@ -91,6 +91,17 @@ static void skip_ws(jp *j) {
     j->p++;
 }
 
+/* After a member of an object or array: 1 at a ',' (consumed, another
+ * member follows), 0 at close (consumed, the end) or, with j->bad set, at
+ * anything else. */
+static int next_member(jp *j, char close) {
+  skip_ws(j);
+  if (j->p < j->end && (*j->p == ',' || *j->p == close))
+    return *j->p++ == ',';
+  j->bad = 1;
+  return 0;
+}
+
 static int hexval(char c) {
   if (c >= '0' && c <= '9')
     return c - '0';
@@ -253,16 +264,8 @@ static void parse_object(jp *j) {
     } else {
       parse_value(j);
     }
-    skip_ws(j);
-    if (j->p < j->end && *j->p == ',') {
-      j->p++;
-      continue;
-    }
-    if (j->p < j->end && *j->p == '}') {
-      j->p++;
+    if (!next_member(j, '}'))
       break;
-    }
-    j->bad = 1;
   }
   if (!j->bad && scene.text && kase.text && status.text &&
       failed_status(status.text, status.len))
@@ -281,16 +284,8 @@ static void parse_array(jp *j) {
   }
   while (!j->bad) {
     parse_value(j);
-    skip_ws(j);
-    if (j->p < j->end && *j->p == ',') {
-      j->p++;
-      continue;
-    }
-    if (j->p < j->end && *j->p == ']') {
-      j->p++;
+    if (!next_member(j, ']'))
       break;
-    }
-    j->bad = 1;
   }
 }
 

@@ -128,13 +128,28 @@ static void num(FILE *f, double v) {
     fprintf(f, "%.17g", v);
 }
 
+/* One line "MKonly in LABEL: S::C P, ..." of the groups of a that b
+ * lacks; nothing when there are none. */
+static void text_only(FILE *out, const char *mk, const char *label,
+                      const st__side *a, const st__side *b) {
+  const st__group *g;
+  size_t i = 0, c = 0;
+  while ((g = st__side_only(a, b, &i)) != NULL) {
+    if (c++ == 0)
+      fprintf(out, "%sonly in %s: ", mk, label);
+    else
+      fputs(", ", out);
+    fprintf(out, "%s::%s %s", g->scene, g->kase, g->phase);
+  }
+  if (c)
+    fputc('\n', out);
+}
+
 static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
                        const st__side *base, const st__side *nw,
                        const row *rows, size_t n_rows) {
-  size_t i, w = 4, c_sig, c_all, nb = st__side_group_count(base);
-  size_t nn = st__side_group_count(nw);
+  size_t i, w = 4, c_sig, c_all;
   double g_sig, g_all;
-  int first;
 
   for (i = 0; i < n_rows; i++) {
     size_t l = strlen(rows[i].b->scene) + 2 + strlen(rows[i].b->kase);
@@ -184,35 +199,25 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
   else
     fputs("-", out);
   fputc('\n', out);
-  first = 1;
-  for (i = 0; i < nb; i++) {
-    const st__group *g = st__side_group(base, i);
-    if (st__side_find(nw, g->scene, g->kase, g->phase) != NULL)
-      continue;
-    fprintf(out, "%s%s%s::%s %s", first ? mk : ", ",
-            first ? "only in base: " : "", g->scene, g->kase, g->phase);
-    first = 0;
+  text_only(out, mk, "base", base, nw);
+  text_only(out, mk, "new", nw, base);
+}
+
+/* The groups of a that b lacks, as ", "-separated JSON objects. */
+static void json_only(FILE *out, const st__side *a, const st__side *b) {
+  const st__group *g;
+  size_t i = 0, c = 0;
+  while ((g = st__side_only(a, b, &i)) != NULL) {
+    fputs(c++ ? ", " : "", out);
+    st__group_json_open(out, g);
+    fputs("}", out);
   }
-  if (!first)
-    fputc('\n', out);
-  first = 1;
-  for (i = 0; i < nn; i++) {
-    const st__group *g = st__side_group(nw, i);
-    if (st__side_find(base, g->scene, g->kase, g->phase) != NULL)
-      continue;
-    fprintf(out, "%s%s%s::%s %s", first ? mk : ", ",
-            first ? "only in new: " : "", g->scene, g->kase, g->phase);
-    first = 0;
-  }
-  if (!first)
-    fputc('\n', out);
 }
 
 static void print_json(FILE *out, int same, const st__compare_opts *o,
                        const st__side *base, const st__side *nw,
                        const row *rows, size_t n_rows, int tripped) {
-  size_t i, c, k, nb = st__side_group_count(base);
-  size_t nn = st__side_group_count(nw);
+  size_t i, c, k;
   double g;
 
   fprintf(out,
@@ -253,23 +258,9 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
     fputs("}", out);
   }
   fputs("}, \"only_base\": [", out);
-  for (i = 0, c = 0; i < nb; i++) {
-    const st__group *gr = st__side_group(base, i);
-    if (st__side_find(nw, gr->scene, gr->kase, gr->phase) != NULL)
-      continue;
-    fputs(c++ ? ", " : "", out);
-    st__group_json_open(out, gr);
-    fputs("}", out);
-  }
+  json_only(out, base, nw);
   fputs("], \"only_new\": [", out);
-  for (i = 0, c = 0; i < nn; i++) {
-    const st__group *gr = st__side_group(nw, i);
-    if (st__side_find(base, gr->scene, gr->kase, gr->phase) != NULL)
-      continue;
-    fputs(c++ ? ", " : "", out);
-    st__group_json_open(out, gr);
-    fputs("}", out);
-  }
+  json_only(out, nw, base);
   fputs("], \"fail_above\": ", out);
   num(out, o->has_fail_above ? o->fail_above : NAN);
   fprintf(out, ", \"tripped\": %s}\n", tripped ? "true" : "false");

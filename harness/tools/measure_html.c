@@ -374,11 +374,9 @@ static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
 
 static void put_only(FILE *out, const char *label, const st__side *a,
                      const st__side *b) {
-  size_t i, c = 0, n = st__side_group_count(a);
-  for (i = 0; i < n; i++) {
-    const st__group *g = st__side_group(a, i);
-    if (st__side_find(b, g->scene, g->kase, g->phase) != NULL)
-      continue;
+  const st__group *g;
+  size_t i = 0, c = 0;
+  while ((g = st__side_only(a, b, &i)) != NULL) {
     fputs(c++ ? ", <code>" : "<p>", out);
     if (c == 1)
       fprintf(out, "only in %s: <code>", label);

@@ -492,6 +492,17 @@ void st__condition_label(char *buf, size_t size, size_t i) {
     snprintf(buf, size, "C%u", (unsigned)((i + 1) % 1000000u));
 }
 
+const st__group *st__side_only(const st__side *a, const st__side *b,
+                               size_t *i) {
+  size_t n = st__side_group_count(a);
+  while (*i < n) {
+    const st__group *g = st__side_group(a, (*i)++);
+    if (st__side_find(b, g->scene, g->kase, g->phase) == NULL)
+      return g;
+  }
+  return NULL;
+}
+
 void st__group_json_open(FILE *out, const st__group *g) {
   const char *const kv[] = {"scene", g->scene, "case", g->kase,
                             "phase", g->phase};
