@@ -406,15 +406,9 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
   if (o->format == ST__TOOL_JSON) {
     print_json(out, same, o, base, nw, rows, n_rows, tripped);
   } else if (o->format == ST__TOOL_HTML) {
-    st__compare_page pg;
-    memset(&pg, 0, sizeof pg);
-    pg.o = o;
-    pg.base = base;
-    pg.nw = nw;
-    pg.rows = rows;
-    pg.n_rows = n_rows;
-    pg.same = same;
-    pg.tripped = tripped;
+    st__compare_page pg = {.o = o, .base = base, .nw = nw, .rows = rows,
+                           .n_rows = n_rows, .same = same,
+                           .tripped = tripped};
     st__compare_html(out, &pg);
   } else
     print_text(out, mk, o, base, nw, rows, n_rows);
