@@ -3,6 +3,7 @@
  * first size, clamped to the cap, so reading a stream costs O(log n)
  * reallocations and a capped buffer never allocates past its cap. */
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,4 +92,17 @@ void st__buf_drop_front(st__buf *b, size_t n) {
     return; /* data may still be NULL */
   memmove(b->data, b->data + n, b->len - n);
   b->len -= n;
+}
+
+void *st__array_grow(void *items, size_t *cap, size_t count, size_t elem,
+                     size_t first) {
+  if (count < *cap)
+    return items;
+  size_t ncap = *cap ? *cap * 2 : first;
+  if (ncap < *cap || ncap > SIZE_MAX / elem)
+    return NULL;
+  void *p = realloc(items, ncap * elem);
+  if (p != NULL)
+    *cap = ncap;
+  return p;
 }

@@ -7,6 +7,8 @@
 
 #include <scenetest/common.h>
 
+#include "base/buf.h"
+
 const char *st_status_name(st_status status) {
   switch (status) {
 #define XX(name, val, msg)                                                    \
@@ -88,14 +90,11 @@ void st_error_list_init(st_error_list *list) {
 }
 
 st_status st_error_list_add(st_error_list *list, const st_error *err) {
-  if (list->count == list->capacity) {
-    size_t cap = list->capacity ? list->capacity * 2 : 8;
-    st_error *items = realloc(list->items, cap * sizeof *items);
-    if (items == NULL)
-      return ST_ENOMEM;
-    list->items = items;
-    list->capacity = cap;
-  }
+  st_error *items = st__array_grow(list->items, &list->capacity, list->count,
+                                    sizeof *items, 8);
+  if (items == NULL)
+    return ST_ENOMEM;
+  list->items = items;
   list->items[list->count++] = *err;
   return ST_OK;
 }

@@ -43,8 +43,8 @@ void st__args_tune_allocator(void);
 
 /* The key of one tensor's random stream, from (scene, case, arg, seed)
  * only; see docs/scene-format.md. */
-uint64_t st__rng_key(const char *scene, const char *kase, const char *arg,
-                     uint64_t seed);
+uint64_t st__rng_key(const char *scene /* IN */, const char *kase /* IN */,
+                     const char *arg /* IN */, uint64_t seed);
 /* The 64 random bits of element index of the stream key. */
 uint64_t st__rng_bits(uint64_t key, uint64_t index);
 

@@ -161,7 +161,8 @@ static int same_layout(const st_tensor *a, const st_tensor *b) {
 
 /* One element as text: integers exactly, float64 with enough digits to
  * tell neighbours apart, narrower floats with %.9g. */
-static void format_value(const st_tensor *t, size_t i, char *buf, size_t size) {
+void st__compare_value_str(const st_tensor *t, size_t i, char *buf,
+                           size_t size) {
   if (!st_dtype_is_float(t->dtype))
     snprintf(buf, size, "%" PRId64, st_tensor_get_i64(t, i));
   else if (t->dtype == ST_DTYPE_FLOAT64)
@@ -196,8 +197,8 @@ static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
   if (msg != NULL && size > 0) {
     char index[ST_MAX_DIMS * 24 + 4], va[48], ve[48];
     st__format_index(act, first, index, sizeof index);
-    format_value(act, first, va, sizeof va);
-    format_value(exp, first, ve, sizeof ve);
+    st__compare_value_str(act, first, va, sizeof va);
+    st__compare_value_str(exp, first, ve, sizeof ve);
     snprintf(msg, size,
              "tensor '%s': %zu of %zu elements differ; first at %s: actual "
              "%s, expected %s; max abs diff %.9g; rtol %g, atol %g",

@@ -14,25 +14,33 @@
  * differ. Thread-safety: any thread. */
 st_status st__compare_close(const st_tensor *actual /* IN */,
                             const st_tensor *expected /* IN */, double rtol,
-                            double atol, char *msg /* OUT */, size_t size);
+                            double atol, char *msg /* OUT */,
+                            size_t size) ST_WUR;
 /* st__compare_close with equal_nan (SPEC §13): NaN in both actual and
  * expected is close, as torch.testing.assert_close(equal_nan=True). */
 st_status st__compare_close_nan(const st_tensor *actual /* IN */,
-                                const st_tensor *expected /* IN */,
-                                double rtol, double atol, int equal_nan,
-                                char *msg /* OUT */, size_t size);
+                                const st_tensor *expected /* IN */, double rtol,
+                                double atol, int equal_nan, char *msg /* OUT */,
+                                size_t size) ST_WUR;
 /* Bit-exact comparison of an input against its pre-run copy. ST_OK or
  * ST_EMISMATCH ("input 'a' was modified by the kernel: N of M bytes
  * differ; first at element [i, j]"). */
 st_status st__compare_exact(const st_tensor *after /* IN */,
                             const st_tensor *before /* IN */,
-                            char *msg /* OUT */, size_t size);
+                            char *msg /* OUT */, size_t size) ST_WUR;
 /* The element rule itself, for reports that look at single elements
  * (harness/case/mismatch.c), so that they can never disagree with the
  * verdict. */
 int st__compare_element_close(double a, double e, double rtol, double atol,
                               int equal_nan);
 /* Formats flat index i of t as "[i0, i1, ...]". */
-void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size);
+void st__format_index(const st_tensor *t /* IN */, size_t i,
+                      char *buf /* OUT */, size_t size);
+
+/* Element i of t as text into buf: integers exactly, float64 with %.17g
+ * (enough digits to tell neighbours apart), narrower floats with %.9g.
+ * Thread-safety: any thread. */
+void st__compare_value_str(const st_tensor *t /* IN */, size_t i,
+                           char *buf /* OUT */, size_t size);
 
 #endif

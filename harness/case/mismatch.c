@@ -39,15 +39,6 @@ static void torch_index(const st_tensor *t, size_t i, char *buf,
   }
 }
 
-static void value_str(const st_tensor *t, size_t i, char *buf, size_t size) {
-  if (!st_dtype_is_float(t->dtype))
-    snprintf(buf, size, "%" PRId64, st_tensor_get_i64(t, i));
-  else if (t->dtype == ST_DTYPE_FLOAT64)
-    snprintf(buf, size, "%.17g", st_tensor_get_f64(t, i));
-  else
-    snprintf(buf, size, "%.9g", st_tensor_get_f64(t, i));
-}
-
 static void shape_str(const st_tensor *t, char *buf, size_t size) {
   size_t len = (size_t)snprintf(buf, size, "[");
   for (int d = 0; d < t->ndim && len < size; d++)
@@ -89,13 +80,13 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
   fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
           100.0 * (double)count / (double)a->numel);
   torch_index(a, first, ix, sizeof ix);
-  value_str(a, first, va, sizeof va);
-  value_str(e, first, ve, sizeof ve);
+  st__compare_value_str(a, first, va, sizeof va);
+  st__compare_value_str(e, first, ve, sizeof ve);
   fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix,
           va, ve);
   torch_index(a, worst_abs, ix, sizeof ix);
-  value_str(a, worst_abs, va, sizeof va);
-  value_str(e, worst_abs, ve, sizeof ve);
+  st__compare_value_str(a, worst_abs, va, sizeof va);
+  st__compare_value_str(e, worst_abs, ve, sizeof ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %g "
           "allowed): actual %s, expected %s",
@@ -111,8 +102,8 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
     const size_t i = rows[r];
     const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
     torch_index(a, i, ix, sizeof ix);
-    value_str(a, i, va, sizeof va);
-    value_str(e, i, ve, sizeof ve);
+    st__compare_value_str(a, i, va, sizeof va);
+    st__compare_value_str(e, i, ve, sizeof ve);
     fprintf(out, "\n  %-14s %-16s %-16s %-12.6g %.6g", ix, va, ve,
             fabs(x - y), fabs(x - y) / fabs(y));
   }
@@ -132,8 +123,8 @@ static void exact_detail(FILE *out, const st_tensor *after,
       first = i;
   char ix[ST_MAX_DIMS * 24 + 4], va[48], vb[48];
   torch_index(after, first, ix, sizeof ix);
-  value_str(after, first, va, sizeof va);
-  value_str(before, first, vb, sizeof vb);
+  st__compare_value_str(after, first, va, sizeof va);
+  st__compare_value_str(before, first, vb, sizeof vb);
   fprintf(out,
           "\ninput '%s' (%s): %zu of %zu elements changed; first at index "
           "%s: before %s, after %s",

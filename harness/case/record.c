@@ -86,34 +86,17 @@ void st_autoload_format_raw(const char *value, char *buf, size_t size) {
   tmp[o++] = '"';
   for (i = 0; i < len && i < 64; i++) {
     unsigned char c = (unsigned char)value[i];
-    switch (c) {
-    case '\\':
+    /* C's short escapes for these five, at the same index. */
+    static const char plain[] = "\\\"\n\t\r", escaped[] = "\\\"ntr";
+    const char *hit = c != 0 ? strchr(plain, c) : NULL;
+    if (hit != NULL) {
       tmp[o++] = '\\';
-      tmp[o++] = '\\';
-      break;
-    case '"':
-      tmp[o++] = '\\';
-      tmp[o++] = '"';
-      break;
-    case '\n':
-      tmp[o++] = '\\';
-      tmp[o++] = 'n';
-      break;
-    case '\t':
-      tmp[o++] = '\\';
-      tmp[o++] = 't';
-      break;
-    case '\r':
-      tmp[o++] = '\\';
-      tmp[o++] = 'r';
-      break;
-    default:
-      if (c < 0x20 || c >= 0x7f) {
-        snprintf(tmp + o, 5, "\\%03o", c);
-        o += 4;
-      } else {
-        tmp[o++] = (char)c;
-      }
+      tmp[o++] = escaped[hit - plain];
+    } else if (c < 0x20 || c >= 0x7f) {
+      snprintf(tmp + o, 5, "\\%03o", c);
+      o += 4;
+    } else {
+      tmp[o++] = (char)c;
     }
   }
   if (len > 64) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "case/result.h"
+#include "base/buf.h"
 
 struct st_case_result {
   char *scene;
@@ -111,14 +112,11 @@ st_status st__case_result_add_event(st_case_result *r, const st_event *ev) {
   size_t i;
   char **loaded = NULL;
 
-  if (r->n_events == r->cap_events) {
-    size_t cap = r->cap_events ? r->cap_events * 2 : 16;
-    st_event *p = realloc(r->events, cap * sizeof *p);
-    if (p == NULL)
-      return ST_ENOMEM;
-    r->events = p;
-    r->cap_events = cap;
-  }
+  st_event *p = st__array_grow(r->events, &r->cap_events, r->n_events,
+                                sizeof *p, 16);
+  if (p == NULL)
+    return ST_ENOMEM;
+  r->events = p;
   e = &r->events[r->n_events];
   *e = *ev;
   e->name = dup_or_null(ev->name);

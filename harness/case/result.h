@@ -7,38 +7,47 @@
 
 /* A new result with status pass and no events; strings are copied. NULL
  * when out of memory. Thread-safety: any thread. */
-st_case_result *st__case_result_new(const char *scene, const char *kase,
-                                    const char *file, int line,
-                                    const char *platform, uint64_t seed);
+st_case_result *st__case_result_new(const char *scene /* IN */,
+                                    const char *kase /* IN */,
+                                    const char *file /* IN */, int line,
+                                    const char *platform /* IN */,
+                                    uint64_t seed);
 /* Appends a deep copy of ev. Thread-safety: one thread per result. */
-st_status st__case_result_add_event(st_case_result *res,
-                                    const st_event *ev) ST_WUR;
+st_status st__case_result_add_event(st_case_result *res /* IN/OUT */,
+                                    const st_event *ev /* IN */) ST_WUR;
 /* Sets the status and message, the first cause winning for both: a case
  * that already did not pass keeps its status and message; the message is
  * set only if none was set before. fmt may be NULL.
  * Thread-safety: one thread per result. */
-void st__case_result_set_status(st_case_result *res, st_case_status status,
-                                const char *fmt, ...) ST_PRINTF(3, 4);
+void st__case_result_set_status(st_case_result *res /* IN/OUT */,
+                                st_case_status status,
+                                const char *fmt /* IN: printf format */, ...)
+    ST_PRINTF(3, 4);
 /* Replaces the status and message (for verdicts that override an earlier
  * one on purpose: --strict-record on a passing case, a child that died
  * or timed out after reporting part of its result). message may be NULL.
  * Thread-safety: one thread per result. */
-void st__case_result_override(st_case_result *res, st_case_status status,
-                              const char *message);
+void st__case_result_override(st_case_result *res /* IN/OUT */,
+                              st_case_status status,
+                              const char *message /* IN */);
 /* For a case marked `expect: fail`: fail becomes xfail (the message
  * kept), pass becomes xpass; error and skip stay (SPEC §13). */
 void st__case_result_apply_expect(st_case_result *res /* IN/OUT */);
-void st__case_result_set_output(st_case_result *res, const char *text,
-                                size_t length);
-void st__case_result_set_duration(st_case_result *res, uint64_t ns);
-void st__case_result_set_pid(st_case_result *res, long pid);
-void st__case_result_set_record_stale(st_case_result *res, int stale);
-void st__case_result_set_iteration(st_case_result *res, unsigned iteration);
+void st__case_result_set_output(st_case_result *res /* IN/OUT */,
+                                const char *text /* IN */, size_t length);
+void st__case_result_set_duration(st_case_result *res /* IN/OUT */,
+                                  uint64_t ns);
+void st__case_result_set_pid(st_case_result *res /* IN/OUT */, long pid);
+void st__case_result_set_record_stale(st_case_result *res /* IN/OUT */,
+                                      int stale);
+void st__case_result_set_iteration(st_case_result *res /* IN/OUT */,
+                                   unsigned iteration);
 /* The autoload record line (without "[TIMING] ") of the process's one
  * emission, kept by the case whose `record` phase emitted it (SPEC §10:
  * the JSON and JUnit reports carry the distinct records). Copied; NULL
  * clears it. */
-void st__case_result_set_record(st_case_result *res, const char *line);
+void st__case_result_set_record(st_case_result *res /* IN/OUT */,
+                                const char *line /* IN */);
 /* NULL unless this case's record phase emitted the record. */
 const char *st__case_result_record(const st_case_result *res /* IN */);
 
@@ -47,10 +56,10 @@ st_run_result *st__run_result_new(size_t count);
 /* The result at index (NULL if unset); owned by run. */
 st_case_result *st__run_result_at(st_run_result *run /* IN */, size_t index);
 /* Takes ownership of res. */
-void st__run_result_set(st_run_result *run, size_t index,
-                        st_case_result *res);
+void st__run_result_set(st_run_result *run /* IN/OUT */, size_t index,
+                        st_case_result *res /* IN/OUT */);
 
 /* The run was stopped by signal sig (SIGINT, SIGTERM). */
-void st__run_result_set_interrupted(st_run_result *run, int sig);
+void st__run_result_set_interrupted(st_run_result *run /* IN/OUT */, int sig);
 
 #endif

@@ -26,13 +26,14 @@ typedef struct st__wbuf {
 
 void st__wbuf_init(st__wbuf *b /* OUT */);
 void st__wbuf_free(st__wbuf *b /* IN/OUT */);
-void st__wbuf_bytes(st__wbuf *b, const void *p, size_t n);
-void st__wbuf_u8(st__wbuf *b, uint8_t v);
-void st__wbuf_u32(st__wbuf *b, uint32_t v);
-void st__wbuf_u64(st__wbuf *b, uint64_t v);
-void st__wbuf_i32(st__wbuf *b, int32_t v);
+void st__wbuf_bytes(st__wbuf *b /* IN/OUT */, const void *p /* IN */, size_t n);
+void st__wbuf_u8(st__wbuf *b /* IN/OUT */, uint8_t v);
+void st__wbuf_u32(st__wbuf *b /* IN/OUT */, uint32_t v);
+void st__wbuf_u64(st__wbuf *b /* IN/OUT */, uint64_t v);
+void st__wbuf_i32(st__wbuf *b /* IN/OUT */, int32_t v);
 /* A string or NULL (length 0xffffffff). */
-void st__wbuf_str(st__wbuf *b, const char *s /* may be NULL */);
+void st__wbuf_str(st__wbuf *b /* IN/OUT */,
+                  const char *s /* IN, may be NULL */);
 
 /* Reads fields out of p[0..len). Reading past the end, or a malformed
  * string, sets bad and returns zeroes/NULL from then on. */
@@ -43,30 +44,32 @@ typedef struct st__rbuf {
   int bad;
 } st__rbuf;
 
-void st__rbuf_init(st__rbuf *r /* OUT */, const void *p, size_t len);
-uint8_t st__rbuf_u8(st__rbuf *r);
-uint32_t st__rbuf_u32(st__rbuf *r);
-uint64_t st__rbuf_u64(st__rbuf *r);
-int32_t st__rbuf_i32(st__rbuf *r);
+void st__rbuf_init(st__rbuf *r /* OUT */, const void *p /* IN */, size_t len);
+uint8_t st__rbuf_u8(st__rbuf *r /* IN/OUT */);
+uint32_t st__rbuf_u32(st__rbuf *r /* IN/OUT */);
+uint64_t st__rbuf_u64(st__rbuf *r /* IN/OUT */);
+int32_t st__rbuf_i32(st__rbuf *r /* IN/OUT */);
 /* A malloc'd copy (caller frees) or NULL (a NULL string, or bad). */
-char *st__rbuf_str(st__rbuf *r);
+char *st__rbuf_str(st__rbuf *r /* IN/OUT */);
 /* The same string in place (strings are written with their NUL): valid as
  * long as the buffer, or NULL. */
-const char *st__rbuf_strview(st__rbuf *r);
+const char *st__rbuf_strview(st__rbuf *r /* IN/OUT */);
 /* A pointer into the buffer at the next n bytes, or NULL. */
-const void *st__rbuf_bytes(st__rbuf *r, size_t n);
+const void *st__rbuf_bytes(st__rbuf *r /* IN/OUT */, size_t n);
 
 /* One event, and its reverse: appends the decoded event to res. */
-void st__wire_put_event(st__wbuf *b, const st_event *ev /* IN */);
-st_status st__wire_get_event(st__rbuf *r, st_case_result *res /* IN/OUT */)
-    ST_WUR;
+void st__wire_put_event(st__wbuf *b /* IN/OUT */, const st_event *ev /* IN */);
+st_status st__wire_get_event(st__rbuf *r /* IN/OUT */,
+                             st_case_result *res /* IN/OUT */) ST_WUR;
 /* A whole case result (identity, verdict, output, events). */
-void st__wire_put_result(st__wbuf *b, const st_case_result *res /* IN */);
+void st__wire_put_result(st__wbuf *b /* IN/OUT */,
+                         const st_case_result *res /* IN */);
 /* A new result (caller frees) or NULL when malformed / out of memory. */
-st_case_result *st__wire_get_result(st__rbuf *r);
+st_case_result *st__wire_get_result(st__rbuf *r /* IN/OUT */);
 
 /* Appends a frame header for a payload of len bytes and type. */
-void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload);
+void st__wire_frame(st__wbuf *out /* OUT */, uint8_t type,
+                    const st__wbuf *payload /* IN */);
 /* A frame encoded in place: st__wire_frame_open appends its header and
  * returns where it is; st__wire_frame_close patches its length once the
  * payload is there. */
@@ -74,7 +77,8 @@ size_t st__wire_frame_open(st__wbuf *b /* IN/OUT */, uint8_t type);
 void st__wire_frame_close(st__wbuf *b /* IN/OUT */, size_t at);
 /* Takes the first complete frame off the front of buf (len bytes):
  * returns 1 and sets *type, *payload, *plen, *used; 0 if incomplete. */
-int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,
-                        const char **payload, size_t *plen, size_t *used);
+int st__wire_next_frame(const char *buf /* IN */, size_t len,
+                        uint8_t *type /* OUT */, const char **payload /* OUT */,
+                        size_t *plen /* OUT */, size_t *used /* OUT */);
 
 #endif

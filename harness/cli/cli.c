@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,18 +122,6 @@ static const char usage_text[] =
     "2 usage, load or validation error (nothing ran); 3 internal error.\n"
     "Options may come before or after the paths; \"--\" ends the options.\n";
 
-/* One line "scenetest: error: MESSAGE" on stderr (SPEC §6). */
-static int usage_error(const char *fmt, ...) ST_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...) {
-  va_list ap;
-  fputs("scenetest: error: ", stderr);
-  va_start(ap, fmt);
-  st__cli_vprint_printable(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return EXIT_USAGE;
-}
-
 static int internal_error(const char *what, st_status rc) {
   fprintf(stderr, "scenetest: error: internal error: %s: %s\n", what,
           st_status_str(rc));
@@ -155,7 +142,7 @@ static int report_error(const st_error *err, st_status rc) {
     fprintf(stderr, "scenetest: error: internal error: %s\n", msg);
     return EXIT_INTERNAL;
   }
-  return usage_error("%s", msg);
+  return st__cli_usage("%s", msg);
 }
 
 /* Parses a decimal integer in [min, max]: digits only (strtoull would
@@ -166,17 +153,17 @@ static int parse_uint(const char *opt, const char *text, uint64_t min,
   unsigned long long v;
 
   if (text[0] < '0' || text[0] > '9')
-    return usage_error("--%s: '%s' is not a non-negative integer", opt, text);
+    return st__cli_usage("--%s: '%s' is not a non-negative integer", opt, text);
   errno = 0;
   v = strtoull(text, &end, 10);
   if (*end != '\0')
-    return usage_error("--%s: '%s' is not a non-negative integer", opt, text);
+    return st__cli_usage("--%s: '%s' is not a non-negative integer", opt, text);
   if (errno == ERANGE || v > max)
-    return usage_error("--%s: %s is too large (at most %" PRIu64 ")", opt, text,
-                       max);
+    return st__cli_usage("--%s: %s is too large (at most %" PRIu64 ")", opt,
+                         text, max);
   if (v < min)
-    return usage_error("--%s must be at least %" PRIu64 " (got %s)", opt, min,
-                       text);
+    return st__cli_usage("--%s must be at least %" PRIu64 " (got %s)", opt, min,
+                         text);
   *out = v;
   return 0;
 }
@@ -419,7 +406,8 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
   size_t i;
 
   if (!(o->cmds & c->cmd))
-    return usage_error("option '%s' does not apply to '%s'", flag, c->cmd_name);
+    return st__cli_usage("option '%s' does not apply to '%s'", flag,
+                         c->cmd_name);
   c->given[o - options] = 1;
   switch (o->type) {
   case ARG_FLAG:
@@ -428,7 +416,7 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
   case ARG_STRING:
   case ARG_LIST:
     if (val[0] == '\0' && o->what != NULL)
-      return usage_error("--%s needs %s", o->name, o->what);
+      return st__cli_usage("--%s needs %s", o->name, o->what);
     if (o->type == ARG_STRING) {
       *(const char **)field = val;
     } else {
@@ -447,7 +435,7 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
         return 0;
       }
     join_choices(o->choices, names, sizeof names);
-    return usage_error("--%s must be %s (got '%s')", o->name, names, val);
+    return st__cli_usage("--%s must be %s (got '%s')", o->name, names, val);
   case ARG_CUSTOM:
   case ARG_ACTION:
     return o->custom(c, o, val);
@@ -458,9 +446,9 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
 static int parse_log_level(cli *c, const optdef *o, const char *val) {
   (void)o;
   if (st_log_level_parse(val, &c->log_level) != ST_OK)
-    return usage_error("--log-level: unknown level '%s'; levels: debug, "
-                       "info, timing, warning, error, null",
-                       val);
+    return st__cli_usage("--log-level: unknown level '%s'; levels: debug, "
+                         "info, timing, warning, error, null",
+                         val);
   st_log_set_level(c->log_level);
   return 0;
 }
@@ -480,8 +468,8 @@ static int parse_watch(cli *c, const optdef *o, const char *val) {
   /* The library's message already names the option and its value. */
   if (st != ST_OK)
     return err.message[0]
-               ? usage_error("%s", err.message)
-               : usage_error("--watch '%s': %s", val, st_status_str(st));
+               ? st__cli_usage("%s", err.message)
+               : st__cli_usage("--watch '%s': %s", val, st_status_str(st));
   c->watch.items[c->watch.n++] = val;
   return 0;
 }
@@ -494,9 +482,9 @@ static int parse_timeout(cli *c, const optdef *o, const char *val) {
   errno = 0;
   t = strtod(val, &end);
   if (errno != 0 || end == val || *end != '\0' || !(t > 0) || t > 1e9)
-    return usage_error("--timeout must be a positive number of seconds "
-                       "(got '%s')",
-                       val);
+    return st__cli_usage("--timeout must be a positive number of seconds "
+                         "(got '%s')",
+                         val);
   c->timeout = t;
   c->timeout_text = val;
   return 0;
@@ -516,9 +504,9 @@ static int parse_report(cli *c, const optdef *o, const char *val) {
   char name[16];
   (void)o;
   if (colon == NULL || colon[1] == '\0' || (size_t)(colon - val) >= sizeof name)
-    return usage_error("--report must be FORMAT:PATH with FORMAT tap, "
-                       "junit, json or html (got '%s')",
-                       val);
+    return st__cli_usage("--report must be FORMAT:PATH with FORMAT tap, "
+                         "junit, json or html (got '%s')",
+                         val);
   snprintf(name, sizeof name, "%.*s", (int)(colon - val), val);
   switch (st__fmt_parse(name)) {
   case ST__FMT_TAP:
@@ -527,9 +515,9 @@ static int parse_report(cli *c, const optdef *o, const char *val) {
   case ST__FMT_HTML:
     break;
   default:
-    return usage_error("--report: unknown format '%s'; formats: tap, junit, "
-                       "json, html",
-                       name);
+    return st__cli_usage("--report: unknown format '%s'; formats: tap, junit, "
+                         "json, html",
+                         name);
   }
   c->reports.items[c->reports.n++] = val;
   return 0;
@@ -589,30 +577,30 @@ static int parse_args(cli *c, int argc, char **argv) {
       size_t len = eq != NULL ? (size_t)(eq - name) : strlen(name);
       o = find_long(name, len);
       if (o == NULL)
-        return usage_error("unknown option '%.*s'; see 'scenetest --help'",
-                           (int)(len + 2), arg);
+        return st__cli_usage("unknown option '%.*s'; see 'scenetest --help'",
+                             (int)(len + 2), arg);
       snprintf(flag, sizeof flag, "--%s", o->name);
       if (eq != NULL) {
         if (!takes_value(o))
-          return usage_error("option '%s' takes no value", flag);
+          return st__cli_usage("option '%s' takes no value", flag);
         val = eq + 1;
       }
     } else {
       o = find_short(arg[1]);
       if (o == NULL)
-        return usage_error("unknown option '-%c'; see 'scenetest --help'",
-                           arg[1]);
+        return st__cli_usage("unknown option '-%c'; see 'scenetest --help'",
+                             arg[1]);
       snprintf(flag, sizeof flag, "-%c", o->short_name);
       if (arg[2] != '\0') {
         if (!takes_value(o))
-          return usage_error("unknown option '%s'; see 'scenetest --help'",
-                             arg);
+          return st__cli_usage("unknown option '%s'; see 'scenetest --help'",
+                               arg);
         val = arg + 2;
       }
     }
     if (takes_value(o) && val == NULL) {
       if (i + 1 >= argc)
-        return usage_error("option '%s' needs a value", flag);
+        return st__cli_usage("option '%s' needs a value", flag);
       val = argv[++i];
     }
     if ((rc = apply_option(c, o, flag, val)) != 0)
@@ -682,7 +670,7 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
       if (rc == ST_ENOMEM || rc == ST_EINTERNAL)
         status = internal_error(c->paths.items[i], rc);
       else
-        status = usage_error("%s: %s", c->paths.items[i], st_status_str(rc));
+        status = st__cli_usage("%s: %s", c->paths.items[i], st_status_str(rc));
     } else if (rc == ST_ENOMEM || rc == ST_EINTERNAL) {
       status = EXIT_INTERNAL;
     } else if (status == 0) {
@@ -746,8 +734,8 @@ static int settle_options(cli *c) {
 
   if (c->cmd == CMD_LIST && c->format >= 0 && c->format != ST__FMT_TEXT &&
       c->format != ST__FMT_JSON)
-    return usage_error("list: --format must be text or json (got '%s')",
-                       st__fmt_name(c->format));
+    return st__cli_usage("list: --format must be text or json (got '%s')",
+                         st__fmt_name(c->format));
   /* The CI engines' variables shard `run` (SPEC §10); `list` shows a
    * shard only when asked with --shard. */
   if (c->cmd == CMD_RUN && (rc = st__shard_resolve(&option, 1, &c->shard)) != 0)
@@ -800,16 +788,17 @@ static int check_one_platform(const char *flag, const char *platform,
     return 0;
   st_registry_platforms(reg, names, sizeof names);
   if (strcmp(platform, "torch") == 0)
-    return usage_error("unknown platform 'torch' (%s): the torch plugin is "
-                       "not built or not installed; build scenetest with "
-                       "libtorch (meson setup -Dtorch=enabled, or "
-                       "-Dtorch_dir=PATH for a PyTorch wheel; docs/torch.md) "
-                       "or name it with --plugin lazy:PATH/scenetest_torch.so; "
-                       "platforms: %s",
-                       flag, names);
-  return usage_error("unknown platform '%s'%s%s; platforms: %s", platform,
-                     flag[2] == 'g' ? " for " : "",
-                     flag[2] == 'g' ? flag : "", names);
+    return st__cli_usage(
+        "unknown platform 'torch' (%s): the torch plugin is "
+        "not built or not installed; build scenetest with "
+        "libtorch (meson setup -Dtorch=enabled, or "
+        "-Dtorch_dir=PATH for a PyTorch wheel; docs/torch.md) "
+        "or name it with --plugin lazy:PATH/scenetest_torch.so; "
+        "platforms: %s",
+        flag, names);
+  return st__cli_usage("unknown platform '%s'%s%s; platforms: %s", platform,
+                       flag[2] == 'g' ? " for " : "",
+                       flag[2] == 'g' ? flag : "", names);
 }
 
 static int check_platform(const cli *c, st_registry *reg) {
@@ -918,9 +907,9 @@ static int select_cases(const cli *c, const st_scene_set *set,
   if (*n > 0)
     return -1;
   if (c->require_cases)
-    return usage_error("no cases selected (platform '%s'; --require-cases "
-                       "was given)",
-                       c->platform);
+    return st__cli_usage("no cases selected (platform '%s'; --require-cases "
+                         "was given)",
+                         c->platform);
   fprintf(stderr, "scenetest: no cases selected (platform '%s')\n",
           c->platform);
   return EXIT_PASS;
@@ -940,7 +929,7 @@ static int cmd_check(const cli *c, const st_scene_set *set) {
  * and where it runs. platforms null: every platform; manual true, false
  * or the platforms on which it is manual. */
 static void list_json(const st_case_ref *refs, size_t n) {
-  size_t i, k;
+  size_t i;
   fputs("[", stdout);
   for (i = 0; i < n; i++) {
     const st__case *kc = &refs[i].scene->cases[refs[i].index];
@@ -955,13 +944,8 @@ static void list_json(const st_case_ref *refs, size_t n) {
     if (!kc->has_platforms) {
       fputs("null", stdout);
     } else {
-      fputc('[', stdout);
-      for (k = 0; k < kc->n_platforms; k++) {
-        if (k > 0)
-          fputs(", ", stdout);
-        st__json_string(stdout, kc->platforms[k]);
-      }
-      fputc(']', stdout);
+      st__json_string_array(stdout, (const char *const *)kc->platforms,
+                            kc->n_platforms);
     }
     fputs(", \"manual\": ", stdout);
     if (kc->manual_all) {
@@ -969,13 +953,8 @@ static void list_json(const st_case_ref *refs, size_t n) {
     } else if (kc->n_manual == 0) {
       fputs("false", stdout);
     } else {
-      fputc('[', stdout);
-      for (k = 0; k < kc->n_manual; k++) {
-        if (k > 0)
-          fputs(", ", stdout);
-        st__json_string(stdout, kc->manual_platforms[k]);
-      }
-      fputc(']', stdout);
+      st__json_string_array(stdout, (const char *const *)kc->manual_platforms,
+                            kc->n_manual);
     }
     fputc('}', stdout);
   }
@@ -1210,6 +1189,10 @@ static int run_status(const st_run_result *result) {
   return st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
 }
 
+/* `scenetest run`: select, open every output, build the reporters, run,
+ * close the outputs. Long because: it is the run's setup and teardown in
+ * order with one cleanup path at the end, and each step shares most of
+ * the locals (outputs, observers, the report config) with the next. */
 static int cmd_run(const cli *c, const st_scene_set *set,
                    st_run_options *opts) {
   st_case_ref *refs = NULL;
@@ -1244,8 +1227,8 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   if (c->events != NULL) {
     events = fopen(c->events, "we");
     if (events == NULL) {
-      status = usage_error("cannot open --events '%s': %s", c->events,
-                           strerror(errno));
+      status = st__cli_usage("cannot open --events '%s': %s", c->events,
+                             strerror(errno));
       goto out;
     }
   }
@@ -1342,9 +1325,9 @@ static int run_command(cli *c) {
   size_t i;
 
   if (c->paths.n == 0)
-    return usage_error("'%s' needs at least one PATH (a scene file or a "
-                       "directory)",
-                       c->cmd_name);
+    return st__cli_usage("'%s' needs at least one PATH (a scene file or a "
+                         "directory)",
+                         c->cmd_name);
   if ((rc = st_registry_new_builtin(&reg)) != ST_OK)
     return internal_error("creating the registry", rc);
   /* Plugins first: they may provide the platform. A plugin that cannot be
@@ -1353,7 +1336,7 @@ static int run_command(cli *c) {
     st_error err;
     st_error_clear(&err);
     if (st_plugin_load(reg, c->plugins.items[i], &err) != ST_OK) {
-      status = usage_error("%s", err.message);
+      status = st__cli_usage("%s", err.message);
       goto out;
     }
   }
@@ -1398,9 +1381,9 @@ static int level_from_env(void) {
   if (v == NULL || v[0] == '\0')
     return 0;
   if (st_log_level_parse(v, &level) != ST_OK)
-    return usage_error("SCENETEST_LOG_LEVEL: unknown level '%s'; levels: "
-                       "debug, info, timing, warning, error, null",
-                       v);
+    return st__cli_usage("SCENETEST_LOG_LEVEL: unknown level '%s'; levels: "
+                         "debug, info, timing, warning, error, null",
+                         v);
   st_log_set_level(level);
   return 0;
 }
@@ -1424,13 +1407,13 @@ static int open_log_file(const cli *c) {
         (strcmp(other[i], c->log_file) == 0 ||
          (stat(other[i], &a) == 0 && stat(c->log_file, &b) == 0 &&
           a.st_dev == b.st_dev && a.st_ino == b.st_ino)))
-      return usage_error("--log-file '%s' is also the %s", c->log_file,
-                         i == 0 ? "--output" : "--events file");
+      return st__cli_usage("--log-file '%s' is also the %s", c->log_file,
+                           i == 0 ? "--output" : "--events file");
   log_fd = open(c->log_file,
                 O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
   if (log_fd < 0)
-    return usage_error("cannot open --log-file '%s': %s", c->log_file,
-                       strerror(errno));
+    return st__cli_usage("cannot open --log-file '%s': %s", c->log_file,
+                         strerror(errno));
   st__log_set_file(log_fd);
   return 0;
 }
@@ -1504,8 +1487,8 @@ int main(int argc, char **argv) {
     return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
   }
   if (argc < 2)
-    return usage_error("no command given; commands: run, list, check (see "
-                       "'scenetest --help')");
+    return st__cli_usage("no command given; commands: run, list, check (see "
+                         "'scenetest --help')");
 
   st__args_tune_allocator();
   memset(&c, 0, sizeof c);
@@ -1517,13 +1500,13 @@ int main(int argc, char **argv) {
   else if (strcmp(cmd, "check") == 0)
     c.cmd = CMD_CHECK;
   else if (cmd[0] == '-')
-    return usage_error("the command comes first: scenetest run|list|check "
-                       "[OPTIONS] PATH... (got '%s')",
-                       cmd);
+    return st__cli_usage("the command comes first: scenetest run|list|check "
+                         "[OPTIONS] PATH... (got '%s')",
+                         cmd);
   else
-    return usage_error("unknown command '%s'; commands: run, list, check, "
-                       "timing, compare",
-                       cmd);
+    return st__cli_usage("unknown command '%s'; commands: run, list, check, "
+                         "timing, compare",
+                         cmd);
   c.cmd_name = cmd;
   c.argv0 = argv[0];
   c.argc = argc;

@@ -19,6 +19,10 @@
  * line, whose message may quote what the user typed. */
 void st__cli_vprint_printable(FILE *f /* IN/OUT */, const char *fmt /* IN */,
                               va_list ap);
+/* Prints "scenetest: error: " and the formatted message as one line on
+ * stderr; returns 2, the usage exit status. Thread-safety: any thread
+ * (one line per call, not interleaved by stdio's lock). */
+int st__cli_usage(const char *fmt /* IN */, ...) ST_PRINTF(1, 2);
 
 /* A shard: index of total (total 0: unsharded) and what said so. */
 typedef struct st__shard {

@@ -84,6 +84,9 @@ static int parse_double(const char *opt, const char *val, double lo,
   return 0;
 }
 
+/* Long because: the option loop of `timing` and `compare` is one switch
+ * over their option table (as cli.c's apply_option is for run), then the
+ * tool's call; splitting the switch would scatter the per-option checks. */
 int st__cli_measure_main(int argc, char **argv) {
   int cmd = strcmp(argv[1], "timing") == 0 ? M_TIMING : M_COMPARE;
   const char **paths = calloc((size_t)argc, sizeof *paths);

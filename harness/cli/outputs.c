@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +34,6 @@ const char *st__fmt_name(int fmt) {
   return fmt >= 0 && (size_t)fmt < sizeof fmt_names / sizeof fmt_names[0]
              ? fmt_names[fmt]
              : "?";
-}
-
-static int usage(const char *fmt, ...) ST_PRINTF(1, 2);
-static int usage(const char *fmt, ...) {
-  va_list ap;
-  fputs("scenetest: error: ", stderr);
-  va_start(ap, fmt);
-  st__cli_vprint_printable(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return 2;
 }
 
 /* path, or DIR/scenetest.EXT when path names a directory ("DIR/"). */
@@ -80,9 +68,10 @@ int st__outputs_from_env(st__output *out, size_t *n) {
       o->fmt = ST__FMT_JSON;
       ext = "json";
     } else {
-      return usage("GTEST_OUTPUT='%s': expected xml, xml:PATH, xml:DIR/, "
-                   "json, json:PATH or json:DIR/",
-                   g);
+      return st__cli_usage(
+          "GTEST_OUTPUT='%s': expected xml, xml:PATH, xml:DIR/, "
+          "json, json:PATH or json:DIR/",
+          g);
     }
     o->owned_path = gtest_path(colon != NULL ? colon + 1 : "", ext);
     if (o->owned_path == NULL) {
@@ -159,16 +148,17 @@ int st__outputs_check(st__output *out, size_t *n, const st__reserved *res,
       int same = r != NULL && strcmp(r, out[i].real) == 0;
       free(r);
       if (same)
-        return usage("%s is also the %s '%s'", describe(&out[i], a, sizeof a),
-                     res[j].what, res[j].path);
+        return st__cli_usage("%s is also the %s '%s'",
+                             describe(&out[i], a, sizeof a), res[j].what,
+                             res[j].path);
     }
     for (j = 0; j < i; j++) {
       if (out[j].real == NULL || strcmp(out[j].real, out[i].real) != 0)
         continue;
       if (out[j].fmt != out[i].fmt)
-        return usage("%s and %s are the same file",
-                     describe(&out[j], a, sizeof a),
-                     describe(&out[i], b, sizeof b));
+        return st__cli_usage("%s and %s are the same file",
+                             describe(&out[j], a, sizeof a),
+                             describe(&out[i], b, sizeof b));
       /* The same report asked for twice: written once. */
       free(out[i].real);
       free(out[i].owned_path);
@@ -196,8 +186,8 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
     if (o->path != NULL) {
       o->f = fopen(o->path, "we");
       if (o->f == NULL)
-        return usage("cannot open %s '%s': %s", o->source, o->path,
-                     strerror(errno));
+        return st__cli_usage("cannot open %s '%s': %s", o->source, o->path,
+                             strerror(errno));
     } else {
       /* SPEC §6: reporters write to the original standard output; the
        * run points fd 1 at fd 2 while phases run. */
@@ -205,7 +195,8 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
       if (fd < 0 || (o->f = fdopen(fd, "w")) == NULL) {
         if (fd >= 0)
           close(fd);
-        return usage("cannot open standard output: %s", strerror(errno));
+        return st__cli_usage("cannot open standard output: %s",
+                             strerror(errno));
       }
     }
     c.out = o->f;

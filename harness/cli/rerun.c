@@ -8,7 +8,6 @@
  * strict about structure, lenient about what they do not need; a file
  * that is neither is a usage error. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,17 +23,6 @@ typedef struct names {
   size_t n, cap;
   int oom;
 } names;
-
-static int usage(const char *fmt, ...) ST_PRINTF(1, 2);
-static int usage(const char *fmt, ...) {
-  va_list ap;
-  fputs("scenetest: error: ", stderr);
-  va_start(ap, fmt);
-  st__cli_vprint_printable(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return 2;
-}
 
 void st__names_free(char **items, size_t n) {
   size_t i;
@@ -103,6 +91,17 @@ static void skip_ws(jp *j) {
     j->p++;
 }
 
+/* After a member of an object or array: 1 at a ',' (consumed, another
+ * member follows), 0 at close (consumed, the end) or, with j->bad set, at
+ * anything else. */
+static int next_member(jp *j, char close) {
+  skip_ws(j);
+  if (j->p < j->end && (*j->p == ',' || *j->p == close))
+    return *j->p++ == ',';
+  j->bad = 1;
+  return 0;
+}
+
 static int hexval(char c) {
   if (c >= '0' && c <= '9')
     return c - '0';
@@ -114,7 +113,10 @@ static int hexval(char c) {
 }
 
 /* Parses a string at j->p (at '"'); with keep, decodes it into *s
- * (UTF-8; \u escapes, surrogate pairs joined, lone ones U+FFFD). */
+ * (UTF-8; \u escapes, surrogate pairs joined, lone ones U+FFFD).
+ * Long because: one loop over the string's bytes whose switch has a case
+ * per JSON escape (RFC 8259 §7), \u with its surrogate pairing the
+ * longest. */
 static void parse_string(jp *j, jstr *s, int keep) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -262,16 +264,8 @@ static void parse_object(jp *j) {
     } else {
       parse_value(j);
     }
-    skip_ws(j);
-    if (j->p < j->end && *j->p == ',') {
-      j->p++;
-      continue;
-    }
-    if (j->p < j->end && *j->p == '}') {
-      j->p++;
+    if (!next_member(j, '}'))
       break;
-    }
-    j->bad = 1;
   }
   if (!j->bad && scene.text && kase.text && status.text &&
       failed_status(status.text, status.len))
@@ -290,16 +284,8 @@ static void parse_array(jp *j) {
   }
   while (!j->bad) {
     parse_value(j);
-    skip_ws(j);
-    if (j->p < j->end && *j->p == ',') {
-      j->p++;
-      continue;
-    }
-    if (j->p < j->end && *j->p == ']') {
-      j->p++;
+    if (!next_member(j, ']'))
       break;
-    }
-    j->bad = 1;
   }
 }
 
@@ -494,7 +480,8 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
   *n = 0;
   memset(&l, 0, sizeof l);
   if (f == NULL)
-    return usage("--rerun-failed: cannot read '%s': %s", path, strerror(errno));
+    return st__cli_usage("--rerun-failed: cannot read '%s': %s", path,
+                         strerror(errno));
   for (;;) {
     size_t got;
     if (cap - len < 65536) {
@@ -503,7 +490,8 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
       if (cap > MAX_REPORT_BYTES + 1 || (grown = realloc(text, cap)) == NULL) {
         free(text);
         fclose(f);
-        return usage("--rerun-failed: '%s' is too large to be a report", path);
+        return st__cli_usage("--rerun-failed: '%s' is too large to be a report",
+                             path);
       }
       text = grown;
     }
@@ -515,7 +503,7 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
   if (ferror(f)) {
     free(text);
     fclose(f);
-    return usage("--rerun-failed: cannot read '%s'", path);
+    return st__cli_usage("--rerun-failed: cannot read '%s'", path);
   }
   fclose(f);
   text[len] = '\0';
@@ -539,9 +527,10 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
   }
   if (rc != 0) {
     st__names_free(l.items, l.n);
-    return usage("--rerun-failed: '%s' is not an --events, json or junit "
-                 "report of scenetest",
-                 path);
+    return st__cli_usage(
+        "--rerun-failed: '%s' is not an --events, json or junit "
+        "report of scenetest",
+        path);
   }
   *out_names = l.items;
   *n = l.n;

@@ -15,7 +15,6 @@
  * and still passes. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +24,6 @@
 #include "cli/cli_internal.h"
 
 #define MAX_SHARDS 65536u
-
-static int usage(const char *fmt, ...) ST_PRINTF(1, 2);
-static int usage(const char *fmt, ...) {
-  va_list ap;
-  fputs("scenetest: error: ", stderr);
-  va_start(ap, fmt);
-  st__cli_vprint_printable(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return 2;
-}
 
 /* Decimal digits only, at most max: 1, else 0. */
 static int parse_count(const char *s, unsigned long max, unsigned long *out) {
@@ -69,7 +57,8 @@ int st__shard_parse(const char *text, st__shard *out) {
   out->source = "--shard";
   return 0;
 bad:
-  return usage("--shard must be K/N with 0 <= K < N <= 65536 (got '%s')", text);
+  return st__cli_usage(
+      "--shard must be K/N with 0 <= K < N <= 65536 (got '%s')", text);
 }
 
 /* One engine's pair. */
@@ -105,16 +94,17 @@ static int read_pair(const pair *p, st__shard *out) {
   if (idx == NULL && tot == NULL)
     return 0;
   if (idx == NULL || tot == NULL)
-    return usage("%s is set but %s is not; set both or neither",
-                 idx != NULL ? p->index_var : p->total_var,
-                 idx != NULL ? p->total_var : p->index_var);
+    return st__cli_usage("%s is set but %s is not; set both or neither",
+                         idx != NULL ? p->index_var : p->total_var,
+                         idx != NULL ? p->total_var : p->index_var);
   if (!parse_count(tot, MAX_SHARDS, &t) || t < 1 ||
       !parse_count(idx, MAX_SHARDS, &i) ||
       (p->one_based ? (i < 1 || i > t) : i >= t))
-    return usage("%s='%s' and %s='%s' do not name a shard (%s: 1 <= "
-                 "total <= 65536, %s)",
-                 p->index_var, idx, p->total_var, tot, p->source,
-                 p->one_based ? "1 <= index <= total" : "0 <= index < total");
+    return st__cli_usage("%s='%s' and %s='%s' do not name a shard (%s: 1 <= "
+                         "total <= 65536, %s)",
+                         p->index_var, idx, p->total_var, tot, p->source,
+                         p->one_based ? "1 <= index <= total"
+                                      : "0 <= index < total");
   out->index = (unsigned)(p->one_based ? i - 1 : i);
   out->total = (unsigned)t;
   out->source = p->source;
@@ -145,8 +135,8 @@ static int touch_status_file(void) {
     int e = errno;
     if (fd >= 0)
       close(fd);
-    return usage("cannot touch TEST_SHARD_STATUS_FILE '%s': %s", path,
-                 strerror(e));
+    return st__cli_usage("cannot touch TEST_SHARD_STATUS_FILE '%s': %s", path,
+                         strerror(e));
   }
   close(fd);
   return 0;
@@ -167,8 +157,8 @@ int st__shard_resolve(const st__shard *option, int touch, st__shard *out) {
     if (have && !same_shard(&first, &found)) {
       describe(&first, a, sizeof a);
       describe(&found, b, sizeof b);
-      return usage("%s says %s but %s says %s", first.source, a, found.source,
-                   b);
+      return st__cli_usage("%s says %s but %s says %s", first.source, a,
+                           found.source, b);
     }
     if (!have)
       first = found;
@@ -177,7 +167,7 @@ int st__shard_resolve(const st__shard *option, int touch, st__shard *out) {
   if (option->total > 0 && have && !same_shard(option, &first)) {
     describe(option, a, sizeof a);
     describe(&first, b, sizeof b);
-    return usage("--shard says %s but %s says %s", a, first.source, b);
+    return st__cli_usage("--shard says %s but %s says %s", a, first.source, b);
   }
   *out = option->total > 0 ? *option : first;
   if (out->total <= 1)

@@ -28,17 +28,6 @@ const st__op_entry st__common_ops[] = {
     {NULL, NULL},
 };
 
-static ST_WUR st_status common_init(st_registry *reg, st_error *err) {
-  return st__ops_register(reg, "common", ST_BACKEND_COMMON, st__common_ops,
-                          err);
-}
+const char *const st__no_platforms[] = {NULL};
 
-static const char *const no_platforms[] = {NULL};
-
-const st_module st__module_common = {
-    ST_ABI_VERSION,
-    sizeof(st_module),
-    "common",
-    no_platforms,
-    common_init,
-};
+ST__BUILTIN_MODULE(common, ST_BACKEND_COMMON, st__no_platforms)

@@ -15,124 +15,61 @@
 #include "ops/backends.h"
 #include "ops/ops_impl.h"
 
-/* Element-wise kernels over [b, e) for one float type. scale and axpy use
- * the double scalar and round once, like the golden. */
-#define CPU_FLOAT_EW(T, SUF)                                                   \
-  static void ew_##SUF(st__ew kind, st_op_call *call, size_t b, size_t e) {    \
-    st_tensor *t = call->tensors;                                              \
-    const T *x = t[0].data;                                                    \
-    switch (kind) {                                                            \
-    case ST__EW_ADD: {                                                         \
-      const T *y = t[1].data;                                                  \
-      T *o = t[2].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = x[i] + y[i];                                                    \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_SUB: {                                                         \
-      const T *y = t[1].data;                                                  \
-      T *o = t[2].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = x[i] - y[i];                                                    \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_MUL: {                                                         \
-      const T *y = t[1].data;                                                  \
-      T *o = t[2].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = x[i] * y[i];                                                    \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_SCALE: {                                                       \
-      double s = st__scalar_f64(call);                                         \
-      T *o = t[1].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = (T)(s * (double)x[i]);                                          \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_AXPY: {                                                        \
-      double s = st__scalar_f64(call);                                         \
-      T *y = t[1].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        y[i] = (T)(s * (double)x[i] + (double)y[i]);                           \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_RELU: {                                                        \
-      T *o = t[1].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = x[i] < (T)0 ? (T)0 : x[i];                                      \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_COPY:                                                          \
-      memcpy((T *)t[1].data + b, x + b, (e - b) * sizeof(T));                  \
-      break;                                                                   \
-    }                                                                          \
-  }
-
-/* The same for one integer type T computed in unsigned U. RELU(v) is the
- * relu of one value (the identity for unsigned types). */
-#define CPU_INT_EW(T, U, SUF, RELU)                                            \
-  static void ew_##SUF(st__ew kind, st_op_call *call, size_t b, size_t e) {    \
-    st_tensor *t = call->tensors;                                              \
-    const T *x = t[0].data;                                                    \
-    switch (kind) {                                                            \
-    case ST__EW_ADD: {                                                         \
-      const T *y = t[1].data;                                                  \
-      T *o = t[2].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = (T)(U)((U)x[i] + (U)y[i]);                                      \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_SUB: {                                                         \
-      const T *y = t[1].data;                                                  \
-      T *o = t[2].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = (T)(U)((U)x[i] - (U)y[i]);                                      \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_MUL: {                                                         \
-      const T *y = t[1].data;                                                  \
-      T *o = t[2].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = (T)(U)((U)x[i] * (U)y[i]);                                      \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_SCALE: {                                                       \
-      U s = (U)st__scalar_u64(call);                                           \
-      T *o = t[1].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = (T)(U)(s * (U)x[i]);                                            \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_AXPY: {                                                        \
-      U s = (U)st__scalar_u64(call);                                           \
-      T *y = t[1].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        y[i] = (T)(U)(s * (U)x[i] + (U)y[i]);                                  \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_RELU: {                                                        \
-      T *o = t[1].data;                                                        \
-      for (size_t i = b; i < e; i++)                                           \
-        o[i] = RELU(x[i]);                                                     \
-      break;                                                                   \
-    }                                                                          \
-    case ST__EW_COPY:                                                          \
-      memcpy((T *)t[1].data + b, x + b, (e - b) * sizeof(T));                  \
-      break;                                                                   \
-    }                                                                          \
-  }
+/* The typed loops' dtypes: XX(DTYPE, T, BW, SW, SCALAR, RELU, SUF) with T
+ * the element type, BW the type add/sub/mul compute in, SW the type of
+ * the scalar (from SCALAR(call)) that scale and axpy compute in, and
+ * RELU(v) the relu of one value (the identity for unsigned types). Floats
+ * take binary ops in T and scalar ops in double, rounded once like the
+ * golden; integers compute everything in an unsigned type so that they
+ * wrap. */
+#define CPU_FLOAT_TYPES(XX)                                                    \
+  XX(FLOAT32, float, float, double, st__scalar_f64, RELU_SIGNED, f32)          \
+  XX(FLOAT64, double, double, double, st__scalar_f64, RELU_SIGNED, f64)
+#define CPU_INT_TYPES(XX)                                                      \
+  XX(INT8, int8_t, uint32_t, uint32_t, st__scalar_u64, RELU_SIGNED, i8)        \
+  XX(INT16, int16_t, uint32_t, uint32_t, st__scalar_u64, RELU_SIGNED, i16)     \
+  XX(INT32, int32_t, uint32_t, uint32_t, st__scalar_u64, RELU_SIGNED, i32)     \
+  XX(INT64, int64_t, uint64_t, uint64_t, st__scalar_u64, RELU_SIGNED, i64)     \
+  XX(UINT8, uint8_t, uint32_t, uint32_t, st__scalar_u64, RELU_UNSIGNED, u8)
 
 #define RELU_SIGNED(v) ((v) < 0 ? 0 : (v))
 #define RELU_UNSIGNED(v) (v)
 
-CPU_FLOAT_EW(float, f32)
-CPU_FLOAT_EW(double, f64)
-CPU_INT_EW(int8_t, uint32_t, i8, RELU_SIGNED)
-CPU_INT_EW(int16_t, uint32_t, i16, RELU_SIGNED)
-CPU_INT_EW(int32_t, uint32_t, i32, RELU_SIGNED)
-CPU_INT_EW(int64_t, uint64_t, i64, RELU_SIGNED)
-CPU_INT_EW(uint8_t, uint32_t, u8, RELU_UNSIGNED)
+/* One case of ew_SUF: out[i] = EXPR for i in [b, e), where out is tensor
+ * OUT and y (tensor 1) is read by the binary ops (axpy reads and writes
+ * out, tensor 1, in place). */
+#define CPU_EW_CASE(KIND, T, OUT, EXPR)                                        \
+  case KIND: {                                                                 \
+    const T *y = t[1].data;                                                    \
+    T *out = t[OUT].data;                                                      \
+    (void)y;                                                                   \
+    for (size_t i = b; i < e; i++)                                             \
+      out[i] = EXPR;                                                           \
+    break;                                                                     \
+  }
+
+/* The element-wise kernels over [b, e) for one dtype (see above). Copy is
+ * bytes, done for every dtype by st__cpu_elementwise. */
+#define CPU_EW(DTYPE, T, BW, SW, SCALAR, RELU, SUF)                            \
+  static void ew_##SUF(st__ew kind, st_op_call *call, size_t b, size_t e) {    \
+    st_tensor *t = call->tensors;                                              \
+    const T *x = t[0].data;                                                    \
+    /* Only scale and axpy have a scalar to read. */                           \
+    SW s = kind == ST__EW_SCALE || kind == ST__EW_AXPY ? (SW)SCALAR(call) : 0; \
+    switch (kind) {                                                            \
+      CPU_EW_CASE(ST__EW_ADD, T, 2, (T)(BW)((BW)x[i] + (BW)y[i]))              \
+      CPU_EW_CASE(ST__EW_SUB, T, 2, (T)(BW)((BW)x[i] - (BW)y[i]))              \
+      CPU_EW_CASE(ST__EW_MUL, T, 2, (T)(BW)((BW)x[i] * (BW)y[i]))              \
+      CPU_EW_CASE(ST__EW_SCALE, T, 1, (T)(SW)(s * (SW)x[i]))                   \
+      CPU_EW_CASE(ST__EW_AXPY, T, 1, (T)(SW)(s * (SW)x[i] + (SW)out[i]))       \
+      CPU_EW_CASE(ST__EW_RELU, T, 1, RELU(x[i]))                               \
+    case ST__EW_COPY:                                                          \
+      break;                                                                   \
+    }                                                                          \
+  }
+
+CPU_FLOAT_TYPES(CPU_EW)
+CPU_INT_TYPES(CPU_EW)
 
 void st__cpu_elementwise(st__ew kind, st_op_call *call, size_t begin,
                          size_t end) {
@@ -144,27 +81,13 @@ void st__cpu_elementwise(st__ew kind, st_op_call *call, size_t begin,
     return;
   }
   switch (call->tensors[0].dtype) {
-  case ST_DTYPE_FLOAT32:
-    ew_f32(kind, call, begin, end);
+#define CPU_EW_DISPATCH(DTYPE, T, BW, SW, SCALAR, RELU, SUF)                   \
+  case ST_DTYPE_##DTYPE:                                                       \
+    ew_##SUF(kind, call, begin, end);                                          \
     return;
-  case ST_DTYPE_FLOAT64:
-    ew_f64(kind, call, begin, end);
-    return;
-  case ST_DTYPE_INT8:
-    ew_i8(kind, call, begin, end);
-    return;
-  case ST_DTYPE_INT16:
-    ew_i16(kind, call, begin, end);
-    return;
-  case ST_DTYPE_INT32:
-    ew_i32(kind, call, begin, end);
-    return;
-  case ST_DTYPE_INT64:
-    ew_i64(kind, call, begin, end);
-    return;
-  case ST_DTYPE_UINT8:
-    ew_u8(kind, call, begin, end);
-    return;
+    CPU_FLOAT_TYPES(CPU_EW_DISPATCH)
+    CPU_INT_TYPES(CPU_EW_DISPATCH)
+#undef CPU_EW_DISPATCH
   default:
     st__ref_elementwise(kind, call, begin, end);
     return;
@@ -251,7 +174,7 @@ double st__cpu_sum_f64(const st_tensor *x, size_t b, size_t e) {
   return s;
 }
 
-#define CPU_SUM_INT(T, SUF)                                                    \
+#define CPU_SUM_INT(DTYPE, T, BW, SW, SCALAR, RELU, SUF)                       \
   static uint64_t sum_##SUF(const void *data, size_t b, size_t e) {            \
     const T *p = data;                                                         \
     uint64_t s = 0;                                                            \
@@ -260,24 +183,15 @@ double st__cpu_sum_f64(const st_tensor *x, size_t b, size_t e) {
     return s;                                                                  \
   }
 
-CPU_SUM_INT(int8_t, i8)
-CPU_SUM_INT(int16_t, i16)
-CPU_SUM_INT(int32_t, i32)
-CPU_SUM_INT(int64_t, i64)
-CPU_SUM_INT(uint8_t, u8)
+CPU_INT_TYPES(CPU_SUM_INT)
 
 uint64_t st__cpu_sum_u64(const st_tensor *x, size_t b, size_t e) {
   switch (x->dtype) {
-  case ST_DTYPE_INT8:
-    return sum_i8(x->data, b, e);
-  case ST_DTYPE_INT16:
-    return sum_i16(x->data, b, e);
-  case ST_DTYPE_INT32:
-    return sum_i32(x->data, b, e);
-  case ST_DTYPE_INT64:
-    return sum_i64(x->data, b, e);
-  case ST_DTYPE_UINT8:
-    return sum_u8(x->data, b, e);
+#define CPU_SUM_DISPATCH(DTYPE, T, BW, SW, SCALAR, RELU, SUF)                  \
+  case ST_DTYPE_##DTYPE:                                                       \
+    return sum_##SUF(x->data, b, e);
+    CPU_INT_TYPES(CPU_SUM_DISPATCH)
+#undef CPU_SUM_DISPATCH
   default:
     return st__ref_sum_u64(x, b, e);
   }
@@ -399,23 +313,7 @@ static ST_WUR st_status cpu_transpose(st_op_call *call) {
   return ST_OK;
 }
 
-const st__op_entry st__cpu_ops[] = {
-#define XX(name, ...) {#name, cpu_##name},
-    ST__BUILTIN_OP_MAP(XX)
-#undef XX
-    {NULL, NULL},
-};
-
-static ST_WUR st_status cpu_init(st_registry *reg, st_error *err) {
-  return st__ops_register(reg, "cpu", "cpu", st__cpu_ops, err);
-}
-
+#define CPU_OP(name, ...) {#name, cpu_##name},
+const st__op_entry st__cpu_ops[] = ST__OP_TABLE(CPU_OP);
 static const char *const cpu_platforms[] = {"cpu", NULL};
-
-const st_module st__module_cpu = {
-    ST_ABI_VERSION,
-    sizeof(st_module),
-    "cpu",
-    cpu_platforms,
-    cpu_init,
-};
+ST__BUILTIN_MODULE(cpu, "cpu", cpu_platforms)

@@ -185,11 +185,6 @@ uint64_t st__ref_sum_u64(const st_tensor *x, size_t begin, size_t end) {
   return s;
 }
 
-/* Rows per chunk so that a chunk is about `work` element operations. */
-static size_t rows_grain(size_t work, size_t per_row) {
-  return per_row >= work ? 1 : work / (per_row ? per_row : 1);
-}
-
 static ST_WUR st_status ref_ew(st_op_call *call, st__ew kind) {
   return st__ew_pool(call, kind, st__ref_elementwise);
 }
@@ -197,33 +192,18 @@ static ST_WUR st_status ref_ew(st_op_call *call, st__ew kind) {
 /* The element-wise ops, ref_copy .. ref_relu. */
 ST__EW_OPS(ref, ref_ew)
 
-/* A row op over the pool: checks the call, then computes the shard's rows
- * of output tensor `out` in chunks of about `work` element operations. A
- * row costs the output's columns, times K for matmul (k_terms). */
-static ST_WUR st_status ref_rows(st_op_call *call, size_t out, size_t work,
-                                 int k_terms, st__rows_fn rows) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, out, &r0, &r1);
-  size_t per_row = (size_t)call->tensors[out].shape[1];
-  if (k_terms)
-    per_row *= (size_t)call->tensors[0].shape[1];
-  st__rows_pool(call, r0, r1, rows_grain(work, per_row), rows);
-  return ST_OK;
-}
-
+/* The row ops over the pool (st__rows_op), in chunks of about 2^16
+ * (matmul) or 2^14 element operations. */
 static ST_WUR st_status ref_matmul(st_op_call *call) {
-  return ref_rows(call, 2, (size_t)1 << 16, 1, st__ref_matmul_rows);
+  return st__rows_op(call, 2, (size_t)1 << 16, 1, 1, st__ref_matmul_rows);
 }
 
 static ST_WUR st_status ref_softmax(st_op_call *call) {
-  return ref_rows(call, 1, (size_t)1 << 14, 0, st__ref_softmax_rows);
+  return st__rows_op(call, 1, (size_t)1 << 14, 0, 1, st__ref_softmax_rows);
 }
 
 static ST_WUR st_status ref_transpose(st_op_call *call) {
-  return ref_rows(call, 1, (size_t)1 << 14, 0, st__ref_transpose_rows);
+  return st__rows_op(call, 1, (size_t)1 << 14, 0, 1, st__ref_transpose_rows);
 }
 
 /* With shard_count > 1 (level 3) each shard writes the partial sum of its
@@ -233,26 +213,8 @@ static ST_WUR st_status ref_reduce_sum(st_op_call *call) {
   return st__reduce_sum_pool(call, st__ref_sum_f64, st__ref_sum_u64);
 }
 
-const st__op_entry st__reference_ops[] = {
-#define XX(name, ...) {#name, ref_##name},
-    ST__BUILTIN_OP_MAP(XX)
-#undef XX
-    {NULL, NULL},
-};
-
-static ST_WUR st_status reference_init(st_registry *reg, st_error *err) {
-  return st__ops_register(reg, "reference", ST_BACKEND_REFERENCE,
-                          st__reference_ops, err);
-}
-
+#define REF_OP(name, ...) {#name, ref_##name},
+const st__op_entry st__reference_ops[] = ST__OP_TABLE(REF_OP);
 /* The golden backend is not a platform: --platform reference is not a
  * thing a user runs kernels on. */
-static const char *const no_platforms[] = {NULL};
-
-const st_module st__module_reference = {
-    ST_ABI_VERSION,
-    sizeof(st_module),
-    "reference",
-    no_platforms,
-    reference_init,
-};
+ST__BUILTIN_MODULE(reference, ST_BACKEND_REFERENCE, st__no_platforms)

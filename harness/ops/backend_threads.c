@@ -26,10 +26,6 @@
 /* Transpose tile edge. */
 #define TB 32
 
-static size_t rows_grain(size_t per_row) {
-  return per_row >= ROW_WORK ? 1 : ROW_WORK / (per_row ? per_row : 1);
-}
-
 static ST_WUR st_status thr_ew(st_op_call *call, st__ew kind) {
   return st__ew_pool(call, kind, st__cpu_elementwise);
 }
@@ -86,19 +82,9 @@ static void matmul_rows(st_op_call *call, size_t r0, size_t r1) {
   }
 }
 
+/* Whole MB-row tiles per chunk, except at the end. */
 static ST_WUR st_status thr_matmul(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 2, &r0, &r1);
-  size_t per_row =
-      (size_t)call->tensors[0].shape[1] * (size_t)call->tensors[1].shape[1];
-  /* Whole MB-row tiles per chunk, except at the end. */
-  size_t grain = rows_grain(per_row);
-  grain = (grain + MB - 1) / MB * MB;
-  st__rows_pool(call, r0, r1, grain, matmul_rows);
-  return ST_OK;
+  return st__rows_op(call, 2, ROW_WORK, 1, MB, matmul_rows);
 }
 
 static void softmax_rows(st_op_call *call, size_t r0, size_t r1) {
@@ -115,14 +101,7 @@ static void softmax_rows(st_op_call *call, size_t r0, size_t r1) {
 }
 
 static ST_WUR st_status thr_softmax(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  st__rows_pool(call, r0, r1, rows_grain((size_t)call->tensors[0].shape[1]),
-                softmax_rows);
-  return ST_OK;
+  return st__rows_op(call, 1, ROW_WORK, 0, 1, softmax_rows);
 }
 
 /* Block partials in parallel, combined in block order (st__reduce_sum_pool),
@@ -161,35 +140,12 @@ static void transpose_rows(st_op_call *call, size_t r0, size_t r1) {
   st__transpose_by_size(call, r0, r1, transpose_kernels);
 }
 
+/* Whole TB-row tiles per chunk, except at the end. */
 static ST_WUR st_status thr_transpose(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  size_t grain = rows_grain((size_t)call->tensors[1].shape[1]);
-  grain = (grain + TB - 1) / TB * TB;
-  st__rows_pool(call, r0, r1, grain, transpose_rows);
-  return ST_OK;
+  return st__rows_op(call, 1, ROW_WORK, 0, TB, transpose_rows);
 }
 
-const st__op_entry st__threads_ops[] = {
-#define XX(name, ...) {#name, thr_##name},
-    ST__BUILTIN_OP_MAP(XX)
-#undef XX
-    {NULL, NULL},
-};
-
-static ST_WUR st_status threads_init(st_registry *reg, st_error *err) {
-  return st__ops_register(reg, "threads", "threads", st__threads_ops, err);
-}
-
+#define THR_OP(name, ...) {#name, thr_##name},
+const st__op_entry st__threads_ops[] = ST__OP_TABLE(THR_OP);
 static const char *const threads_platforms[] = {"threads", NULL};
-
-const st_module st__module_threads = {
-    ST_ABI_VERSION,
-    sizeof(st_module),
-    "threads",
-    threads_platforms,
-    threads_init,
-};
+ST__BUILTIN_MODULE(threads, "threads", threads_platforms)

@@ -38,6 +38,24 @@
     return EW(call, ST__EW_RELU);                                              \
   }
 
+/* A built-in backend's op table, in op_list.h's order: ENTRY(name, ...)
+ * gives {"name", the backend's function}; a {NULL, NULL} entry ends it. */
+#define ST__OP_TABLE(ENTRY) {ST__BUILTIN_OP_MAP(ENTRY){NULL, NULL}}
+
+/* Defines a built-in module: st__module_NAME, named "NAME", providing
+ * PLATFORMS (a NULL-terminated array), whose init registers the table
+ * st__NAME_ops for BACKEND. */
+#define ST__BUILTIN_MODULE(NAME, BACKEND, PLATFORMS)                           \
+  static ST_WUR st_status NAME##_init(st_registry *reg, st_error *err) {       \
+    return st__ops_register(reg, #NAME, BACKEND, st__##NAME##_ops, err);       \
+  }                                                                            \
+  const st_module st__module_##NAME = {                                        \
+      ST_ABI_VERSION, sizeof(st_module), #NAME, PLATFORMS, NAME##_init,        \
+  };
+
+/* No platforms: what the reference and common modules provide. */
+extern const char *const st__no_platforms[];
+
 /* The built-in modules' op tables, in op_list.h's order. */
 extern const st__op_entry st__reference_ops[];
 extern const st__op_entry st__cpu_ops[];

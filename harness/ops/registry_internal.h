@@ -47,6 +47,6 @@ int st__registry_module_complete(st_registry *reg /* IN */,
 /* 1 if some module registered op for some backend (the load-time check
  * of SPEC §13 asks whether an op exists at all). Thread-safety: any
  * thread. */
-int st__registry_has_op(st_registry *reg, const char *op);
+int st__registry_has_op(st_registry *reg /* IN/OUT */, const char *op /* IN */);
 
 #endif

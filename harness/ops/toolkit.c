@@ -91,6 +91,22 @@ void st__rows_pool(st_op_call *call, size_t r0, size_t r1, size_t grain,
   st__parallel_for(r1 - r0, grain, call->max_threads, rows_chunk, &c);
 }
 
+st_status st__rows_op(st_op_call *call, size_t out, size_t work, int k_terms,
+                      size_t tile, st__rows_fn rows) {
+  st_status rc = st_op_check(call);
+  if (rc != ST_OK)
+    return rc;
+  size_t r0, r1;
+  st__shard_rows(call, out, &r0, &r1);
+  size_t per_row = (size_t)call->tensors[out].shape[1];
+  if (k_terms)
+    per_row *= (size_t)call->tensors[0].shape[1];
+  size_t grain = per_row >= work ? 1 : work / (per_row ? per_row : 1);
+  grain = (grain + tile - 1) / tile * tile;
+  st__rows_pool(call, r0, r1, grain, rows);
+  return ST_OK;
+}
+
 typedef struct st__reduce_ctx {
   st_op_call *call;
   size_t offset; /* first block of the shard */

@@ -123,6 +123,13 @@ typedef void (*st__rows_fn)(st_op_call *call /* IN/OUT */, size_t r0,
  * Thread-safety: any thread. */
 void st__rows_pool(st_op_call *call /* IN/OUT */, size_t r0, size_t r1,
                    size_t grain, st__rows_fn rows);
+/* A row op over the pool: checks the call (st_op_check), then computes
+ * the shard's rows of output tensor `out` by rows in chunks of about
+ * `work` element operations, rounded up to whole tiles of `tile` rows
+ * (tile >= 1). A row costs the output's columns, times K (tensor 0's
+ * columns) for matmul (k_terms). Thread-safety: any thread. */
+st_status st__rows_op(st_op_call *call /* IN/OUT */, size_t out, size_t work,
+                      int k_terms, size_t tile, st__rows_fn rows) ST_WUR;
 /* reduce_sum over the pool: checks the call, sums the shard's blocks in
  * parallel (sum_f for floats, sum_u for integers) and combines the
  * partials in block order. With shard_count > 1 (level 3) `out` gets the

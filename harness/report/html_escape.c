@@ -12,6 +12,12 @@
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD in UTF-8 */
 
+/* clang-format off */
+static st__escape_table html_escapes = {
+    ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;",
+    ['\''] = "&#39;"};
+/* clang-format on */
+
 void st__html_text_n(FILE *f, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
@@ -19,22 +25,11 @@ void st__html_text_n(FILE *f, const char *s, size_t n) {
   while (i < n) {
     uint32_t cp;
     size_t len = st__utf8_next(p + i, n - i, &cp);
+    if (st__escape_put(f, html_escapes, cp)) {
+      i += len;
+      continue;
+    }
     switch (cp) {
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    case '\'':
-      fputs("&#39;", f);
-      break;
     case '\t':
     case '\n':
       fputc((int)cp, f);

@@ -90,6 +90,12 @@ static void put_ascii_cp(FILE *f, uint32_t cp) {
  * JSON and YAML share (quote, backslash, \n, \r, \t). */
 typedef void (*put_cp_fn)(FILE *f, uint32_t cp);
 
+/* clang-format off */
+static st__escape_table quoted_escapes = {
+    ['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\r'] = "\\r",
+    ['\t'] = "\\t"};
+/* clang-format on */
+
 /* s[0, n) as a double-quoted string: the shared escapes here, every other
  * code point through put_cp. */
 static void put_quoted(FILE *f, const char *s, size_t n, put_cp_fn put_cp) {
@@ -100,27 +106,17 @@ static void put_quoted(FILE *f, const char *s, size_t n, put_cp_fn put_cp) {
   while (i < n) {
     uint32_t cp;
     i += st__utf8_next(p + i, n - i, &cp);
-    switch (cp) {
-    case '"':
-      fputs("\\\"", f);
-      break;
-    case '\\':
-      fputs("\\\\", f);
-      break;
-    case '\n':
-      fputs("\\n", f);
-      break;
-    case '\r':
-      fputs("\\r", f);
-      break;
-    case '\t':
-      fputs("\\t", f);
-      break;
-    default:
+    if (!st__escape_put(f, quoted_escapes, cp))
       put_cp(f, cp);
-    }
   }
   fputc('"', f);
+}
+
+int st__escape_put(FILE *f, const st__escape_table table, uint32_t cp) {
+  if (cp >= 128 || table[cp] == NULL)
+    return 0;
+  fputs(table[cp], f);
+  return 1;
 }
 
 static void put_json_cp(FILE *f, uint32_t cp) {
@@ -158,6 +154,26 @@ void st__json_string(FILE *f, const char *s) {
     fputs("null", f);
   else
     st__json_string_n(f, s, strlen(s));
+}
+
+void st__json_string_array(FILE *f, const char *const *items, size_t n) {
+  fputc('[', f);
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0)
+      fputs(", ", f);
+    st__json_string(f, items[i]);
+  }
+  fputc(']', f);
+}
+
+void st__json_members(FILE *f, const char *const *kv, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0)
+      fputs(", ", f);
+    st__json_string(f, kv[2 * i]);
+    fputs(": ", f);
+    st__json_string(f, kv[2 * i + 1]);
+  }
 }
 
 void st__yaml_string(FILE *f, const char *s) {

@@ -17,6 +17,14 @@
 size_t st__utf8_next(const unsigned char *s /* IN */, size_t n,
                      uint32_t *cp /* OUT */);
 
+/* An escape table: for each ASCII code point what a format writes in its
+ * place, NULL for none. st__escape_put writes table[cp] and returns 1
+ * when cp has an entry, else writes nothing and returns 0.
+ * Thread-safety: one thread per f. */
+typedef const char *const st__escape_table[128];
+int st__escape_put(FILE *f /* IN */, const st__escape_table table /* IN */,
+                   uint32_t cp);
+
 /* Writes cp (at most U+10FFFF, not a surrogate) as UTF-8.
  * Thread-safety: one thread per f. */
 void st__utf8_put(FILE *f /* IN */, uint32_t cp);
@@ -29,6 +37,16 @@ void st__utf8_put(FILE *f /* IN */, uint32_t cp);
 void st__json_string_n(FILE *f /* IN */, const char *s /* IN */, size_t n);
 /* As above for a NUL-terminated string; NULL writes `null`. */
 void st__json_string(FILE *f /* IN */, const char *s /* IN, may be NULL */);
+
+/* Writes items[0..n) as a JSON array of strings: `["a", "b"]` (`[]` when
+ * n is 0). Thread-safety: one thread per f. */
+void st__json_string_array(FILE *f /* IN */, const char *const *items /* IN */,
+                           size_t n);
+/* Writes n "key": "value" members, ", "-separated and without braces, from
+ * kv = {key0, value0, key1, value1, ...} (a NULL value writes null).
+ * Thread-safety: one thread per f. */
+void st__json_members(FILE *f /* IN */, const char *const *kv /* IN */,
+                      size_t n);
 
 /* Writes s as a YAML 1.1 double-quoted scalar in pure ASCII, quotes
  * included: '"', '\\', \n, \t, \r, other control characters as \xXX,

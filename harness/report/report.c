@@ -107,24 +107,30 @@ static void doc_run_begin(void *data, const st_run_info *info) {
 st_status st__report_doc_new(const st__report_config *cfg,
                              void (*run_end)(void *, const st_run_result *),
                              st_observer *obs) {
-  st__report_doc *st = calloc(1, sizeof *st);
+  st__report_doc *st = st__report_state_new(obs, sizeof *st);
 
-  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->cfg = *cfg;
   st->info.platform = "cpu";
   st->info.repeat = 1;
   st__report_utc_now(st->start, sizeof st->start);
-  obs->data = st;
   obs->run_begin = doc_run_begin;
   obs->run_end = run_end;
   return ST_OK;
 }
 
-void st__report_doc_free(st_observer *obs) {
+void *st__report_state_new(st_observer *obs, size_t size) {
+  st_observer_init(obs);
+  obs->data = calloc(1, size);
+  return obs->data;
+}
+
+void st__report_state_free(st_observer *obs) {
   if (obs == NULL)
     return;
   free(obs->data);
   obs->data = NULL;
 }
+
+void st__report_doc_free(st_observer *obs) { st__report_state_free(obs); }

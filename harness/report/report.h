@@ -32,6 +32,16 @@ typedef struct st__report_config {
  * data is NULL). ST_ENOMEM when the state cannot be allocated.
  * Thread-safety: one thread per observer (the run calls them one at a
  * time). */
+
+/* What every constructor starts with: *obs reset (st_observer_init) and
+ * a zeroed state of size bytes as obs->data, which is also returned; NULL
+ * (obs->data NULL) when out of memory. */
+void *st__report_state_new(st_observer *obs /* OUT */, size_t size);
+/* Frees obs->data as one block and clears it: the *_free of every
+ * reporter whose state owns nothing else. Accepts NULL and a freed
+ * observer. */
+void st__report_state_free(st_observer *obs /* IN/OUT, may be NULL */);
+
 st_status st__report_text_new(const st__report_config *cfg /* IN */,
                               st_observer *obs /* OUT */) ST_WUR;
 void st__report_text_free(st_observer *obs /* IN/OUT */);
@@ -118,7 +128,7 @@ void st__report_html_free(st_observer *obs /* IN/OUT */);
 void st__shell_quote(FILE *out /* IN */, const char *s /* IN */);
 /* Writes the command that reruns just this case:
  * scenetest run --case 'S::C' --seed N --platform P [rerun_opts] FILE */
-void st__report_rerun(FILE *out /* IN */, const st__report_config *cfg,
+void st__report_rerun(FILE *out /* IN */, const st__report_config *cfg /* IN */,
                       const char *scene /* IN */, const char *kase /* IN */,
                       uint64_t seed, const char *platform /* IN */,
                       const char *file /* IN */);

@@ -14,8 +14,6 @@ typedef struct events_state {
 } events_state;
 
 static void write_event(FILE *out, const st_event *ev) {
-  size_t i;
-
   fputs("{\"name\": ", out);
   st__json_string(out, ev->name);
   if (strcmp(ev->name, "load") == 0) {
@@ -37,13 +35,8 @@ static void write_event(FILE *out, const st_event *ev) {
           ", \"start_ns\": %" PRIu64 ", \"dur_ns\": %" PRIu64 ", \"status\": ",
           ev->start_ns, ev->dur_ns);
   st__json_string(out, st_phase_status_name(ev->status));
-  fputs(", \"loaded\": [", out);
-  for (i = 0; i < ev->n_loaded; i++) {
-    if (i > 0)
-      fputs(", ", out);
-    st__json_string(out, ev->loaded[i]);
-  }
-  fputc(']', out);
+  fputs(", \"loaded\": ", out);
+  st__json_string_array(out, ev->loaded, ev->n_loaded);
   if (strcmp(ev->name, "record") == 0)
     fprintf(out, ", \"emitted\": %s", ev->emitted ? "true" : "false");
   /* A platform's own timing of the kernel (SPEC §12): only when it
@@ -110,20 +103,13 @@ static void events_case_end(void *data, const st_case_info *info,
 
 st_status st__report_events_new(const st__report_config *cfg,
                                 st_observer *obs) {
-  events_state *st = calloc(1, sizeof *st);
+  events_state *st = st__report_state_new(obs, sizeof *st);
 
-  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->out = cfg->out;
-  obs->data = st;
   obs->case_finish = events_case_end;
   return ST_OK;
 }
 
-void st__report_events_free(st_observer *obs) {
-  if (obs == NULL)
-    return;
-  free(obs->data);
-  obs->data = NULL;
-}
+void st__report_events_free(st_observer *obs) { st__report_state_free(obs); }

@@ -129,25 +129,18 @@ static void tap_run_end(void *data, const st_run_result *result) {
 }
 
 st_status st__report_tap_new(const st__report_config *cfg, st_observer *obs) {
-  tap_state *st = calloc(1, sizeof *st);
+  tap_state *st = st__report_state_new(obs, sizeof *st);
 
-  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   st->cfg = *cfg;
-  obs->data = st;
   obs->run_begin = tap_run_begin;
   obs->case_end = tap_case_end;
   obs->run_end = tap_run_end;
   return ST_OK;
 }
 
-void st__report_tap_free(st_observer *obs) {
-  if (obs == NULL)
-    return;
-  free(obs->data);
-  obs->data = NULL;
-}
+void st__report_tap_free(st_observer *obs) { st__report_state_free(obs); }
 
 void st__report_tap_empty(FILE *out, const char *reason) {
   fputs("TAP version 13\n1..0 # SKIP ", out);

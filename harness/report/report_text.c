@@ -437,9 +437,8 @@ static void text_run_end(void *data, const st_run_result *result) {
 }
 
 st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
-  text_state *st = calloc(1, sizeof *st);
+  text_state *st = st__report_state_new(obs, sizeof *st);
 
-  st_observer_init(obs);
   if (st == NULL)
     return ST_ENOMEM;
   const char *term = getenv("TERM");
@@ -454,7 +453,6 @@ st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
     st__log_set_hook(text_log_line, st);
     st->hooked = 1;
   }
-  obs->data = st;
   obs->run_begin = text_run_begin;
   obs->case_begin = text_case_begin;
   obs->case_end = text_case_end;

@@ -19,6 +19,17 @@ static int xml_char(uint32_t cp) {
          (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
 }
 
+/* '&' and '<' always, '>' always (for "]]>"), '\r' so that a reader's
+ * line-end handling keeps it; in an attribute also '"' and the other
+ * whitespace that normalisation would turn into spaces. */
+/* clang-format off */
+static st__escape_table text_escapes = {
+    ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['\r'] = "&#13;"};
+static st__escape_table attr_escapes = {
+    ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['\r'] = "&#13;",
+    ['"'] = "&quot;", ['\t'] = "&#9;", ['\n'] = "&#10;"};
+/* clang-format on */
+
 void st__xml_escape(FILE *f, const char *s, int attr) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0, n;
@@ -31,30 +42,7 @@ void st__xml_escape(FILE *f, const char *s, int attr) {
     i += st__utf8_next(p + i, n - i, &cp);
     if (!xml_char(cp))
       cp = REPLACEMENT;
-    switch (cp) {
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '"':
-      fputs(attr ? "&quot;" : "\"", f);
-      break;
-    case '\r':
-      fputs("&#13;", f);
-      break;
-    case '\t':
-      fputs(attr ? "&#9;" : "\t", f);
-      break;
-    case '\n':
-      fputs(attr ? "&#10;" : "\n", f);
-      break;
-    default:
+    if (!st__escape_put(f, attr ? attr_escapes : text_escapes, cp))
       st__utf8_put(f, cp);
-    }
   }
 }

@@ -1815,7 +1815,10 @@ static void matrix_free(matrix *m) {
   free(m->excl);
 }
 
-/* Checks `matrix` and `exclude` of template t; 0 when they are usable. */
+/* Checks `matrix` and `exclude` of template t; 0 when they are usable.
+ * Long because: every error a matrix or an exclude list can have is
+ * reported here in one pass, each with its own message and position, so
+ * that a user sees all of them at once (the loader collects errors). */
 static int take_matrix(loader *L, const node *mx, const node *ex,
                        const st__case *t, matrix *m) {
   size_t before = L->raised;
@@ -2250,6 +2253,10 @@ static void resolve_cases(loader *L, const st_scene *s) {
   st_error_list_free(&tmp);
 }
 
+/* One scene document into L->scenes. Long because: it takes each of the
+ * scene's top-level keys in turn (one short block per key, in SPEC §2's
+ * order), then resolves and indexes the scene; splitting by key would
+ * only move those blocks apart. */
 static void take_scene(loader *L, const node *root) {
   const node *v[K_NKEYS], *k[K_NKEYS];
   char got[100];

@@ -226,9 +226,11 @@ void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
  * positions). */
 typedef struct st__diag st__diag;
 void st__diag_error(st__diag *d /* IN/OUT */, int line, int column,
-                    const char *fmt, ...) ST_PRINTF(4, 5);
+                    const char *fmt /* IN: printf format */, ...)
+    ST_PRINTF(4, 5);
 void st__diag_warning(st__diag *d /* IN/OUT */, int line, int column,
-                      const char *fmt, ...) ST_PRINTF(4, 5);
+                      const char *fmt /* IN: printf format */, ...)
+    ST_PRINTF(4, 5);
 
 /* A validation pass the loader runs without knowing what it checks: the
  * layer above (harness/ops/validate.c) knows the registry and the ops,

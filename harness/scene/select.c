@@ -187,6 +187,10 @@ static st_status selector_error(const st_scene_set *set,
                       opts->manual == ST_MANUAL_ONLY ? "only" : "exclude");
 }
 
+/* Long because: the selection is three passes over one set of locals
+ * (parse the selectors, match every case of every scene against them,
+ * report the first selector that matched nothing) with one cleanup
+ * path. */
 st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
                           st_case_ref **out, size_t *count, st_error *err) {
   selector *sels = NULL;

@@ -128,29 +128,28 @@ static void num(FILE *f, double v) {
     fprintf(f, "%.17g", v);
 }
 
-static void geomean(const row *rows, size_t n, int significant_only,
-                    size_t *count, double *ratio) {
-  double logsum = 0;
-  size_t i, c = 0;
-  for (i = 0; i < n; i++) {
-    if (significant_only && !rows[i].significant)
-      continue;
-    if (!(rows[i].b->median > 0) || !(rows[i].n->median > 0))
-      continue;
-    logsum += log(rows[i].n->median / rows[i].b->median);
-    c++;
+/* One line "MKonly in LABEL: S::C P, ..." of the groups of a that b
+ * lacks; nothing when there are none. */
+static void text_only(FILE *out, const char *mk, const char *label,
+                      const st__side *a, const st__side *b) {
+  const st__group *g;
+  size_t i = 0, c = 0;
+  while ((g = st__side_only(a, b, &i)) != NULL) {
+    if (c++ == 0)
+      fprintf(out, "%sonly in %s: ", mk, label);
+    else
+      fputs(", ", out);
+    fprintf(out, "%s::%s %s", g->scene, g->kase, g->phase);
   }
-  *count = c;
-  *ratio = c ? exp(logsum / (double)c) : NAN;
+  if (c)
+    fputc('\n', out);
 }
 
 static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
                        const st__side *base, const st__side *nw,
                        const row *rows, size_t n_rows) {
-  size_t i, w = 4, c_sig, c_all, nb = st__side_group_count(base);
-  size_t nn = st__side_group_count(nw);
+  size_t i, w = 4, c_sig, c_all;
   double g_sig, g_all;
-  int first;
 
   for (i = 0; i < n_rows; i++) {
     size_t l = strlen(rows[i].b->scene) + 2 + strlen(rows[i].b->kase);
@@ -186,8 +185,8 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
       fprintf(out, "  (n < %zu)", o->min_samples);
     fputc('\n', out);
   }
-  geomean(rows, n_rows, 1, &c_sig, &g_sig);
-  geomean(rows, n_rows, 0, &c_all, &g_all);
+  st__cmp_geomean(rows, n_rows, 1, &c_sig, &g_sig);
+  st__cmp_geomean(rows, n_rows, 0, &c_all, &g_all);
   fprintf(out, "%sgeomean of new/base medians: significant rows (%zu): ", mk,
           c_sig);
   if (c_sig)
@@ -200,44 +199,25 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
   else
     fputs("-", out);
   fputc('\n', out);
-  first = 1;
-  for (i = 0; i < nb; i++) {
-    const st__group *g = st__side_group(base, i);
-    if (st__side_find(nw, g->scene, g->kase, g->phase) != NULL)
-      continue;
-    fprintf(out, "%s%s%s::%s %s", first ? mk : ", ",
-            first ? "only in base: " : "", g->scene, g->kase, g->phase);
-    first = 0;
-  }
-  if (!first)
-    fputc('\n', out);
-  first = 1;
-  for (i = 0; i < nn; i++) {
-    const st__group *g = st__side_group(nw, i);
-    if (st__side_find(base, g->scene, g->kase, g->phase) != NULL)
-      continue;
-    fprintf(out, "%s%s%s::%s %s", first ? mk : ", ",
-            first ? "only in new: " : "", g->scene, g->kase, g->phase);
-    first = 0;
-  }
-  if (!first)
-    fputc('\n', out);
+  text_only(out, mk, "base", base, nw);
+  text_only(out, mk, "new", nw, base);
 }
 
-static void json_group_id(FILE *out, const st__group *g) {
-  fputs("{\"scene\": ", out);
-  st__json_string(out, g->scene);
-  fputs(", \"case\": ", out);
-  st__json_string(out, g->kase);
-  fputs(", \"phase\": ", out);
-  st__json_string(out, g->phase);
+/* The groups of a that b lacks, as ", "-separated JSON objects. */
+static void json_only(FILE *out, const st__side *a, const st__side *b) {
+  const st__group *g;
+  size_t i = 0, c = 0;
+  while ((g = st__side_only(a, b, &i)) != NULL) {
+    fputs(c++ ? ", " : "", out);
+    st__group_json_open(out, g);
+    fputs("}", out);
+  }
 }
 
 static void print_json(FILE *out, int same, const st__compare_opts *o,
                        const st__side *base, const st__side *nw,
                        const row *rows, size_t n_rows, int tripped) {
-  size_t i, c, k, nb = st__side_group_count(base);
-  size_t nn = st__side_group_count(nw);
+  size_t i, c, k;
   double g;
 
   fprintf(out,
@@ -253,7 +233,7 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
   for (i = 0; i < n_rows; i++) {
     const row *r = &rows[i];
     fputs(i ? ",\n  " : "\n  ", out);
-    json_group_id(out, r->b);
+    st__group_json_open(out, r->b);
     fprintf(out, ", \"n_base\": %zu, \"n_new\": %zu, \"median_base_ns\": ",
             r->b->n, r->n->n);
     num(out, r->b->n ? r->b->median : NAN);
@@ -271,30 +251,16 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
   }
   fputs("\n], \"geomean\": {", out);
   for (k = 0; k < 2; k++) {
-    geomean(rows, n_rows, k == 0, &c, &g);
+    st__cmp_geomean(rows, n_rows, k == 0, &c, &g);
     fprintf(out, "%s\"%s\": {\"rows\": %zu, \"ratio\": ", k ? ", " : "",
             k == 0 ? "significant" : "all", c);
     num(out, g);
     fputs("}", out);
   }
   fputs("}, \"only_base\": [", out);
-  for (i = 0, c = 0; i < nb; i++) {
-    const st__group *gr = st__side_group(base, i);
-    if (st__side_find(nw, gr->scene, gr->kase, gr->phase) != NULL)
-      continue;
-    fputs(c++ ? ", " : "", out);
-    json_group_id(out, gr);
-    fputs("}", out);
-  }
+  json_only(out, base, nw);
   fputs("], \"only_new\": [", out);
-  for (i = 0, c = 0; i < nn; i++) {
-    const st__group *gr = st__side_group(nw, i);
-    if (st__side_find(base, gr->scene, gr->kase, gr->phase) != NULL)
-      continue;
-    fputs(c++ ? ", " : "", out);
-    json_group_id(out, gr);
-    fputs("}", out);
-  }
+  json_only(out, nw, base);
   fputs("], \"fail_above\": ", out);
   num(out, o->has_fail_above ? o->fail_above : NAN);
   fprintf(out, ", \"tripped\": %s}\n", tripped ? "true" : "false");
@@ -440,15 +406,9 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
   if (o->format == ST__TOOL_JSON) {
     print_json(out, same, o, base, nw, rows, n_rows, tripped);
   } else if (o->format == ST__TOOL_HTML) {
-    st__compare_page pg;
-    memset(&pg, 0, sizeof pg);
-    pg.o = o;
-    pg.base = base;
-    pg.nw = nw;
-    pg.rows = rows;
-    pg.n_rows = n_rows;
-    pg.same = same;
-    pg.tripped = tripped;
+    st__compare_page pg = {.o = o, .base = base, .nw = nw, .rows = rows,
+                           .n_rows = n_rows, .same = same,
+                           .tripped = tripped};
     st__compare_html(out, &pg);
   } else
     print_text(out, mk, o, base, nw, rows, n_rows);

@@ -262,13 +262,18 @@ static void put_plot(FILE *out, const st__group *const *g,
   fputs("</text></svg>", out);
 }
 
-static void put_group_name(FILE *out, const st__group *g) {
-  fputs("<td class=\"mono\">", out);
+/* SCENE::CASE, sep, PHASE: how the pages name a group. */
+static void put_group(FILE *out, const st__group *g, const char *sep) {
   st__html_text(out, g->scene);
   fputs("::", out);
   st__html_text(out, g->kase);
-  fputs("</td><td>", out);
+  fputs(sep, out);
   st__html_text(out, g->phase);
+}
+
+static void put_group_name(FILE *out, const st__group *g) {
+  fputs("<td class=\"mono\">", out);
+  put_group(out, g, "</td><td>");
   fputs("</td>", out);
 }
 
@@ -339,8 +344,8 @@ void st__timing_html(FILE *out, const st__timing_opts *o, const st__side *s) {
   fputs("</table></section></body></html>\n", out);
 }
 
-static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
-                        int significant_only) {
+void st__cmp_geomean(const st__cmp_row *rows, size_t n, int significant_only,
+                     size_t *count, double *ratio) {
   double logsum = 0;
   size_t i, c = 0;
   for (i = 0; i < n; i++) {
@@ -351,28 +356,31 @@ static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
     logsum += log(rows[i].n->median / rows[i].b->median);
     c++;
   }
+  *count = c;
+  *ratio = c ? exp(logsum / (double)c) : NAN;
+}
+
+static void put_geomean(FILE *out, const st__cmp_row *rows, size_t n,
+                        int significant_only) {
+  size_t c;
+  double ratio;
+  st__cmp_geomean(rows, n, significant_only, &c, &ratio);
   fprintf(out, "%s rows (%zu): ", significant_only ? "significant" : "all", c);
   if (c)
-    fprintf(out, "%+.1f%%", 100 * (exp(logsum / (double)c) - 1));
+    fprintf(out, "%+.1f%%", 100 * (ratio - 1));
   else
     fputs("-", out);
 }
 
 static void put_only(FILE *out, const char *label, const st__side *a,
                      const st__side *b) {
-  size_t i, c = 0, n = st__side_group_count(a);
-  for (i = 0; i < n; i++) {
-    const st__group *g = st__side_group(a, i);
-    if (st__side_find(b, g->scene, g->kase, g->phase) != NULL)
-      continue;
+  const st__group *g;
+  size_t i = 0, c = 0;
+  while ((g = st__side_only(a, b, &i)) != NULL) {
     fputs(c++ ? ", <code>" : "<p>", out);
     if (c == 1)
       fprintf(out, "only in %s: <code>", label);
-    st__html_text(out, g->scene);
-    fputs("::", out);
-    st__html_text(out, g->kase);
-    fputc(' ', out);
-    st__html_text(out, g->phase);
+    put_group(out, g, " ");
     fputs("</code>", out);
   }
   if (c)

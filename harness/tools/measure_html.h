@@ -24,6 +24,14 @@ typedef struct st__cmp_row {
   int significant; /* p < alpha and not few */
 } st__cmp_row;
 
+/* The geometric mean of the new/base median ratios over rows[0..n) (only
+ * the significant ones with significant_only) whose medians are both
+ * above 0: *count such rows and *ratio (NAN when none). Thread-safety:
+ * any thread. */
+void st__cmp_geomean(const st__cmp_row *rows /* IN */, size_t n,
+                     int significant_only, size_t *count /* OUT */,
+                     double *ratio /* OUT */);
+
 /* What a comparison page shows. Everything is borrowed. */
 typedef struct st__compare_page {
   const st__compare_opts *o;

@@ -492,14 +492,30 @@ void st__condition_label(char *buf, size_t size, size_t i) {
     snprintf(buf, size, "C%u", (unsigned)((i + 1) % 1000000u));
 }
 
+const st__group *st__side_only(const st__side *a, const st__side *b,
+                               size_t *i) {
+  size_t n = st__side_group_count(a);
+  while (*i < n) {
+    const st__group *g = st__side_group(a, (*i)++);
+    if (st__side_find(b, g->scene, g->kase, g->phase) == NULL)
+      return g;
+  }
+  return NULL;
+}
+
+void st__group_json_open(FILE *out, const st__group *g) {
+  const char *const kv[] = {"scene", g->scene, "case", g->kase,
+                            "phase", g->phase};
+  fputc('{', out);
+  st__json_members(out, kv, 3);
+}
+
 static void json_record(FILE *out, const st__tl_record *r) {
   size_t i;
-  fputs("{\"setting\": ", out);
-  st__json_string(out, r->setting);
-  fputs(", \"raw\": ", out);
-  st__json_string(out, r->raw);
-  fputs(", \"effective\": ", out);
-  st__json_string(out, r->effective);
+  const char *const kv[] = {"setting", r->setting, "raw", r->raw,
+                            "effective", r->effective};
+  fputc('{', out);
+  st__json_members(out, kv, 3);
   fputs(", \"fields\": {", out);
   for (i = 0; i < r->n_modules; i++) {
     fputs(i ? ", " : "", out);

@@ -57,6 +57,18 @@ size_t st__side_condition_count(const st__side *s /* IN */);
 const st__condition *st__side_condition(const st__side *s /* IN */,
                                         size_t i);
 size_t st__side_group_count(const st__side *s /* IN */);
+/* Writes g's name as the first members of a JSON object, opening brace
+ * included: {"scene": ..., "case": ..., "phase": ... (the caller adds
+ * the rest and the closing brace). Thread-safety: one thread per out. */
+void st__group_json_open(FILE *out /* IN */, const st__group *g /* IN */);
+
+/* The next group of a, from index *i on, that b has no group of the same
+ * scene, case and phase for; *i moves past it. NULL when there is none
+ * left. For "only in base/new". Thread-safety: any thread. */
+const st__group *st__side_only(const st__side *a /* IN */,
+                               const st__side *b /* IN */,
+                               size_t *i /* IN/OUT */);
+
 const st__group *st__side_group(const st__side *s /* IN */, size_t i);
 /* The group (scene, case, phase), or NULL. */
 const st__group *st__side_find(const st__side *s /* IN */,

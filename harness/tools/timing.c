@@ -131,12 +131,7 @@ static void print_json(const st__side *s, FILE *out) {
     const st__group *g = st__side_group(s, i);
     char cond[128];
     fputs(i ? ",\n  " : "\n  ", out);
-    fputs("{\"scene\": ", out);
-    st__json_string(out, g->scene);
-    fputs(", \"case\": ", out);
-    st__json_string(out, g->kase);
-    fputs(", \"phase\": ", out);
-    st__json_string(out, g->phase);
+    st__group_json_open(out, g);
     fprintf(out, ", \"n\": %zu, \"dropped\": %zu", g->n, g->dropped);
     if (g->n > 0) {
       fputs(", \"min_ns\": ", out);

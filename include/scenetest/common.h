@@ -94,7 +94,9 @@ typedef struct st_error_list {
 
 /* Sets *err (if err is not NULL and err->code is still ST_OK: the first
  * cause wins, as SQLite keeps its first error). Returns code.
- * Thread-safety: one thread per err. */
+ * Not ST_WUR, like st_op_call_fail: the status returned is the code passed
+ * in (for `return st_error_set(...)`), so a call for the record alone
+ * loses nothing. Thread-safety: one thread per err. */
 ST_EXTERN st_status st_error_set(st_error *err /* OUT, may be NULL */,
                                  st_status code /* IN */,
                                  const char *fmt /* IN */, ...)

@@ -58,10 +58,12 @@ typedef st_status (*st_op_fn)(st_op_call *call /* IN/OUT */);
 ST_EXTERN void st_op_call_init(st_op_call *call /* OUT */);
 
 /* Records a message in call->message (the first one wins) and returns
- * code. Thread-safety: one thread per call. */
+ * code (not ST_WUR: the result is the code passed in, as st_error_set's).
+ * Thread-safety: one thread per call. */
 ST_EXTERN st_status st_op_call_fail(st_op_call *call /* IN/OUT */,
-                                    st_status code, const char *fmt, ...)
-    ST_PRINTF(3, 4);
+                                    st_status code,
+                                    const char *fmt /* IN: printf format */,
+                                    ...) ST_PRINTF(3, 4);
 
 /* Validates the bound arguments of a built-in op (count, dtypes, shapes);
  * ST_OK for ops it does not know (a plugin's op validates itself).

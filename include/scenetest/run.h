@@ -252,10 +252,10 @@ ST_EXTERN st_status st_run_case(const st_scene *scene /* IN */,
 ST_EXTERN void st_run_result_free(st_run_result *res /* IN, owned */);
 ST_EXTERN size_t st_run_result_count(const st_run_result *res /* IN */);
 /* In the order of selection. Owned by res. */
-ST_EXTERN const st_case_result *st_run_result_get(const st_run_result *res,
-                                                  size_t index);
+ST_EXTERN const st_case_result *
+st_run_result_get(const st_run_result *res /* IN */, size_t index);
 /* Counts by status. */
-ST_EXTERN size_t st_run_result_count_status(const st_run_result *res,
+ST_EXTERN size_t st_run_result_count_status(const st_run_result *res /* IN */,
                                             st_case_status status);
 /* 0 all passed, were skipped or failed as expected (xfail); 1 a case
  * failed, errored or passed unexpectedly (xpass), a case has no result,
@@ -268,26 +268,30 @@ ST_EXTERN int st_run_result_interrupted(const st_run_result *res /* IN */);
 
 /* Accepts NULL. Do not free a result owned by an st_run_result. */
 ST_EXTERN void st_case_result_free(st_case_result *res /* IN, owned */);
-ST_EXTERN const char *st_case_result_scene(const st_case_result *res);
-ST_EXTERN const char *st_case_result_case(const st_case_result *res);
-ST_EXTERN const char *st_case_result_file(const st_case_result *res);
-ST_EXTERN int st_case_result_line(const st_case_result *res);
-ST_EXTERN const char *st_case_result_platform(const st_case_result *res);
-ST_EXTERN uint64_t st_case_result_seed(const st_case_result *res);
-ST_EXTERN st_case_status st_case_result_status(const st_case_result *res);
+ST_EXTERN const char *st_case_result_scene(const st_case_result *res /* IN */);
+ST_EXTERN const char *st_case_result_case(const st_case_result *res /* IN */);
+ST_EXTERN const char *st_case_result_file(const st_case_result *res /* IN */);
+ST_EXTERN int st_case_result_line(const st_case_result *res /* IN */);
+ST_EXTERN const char *
+st_case_result_platform(const st_case_result *res /* IN */);
+ST_EXTERN uint64_t st_case_result_seed(const st_case_result *res /* IN */);
+ST_EXTERN st_case_status
+st_case_result_status(const st_case_result *res /* IN */);
 /* NULL when there is no message. */
-ST_EXTERN const char *st_case_result_message(const st_case_result *res);
+ST_EXTERN const char *
+st_case_result_message(const st_case_result *res /* IN */);
 /* What a child process printed (isolation, workers); NULL if none. */
-ST_EXTERN const char *st_case_result_output(const st_case_result *res);
-ST_EXTERN uint64_t st_case_result_duration_ns(const st_case_result *res);
+ST_EXTERN const char *st_case_result_output(const st_case_result *res /* IN */);
+ST_EXTERN uint64_t
+st_case_result_duration_ns(const st_case_result *res /* IN */);
 /* The 1-based --repeat iteration that produced the result (1 without
  * repeat, and for st_run_case). */
-ST_EXTERN unsigned st_case_result_iteration(const st_case_result *res);
-ST_EXTERN long st_case_result_pid(const st_case_result *res);
-ST_EXTERN int st_case_result_record_stale(const st_case_result *res);
-ST_EXTERN size_t st_case_result_event_count(const st_case_result *res);
-ST_EXTERN const st_event *st_case_result_event(const st_case_result *res,
-                                               size_t index);
+ST_EXTERN unsigned st_case_result_iteration(const st_case_result *res /* IN */);
+ST_EXTERN long st_case_result_pid(const st_case_result *res /* IN */);
+ST_EXTERN int st_case_result_record_stale(const st_case_result *res /* IN */);
+ST_EXTERN size_t st_case_result_event_count(const st_case_result *res /* IN */);
+ST_EXTERN const st_event *
+st_case_result_event(const st_case_result *res /* IN */, size_t index);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,9 @@
  *
  * The helpers ignore `load` events, except st_assert_record_after_last_load
  * which is about them. A failure prints the expected and the actual
- * sequence and fails the test at the caller's line. */
+ * sequence and fails the test at the caller's line. Thread-safety: they
+ * read a finished result, which no longer changes: any thread (cmocka's
+ * own failure reporting wants the test's thread). */
 #ifndef SCENETEST_TESTING_H
 #define SCENETEST_TESTING_H
 
@@ -24,8 +26,8 @@
 
 /* Writes the phase names of r (load events skipped) into buf as
  * "args, golden, ...". */
-static inline void st__testing_actual(const st_case_result *r, char *buf,
-                                      size_t size) {
+static inline void st__testing_actual(const st_case_result *r /* IN */,
+                                      char *buf /* OUT */, size_t size) {
   size_t i, used = 0, n = st_case_result_event_count(r);
   buf[0] = '\0';
   for (i = 0; i < n && used + 1 < size; i++) {
@@ -41,9 +43,9 @@ static inline void st__testing_actual(const st_case_result *r, char *buf,
   }
 }
 
-static inline void st__assert_phases(const st_case_result *r,
-                                     const char *const *expected,
-                                     const char *file, int line) {
+static inline void st__assert_phases(const st_case_result *r /* IN */,
+                                     const char *const *expected /* IN */,
+                                     const char *file /* IN */, int line) {
   size_t i, k = 0, n = st_case_result_event_count(r);
   int ok = 1;
   char want[2048], got[2048];
@@ -82,9 +84,11 @@ static inline void st__assert_phases(const st_case_result *r,
   st__assert_phases((result), (const char *const[]){__VA_ARGS__, NULL},      \
                     __FILE__, __LINE__)
 
-static inline void st__assert_phase_before(const st_case_result *r,
-                                           const char *a, const char *b,
-                                           const char *file, int line) {
+static inline void st__assert_phase_before(const st_case_result *r /* IN */,
+                                           const char *a /* IN */,
+                                           const char *b /* IN */,
+                                           const char *file /* IN */,
+                                           int line) {
   size_t i, n = st_case_result_event_count(r);
   long ia = -1, ib = -1;
   char got[2048];
@@ -109,9 +113,9 @@ static inline void st__assert_phase_before(const st_case_result *r,
 #define st_assert_phase_before(result, a, b)                                  \
   st__assert_phase_before((result), (a), (b), __FILE__, __LINE__)
 
-static inline void st__assert_record_after_last_load(const st_case_result *r,
-                                                     const char *file,
-                                                     int line) {
+static inline void
+st__assert_record_after_last_load(const st_case_result *r /* IN */,
+                                  const char *file /* IN */, int line) {
   size_t i, n = st_case_result_event_count(r);
   long rec = -1, last_load = -1;
   const char *object = NULL, *phase = NULL;

@@ -50,7 +50,8 @@ void st__seg_pool_drain(void);
  * tests and benchmarks; the defaults are the macros above. */
 void st__seg_pool_set_cap(size_t bytes, size_t count);
 /* Counts live segments: in use, idle, idle bytes (any may be NULL). */
-void st__seg_pool_stats(size_t *in_use, size_t *idle, size_t *idle_bytes);
+void st__seg_pool_stats(size_t *in_use /* OUT */, size_t *idle /* OUT */,
+                        size_t *idle_bytes /* OUT */);
 /* In a forked child: unmaps and closes every segment the parent had and
  * forgets them, without touching the parent's (they are shared memory:
  * the parent still owns them). */
