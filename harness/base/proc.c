@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -50,7 +51,21 @@ st_status st__proc_write_all(int fd, const void *p, size_t n) {
   return ST_OK;
 }
 
+/* SCENETEST_TEST_NO_PIDFD (test-only, docs/reliability.md): set, no
+ * pidfd is ever had, as under valgrind or before Linux 5.3, so that the
+ * fallbacks are tested on a kernel that has pidfds. Read once. */
+static int no_pidfd(void) {
+  static int cached = -1;
+  if (cached < 0) {
+    const char *v = getenv("SCENETEST_TEST_NO_PIDFD");
+    cached = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+  }
+  return cached;
+}
+
 int st__proc_pidfd_open(pid_t pid) {
+  if (no_pidfd())
+    return -1;
 #ifdef SYS_pidfd_open
   /* pidfds are close-on-exec whatever the flags (pidfd_open(2)). */
   return (int)syscall(SYS_pidfd_open, pid, 0);

@@ -312,6 +312,11 @@ static void read_frames(st__child *c) {
 /* Ends the slot's case: closes its pipe and pidfd, keeps its buffers and
  * result file for the next one. */
 static void child_end(st__child *c) {
+  /* The case's process group: what its kernel started and left (the
+   * child itself is waited for; its group lives on while they do, so the
+   * id names nothing else). */
+  if (c->pid > 0)
+    kill(-c->pid, SIGKILL);
   if (c->cap_fd >= 0)
     close(c->cap_fd);
   if (c->cap_w >= 0)
@@ -492,9 +497,12 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
     return -1;
   }
   if (pid == 0) {
-    /* A harness killed by a signal (SIGINT from kill(1), not the
-     * terminal's whole group) takes its children along, as it takes its
-     * level-3 workers: none is left running a hung kernel. */
+    /* Its own process group, killed when the case ends, so that nothing
+     * a kernel started outlives the case (D10). A harness killed by a
+     * signal (SIGINT from kill(1), not the terminal's whole group) takes
+     * its children along, as it takes its level-3 workers: none is left
+     * running a hung kernel. */
+    setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
       _exit(123);
     /* A child holds only its own descriptors (D14): not its siblings'
@@ -518,6 +526,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
    * child's exit would cause a moment before, waking us early onto a cold
    * CPU to wait again) never comes first. Without one, the end-of-file
    * says the child is exiting. */
+  setpgid(pid, pid); /* both sides: whichever runs first */
   c->pid_fd = st__proc_pidfd_open(pid);
   if (c->pid_fd >= 0)
     c->cap_w = cp[1];
@@ -533,21 +542,29 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
 
 int st__child_wait_ms(const st__child *c, uint64_t now) {
   uint64_t due = c->kill_at ? c->kill_at : c->deadline;
+  int ms = -1;
   if (c->pid_fd < 0 && c->cap_fd < 0)
     return 1; /* the pipe at EOF: the child is exiting */
-  if (c->pid_fd < 0 && c->timed_out && c->kill_at == 0)
-    return 20; /* killed; a grandchild may hold the pipe: look again */
-  if (due != 0)
-    return due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
-  return -1;
+  /* No pidfd: the pipe's end-of-file is not the child's exit (a process
+   * it started holds the pipe too, D6): look for its exit now and then. */
+  if (c->pid_fd < 0)
+    ms = 20;
+  if (due != 0) {
+    int d = due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
+    if (ms < 0 || d < ms)
+      ms = d;
+  }
+  return ms;
 }
 
 void st__child_deadline(st__child *c, uint64_t now) {
   if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
     c->timed_out = 1;
-    kill(c->pid, SIGTERM);
+    kill(-c->pid, SIGTERM);
+    kill(c->pid, SIGTERM); /* if it has not made its group yet */
     c->kill_at = now + KILL_GRACE_NS;
   } else if (c->kill_at != 0 && now >= c->kill_at) {
+    kill(-c->pid, SIGKILL);
     kill(c->pid, SIGKILL);
     c->kill_at = 0;
     c->deadline = 0;
@@ -569,10 +586,8 @@ int st__child_reaped(st__child *c, int *status) {
       return 0;
     }
   } else if (c->cap_fd >= 0) {
-    /* No pidfd: the pipe's end-of-file says the child is exiting. */
-    if (!c->timed_out)
-      return 0;
-    /* Killed: do not wait for a grandchild that holds the pipe. */
+    /* No pidfd and the pipe still open: the child may have exited while
+     * a process it started holds the pipe (D6); never wait for that. */
     w = waitpid(c->pid, status, WNOHANG);
     if (w != c->pid)
       return 0;

@@ -37,6 +37,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <scenetest/log.h>
+
 #include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/exec.h"
@@ -210,6 +212,7 @@ typedef struct child {
   size_t cmd_len, cmd_at;
   size_t unsent; /* finished cases whose results are not sent yet */
   int live;      /* st_run_options.live: nothing waits for a batch */
+  int oneshot;   /* it runs one case (its executor forks), then exits */
   pthread_mutex_t lock; /* guards: pending, msg */
   st__wbuf pending;     /* journal frames not yet written */
   st__wbuf msg;         /* the frames of this case's reply */
@@ -359,6 +362,20 @@ static void child_send(child *ch) {
   pthread_mutex_unlock(&ch->lock);
 }
 
+/* 1 if a process this child started (or one orphaned below it: it is
+ * their subreaper) still runs; the dead ones are reaped. One system call
+ * when there are none. */
+static int left_processes(void) {
+  for (;;) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) != 0)
+      return errno == EINTR ? 1 : 0; /* ECHILD: none */
+    if (si.si_pid == 0)
+      return 1;
+  }
+}
+
 static void child_run_one(child *ch, size_t i) {
   st_observer so;
   st_case_result *r;
@@ -402,6 +419,19 @@ static void child_run_one(child *ch, size_t i) {
   st_case_result_free(r);
   journal_flush(ch);
   ch->state->running = 0;
+  if (!ch->oneshot && left_processes()) {
+    /* The case started processes that still run (D10): they are killed
+     * with this child's process group, now, not at the end of the run.
+     * Its result is sent; the cases sent after it go to a fresh child. */
+    st_log(ST_LOG_WARNING, "%s left processes running; they are killed "
+                           "with its supervised child (pid %ld)",
+           ch->refs[i].scene->cases[ch->refs[i].index].name,
+           (long)getpid());
+    ch->state->retired = 1;
+    child_send(ch);
+    flush_stdio();
+    _exit(0);
+  }
   if (++ch->unsent >= BATCH || ch->live)
     child_send(ch);
 }
@@ -446,11 +476,15 @@ static st_case_result *error_result(sv *s, size_t i, const char *fmt,
 /* The child's side after fork: its own group (so that a kill of the
  * group takes what it started along), death with the supervisor, default
  * signals, and none of its siblings' descriptors (D14). */
-static void child_begin(sv *s, size_t k, int sock, pid_t parent) {
+static void child_begin(sv *s, size_t k, int sock, pid_t parent,
+                        int oneshot) {
   child ch;
   size_t j;
   setpgid(0, 0);
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+  /* What a kernel starts and orphans (`sleep 100 &` from a shell) is
+   * reparented to this child, which so sees it after the case (D10). */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent ||
+      prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
     _exit(123);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
@@ -480,6 +514,7 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent) {
   ch.capture = s->slots[k].capture;
   ch.state = &s->state[k];
   ch.live = s->sc->rc->opts->live;
+  ch.oneshot = oneshot;
   memset(ch.state, 0, sizeof *ch.state);
   child_main(&ch);
 }
@@ -510,7 +545,7 @@ static int slot_start(sv *s, size_t k, int oneshot) {
   }
   if (pid == 0) {
     close(sp[0]);
-    child_begin(s, k, sp[1], parent);
+    child_begin(s, k, sp[1], parent, oneshot);
   }
   setpgid(pid, pid); /* both sides: whichever runs first */
   close(sp[1]);
@@ -756,7 +791,14 @@ static void child_died(sv *s, size_t k, int status, int sig) {
   st_case_result *r;
   read_sock(s, k); /* results it sent before it ended are good */
   take_journal(s, k, &r); /* and so are those it had not sent yet */
-  if (c->nq > 0) {
+  if (c->nq > 0 && st->retired && sig == 0 && !c->timed_out) {
+    /* It ended itself between cases (a case left processes behind):
+     * nothing it was sent has begun. */
+    for (q = 0; q < c->nq; q++)
+      s->redo[s->n_redo++] = c->q[q];
+    c->nq = 0;
+    st_case_result_free(r);
+  } else if (c->nq > 0) {
     size_t i = c->q[0];
     int begun = st->running == (uint32_t)i + 1;
     if (sig != 0 && !begun) {

@@ -37,7 +37,8 @@ ENV = dict(os.environ, NO_COLOR="1",
 
 BEHAVIOUR = {"exit0": 1, "_exit": 2, "segv": 3, "abort": 4, "heap": 5,
              "closefds": 6, "forge": 7, "sleep": 8, "fifo": 9, "parent": 10,
-             "prints": 11, "fds": 12, "slow": 13}
+             "prints": 11, "fds": 12, "slow": 13, "spawn": 14, "orphan": 15,
+             "cuepause": 16, "spawnhang": 17, "alive": 18}
 
 
 def scene(name, bad, after=2, before=1, scene_name="sv", level=2,
@@ -475,6 +476,127 @@ def d14__children_hold_only_their_own_descriptors():
                   "%r: only its own %s: %r" % (mode, name, fds))
         check(not any("pidfd" in t for t, _ in fds),
               "%r: no pidfd of a sibling: %r" % (mode, fds))
+
+
+def pids_alive(path):
+    """The pids in the file at path whose process still runs (not a
+    zombie)."""
+    try:
+        with open(path) as f:
+            pids = [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+    out = []
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                st = f.read()
+        except OSError:
+            continue
+        if st[st.rindex(")") + 2] != "Z":
+            out.append(pid)
+    return out
+
+
+def kill_pids(path):
+    for pid in pids_alive(path):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def spawning_scene(name, cases, scene_name="d10"):
+    lines = ["  - {name: %s, params: {B: %d}}" % (c, BEHAVIOUR[b])
+             for c, b in cases]
+    return write(TMP, name, "scene: %s\nkernel: scale\n" % scene_name + """args:
+  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
+  - {tensor: y, dtype: int32, shape: [64], role: output}
+  - {scalar: s, dtype: int32, value: B}
+cases:
+""" + "\n".join(lines) + "\n")
+
+
+@test
+def d6__isolate_without_pidfd_does_not_wait_for_a_background_grandchild():
+    # Without pidfd_open (valgrind, old kernels; SCENETEST_TEST_NO_PIDFD
+    # here) an isolated child's exit used to be its pipe's end of file,
+    # which a `sleep 100` it started holds: the run waited 100 s.
+    path = spawning_scene("d6.yaml", [("spawn", "spawn"), ("orphan", "orphan"),
+                                      ("after", "alive")], "d6")
+    pids = os.path.join(TMP, "d6.pids")
+    for mode in (["--isolate"], ["--isolate", "-j", "2"], [], ["-j", "2"]):
+        if os.path.exists(pids):
+            os.unlink(pids)
+        ev = os.path.join(TMP, "d6.jsonl")
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(
+                [EXE] + base("--events", ev) + mode + [path],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30,
+                env=dict(ENV, SCENETEST_TEST_NO_PIDFD="1", ST_TEST_PIDS=pids))
+        except subprocess.TimeoutExpired:
+            kill_pids(pids)
+            check(False, "%r without pidfd: the run waited for the "
+                  "kernel's background sleep (> 30 s)" % mode)
+        took = time.monotonic() - t0
+        out = p.stdout.decode()
+        what = "%r rc=%d %.1f s\n%s%s" % (mode, p.returncode, took, out,
+                                          p.stderr.decode())
+        check(p.returncode == 0 and len(points(out)) == 3, what)
+        check(took < 20, "bounded: " + what)
+        left = wait_gone(pids)
+        kill_pids(pids)
+        check(left == [], "%r: no sleep left after the run: %r" % (mode, left))
+
+
+def wait_gone(pids, seconds=5):
+    """The pids still alive after a bounded poll (SIGKILL is delivered
+    asynchronously)."""
+    end = time.monotonic() + seconds
+    while pids_alive(pids) and time.monotonic() < end:
+        time.sleep(0.02)  # a bounded poll, not synchronization
+    return pids_alive(pids)
+
+
+@test
+def d10__no_kernel_started_process_survives_its_case():
+    # A kernel forks a `sleep 100` (its child) or starts one from a shell
+    # that exits (an orphan); the case after it lists which still run: at
+    # the end of the case they are killed, in every mode, and after the
+    # run none is left. A case killed by --timeout takes its sleep along.
+    path = spawning_scene("d10.yaml", [("spawn", "spawn"), ("a1", "alive"),
+                                       ("orphan", "orphan"),
+                                       ("a2", "alive")])
+    hang = spawning_scene("d10t.yaml", [("spawnhang", "spawnhang"),
+                                        ("a3", "alive")], "d10t")
+    pids = os.path.join(TMP, "d10.pids")
+    for mode in ([], ["-j", "2"], ["--isolate"], ["--isolate", "-j", "2"]):
+        for scn, extra, want in ((path, [], 0), (hang, ["--timeout", "1"], 1)):
+            if os.path.exists(pids):
+                os.unlink(pids)
+            ev = os.path.join(TMP, "d10.jsonl")
+            try:
+                rc, out, err = run(base("--events", ev) + mode + extra +
+                                   [scn], env={"ST_TEST_PIDS": pids})
+            finally:
+                left = wait_gone(pids)
+                kill_pids(pids)
+            what = "%r %r rc=%d\n%s%s" % (mode, extra, rc, out, err)
+            check(rc == want, what)
+            check(left == [], "no sleep left after the run: %r: %s" % (
+                left, what))
+            by = {e["case"]: e for e in events(ev)}
+            if extra:
+                check(by["spawnhang"]["status"] == "error" and
+                      "timed out" in by["spawnhang"]["message"], what)
+            if "-j" in mode:
+                continue  # the next case may run beside the one before
+            for c in ("a1", "a2", "a3"):
+                if c in by:
+                    check("alive" not in (by[c]["output"] or ""),
+                          "the sleeps of the cases before %s are gone when "
+                          "it runs: %r (%s)" % (c, by[c]["output"], what))
 
 
 @test
