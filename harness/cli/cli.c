@@ -1298,6 +1298,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   /* Someone watches (a progress line, log lines on a terminal): the
    * supervised children tell each case as it begins, not in batches. */
   opts->live = isatty(1) || isatty(2);
+  opts->interrupts = 1;
   st_error_clear(&err);
   if (!opts->supervise)
     exit_guard_arm();

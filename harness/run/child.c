@@ -38,6 +38,7 @@
 #include "case/wire.h"
 #include "case/level3/workers.h"
 #include "run/child.h"
+#include "run/interrupt.h"
 
 enum { FRAME_EVENT = 1, FRAME_RESULT = 2, FRAME_LOG = 3 };
 
@@ -395,7 +396,8 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
   st_case_result *r;
   st__bytes out;
   const char *prior;
-  int clean = !c->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  int clean = !c->timed_out && !c->interrupted && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0;
   int own;
 
   read_frames(c);
@@ -408,7 +410,10 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
     st__case_result_set_duration(r, st__now_ns() - c->start);
     /* An override: whatever the child reported before it died is not its
      * verdict (the first cause wins everywhere else). */
-    if (c->timed_out) {
+    if (c->interrupted) {
+      snprintf(msg, sizeof msg, "interrupted (%s, child pid %ld killed)",
+               st__intr_name(c->interrupted), (long)c->pid);
+    } else if (c->timed_out) {
       snprintf(msg, sizeof msg,
                "timed out after %g s (child pid %ld killed)", c->timeout,
                (long)c->pid);
@@ -482,6 +487,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
   c->dropped = 0;
   c->kill_at = 0;
   c->timed_out = 0;
+  c->interrupted = 0;
   c->oom = 0;
   c->timeout = timeout;
   /* Buffered output would be written twice otherwise: every stream, the
@@ -505,6 +511,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
     setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
       _exit(123);
+    st__intr_child();
     /* A child holds only its own descriptors (D14): not its siblings'
      * pipes, result files or pidfds. */
     for (j = 0; j < n_all; j++)
@@ -654,9 +661,18 @@ st_case_result *st__child_collect(st__child *c, const st_case_info *info,
   return r;
 }
 
+void st__child_interrupt(st__child *c, int sig, int *status) {
+  c->interrupted = sig;
+  kill(-c->pid, SIGKILL);
+  kill(c->pid, SIGKILL);
+  while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
+    ;
+}
+
 void st__child_free(st__child *c) {
   if (c->pid > 0) {
     int status;
+    kill(-c->pid, SIGKILL);
     kill(c->pid, SIGKILL);
     while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
       ;

@@ -45,6 +45,7 @@
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
+#include "run/interrupt.h"
 #include "run/sched.h"
 #include "run/supervise.h"
 
@@ -117,52 +118,6 @@ static void rewind_file(int fd, off_t size) {
   if (size > FILE_KEEP && ftruncate(fd, 0) != 0) {
   }
   lseek(fd, 0, SEEK_SET);
-}
-
-/* ---- signals ---------------------------------------------------------- */
-
-static volatile sig_atomic_t got_signal;
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig) {
-  int e = errno;
-  char c = 1;
-  if (got_signal == 0)
-    got_signal = sig;
-  if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
-  }
-  errno = e;
-}
-
-typedef struct saved_signals {
-  struct sigaction intr, term;
-  int installed;
-} saved_signals;
-
-static void signals_install(saved_signals *ss) {
-  struct sigaction sa;
-  memset(ss, 0, sizeof *ss);
-  got_signal = 0;
-  if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    sig_pipe[0] = sig_pipe[1] = -1;
-    return; /* no interrupts handled: the default action stays */
-  }
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &ss->intr);
-  sigaction(SIGTERM, &sa, &ss->term);
-  ss->installed = 1;
-}
-
-static void signals_restore(saved_signals *ss) {
-  if (!ss->installed)
-    return;
-  sigaction(SIGINT, &ss->intr, NULL);
-  sigaction(SIGTERM, &ss->term, NULL);
-  close(sig_pipe[0]);
-  close(sig_pipe[1]);
-  sig_pipe[0] = sig_pipe[1] = -1;
 }
 
 /* ---- the state -------------------------------------------------------- */
@@ -486,12 +441,7 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent ||
       prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
     _exit(123);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  if (sig_pipe[0] >= 0) {
-    close(sig_pipe[0]);
-    close(sig_pipe[1]);
-  }
+  st__intr_child();
   for (j = 0; j < s->jobs; j++) {
     slot *o = &s->slots[j];
     if (o->sock >= 0)
@@ -826,7 +776,7 @@ static void child_died(sv *s, size_t k, int status, int sig) {
         char msg[320];
         if (sig != 0)
           snprintf(msg, sizeof msg, "interrupted (%s, %s)",
-                   sig == SIGINT ? "SIGINT" : "SIGTERM", where);
+                   st__intr_name(sig), where);
         else if (c->timed_out)
           snprintf(msg, sizeof msg,
                    "timed out after %g s (child pid %ld killed %s)",
@@ -950,7 +900,7 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
 static void dispatch(sv *s) {
   st__schedctx *sc = s->sc;
   size_t i;
-  while (!got_signal && peek_next(s, &i)) {
+  while (!st__intr_signal() && peek_next(s, &i)) {
     int forks = st__sched_forks(sc, i), fresh, e;
     double tmo = st__sched_owns_timeout(sc, i) ? 0 : st__sched_timeout(sc, i);
     int alone = tmo > 0 || sc->rc->opts->fail_fast;
@@ -992,8 +942,8 @@ static st_status wait_children(sv *s, st_error *err) {
   int ms = -1;
   uint64_t now = st__now_ns();
   size_t k;
-  if (sig_pipe[0] >= 0) {
-    s->pf[nf].fd = sig_pipe[0];
+  if (st__intr_fd() >= 0) {
+    s->pf[nf].fd = st__intr_fd();
     s->pf[nf].events = POLLIN;
     s->who[nf++] = SIZE_MAX;
   }
@@ -1160,19 +1110,19 @@ static void sv_free(sv *s) {
 
 static st_status supervise_run_all(st__schedctx *sc, st_error *err) {
   sv s;
-  saved_signals ss;
+  st__intr ss;
   st_status rc = sv_init(&s, sc, err);
   if (rc != ST_OK) {
     sv_free(&s);
     return rc;
   }
-  signals_install(&ss);
+  st__intr_install(&ss, 0);
   for (;;) {
     report_ready(&s);
     if (s.next_report >= sc->n)
       break;
-    if (got_signal) {
-      interrupt(&s, got_signal);
+    if (st__intr_signal()) {
+      interrupt(&s, st__intr_signal());
       continue;
     }
     dispatch(&s);
@@ -1185,7 +1135,7 @@ static st_status supervise_run_all(st__schedctx *sc, st_error *err) {
   }
   if (rc == ST_OK)
     end_children(&s);
-  signals_restore(&ss);
+  st__intr_restore(&ss);
   if (rc == ST_OK && s.oom)
     sc->oom = 1;
   sv_free(&s);

@@ -378,8 +378,9 @@ static void note_pid(long pid) {
  *  17  forks a `sleep 100`, then sleeps for ever (killed by --timeout)
  *      (14, 15 and 17 append the sleep's pid to the file $ST_TEST_PIDS)
  *  18  prints "alive PID" for each pid in $ST_TEST_PIDS that still runs
- *  16  writes a byte to the FIFO $ST_TEST_FIFO, waits for one signal,
- *      then computes (the in-process interrupt tests' cue) */
+ *  16  writes a byte to the FIFO $ST_TEST_FIFO, waits until the
+ *      harness has handled SIGINT or SIGTERM (its handler put the default
+ *      action back), then computes (the in-process interrupt tests) */
 static void misbehave(int how) {
   switch (how) {
   case 1:
@@ -512,7 +513,17 @@ static void misbehave(int how) {
       }
       close(fd);
     }
-    pause();
+    /* Until the harness's handler has run: in-process it puts the
+     * default action back once it has noted the signal (a pause() here
+     * would wait for ever when another thread took the signal). */
+    for (;;) {
+      struct sigaction si, st;
+      struct timespec ms = {0, 1000 * 1000};
+      if (sigaction(SIGINT, NULL, &si) == 0 && sigaction(SIGTERM, NULL, &st) == 0 &&
+          (si.sa_handler == SIG_DFL || st.sa_handler == SIG_DFL))
+        break;
+      nanosleep(&ms, NULL);
+    }
     break;
   }
   case 11:
