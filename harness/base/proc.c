@@ -74,3 +74,28 @@ int st__proc_pidfd_open(pid_t pid) {
   return -1;
 #endif
 }
+
+/* The parent-only descriptors (st__proc_parent_only). */
+static int parent_fds[32];
+static size_t n_parent_fds;
+
+void st__proc_parent_only(int fd) {
+  if (fd >= 0 && n_parent_fds < sizeof parent_fds / sizeof parent_fds[0])
+    parent_fds[n_parent_fds++] = fd;
+}
+
+void st__proc_parent_only_end(int fd) {
+  size_t i;
+  for (i = 0; i < n_parent_fds; i++)
+    if (parent_fds[i] == fd) {
+      parent_fds[i] = parent_fds[--n_parent_fds];
+      return;
+    }
+}
+
+void st__proc_close_parent_only(void) {
+  size_t i;
+  for (i = 0; i < n_parent_fds; i++)
+    close(parent_fds[i]);
+  n_parent_fds = 0;
+}

@@ -20,6 +20,7 @@
 #include <scenetest/scenetest.h>
 
 #include "base/log_sink.h"
+#include "base/proc.h"
 #include "case/args.h"
 #include "case/result.h"
 #include "cli/cli_internal.h"
@@ -1248,6 +1249,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
                            strerror(errno));
       goto out;
     }
+    st__proc_parent_only(fileno(events));
   }
   if ((rerun = rerun_options(c)) == NULL) {
     status = internal_error("building the rerun command", ST_ENOMEM);
@@ -1317,6 +1319,7 @@ out:
   free(rerun);
   if (events != NULL) {
     int bad = ferror(events) != 0;
+    st__proc_parent_only_end(fileno(events));
     if (fclose(events) != 0)
       bad = 1;
     if (bad) {

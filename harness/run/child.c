@@ -512,6 +512,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
       _exit(123);
     st__intr_child();
+    st__proc_close_parent_only(); /* the reports, --events, fd 1 saved */
     /* A child holds only its own descriptors (D14): not its siblings'
      * pipes, result files or pidfds. */
     for (j = 0; j < n_all; j++)

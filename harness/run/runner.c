@@ -16,6 +16,7 @@
 #include "base/loadwatch.h"
 #include "base/options.h"
 #include "base/pool.h"
+#include "base/proc.h"
 #include "case/case.h"
 #include "case/exec.h"
 #include "case/result.h"
@@ -122,6 +123,7 @@ static int stdout_to_stderr(const st_run_options *opts) {
   saved = fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (saved >= 0)
     dup2(2, 1);
+  st__proc_parent_only(saved);
   return saved;
 }
 
@@ -130,6 +132,7 @@ static void stdout_restore(int saved) {
     return;
   fflush(stdout);
   dup2(saved, 1);
+  st__proc_parent_only_end(saved);
   close(saved);
 }
 

@@ -442,6 +442,8 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
       prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
     _exit(123);
   st__intr_child();
+  /* Nor the supervisor's own: the reports, --events, the saved fd 1. */
+  st__proc_close_parent_only();
   for (j = 0; j < s->jobs; j++) {
     slot *o = &s->slots[j];
     if (o->sock >= 0)

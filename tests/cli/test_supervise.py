@@ -484,7 +484,16 @@ def d14__children_hold_only_their_own_descriptors():
                                      "scenetest-capture")),
                       (["--isolate", "-j", "2"], ("scenetest-isolate",))):
         ev = os.path.join(TMP, "d14.jsonl")
-        rc, out, err = run(base("--events", ev) + mode + [path])
+        doc = os.path.join(TMP, "d14.xml")
+        # A second report to a file, the TAP one to a pipe: the child holds
+        # neither, nor the --events file.
+        p = subprocess.Popen([EXE] + base("--events", ev, "--report",
+                                          "junit:" + doc) + mode + [path],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=ENV)
+        pipe_ino = os.fstat(p.stdout.fileno()).st_ino
+        out, err = p.communicate(timeout=120)
+        rc, out, err = p.returncode, out.decode(), err.decode()
         check(rc == 0, "%r rc=%d\n%s%s" % (mode, rc, out, err))
         seen = [e for e in events(ev) if e["case"] == "fds"][0]["output"]
         fds = re.findall(r"^fd \d+ -> (.*) ino=(\d+)$", seen, re.M)
@@ -495,6 +504,10 @@ def d14__children_hold_only_their_own_descriptors():
                   "%r: only its own %s: %r" % (mode, name, fds))
         check(not any("pidfd" in t for t, _ in fds),
               "%r: no pidfd of a sibling: %r" % (mode, fds))
+        check(not any(t in (ev, doc) or int(ino) == pipe_ino
+                      for t, ino in fds),
+              "%r: none of the reports or the --events file (%s, %s, "
+              "pipe ino %d): %r" % (mode, ev, doc, pipe_ino, fds))
 
 
 def pids_alive(path):
