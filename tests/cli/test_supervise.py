@@ -632,6 +632,29 @@ def d10__no_kernel_started_process_survives_its_case():
 
 
 @test
+def final_check__a_reporter_that_missed_a_case_fails_the_run():
+    # SCENETEST_TEST_DROP_CASE (test-only) keeps case 1's end from the
+    # first reporter: the run's final check counts what each reporter was
+    # told against the selection, in every mode.
+    path = scene("drop.yaml", "prints", after=1)
+    for mode in ([], ["-j", "2"], ["--isolate"], ["--no-supervise"],
+                 ["--no-supervise", "-j", "2"]):
+        rc, out, err = run(base() + mode + [path])
+        check(rc == 0, "the control passes: %r rc=%d\n%s%s" % (
+            mode, rc, out, err))
+        rc, out, err = run(base() + mode + [path],
+                           env={"SCENETEST_TEST_DROP_CASE": "1"})
+        what = "%r rc=%d\n%s%s" % (mode, rc, out, err)
+        check(rc == 3, "a short report is an internal error: " + what)
+        check("scenetest: error: internal error: observer 1 of 2 (a "
+              "reporter) was told of 2 of the 3 selected cases" in err, what)
+        check(out.splitlines()[1:] == ["1..3", "ok 1 - sv::good0",
+                                       "ok 2 - sv::after0",
+                                       "Bail out! 2 of 3 cases reported"],
+              "the TAP says it is short: " + what)
+
+
+@test
 def d15__out_of_memory_keeps_the_report_complete():
     if SANITIZED:
         return "SKIP address-space limits and sanitizers do not mix"
