@@ -110,6 +110,15 @@ static void iso_report_ready(iso *is) {
   }
 }
 
+/* The isolated child's deadline. A case whose executor enforces its
+ * timeout itself (level 3) does so inside the child; the child's deadline
+ * is then a backstop a second later, so that the two never race to say
+ * how the case timed out (the executor's verdict is the one). */
+static double child_timeout(const st__schedctx *sc, size_t i) {
+  double t = st__sched_timeout(sc, i);
+  return t > 0 && st__sched_owns_timeout(sc, i) ? t + 1.0 : t;
+}
+
 /* Starts cases while there is room. */
 static void iso_start(iso *is) {
   st__schedctx *sc = is->sc;
@@ -137,7 +146,7 @@ static void iso_start(iso *is) {
       ;
     st__sched_info(sc, i, &info);
     if (st__child_start(&is->kids[slot], sc->rc, &sc->refs[i], &info,
-                        st__sched_timeout(sc, i), is->kids, is->jobs,
+                        child_timeout(sc, i), is->kids, is->jobs,
                         &failed) != 0) {
       /* The case errors (failed says why, or is NULL out of memory). */
       iso_finish(is, i, failed);

@@ -180,7 +180,11 @@ def timeout__fractional_seconds_end_hanging_cases():
     for extra, scene, how in (
             ([], L3, "(level-3 workers killed and replaced)"),
             ([], L2, "(child pid "),
-            (["--isolate", "-j", "2"], L3, "(child pid ")):
+            # Isolated, the level-3 case's own timeout inside its child
+            # is the verdict; the child's deadline is a backstop after it
+            # (the two used to race).
+            (["--isolate", "-j", "2"], L3,
+             "(level-3 workers killed and replaced)")):
         rc, out, err, took = run(
             ["run", "--plugin", PLUGIN, "--platform", "hanger", "--timeout",
              "0.25", "--format", "tap", "--log-level", "warning"] + extra +
