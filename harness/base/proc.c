@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,4 +99,15 @@ void st__proc_close_parent_only(void) {
   for (i = 0; i < n_parent_fds; i++)
     close(parent_fds[i]);
   n_parent_fds = 0;
+}
+
+void st__proc_kill_group(pid_t pgid) {
+  int i;
+  if (pgid <= 0 || kill(-pgid, SIGKILL) != 0)
+    return; /* ESRCH: nothing in it */
+  /* SIGKILL is delivered, and the dead reaped, asynchronously. */
+  for (i = 0; i < 2000 && kill(-pgid, 0) == 0; i++) {
+    struct timespec ms = {0, 1000 * 1000};
+    nanosleep(&ms, NULL);
+  }
 }

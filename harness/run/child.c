@@ -317,7 +317,7 @@ static void child_end(st__child *c) {
    * child itself is waited for; its group lives on while they do, so the
    * id names nothing else). */
   if (c->pid > 0)
-    kill(-c->pid, SIGKILL);
+    st__proc_kill_group(c->pid);
   if (c->cap_fd >= 0)
     close(c->cap_fd);
   if (c->cap_w >= 0)

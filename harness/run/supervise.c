@@ -517,7 +517,7 @@ static int slot_start(sv *s, size_t k, int oneshot) {
 /* The slot's child is gone (waited for): its descriptors closed and its
  * group killed (whatever a kernel started must not outlive it). */
 static void slot_end(slot *c) {
-  kill(-c->pid, SIGKILL);
+  st__proc_kill_group(c->pid);
   if (c->sock >= 0)
     close(c->sock);
   if (c->pid_fd >= 0)
