@@ -2,7 +2,9 @@
 /* The process helpers of proc.h. Signal names and descriptions come from
  * glibc's sigabbrev_np/sigdescr_np (2.32), which, unlike strsignal, are
  * thread-safe and do not depend on the locale. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,12 +103,45 @@ void st__proc_close_parent_only(void) {
   n_parent_fds = 0;
 }
 
+/* 1 if a process of group pgid has not died yet (a zombie has: whoever
+ * reaps orphans may take its time, or never). Reads /proc; 0 without. */
+static int group_alive(pid_t pgid) {
+  DIR *d = opendir("/proc");
+  struct dirent *de;
+  int found = 0;
+  if (d == NULL)
+    return 0;
+  while (!found && (de = readdir(d)) != NULL) {
+    char path[64], buf[512], *p, state;
+    long pgrp = -1;
+    int fd;
+    ssize_t n;
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    snprintf(path, sizeof path, "/proc/%.20s/stat", de->d_name);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+      continue;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+      continue;
+    buf[n] = '\0';
+    if ((p = strrchr(buf, ')')) == NULL ||
+        sscanf(p + 1, " %c %*d %ld", &state, &pgrp) != 2)
+      continue;
+    found = pgrp == (long)pgid && state != 'Z' && state != 'X';
+  }
+  closedir(d);
+  return found;
+}
+
 void st__proc_kill_group(pid_t pgid) {
   int i;
   if (pgid <= 0 || kill(-pgid, SIGKILL) != 0)
     return; /* ESRCH: nothing in it */
-  /* SIGKILL is delivered, and the dead reaped, asynchronously. */
-  for (i = 0; i < 2000 && kill(-pgid, 0) == 0; i++) {
+  /* SIGKILL is delivered asynchronously: until every member is dead (a
+   * zombie at least; only a group that had members is looked at). */
+  for (i = 0; i < 2000 && kill(-pgid, 0) == 0 && group_alive(pgid); i++) {
     struct timespec ms = {0, 1000 * 1000};
     nanosleep(&ms, NULL);
   }

@@ -30,9 +30,10 @@ st_status st__proc_write_all(int fd, const void *p /* IN */, size_t n) ST_WUR;
 int st__proc_pidfd_open(pid_t pid);
 
 /* Kills the process group pgid (whose leader has been waited for) with
- * SIGKILL and waits, up to 2 s, until it is gone (its last members
- * reaped by whoever reaps orphans), so that what a case started is dead
- * before the next case begins. Returns at once when the group is empty.
+ * SIGKILL and waits, up to 2 s, until every member has died (a zombie
+ * waiting for whoever reaps orphans counts as dead; read from /proc), so
+ * that what a case started is dead before the next case begins. Returns
+ * at once when the group is empty.
  * Thread-safety: any thread. */
 void st__proc_kill_group(pid_t pgid);
 /* fd is the parent's alone (a report, the --events file, a saved fd 1):
