@@ -372,7 +372,17 @@ static void st_run__isolate_grandchild_holding_output(void **state) {
   {
     /* Gone: its case's process group is killed, and waited for, when the
      * case ends (D10). */
-    int alive = kill((pid_t)gc, 0) == 0;
+    /* Dead: gone, or a zombie its reaper has not taken yet. */
+    char path[64], buf[512], *p;
+    int alive = 0;
+    FILE *sf;
+    snprintf(path, sizeof path, "/proc/%ld/stat", gc);
+    if ((sf = fopen(path, "re")) != NULL) {
+      if (fgets(buf, sizeof buf, sf) != NULL &&
+          (p = strrchr(buf, ')')) != NULL)
+        alive = p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+      fclose(sf);
+    }
     if (alive)
       kill((pid_t)gc, SIGKILL);
     assert_false(alive);
