@@ -2,11 +2,15 @@
 /* The process helpers of proc.h. Signal names and descriptions come from
  * glibc's sigabbrev_np/sigdescr_np (2.32), which, unlike strsignal, are
  * thread-safe and do not depend on the locale. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +54,21 @@ st_status st__proc_write_all(int fd, const void *p, size_t n) {
   return ST_OK;
 }
 
+/* SCENETEST_TEST_NO_PIDFD (test-only, docs/reliability.md): set, no
+ * pidfd is ever had, as under valgrind or before Linux 5.3, so that the
+ * fallbacks are tested on a kernel that has pidfds. Read once. */
+static int no_pidfd(void) {
+  static int cached = -1;
+  if (cached < 0) {
+    const char *v = getenv("SCENETEST_TEST_NO_PIDFD");
+    cached = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+  }
+  return cached;
+}
+
 int st__proc_pidfd_open(pid_t pid) {
+  if (no_pidfd())
+    return -1;
 #ifdef SYS_pidfd_open
   /* pidfds are close-on-exec whatever the flags (pidfd_open(2)). */
   return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -58,4 +76,73 @@ int st__proc_pidfd_open(pid_t pid) {
   (void)pid;
   return -1;
 #endif
+}
+
+/* The parent-only descriptors (st__proc_parent_only). */
+static int parent_fds[32];
+static size_t n_parent_fds;
+
+void st__proc_parent_only(int fd) {
+  if (fd >= 0 && n_parent_fds < sizeof parent_fds / sizeof parent_fds[0])
+    parent_fds[n_parent_fds++] = fd;
+}
+
+void st__proc_parent_only_end(int fd) {
+  size_t i;
+  for (i = 0; i < n_parent_fds; i++)
+    if (parent_fds[i] == fd) {
+      parent_fds[i] = parent_fds[--n_parent_fds];
+      return;
+    }
+}
+
+void st__proc_close_parent_only(void) {
+  size_t i;
+  for (i = 0; i < n_parent_fds; i++)
+    close(parent_fds[i]);
+  n_parent_fds = 0;
+}
+
+/* 1 if a process of group pgid has not died yet (a zombie has: whoever
+ * reaps orphans may take its time, or never). Reads /proc; 0 without. */
+static int group_alive(pid_t pgid) {
+  DIR *d = opendir("/proc");
+  struct dirent *de;
+  int found = 0;
+  if (d == NULL)
+    return 0;
+  while (!found && (de = readdir(d)) != NULL) {
+    char path[64], buf[512], *p, state;
+    long pgrp = -1;
+    int fd;
+    ssize_t n;
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    snprintf(path, sizeof path, "/proc/%.20s/stat", de->d_name);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+      continue;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+      continue;
+    buf[n] = '\0';
+    if ((p = strrchr(buf, ')')) == NULL ||
+        sscanf(p + 1, " %c %*d %ld", &state, &pgrp) != 2)
+      continue;
+    found = pgrp == (long)pgid && state != 'Z' && state != 'X';
+  }
+  closedir(d);
+  return found;
+}
+
+void st__proc_kill_group(pid_t pgid) {
+  int i;
+  if (pgid <= 0 || kill(-pgid, SIGKILL) != 0)
+    return; /* ESRCH: nothing in it */
+  /* SIGKILL is delivered asynchronously: until every member is dead (a
+   * zombie at least; only a group that had members is looked at). */
+  for (i = 0; i < 2000 && kill(-pgid, 0) == 0 && group_alive(pgid); i++) {
+    struct timespec ms = {0, 1000 * 1000};
+    nanosleep(&ms, NULL);
+  }
 }

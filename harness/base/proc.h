@@ -29,4 +29,21 @@ st_status st__proc_write_all(int fd, const void *p /* IN */, size_t n) ST_WUR;
  * Linux 5.3, or not permitted). Thread-safety: any thread. */
 int st__proc_pidfd_open(pid_t pid);
 
+/* Kills the process group pgid (whose leader has been waited for) with
+ * SIGKILL and waits, up to 2 s, until every member has died (a zombie
+ * waiting for whoever reaps orphans counts as dead; read from /proc), so
+ * that what a case started is dead before the next case begins. Returns
+ * at once when the group is empty.
+ * Thread-safety: any thread. */
+void st__proc_kill_group(pid_t pgid);
+/* fd is the parent's alone (a report, the --events file, a saved fd 1):
+ * every child the harness forks closes it first thing (SPEC §9: a child
+ * holds only its own descriptors; a kernel cannot write into a report).
+ * At most 32; st__proc_parent_only_end when it is closed. Thread-safety:
+ * the main thread, before the run. */
+void st__proc_parent_only(int fd);
+void st__proc_parent_only_end(int fd);
+/* In a forked child: closes every parent-only descriptor. */
+void st__proc_close_parent_only(void);
+
 #endif

@@ -19,6 +19,7 @@
 #include <scenetest/scenetest.h>
 
 #include "base/log_sink.h"
+#include "base/proc.h"
 #include "case/args.h"
 #include "case/result.h"
 #include "cli/cli_internal.h"
@@ -1231,6 +1232,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
                              strerror(errno));
       goto out;
     }
+    st__proc_parent_only(fileno(events));
   }
   if ((rerun = rerun_options(c)) == NULL) {
     status = internal_error("building the rerun command", ST_ENOMEM);
@@ -1281,6 +1283,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   /* Someone watches (a progress line, log lines on a terminal): the
    * supervised children tell each case as it begins, not in batches. */
   opts->live = isatty(1) || isatty(2);
+  opts->interrupts = 1;
   st_error_clear(&err);
   if (!opts->supervise)
     exit_guard_arm();
@@ -1299,6 +1302,7 @@ out:
   free(rerun);
   if (events != NULL) {
     int bad = ferror(events) != 0;
+    st__proc_parent_only_end(fileno(events));
     if (fclose(events) != 0)
       bad = 1;
     if (bad) {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc.h"
 #include "cli/cli_internal.h"
 
 static const char *const fmt_names[] = {"text", "tap", "junit", "json", "html"};
@@ -199,6 +200,7 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
                              strerror(errno));
       }
     }
+    st__proc_parent_only(fileno(o->f)); /* no child writes to a report */
     c.out = o->f;
     c.tty = isatty(fileno(o->f));
     c.color = c.color && c.tty;
@@ -227,6 +229,7 @@ int st__outputs_close(st__output *out, size_t n) {
     o->has_obs = 0;
     if (o->f != NULL) {
       int bad = ferror(o->f) != 0;
+      st__proc_parent_only_end(fileno(o->f));
       if (fclose(o->f) != 0)
         bad = 1;
       o->f = NULL;

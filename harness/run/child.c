@@ -38,6 +38,7 @@
 #include "case/wire.h"
 #include "case/level3/workers.h"
 #include "run/child.h"
+#include "run/interrupt.h"
 
 enum { FRAME_EVENT = 1, FRAME_RESULT = 2, FRAME_LOG = 3 };
 
@@ -312,6 +313,11 @@ static void read_frames(st__child *c) {
 /* Ends the slot's case: closes its pipe and pidfd, keeps its buffers and
  * result file for the next one. */
 static void child_end(st__child *c) {
+  /* The case's process group: what its kernel started and left (the
+   * child itself is waited for; its group lives on while they do, so the
+   * id names nothing else). */
+  if (c->pid > 0)
+    st__proc_kill_group(c->pid);
   if (c->cap_fd >= 0)
     close(c->cap_fd);
   if (c->cap_w >= 0)
@@ -390,7 +396,8 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
   st_case_result *r;
   st__bytes out;
   const char *prior;
-  int clean = !c->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  int clean = !c->timed_out && !c->interrupted && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0;
   int own;
 
   read_frames(c);
@@ -403,7 +410,10 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
     st__case_result_set_duration(r, st__now_ns() - c->start);
     /* An override: whatever the child reported before it died is not its
      * verdict (the first cause wins everywhere else). */
-    if (c->timed_out) {
+    if (c->interrupted) {
+      snprintf(msg, sizeof msg, "interrupted (%s, child pid %ld killed)",
+               st__intr_name(c->interrupted), (long)c->pid);
+    } else if (c->timed_out) {
       snprintf(msg, sizeof msg,
                "timed out after %g s (child pid %ld killed)", c->timeout,
                (long)c->pid);
@@ -477,6 +487,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
   c->dropped = 0;
   c->kill_at = 0;
   c->timed_out = 0;
+  c->interrupted = 0;
   c->oom = 0;
   c->timeout = timeout;
   /* Buffered output would be written twice otherwise: every stream, the
@@ -492,11 +503,16 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
     return -1;
   }
   if (pid == 0) {
-    /* A harness killed by a signal (SIGINT from kill(1), not the
-     * terminal's whole group) takes its children along, as it takes its
-     * level-3 workers: none is left running a hung kernel. */
+    /* Its own process group, killed when the case ends, so that nothing
+     * a kernel started outlives the case (D10). A harness killed by a
+     * signal (SIGINT from kill(1), not the terminal's whole group) takes
+     * its children along, as it takes its level-3 workers: none is left
+     * running a hung kernel. */
+    setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
       _exit(123);
+    st__intr_child();
+    st__proc_close_parent_only(); /* the reports, --events, fd 1 saved */
     /* A child holds only its own descriptors (D14): not its siblings'
      * pipes, result files or pidfds. */
     for (j = 0; j < n_all; j++)
@@ -518,6 +534,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
    * child's exit would cause a moment before, waking us early onto a cold
    * CPU to wait again) never comes first. Without one, the end-of-file
    * says the child is exiting. */
+  setpgid(pid, pid); /* both sides: whichever runs first */
   c->pid_fd = st__proc_pidfd_open(pid);
   if (c->pid_fd >= 0)
     c->cap_w = cp[1];
@@ -533,21 +550,29 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
 
 int st__child_wait_ms(const st__child *c, uint64_t now) {
   uint64_t due = c->kill_at ? c->kill_at : c->deadline;
+  int ms = -1;
   if (c->pid_fd < 0 && c->cap_fd < 0)
     return 1; /* the pipe at EOF: the child is exiting */
-  if (c->pid_fd < 0 && c->timed_out && c->kill_at == 0)
-    return 20; /* killed; a grandchild may hold the pipe: look again */
-  if (due != 0)
-    return due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
-  return -1;
+  /* No pidfd: the pipe's end-of-file is not the child's exit (a process
+   * it started holds the pipe too, D6): look for its exit now and then. */
+  if (c->pid_fd < 0)
+    ms = 20;
+  if (due != 0) {
+    int d = due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
+    if (ms < 0 || d < ms)
+      ms = d;
+  }
+  return ms;
 }
 
 void st__child_deadline(st__child *c, uint64_t now) {
   if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
     c->timed_out = 1;
-    kill(c->pid, SIGTERM);
+    kill(-c->pid, SIGTERM);
+    kill(c->pid, SIGTERM); /* if it has not made its group yet */
     c->kill_at = now + KILL_GRACE_NS;
   } else if (c->kill_at != 0 && now >= c->kill_at) {
+    kill(-c->pid, SIGKILL);
     kill(c->pid, SIGKILL);
     c->kill_at = 0;
     c->deadline = 0;
@@ -569,10 +594,8 @@ int st__child_reaped(st__child *c, int *status) {
       return 0;
     }
   } else if (c->cap_fd >= 0) {
-    /* No pidfd: the pipe's end-of-file says the child is exiting. */
-    if (!c->timed_out)
-      return 0;
-    /* Killed: do not wait for a grandchild that holds the pipe. */
+    /* No pidfd and the pipe still open: the child may have exited while
+     * a process it started holds the pipe (D6); never wait for that. */
     w = waitpid(c->pid, status, WNOHANG);
     if (w != c->pid)
       return 0;
@@ -639,9 +662,18 @@ st_case_result *st__child_collect(st__child *c, const st_case_info *info,
   return r;
 }
 
+void st__child_interrupt(st__child *c, int sig, int *status) {
+  c->interrupted = sig;
+  kill(-c->pid, SIGKILL);
+  kill(c->pid, SIGKILL);
+  while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
+    ;
+}
+
 void st__child_free(st__child *c) {
   if (c->pid > 0) {
     int status;
+    kill(-c->pid, SIGKILL);
     kill(c->pid, SIGKILL);
     while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
       ;

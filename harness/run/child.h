@@ -43,6 +43,7 @@ typedef struct st__child {
   uint64_t start, deadline, kill_at;
   double timeout;
   int timed_out;
+  int interrupted; /* the signal that ended the run, which killed it */
   int oom;
 } st__child;
 
@@ -68,6 +69,10 @@ void st__child_polled(st__child *c /* IN/OUT */,
                       const struct pollfd *pf /* IN */);
 /* Past its deadline: SIGTERM, then SIGKILL after a grace. */
 void st__child_deadline(st__child *c /* IN/OUT */, uint64_t now);
+/* The run was interrupted by sig: the child's process group killed, the
+ * child waited for (its wait status in *status); collect it next. */
+void st__child_interrupt(st__child *c /* IN/OUT */, int sig,
+                         int *status /* OUT */);
 /* 1 when c's child has been waited for (its wait status in *status). */
 int st__child_reaped(st__child *c /* IN/OUT */, int *status /* OUT */);
 /* The waited-for child's case result (its own, or one made from the events

@@ -13,11 +13,23 @@ typedef struct st__fanout {
   /* One observer that passes case_begin, phase_begin and phase_end on to
    * all: what a case run live (st__case_run) is told through. */
   st_observer live;
+  /* ends[j]: case_end calls observer j received (the run's final check
+   * compares each with the selection); NULL out of memory. Owned. */
+  size_t *ends;
+  /* SCENETEST_TEST_DROP_CASE (test-only): the case index whose case_end
+   * the first observer with one is not told, so that the final check is
+   * seen to fail; SIZE_MAX: none. */
+  size_t drop;
 } st__fanout;
 
-/* obs may be NULL when n is 0. */
+/* obs may be NULL when n is 0. st__fanout_free frees what it made. */
 void st__fanout_init(st__fanout *fo /* OUT */,
                      const st_observer *obs /* IN: borrowed */, size_t n);
+void st__fanout_free(st__fanout *fo /* IN/OUT */);
+/* 0 when every observer with a case_end was told of n cases; else 1 with
+ * the first that was not (its position, and how many) in *which, *got. */
+int st__fanout_short(const st__fanout *fo /* IN */, size_t n,
+                     size_t *which /* OUT */, size_t *got /* OUT */);
 void st__fanout_run_begin(const st__fanout *fo /* IN */,
                           const st_run_info *info /* IN */);
 void st__fanout_case_begin(const st__fanout *fo /* IN */,

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "case/phase.h"
+#include "case/result.h"
 #include "run/child.h"
+#include "run/interrupt.h"
 #include "run/sched.h"
 
 /* A case with a timeout its executor does not enforce must run in a
@@ -61,16 +63,16 @@ static st_status iso_init(iso *is, st__schedctx *sc, st_error *err) {
   if (n > SIZE_MAX / 16 - 1)
     return st_error_set(err, ST_ENOMEM, "out of memory");
   is->block = calloc(1, jobs * sizeof *is->kids +
-                            2 * (size_t)jobs * sizeof *is->who +
+                            (2 * (size_t)jobs + 1) * sizeof *is->who +
                             (n + 1) * sizeof *is->done +
-                            2 * (size_t)jobs * sizeof *is->pf + n + 1);
+                            (2 * (size_t)jobs + 1) * sizeof *is->pf + n + 1);
   if (is->block == NULL)
     return st_error_set(err, ST_ENOMEM, "out of memory");
   is->kids = is->block;
   is->who = (size_t *)(void *)(is->kids + jobs);
-  is->done = (st_case_result **)(void *)(is->who + 2 * (size_t)jobs);
+  is->done = (st_case_result **)(void *)(is->who + 2 * (size_t)jobs + 1);
   is->pf = (struct pollfd *)(void *)(is->done + n + 1);
-  is->ready = (char *)(is->pf + 2 * (size_t)jobs);
+  is->ready = (char *)(is->pf + 2 * (size_t)jobs + 1);
   for (i = 0; i < jobs; i++)
     st__child_init(&is->kids[i]);
   return ST_OK;
@@ -108,10 +110,20 @@ static void iso_report_ready(iso *is) {
   }
 }
 
+/* The isolated child's deadline. A case whose executor enforces its
+ * timeout itself (level 3) does so inside the child; the child's deadline
+ * is then a backstop a second later, so that the two never race to say
+ * how the case timed out (the executor's verdict is the one). */
+static double child_timeout(const st__schedctx *sc, size_t i) {
+  double t = st__sched_timeout(sc, i);
+  return t > 0 && st__sched_owns_timeout(sc, i) ? t + 1.0 : t;
+}
+
 /* Starts cases while there is room. */
 static void iso_start(iso *is) {
   st__schedctx *sc = is->sc;
-  while (is->running < is->jobs && is->next_start < sc->n) {
+  while (is->running < is->jobs && is->next_start < sc->n &&
+         !st__intr_signal()) {
     size_t i = is->next_start, slot;
     st_case_result *failed = NULL;
     st_case_info info;
@@ -134,7 +146,7 @@ static void iso_start(iso *is) {
       ;
     st__sched_info(sc, i, &info);
     if (st__child_start(&is->kids[slot], sc->rc, &sc->refs[i], &info,
-                        st__sched_timeout(sc, i), is->kids, is->jobs,
+                        child_timeout(sc, i), is->kids, is->jobs,
                         &failed) != 0) {
       /* The case errors (failed says why, or is NULL out of memory). */
       iso_finish(is, i, failed);
@@ -169,10 +181,16 @@ static st_status iso_wait(iso *is, st_error *err) {
     if (ms >= 0 && (timeout_ms < 0 || ms < timeout_ms))
       timeout_ms = ms;
   }
+  if (st__intr_fd() >= 0) {
+    is->pf[nf].fd = st__intr_fd();
+    is->pf[nf].events = POLLIN;
+    is->who[nf++] = SIZE_MAX;
+  }
   if (poll(is->pf, nf, timeout_ms) < 0 && errno != EINTR)
     return st_error_set(err, ST_EINTERNAL, "poll: %s", strerror(errno));
   for (i = 0; i < nf; i++)
-    st__child_polled(&is->kids[is->who[i]], &is->pf[i]);
+    if (is->who[i] != SIZE_MAX)
+      st__child_polled(&is->kids[is->who[i]], &is->pf[i]);
   return ST_OK;
 }
 
@@ -197,17 +215,47 @@ static void iso_reap(iso *is) {
   }
 }
 
+/* SIGINT or SIGTERM: every child's process group killed, its case an
+ * error, every case not started a skip (SPEC §9). */
+static void iso_interrupt(iso *is, int sig) {
+  size_t i;
+  for (i = 0; i < is->jobs; i++) {
+    st__child *c = &is->kids[i];
+    st_case_info info;
+    int status = 0;
+    if (c->pid <= 0)
+      continue;
+    st__child_interrupt(c, sig, &status);
+    st__sched_info(is->sc, c->index, &info);
+    iso_finish(is, c->index, st__child_collect(c, &info, status));
+    is->running--;
+  }
+  for (; is->next_start < is->sc->n; is->next_start++)
+    iso_finish(is, is->next_start,
+               st__sched_unrun(is->sc, is->next_start,
+                               "not run: interrupted"));
+  st__run_result_set_interrupted(is->sc->run, sig);
+}
+
 static st_status isolate_run_all(st__schedctx *sc, st_error *err) {
   iso is;
+  st__intr si;
   st_status s = iso_init(&is, sc, err);
   if (s != ST_OK) {
     free(is.block);
     return s;
   }
+  /* In-process cases too (level 3 under --timeout alone): no system call
+   * of theirs sees EINTR. */
+  st__intr_install(&si, !sc->rc->opts->isolate);
   for (;;) {
     iso_report_ready(&is);
     if (is.next_report >= sc->n)
       break;
+    if (st__intr_signal()) {
+      iso_interrupt(&is, st__intr_signal());
+      continue;
+    }
     iso_start(&is);
     if (is.running == 0)
       continue; /* what started is finished: report it */
@@ -216,6 +264,7 @@ static st_status isolate_run_all(st__schedctx *sc, st_error *err) {
       break;
     iso_reap(&is);
   }
+  st__intr_restore(&si);
   iso_free(&is);
   return s;
 }

@@ -16,6 +16,7 @@
 #include "base/loadwatch.h"
 #include "base/options.h"
 #include "base/pool.h"
+#include "base/proc.h"
 #include "case/case.h"
 #include "case/exec.h"
 #include "case/result.h"
@@ -122,6 +123,7 @@ static int stdout_to_stderr(const st_run_options *opts) {
   saved = fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (saved >= 0)
     dup2(2, 1);
+  st__proc_parent_only(saved);
   return saved;
 }
 
@@ -130,6 +132,7 @@ static void stdout_restore(int saved) {
     return;
   fflush(stdout);
   dup2(saved, 1);
+  st__proc_parent_only_end(saved);
   close(saved);
 }
 
@@ -167,16 +170,15 @@ static void set_iterations(st_run_result *run, const unsigned *iters,
 
 /* The selected cases through the scheduler that fits, between the
  * observers' run_begin and run_end. */
-static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
-                           const st_observer *observers, size_t n_observers,
-                           st_run_result *run, st_error *err) {
-  st__fanout fo;
+static st_status run_through(st__runctx *rc, const st_case_ref *refs,
+                             size_t n, st__fanout *fop, st_run_result *run,
+                             st_error *err) {
+  st__fanout fo = *fop; /* a copy: its live observer and counts are fop's */
   st__schedctx sc;
   const st__scheduler *sched;
   st_run_info rinfo;
   st_status s;
 
-  st__fanout_init(&fo, observers, n_observers);
   memset(&sc, 0, sizeof sc);
   sc.rc = rc;
   sc.fo = &fo;
@@ -228,6 +230,26 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
                         "report is complete; cases without a result of "
                         "their own are errors)");
   return ST_OK;
+}
+
+/* run_through, then the final check of what each observer was told: a
+ * reporter that missed a case would otherwise show a short report under
+ * a verdict that counts every case. */
+static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
+                           const st_observer *observers, size_t n_observers,
+                           st_run_result *run, st_error *err) {
+  st__fanout fo;
+  size_t which, got;
+  st_status s;
+  st__fanout_init(&fo, observers, n_observers);
+  s = run_through(rc, refs, n, &fo, run, err);
+  if (s == ST_OK && st__fanout_short(&fo, n, &which, &got))
+    s = st_error_set(err, ST_EINTERNAL,
+                     "observer %zu of %zu (a reporter) was told of %zu of "
+                     "the %zu selected cases",
+                     which + 1, n_observers, got, n);
+  st__fanout_free(&fo);
+  return s;
 }
 
 st_status st_run(const st_scene_set *set, const st_run_options *opts_in,

@@ -3,11 +3,13 @@
  * what a scheduler may know of a case (its info, its executor's flags,
  * its timeout), and what happens to a finished case: the observers told,
  * the result kept, --fail-fast judged. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "case/exec.h"
 #include "case/result.h"
+#include "run/interrupt.h"
 #include "run/sched.h"
 
 /* In order of preference: the first that fits is taken. */
@@ -123,4 +125,14 @@ void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
     st__fanout_case_finish(sc->fo, &info, r);
   st__fanout_case_end(sc->fo, &info, r);
   sc->reported++;
+}
+
+void st__sched_interrupted(st_case_result *r) {
+  char msg[96];
+  int sig = st__intr_signal();
+  if (r == NULL || sig == 0)
+    return;
+  snprintf(msg, sizeof msg, "interrupted (%s, during the case)",
+           st__intr_name(sig));
+  st__case_result_override(r, ST_CASE_ERROR, msg);
 }

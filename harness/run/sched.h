@@ -87,6 +87,10 @@ st_case_result *st__sched_not_run(const st__schedctx *sc /* IN */,
 st_case_result *st__sched_unrun(const st__schedctx *sc /* IN */, size_t i,
                                 const char *why /* IN */);
 
+/* In-process: a case that was running when SIGINT or SIGTERM came
+ * (run/interrupt.h) is an error, "interrupted"; r unchanged otherwise. */
+void st__sched_interrupted(st_case_result *r /* IN/OUT, or NULL */);
+
 /* Case i finished: case_finish to the observers now (finish order). No
  * call for NULL. */
 void st__sched_finished(const st__schedctx *sc /* IN */, size_t i,

@@ -37,12 +37,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <scenetest/log.h>
+
 #include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
+#include "run/interrupt.h"
 #include "run/sched.h"
 #include "run/supervise.h"
 
@@ -117,52 +120,6 @@ static void rewind_file(int fd, off_t size) {
   lseek(fd, 0, SEEK_SET);
 }
 
-/* ---- signals ---------------------------------------------------------- */
-
-static volatile sig_atomic_t got_signal;
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig) {
-  int e = errno;
-  char c = 1;
-  if (got_signal == 0)
-    got_signal = sig;
-  if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
-  }
-  errno = e;
-}
-
-typedef struct saved_signals {
-  struct sigaction intr, term;
-  int installed;
-} saved_signals;
-
-static void signals_install(saved_signals *ss) {
-  struct sigaction sa;
-  memset(ss, 0, sizeof *ss);
-  got_signal = 0;
-  if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    sig_pipe[0] = sig_pipe[1] = -1;
-    return; /* no interrupts handled: the default action stays */
-  }
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &ss->intr);
-  sigaction(SIGTERM, &sa, &ss->term);
-  ss->installed = 1;
-}
-
-static void signals_restore(saved_signals *ss) {
-  if (!ss->installed)
-    return;
-  sigaction(SIGINT, &ss->intr, NULL);
-  sigaction(SIGTERM, &ss->term, NULL);
-  close(sig_pipe[0]);
-  close(sig_pipe[1]);
-  sig_pipe[0] = sig_pipe[1] = -1;
-}
-
 /* ---- the state -------------------------------------------------------- */
 
 typedef struct slot {
@@ -210,6 +167,7 @@ typedef struct child {
   size_t cmd_len, cmd_at;
   size_t unsent; /* finished cases whose results are not sent yet */
   int live;      /* st_run_options.live: nothing waits for a batch */
+  int oneshot;   /* it runs one case (its executor forks), then exits */
   pthread_mutex_t lock; /* guards: pending, msg */
   st__wbuf pending;     /* journal frames not yet written */
   st__wbuf msg;         /* the frames of this case's reply */
@@ -359,6 +317,20 @@ static void child_send(child *ch) {
   pthread_mutex_unlock(&ch->lock);
 }
 
+/* 1 if a process this child started (or one orphaned below it: it is
+ * their subreaper) still runs; the dead ones are reaped. One system call
+ * when there are none. */
+static int left_processes(void) {
+  for (;;) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) != 0)
+      return errno == EINTR ? 1 : 0; /* ECHILD: none */
+    if (si.si_pid == 0)
+      return 1;
+  }
+}
+
 static void child_run_one(child *ch, size_t i) {
   st_observer so;
   st_case_result *r;
@@ -402,6 +374,19 @@ static void child_run_one(child *ch, size_t i) {
   st_case_result_free(r);
   journal_flush(ch);
   ch->state->running = 0;
+  if (!ch->oneshot && left_processes()) {
+    /* The case started processes that still run (D10): they are killed
+     * with this child's process group, now, not at the end of the run.
+     * Its result is sent; the cases sent after it go to a fresh child. */
+    st_log(ST_LOG_WARNING, "%s left processes running; they are killed "
+                           "with its supervised child (pid %ld)",
+           ch->refs[i].scene->cases[ch->refs[i].index].name,
+           (long)getpid());
+    ch->state->retired = 1;
+    child_send(ch);
+    flush_stdio();
+    _exit(0);
+  }
   if (++ch->unsent >= BATCH || ch->live)
     child_send(ch);
 }
@@ -446,18 +431,19 @@ static st_case_result *error_result(sv *s, size_t i, const char *fmt,
 /* The child's side after fork: its own group (so that a kill of the
  * group takes what it started along), death with the supervisor, default
  * signals, and none of its siblings' descriptors (D14). */
-static void child_begin(sv *s, size_t k, int sock, pid_t parent) {
+static void child_begin(sv *s, size_t k, int sock, pid_t parent,
+                        int oneshot) {
   child ch;
   size_t j;
   setpgid(0, 0);
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+  /* What a kernel starts and orphans (`sleep 100 &` from a shell) is
+   * reparented to this child, which so sees it after the case (D10). */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent ||
+      prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
     _exit(123);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  if (sig_pipe[0] >= 0) {
-    close(sig_pipe[0]);
-    close(sig_pipe[1]);
-  }
+  st__intr_child();
+  /* Nor the supervisor's own: the reports, --events, the saved fd 1. */
+  st__proc_close_parent_only();
   for (j = 0; j < s->jobs; j++) {
     slot *o = &s->slots[j];
     if (o->sock >= 0)
@@ -480,6 +466,7 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent) {
   ch.capture = s->slots[k].capture;
   ch.state = &s->state[k];
   ch.live = s->sc->rc->opts->live;
+  ch.oneshot = oneshot;
   memset(ch.state, 0, sizeof *ch.state);
   child_main(&ch);
 }
@@ -510,7 +497,7 @@ static int slot_start(sv *s, size_t k, int oneshot) {
   }
   if (pid == 0) {
     close(sp[0]);
-    child_begin(s, k, sp[1], parent);
+    child_begin(s, k, sp[1], parent, oneshot);
   }
   setpgid(pid, pid); /* both sides: whichever runs first */
   close(sp[1]);
@@ -530,7 +517,7 @@ static int slot_start(sv *s, size_t k, int oneshot) {
 /* The slot's child is gone (waited for): its descriptors closed and its
  * group killed (whatever a kernel started must not outlive it). */
 static void slot_end(slot *c) {
-  kill(-c->pid, SIGKILL);
+  st__proc_kill_group(c->pid);
   if (c->sock >= 0)
     close(c->sock);
   if (c->pid_fd >= 0)
@@ -756,7 +743,14 @@ static void child_died(sv *s, size_t k, int status, int sig) {
   st_case_result *r;
   read_sock(s, k); /* results it sent before it ended are good */
   take_journal(s, k, &r); /* and so are those it had not sent yet */
-  if (c->nq > 0) {
+  if (c->nq > 0 && st->retired && sig == 0 && !c->timed_out) {
+    /* It ended itself between cases (a case left processes behind):
+     * nothing it was sent has begun. */
+    for (q = 0; q < c->nq; q++)
+      s->redo[s->n_redo++] = c->q[q];
+    c->nq = 0;
+    st_case_result_free(r);
+  } else if (c->nq > 0) {
     size_t i = c->q[0];
     int begun = st->running == (uint32_t)i + 1;
     if (sig != 0 && !begun) {
@@ -784,7 +778,7 @@ static void child_died(sv *s, size_t k, int status, int sig) {
         char msg[320];
         if (sig != 0)
           snprintf(msg, sizeof msg, "interrupted (%s, %s)",
-                   sig == SIGINT ? "SIGINT" : "SIGTERM", where);
+                   st__intr_name(sig), where);
         else if (c->timed_out)
           snprintf(msg, sizeof msg,
                    "timed out after %g s (child pid %ld killed %s)",
@@ -908,7 +902,7 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
 static void dispatch(sv *s) {
   st__schedctx *sc = s->sc;
   size_t i;
-  while (!got_signal && peek_next(s, &i)) {
+  while (!st__intr_signal() && peek_next(s, &i)) {
     int forks = st__sched_forks(sc, i), fresh, e;
     double tmo = st__sched_owns_timeout(sc, i) ? 0 : st__sched_timeout(sc, i);
     int alone = tmo > 0 || sc->rc->opts->fail_fast;
@@ -950,8 +944,8 @@ static st_status wait_children(sv *s, st_error *err) {
   int ms = -1;
   uint64_t now = st__now_ns();
   size_t k;
-  if (sig_pipe[0] >= 0) {
-    s->pf[nf].fd = sig_pipe[0];
+  if (st__intr_fd() >= 0) {
+    s->pf[nf].fd = st__intr_fd();
     s->pf[nf].events = POLLIN;
     s->who[nf++] = SIZE_MAX;
   }
@@ -1118,19 +1112,19 @@ static void sv_free(sv *s) {
 
 static st_status supervise_run_all(st__schedctx *sc, st_error *err) {
   sv s;
-  saved_signals ss;
+  st__intr ss;
   st_status rc = sv_init(&s, sc, err);
   if (rc != ST_OK) {
     sv_free(&s);
     return rc;
   }
-  signals_install(&ss);
+  st__intr_install(&ss, 0);
   for (;;) {
     report_ready(&s);
     if (s.next_report >= sc->n)
       break;
-    if (got_signal) {
-      interrupt(&s, got_signal);
+    if (st__intr_signal()) {
+      interrupt(&s, st__intr_signal());
       continue;
     }
     dispatch(&s);
@@ -1143,7 +1137,7 @@ static st_status supervise_run_all(st__schedctx *sc, st_error *err) {
   }
   if (rc == ST_OK)
     end_children(&s);
-  signals_restore(&ss);
+  st__intr_restore(&ss);
   if (rc == ST_OK && s.oom)
     sc->oom = 1;
   sv_free(&s);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case/result.h"
+#include "run/interrupt.h"
 #include "run/sched.h"
 
 typedef struct tsched {
@@ -22,6 +24,7 @@ typedef struct tsched {
   st__schedctx *sc;
   size_t next;            /* guarded by: lock */
   int stop;               /* guarded by: lock */
+  int intr;               /* guarded by: lock; stopped by an interrupt */
   int paused;             /* guarded by: lock; no new case may start */
   size_t *finished;       /* guarded by: lock; indexes in finish order */
   size_t n_finished;      /* guarded by: lock */
@@ -72,6 +75,12 @@ static void *thread_main(void *arg) {
     st_case_result *r;
     pthread_mutex_lock(&t->lock);
     for (;;) {
+      if (!t->stop && sc->rc->opts->interrupts && st__intr_signal()) {
+        /* SIGINT/SIGTERM: no case starts; the scheduling thread waiting
+         * for one learns so. */
+        t->stop = t->intr = 1;
+        pthread_cond_broadcast(&t->cond);
+      }
       if (t->stop || t->next >= sc->n) {
         pthread_mutex_unlock(&t->lock);
         return NULL;
@@ -87,6 +96,8 @@ static void *thread_main(void *arg) {
     t->busy++;
     pthread_mutex_unlock(&t->lock);
     r = st__case_run(sc->rc, &sc->refs[i], i, sc->n, NULL);
+    if (sc->rc->opts->interrupts)
+      st__sched_interrupted(r);
     pthread_mutex_lock(&t->lock);
     t->busy--;
     ran(t, i, r);
@@ -132,7 +143,9 @@ static void report_turn(tsched *t, size_t i) {
   if (did_run)
     st__sched_report(sc, i, r, ST__REPORT_REPLAY);
   else
-    st__sched_report(sc, i, st__sched_not_run(sc, i),
+    st__sched_report(sc, i,
+                     t->intr ? st__sched_unrun(sc, i, "not run: interrupted")
+                             : st__sched_not_run(sc, i),
                      ST__REPORT_REPLAY | ST__REPORT_FINISH);
 }
 
@@ -142,6 +155,7 @@ static st_status threads_run_all(st__schedctx *sc, st_error *err) {
   pthread_t *threads = NULL;
   size_t n_threads = 0, i;
   st_status s = ST_OK;
+  st__intr si;
 
   memset(&t, 0, sizeof t);
   t.sc = sc;
@@ -156,6 +170,8 @@ static st_status threads_run_all(st__schedctx *sc, st_error *err) {
   }
   pthread_mutex_init(&t.lock, NULL);
   pthread_cond_init(&t.cond, NULL);
+  if (sc->rc->opts->interrupts)
+    st__intr_install(&si, 1);
   for (i = 0; i < jobs && i < sc->n; i++)
     if (pthread_create(&threads[n_threads], NULL, thread_main, &t) == 0)
       n_threads++;
@@ -165,6 +181,11 @@ static st_status threads_run_all(st__schedctx *sc, st_error *err) {
     report_turn(&t, i);
   for (i = 0; i < n_threads; i++)
     pthread_join(threads[i], NULL);
+  if (sc->rc->opts->interrupts) {
+    if (st__intr_signal())
+      st__run_result_set_interrupted(sc->run, st__intr_signal());
+    st__intr_restore(&si);
+  }
   pthread_cond_destroy(&t.cond);
   pthread_mutex_destroy(&t.lock);
 out:

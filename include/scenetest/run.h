@@ -75,6 +75,13 @@ typedef struct st_run_options {
    * supervised children then tell each case's begin and log lines as they
    * happen, not in batches (a wake-up of the supervisor for each). */
   int live;
+  /* 1: SIGINT and SIGTERM end an in-process run (neither supervised nor
+   * isolated) with every report finished too: the running case an error,
+   * the rest skips, st_run_result_interrupted set (a second signal ends
+   * the process: a hanging kernel cannot be stopped in-process). The
+   * forking runs (supervise, isolate) always handle them. The CLI's `run`
+   * sets it; the library default is 0. */
+  int interrupts;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */

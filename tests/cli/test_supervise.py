@@ -37,7 +37,8 @@ ENV = dict(os.environ, NO_COLOR="1",
 
 BEHAVIOUR = {"exit0": 1, "_exit": 2, "segv": 3, "abort": 4, "heap": 5,
              "closefds": 6, "forge": 7, "sleep": 8, "fifo": 9, "parent": 10,
-             "prints": 11, "fds": 12, "slow": 13}
+             "prints": 11, "fds": 12, "slow": 13, "spawn": 14, "orphan": 15,
+             "cuepause": 16, "spawnhang": 17, "alive": 18}
 
 
 def scene(name, bad, after=2, before=1, scene_name="sv", level=2,
@@ -291,7 +292,10 @@ def interrupted(sig, fmt, mode):
     """A run stopped by sig while case 'fifo' runs (it has written to the
     FIFO): every case reported once, the running one an error, the report
     finished; exit 128 + sig; nothing left in the session or /dev/shm."""
-    path = scene("intr.yaml", "fifo", after=3)
+    # In-process the kernel cannot be killed: it waits for one signal,
+    # then computes (what runs after the signal is the harness's).
+    running = "cuepause" if "--no-supervise" in mode else "fifo"
+    path = scene("intr.yaml", running, after=3)
     fifo = os.path.join(TMP, "cue")
     if os.path.exists(fifo):
         os.unlink(fifo)
@@ -328,34 +332,34 @@ def interrupted(sig, fmt, mode):
     check(shm() - shm_before == set(), "nothing new in /dev/shm")
     evs = events(ev)
     check(sorted(e["case"] for e in evs) ==
-          ["after0", "after1", "after2", "fifo", "good0"],
+          sorted(["after0", "after1", "after2", running, "good0"]),
           "--events has every case once: %r" % evs)
     by = {e["case"]: e for e in evs}
-    check(by["fifo"]["status"] == "error" and
-          by["fifo"]["message"].startswith("interrupted"),
-          "the running case is an error, interrupted: %r" % by["fifo"])
+    check(by[running]["status"] == "error" and
+          by[running]["message"].startswith("interrupted"),
+          "the running case is an error, interrupted: %r" % by[running])
     for c, e in by.items():
         # With -j 2 the other child may be in the middle of a case too.
-        check(c == "fifo" or e["status"] == "pass" or
+        check(c == running or e["status"] == "pass" or
               (e["status"] == "skip" and
                e["message"] == "not run: interrupted") or
-              (mode != [] and e["status"] == "error" and
+              ("-j" in mode and e["status"] == "error" and
                e["message"].startswith("interrupted")),
               "the others passed, were running or were not run: %r" % e)
-    if mode == []:
+    if "-j" not in mode:
         check([by[c]["status"] for c in ("after0", "after1", "after2")] ==
               ["skip"] * 3, "-j 1: nothing after the running case ran")
     if fmt == "junit":
         import xml.etree.ElementTree as ET
         cases = {tc.get("name"): tc for tc in ET.parse(doc).iter("testcase")}
         check(sorted(cases) == sorted(by) and
-              cases["fifo"].find("error") is not None,
+              cases[running].find("error") is not None,
               "JUnit: every case, the running one an <error>: %r" % cases)
     elif fmt == "json":
         with open(doc) as f:
             d = json.load(f)
         js = {c["case"]: c for c in d["cases"]}
-        check(sorted(js) == sorted(by) and js["fifo"]["status"] == "error",
+        check(sorted(js) == sorted(by) and js[running]["status"] == "error",
               "JSON: every case, the running one an error: %r" % js)
     elif fmt == "tap":
         pts = points(out)
@@ -366,8 +370,11 @@ def interrupted(sig, fmt, mode):
     else:
         check("interrupted by %s" % ("SIGINT" if sig == signal.SIGINT
                                      else "SIGTERM") in out and
-              re.search(r"^5 cases: \d+ passed, 0 failed, 1 error, \d+ "
-                        r"skipped", out, re.M),
+              re.search(r"^5 cases: %d passed, 0 failed, %d errors?, %d "
+                        r"skipped" % tuple(
+                            sum(e["status"] == st for e in evs)
+                            for st in ("pass", "error", "skip")),
+                        out, re.M),
               "the summary says what ran: " + what)
 
 
@@ -380,6 +387,19 @@ def supervise__sigint_and_sigterm_finish_every_report():
                 interrupted(sig, fmt, mode)
     for fmt in ("junit", "json"):
         interrupted(signal.SIGINT, fmt, [])
+
+
+@test
+def interrupt__isolate_and_no_supervise_finish_every_report():
+    # The same promise without supervision: --isolate kills the running
+    # child's process group; --no-supervise lets the running kernel
+    # return (it cannot be killed in-process) and stops after it.
+    for mode in (["--isolate"], ["--isolate", "-j", "2"],
+                 ["--no-supervise"], ["--no-supervise", "-j", "2"]):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            interrupted(sig, "tap", mode)
+        for fmt in ("text", "junit", "json"):
+            interrupted(signal.SIGINT, fmt, mode)
 
 
 @test
@@ -464,7 +484,16 @@ def d14__children_hold_only_their_own_descriptors():
                                      "scenetest-capture")),
                       (["--isolate", "-j", "2"], ("scenetest-isolate",))):
         ev = os.path.join(TMP, "d14.jsonl")
-        rc, out, err = run(base("--events", ev) + mode + [path])
+        doc = os.path.join(TMP, "d14.xml")
+        # A second report to a file, the TAP one to a pipe: the child holds
+        # neither, nor the --events file.
+        p = subprocess.Popen([EXE] + base("--events", ev, "--report",
+                                          "junit:" + doc) + mode + [path],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=ENV)
+        pipe_ino = os.fstat(p.stdout.fileno()).st_ino
+        out, err = p.communicate(timeout=120)
+        rc, out, err = p.returncode, out.decode(), err.decode()
         check(rc == 0, "%r rc=%d\n%s%s" % (mode, rc, out, err))
         seen = [e for e in events(ev) if e["case"] == "fds"][0]["output"]
         fds = re.findall(r"^fd \d+ -> (.*) ino=(\d+)$", seen, re.M)
@@ -475,6 +504,154 @@ def d14__children_hold_only_their_own_descriptors():
                   "%r: only its own %s: %r" % (mode, name, fds))
         check(not any("pidfd" in t for t, _ in fds),
               "%r: no pidfd of a sibling: %r" % (mode, fds))
+        check(not any(t in (ev, doc) or int(ino) == pipe_ino
+                      for t, ino in fds),
+              "%r: none of the reports or the --events file (%s, %s, "
+              "pipe ino %d): %r" % (mode, ev, doc, pipe_ino, fds))
+
+
+def pids_alive(path):
+    """The pids in the file at path whose process still runs (not a
+    zombie)."""
+    try:
+        with open(path) as f:
+            pids = [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+    out = []
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                st = f.read()
+        except OSError:
+            continue
+        if st[st.rindex(")") + 2] != "Z":
+            out.append(pid)
+    return out
+
+
+def kill_pids(path):
+    for pid in pids_alive(path):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def spawning_scene(name, cases, scene_name="d10"):
+    lines = ["  - {name: %s, params: {B: %d}}" % (c, BEHAVIOUR[b])
+             for c, b in cases]
+    return write(TMP, name, "scene: %s\nkernel: scale\n" % scene_name + """args:
+  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
+  - {tensor: y, dtype: int32, shape: [64], role: output}
+  - {scalar: s, dtype: int32, value: B}
+cases:
+""" + "\n".join(lines) + "\n")
+
+
+@test
+def d6__isolate_without_pidfd_does_not_wait_for_a_background_grandchild():
+    # Without pidfd_open (valgrind, old kernels; SCENETEST_TEST_NO_PIDFD
+    # here) an isolated child's exit used to be its pipe's end of file,
+    # which a `sleep 100` it started holds: the run waited 100 s.
+    path = spawning_scene("d6.yaml", [("spawn", "spawn"), ("orphan", "orphan"),
+                                      ("after", "alive")], "d6")
+    pids = os.path.join(TMP, "d6.pids")
+    for mode in (["--isolate"], ["--isolate", "-j", "2"], [], ["-j", "2"]):
+        if os.path.exists(pids):
+            os.unlink(pids)
+        ev = os.path.join(TMP, "d6.jsonl")
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(
+                [EXE] + base("--events", ev) + mode + [path],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30,
+                env=dict(ENV, SCENETEST_TEST_NO_PIDFD="1", ST_TEST_PIDS=pids))
+        except subprocess.TimeoutExpired:
+            kill_pids(pids)
+            check(False, "%r without pidfd: the run waited for the "
+                  "kernel's background sleep (> 30 s)" % mode)
+        took = time.monotonic() - t0
+        out = p.stdout.decode()
+        what = "%r rc=%d %.1f s\n%s%s" % (mode, p.returncode, took, out,
+                                          p.stderr.decode())
+        check(p.returncode == 0 and len(points(out)) == 3, what)
+        check(took < 20, "bounded: " + what)
+        left = wait_gone(pids)
+        kill_pids(pids)
+        check(left == [], "%r: no sleep left after the run: %r" % (mode, left))
+
+
+def wait_gone(pids, seconds=5):
+    """The pids still alive after a bounded poll (SIGKILL is delivered
+    asynchronously)."""
+    end = time.monotonic() + seconds
+    while pids_alive(pids) and time.monotonic() < end:
+        time.sleep(0.02)  # a bounded poll, not synchronization
+    return pids_alive(pids)
+
+
+@test
+def d10__no_kernel_started_process_survives_its_case():
+    # A kernel forks a `sleep 100` (its child) or starts one from a shell
+    # that exits (an orphan); the case after it lists which still run: at
+    # the end of the case they are killed, in every mode, and after the
+    # run none is left. A case killed by --timeout takes its sleep along.
+    path = spawning_scene("d10.yaml", [("spawn", "spawn"), ("a1", "alive"),
+                                       ("orphan", "orphan"),
+                                       ("a2", "alive")])
+    hang = spawning_scene("d10t.yaml", [("spawnhang", "spawnhang"),
+                                        ("a3", "alive")], "d10t")
+    pids = os.path.join(TMP, "d10.pids")
+    for mode in ([], ["-j", "2"], ["--isolate"], ["--isolate", "-j", "2"]):
+        for scn, extra, want in ((path, [], 0), (hang, ["--timeout", "1"], 1)):
+            if os.path.exists(pids):
+                os.unlink(pids)
+            ev = os.path.join(TMP, "d10.jsonl")
+            try:
+                rc, out, err = run(base("--events", ev) + mode + extra +
+                                   [scn], env={"ST_TEST_PIDS": pids})
+            finally:
+                left = wait_gone(pids)
+                kill_pids(pids)
+            what = "%r %r rc=%d\n%s%s" % (mode, extra, rc, out, err)
+            check(rc == want, what)
+            check(left == [], "no sleep left after the run: %r: %s" % (
+                left, what))
+            by = {e["case"]: e for e in events(ev)}
+            if extra:
+                check(by["spawnhang"]["status"] == "error" and
+                      "timed out" in by["spawnhang"]["message"], what)
+            if "-j" in mode:
+                continue  # the next case may run beside the one before
+            for c in ("a1", "a2", "a3"):
+                if c in by:
+                    check("alive" not in (by[c]["output"] or ""),
+                          "the sleeps of the cases before %s are gone when "
+                          "it runs: %r (%s)" % (c, by[c]["output"], what))
+
+
+@test
+def final_check__a_reporter_that_missed_a_case_fails_the_run():
+    # SCENETEST_TEST_DROP_CASE (test-only) keeps case 1's end from the
+    # first reporter: the run's final check counts what each reporter was
+    # told against the selection, in every mode.
+    path = scene("drop.yaml", "prints", after=1)
+    for mode in ([], ["-j", "2"], ["--isolate"], ["--no-supervise"],
+                 ["--no-supervise", "-j", "2"]):
+        rc, out, err = run(base() + mode + [path])
+        check(rc == 0, "the control passes: %r rc=%d\n%s%s" % (
+            mode, rc, out, err))
+        rc, out, err = run(base() + mode + [path],
+                           env={"SCENETEST_TEST_DROP_CASE": "1"})
+        what = "%r rc=%d\n%s%s" % (mode, rc, out, err)
+        check(rc == 3, "a short report is an internal error: " + what)
+        check("scenetest: error: internal error: observer 1 of 2 (a "
+              "reporter) was told of 2 of the 3 selected cases" in err, what)
+        check(out.splitlines()[1:] == ["1..3", "ok 1 - sv::good0",
+                                       "ok 2 - sv::after0",
+                                       "Bail out! 2 of 3 cases reported"],
+              "the TAP says it is short: " + what)
 
 
 @test

@@ -346,6 +346,21 @@ static long parent_of(long pid) {
   return ppid;
 }
 
+/* Appends pid to the file $ST_TEST_PIDS (one line). */
+static void note_pid(long pid) {
+  const char *f = getenv("ST_TEST_PIDS");
+  char line[32];
+  int fd = f != NULL ? open(f, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                            0644)
+                     : -1;
+  if (fd >= 0) {
+    int n = snprintf(line, sizeof line, "%ld\n", pid);
+    if (write(fd, line, (size_t)n) < 0) {
+    }
+    close(fd);
+  }
+}
+
 /* What the kernel does before it computes, by its scalar:
  *   0  nothing          1  exit(0)           2  _exit(0)
  *   3  SIGSEGV          4  abort()           5  corrupts the heap
@@ -356,7 +371,16 @@ static long parent_of(long pid) {
  *      plugin mapped (the process model's test, at level 3)
  *  11  prints "captured" to stdout and stderr
  *  12  prints what each of its descriptors is ("fd N -> TARGET")
- *  13  takes 0.6 s (a slow kernel, then a right answer) */
+ *  13  takes 0.6 s (a slow kernel, then a right answer)
+ *  14  forks a `sleep 100` (its child) and returns
+ *  15  starts `sleep 100 &` from a shell that exits (an orphan, still in
+ *      the process group)
+ *  17  forks a `sleep 100`, then sleeps for ever (killed by --timeout)
+ *      (14, 15 and 17 append the sleep's pid to the file $ST_TEST_PIDS)
+ *  18  prints "alive PID" for each pid in $ST_TEST_PIDS that still runs
+ *  16  writes a byte to the FIFO $ST_TEST_FIFO, waits until the
+ *      harness has handled SIGINT or SIGTERM (its handler put the default
+ *      action back), then computes (the in-process interrupt tests) */
 static void misbehave(int how) {
   switch (how) {
   case 1:
@@ -436,6 +460,70 @@ static void misbehave(int how) {
     struct timespec ts = {0, 600 * 1000 * 1000};
     while (nanosleep(&ts, &ts) != 0)
       ;
+    break;
+  }
+  case 14:
+  case 17: {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execlp("sleep", "sleep", "100", (char *)NULL);
+      _exit(127);
+    }
+    note_pid((long)pid);
+    if (how == 17)
+      for (;;)
+        pause();
+    break;
+  }
+  case 18: {
+    const char *f = getenv("ST_TEST_PIDS");
+    FILE *in = f != NULL ? fopen(f, "re") : NULL;
+    long pid;
+    while (in != NULL && fscanf(in, "%ld", &pid) == 1) {
+      char path[64], buf[512], *p;
+      FILE *st;
+      snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+      if ((st = fopen(path, "re")) == NULL)
+        continue;
+      if (fgets(buf, sizeof buf, st) != NULL &&
+          (p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] != 'Z')
+        printf("alive %ld\n", pid);
+      fclose(st);
+    }
+    if (in != NULL)
+      fclose(in);
+    fflush(stdout);
+    break;
+  }
+  case 15: {
+    const char *f = getenv("ST_TEST_PIDS");
+    char cmd[4200];
+    if (f != NULL && strlen(f) < 4000) {
+      snprintf(cmd, sizeof cmd, "sleep 100 & echo $! >> '%s'", f);
+      if (system(cmd) != 0) {
+      }
+    }
+    break;
+  }
+  case 16: {
+    const char *fifo = getenv("ST_TEST_FIFO");
+    int fd = fifo != NULL ? open(fifo, O_WRONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+      if (write(fd, "x", 1) < 0) {
+      }
+      close(fd);
+    }
+    /* Until the harness's handler has run: in-process it puts the
+     * default action back once it has noted the signal (a pause() here
+     * would wait for ever when another thread took the signal). */
+    for (;;) {
+      struct sigaction si, st;
+      struct timespec ms = {0, 1000 * 1000};
+      if (sigaction(SIGINT, NULL, &si) == 0 && sigaction(SIGTERM, NULL, &st) == 0 &&
+          (si.sa_handler == SIG_DFL || st.sa_handler == SIG_DFL))
+        break;
+      nanosleep(&ms, NULL);
+    }
     break;
   }
   case 11:
