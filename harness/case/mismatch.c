@@ -19,6 +19,7 @@
 #include "case/compare.h"
 #include "case/mismatch.h"
 #include "case/npy.h"
+#include "case/poison.h"
 
 #define TABLE_ROWS 8
 
@@ -111,6 +112,38 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
     fprintf(out, "\n  ... %zu more", count - TABLE_ROWS);
 }
 
+/* SPEC §13: a poisoned output whose bits still equal the poison was never
+ * written, whatever equal_nan says (the poison of a float is a NaN, and a
+ * NaN golden would otherwise excuse it), unless golden has the same bits
+ * there (poison.h says why); a bool byte other than 0 or 1 is
+ * never a valid result. Fills line and returns 1 on such a failure. */
+static int poison_check(const st__rarg *ra, const st_tensor *a,
+                        const st_tensor *e, char *line, size_t size) {
+  char ix[ST_MAX_DIMS * 24 + 4];
+  size_t count = 0, first = (size_t)-1;
+  if (ra->poison)
+    first = st__poison_find(a, e, &count);
+  if (count > 0) {
+    st__format_index(a, first, ix, sizeof ix);
+    snprintf(line, size,
+             "output '%s' (%s): %zu of %zu elements never written by the "
+             "kernel (still the poison); first at index %s",
+             ra->name, st_dtype_name(a->dtype), count, a->numel, ix);
+    return 1;
+  }
+  first = st__poison_bad_bool(a, &count);
+  if (count > 0) {
+    st__format_index(a, first, ix, sizeof ix);
+    snprintf(line, size,
+             "output '%s' (bool): %zu of %zu elements are neither 0 nor 1; "
+             "first at index %s: byte %u",
+             ra->name, count, a->numel, ix,
+             (unsigned)((const unsigned char *)a->data)[first]);
+    return 1;
+  }
+  return 0;
+}
+
 /* The detail of an input the kernel changed: its first changed element. */
 static void exact_detail(FILE *out, const st_tensor *after,
                          const st_tensor *before) {
@@ -180,19 +213,23 @@ size_t st__mismatch_report(const st__plan *plan, const st__argset *args,
     const st__rarg *ra = &plan->args[i];
     const st_tensor *a = &args->tensors[i];
     st_status rc;
+    int unwritten = 0;
     if (a->role == ST_ROLE_INPUT)
       rc = st__compare_exact(a, &init->tensors[i], line, sizeof line);
-    else if (ra->compare)
+    else if (!ra->compare)
+      continue;
+    else if ((unwritten = poison_check(ra, a, &gold->tensors[i], line,
+                                          sizeof line)) != 0)
+      rc = ST_EMISMATCH;
+    else
       rc = st__compare_close_nan(a, &gold->tensors[i], ra->rtol, ra->atol,
                                  ra->equal_nan, line, sizeof line);
-    else
-      continue;
     checked++;
     if (rc == ST_OK)
       continue;
     if (failing++ == 0)
       snprintf(first_line, sizeof first_line, "%s", line);
-    if (rc != ST_EMISMATCH)
+    if (rc != ST_EMISMATCH || unwritten)
       fprintf(out, "\n%s", line);
     else if (a->role == ST_ROLE_INPUT)
       exact_detail(out, a, &init->tensors[i]);

@@ -1332,6 +1332,7 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
     take_shape(L, v[T_SHAPE], a);
   if (v[T_INIT]) {
     take_init(L, v[T_INIT], a);
+    a->init.given = 1;
   } else {
     a->init.kind = ST__INIT_ZEROS; /* SPEC §1: the default */
     a->init.line = n->line;

@@ -726,6 +726,7 @@ static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
   r->is_tensor = a->is_tensor;
   r->role = a->role;
   r->compare = a->compare;
+  r->poison = a->role == ST_ROLE_OUTPUT && !a->init.given;
   r->scalar_kind = a->scalar_kind;
   if (!a->is_tensor && a->scalar_kind != ST_SCALAR_NUMBER)
     return resolve_scalar_form(c, a, r);

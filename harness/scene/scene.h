@@ -56,6 +56,9 @@ typedef struct st__init {
   char *path_given; /* ST__INIT_FILE: the path as written (for messages,
                        which must not depend on where the tree lives);
                        owned. Added by the loader. */
+  int given;        /* 1 when the scene wrote `init:` (0: the default
+                       zeros), so that outputs with no explicit init can be
+                       poisoned (SPEC §13) */
 } st__init;
 
 typedef struct st__arg {
@@ -178,6 +181,9 @@ typedef struct st__rarg {
   size_t numel;
   size_t nbytes;
   st__init_kind init;
+  int poison;         /* an output (not inout) with no explicit init: filled
+                         with the poison before each run and checked for
+                         never-written elements by compare (SPEC §13) */
   st__num a, b;       /* init parameters, params substituted */
   st__num *values;    /* ST__INIT_VALUES; owned by the plan */
   size_t n_values;

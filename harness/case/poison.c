@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* Output poisoning (poison.h): the pattern of each dtype, filling a
+ * tensor with it, and finding the elements a kernel left untouched. The
+ * float patterns are quiet NaNs (the top mantissa bit set, so no
+ * floating-point unit quiets them into a different NaN on a load) with
+ * 0xA5 in the rest of the mantissa as far as it goes, so they are told
+ * apart from the NaNs a kernel computes (0x7FC00000 and friends). */
+#include <stdint.h>
+#include <string.h>
+
+#include "case/poison.h"
+
+/* Host-order values; stored with memcpy, which on the little-endian hosts
+ * the harness supports gives the documented byte order. */
+#define POISON_F32 UINT32_C(0x7FE5A5A5)
+#define POISON_F64 UINT64_C(0x7FFDA5A5A5A5A5A5)
+#define POISON_F16 UINT16_C(0x7EA5)
+#define POISON_BF16 UINT16_C(0x7FE5)
+#define POISON_INT_BYTE 0xA5u
+#define POISON_BOOL 2u
+
+size_t st__poison_bytes(st_dtype dtype, unsigned char *out) {
+  const size_t es = st_dtype_size(dtype);
+  switch (dtype) {
+  case ST_DTYPE_FLOAT32: {
+    const uint32_t v = POISON_F32;
+    memcpy(out, &v, 4);
+    break;
+  }
+  case ST_DTYPE_FLOAT64: {
+    const uint64_t v = POISON_F64;
+    memcpy(out, &v, 8);
+    break;
+  }
+  case ST_DTYPE_FLOAT16: {
+    const uint16_t v = POISON_F16;
+    memcpy(out, &v, 2);
+    break;
+  }
+  case ST_DTYPE_BFLOAT16: {
+    const uint16_t v = POISON_BF16;
+    memcpy(out, &v, 2);
+    break;
+  }
+  case ST_DTYPE_BOOL:
+    out[0] = POISON_BOOL;
+    break;
+  default:
+    memset(out, (int)POISON_INT_BYTE, es);
+    break;
+  }
+  return es;
+}
+
+void st__poison_fill(st_tensor *t) {
+  unsigned char pat[8];
+  const size_t es = st__poison_bytes(t->dtype, pat);
+  unsigned char *p = t->data;
+  size_t done;
+  if (t->numel == 0 || es == 0 || p == NULL)
+    return;
+  if (es == 1 || t->dtype == ST_DTYPE_INT16 || t->dtype == ST_DTYPE_INT32 ||
+      t->dtype == ST_DTYPE_INT64) {
+    memset(p, pat[0], t->numel * es);
+    return;
+  }
+  /* Store element 0, then double the filled prefix (as fill_const). */
+  memcpy(p, pat, es);
+  done = es;
+  while (done < t->numel * es) {
+    size_t n = done <= t->numel * es - done ? done : t->numel * es - done;
+    memcpy(p + done, p, n);
+    done += n;
+  }
+}
+
+size_t st__poison_find(const st_tensor *t, const st_tensor *expected,
+                       size_t *count) {
+  unsigned char pat[8];
+  const size_t es = st__poison_bytes(t->dtype, pat);
+  const unsigned char *p = t->data;
+  const unsigned char *e =
+      expected != NULL && expected->dtype == t->dtype &&
+              expected->numel == t->numel
+          ? expected->data
+          : NULL;
+  size_t first = (size_t)-1, n = 0;
+  for (size_t i = 0; es != 0 && p != NULL && i < t->numel; i++)
+    if (memcmp(p + i * es, pat, es) == 0 &&
+        (e == NULL || memcmp(e + i * es, pat, es) != 0) && n++ == 0)
+      first = i;
+  *count = n;
+  return first;
+}
+
+size_t st__poison_bad_bool(const st_tensor *t, size_t *count) {
+  const unsigned char *p = t->data;
+  size_t first = (size_t)-1, n = 0;
+  for (size_t i = 0; t->dtype == ST_DTYPE_BOOL && p != NULL && i < t->numel;
+       i++)
+    if (p[i] > 1 && n++ == 0)
+      first = i;
+  *count = n;
+  return first;
+}
