@@ -56,10 +56,8 @@ static st_status run_setup(st__runctx *rc, const st_run_options *opts,
       return s;
   }
   rc->golden_threads = opts->golden_threads;
-  if (rc->golden_threads == 0) {
-    unsigned cores = st__ncores();
-    rc->golden_threads = cores < 8 ? cores : 8;
-  }
+  if (rc->golden_threads == 0)
+    rc->golden_threads = st__golden_threads_default(st__ncores(), opts->jobs);
   return ST_OK;
 }
 
