@@ -134,6 +134,98 @@ static void run_ref_add(bench_ctx *ctx) {
   clobber(ctx->dst);
 }
 
+/* The reference matmul of two 256x256 float32 matrices, blocked and typed
+ * (what the golden runs) against the generic accessor-per-element path it
+ * replaced, and reduce_sum's block sums over 1M float32 / int32 elements
+ * the same two ways: "after/before" ratios from one run. */
+#define MM_N 256
+#define SUM_N ((size_t)1 << 20)
+
+static void mm_tensors(bench_ctx *ctx, st_tensor t[3], st_op_call *call) {
+  for (int i = 0; i < 3; i++) {
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].dtype = ST_DTYPE_FLOAT32;
+    t[i].ndim = 2;
+    t[i].shape[0] = MM_N;
+    t[i].shape[1] = MM_N;
+    t[i].numel = (size_t)MM_N * MM_N;
+    t[i].nbytes = t[i].numel * sizeof(float);
+  }
+  t[0].data = ctx->src;
+  t[1].data = ctx->src + t[0].nbytes;
+  t[2].data = ctx->dst;
+  t[2].role = ST_ROLE_OUTPUT;
+  st_op_call_init(call);
+  call->op = "matmul";
+  call->backend = "reference";
+  call->tensors = t;
+  call->n_tensors = 3;
+  call->shard_count = 1;
+  call->max_threads = 1;
+}
+
+static void run_mm_typed(bench_ctx *ctx) {
+  st_tensor t[3];
+  st_op_call call;
+  mm_tensors(ctx, t, &call);
+  st__ref_matmul_rows(&call, 0, MM_N);
+  clobber(ctx->dst);
+}
+
+static void run_mm_generic(bench_ctx *ctx) {
+  st_tensor t[3];
+  st_op_call call;
+  mm_tensors(ctx, t, &call);
+  st__ref_matmul_rows_generic(&call, 0, MM_N);
+  clobber(ctx->dst);
+}
+
+static void sum_tensor(bench_ctx *ctx, st_tensor *x, st_dtype dt) {
+  memset(x, 0, sizeof *x);
+  x->dtype = dt;
+  x->ndim = 1;
+  x->shape[0] = (int64_t)SUM_N;
+  x->numel = SUM_N;
+  x->nbytes = SUM_N * st_dtype_size(dt);
+  x->data = ctx->src;
+}
+
+/* Block by block, as reduce_sum sums (ST__REDUCE_BLOCK elements each). */
+static volatile double sum_sink_f;
+static volatile uint64_t sum_sink_u;
+
+static void run_sum_f32(bench_ctx *ctx, int generic) {
+  st_tensor x;
+  double total = 0.0;
+  sum_tensor(ctx, &x, ST_DTYPE_FLOAT32);
+  for (size_t b = 0; b < SUM_N; b += ST__REDUCE_BLOCK)
+    total += generic ? st__ref_sum_f64_generic(&x, b, b + ST__REDUCE_BLOCK)
+                     : st__ref_sum_f64(&x, b, b + ST__REDUCE_BLOCK);
+  sum_sink_f = total;
+}
+
+static void run_sum_i32(bench_ctx *ctx, int generic) {
+  st_tensor x;
+  uint64_t total = 0;
+  sum_tensor(ctx, &x, ST_DTYPE_INT32);
+  for (size_t b = 0; b < SUM_N; b += ST__REDUCE_BLOCK)
+    total += generic ? st__ref_sum_u64_generic(&x, b, b + ST__REDUCE_BLOCK)
+                     : st__ref_sum_u64(&x, b, b + ST__REDUCE_BLOCK);
+  sum_sink_u = total;
+}
+
+static void run_sum_f32_typed(bench_ctx *ctx) { run_sum_f32(ctx, 0); }
+static void run_sum_f32_generic(bench_ctx *ctx) { run_sum_f32(ctx, 1); }
+static void run_sum_i32_typed(bench_ctx *ctx) { run_sum_i32(ctx, 0); }
+static void run_sum_i32_generic(bench_ctx *ctx) { run_sum_i32(ctx, 1); }
+
+/* memcpy of one 1M-element float32 tensor (4 MiB), the size the reference
+ * add works on: the cache-resident baseline beside the 64 MiB one. */
+static void run_memcpy_ref(bench_ctx *ctx) {
+  memcpy(ctx->dst, ctx->src, REF_N * sizeof(float));
+  clobber(ctx->dst);
+}
+
 static void run_load(bench_ctx *ctx) {
   st_scene_set *set = NULL;
   st_error_list errors;
@@ -234,6 +326,7 @@ static double gbps(size_t bytes, double s) { return (double)bytes / s / 1e9; }
 int main(void) {
   bench_ctx ctx;
   double t_memcpy, t_memset, t_fill, t_compare, t_load, t_raw, t_ref;
+  double t_memcpy_ref, t_mm, t_mm_gen, t_sf, t_sf_gen, t_si, t_si_gen;
   double memcpy_gbps, fill_gbps, compare_gbps, load_mbps, raw_mbps;
   char *text;
 
@@ -253,6 +346,16 @@ int main(void) {
   t_compare = best_of(run_compare, &ctx, MEM_REPS);
 
   t_ref = best_of(run_ref_add, &ctx, MEM_REPS);
+  t_memcpy_ref = best_of(run_memcpy_ref, &ctx, MEM_REPS);
+
+  /* Small, finite operands for matmul and the float sums (the compare
+   * input above is uniform in [-1, 1]); int32 sums over the same bytes. */
+  t_mm = best_of(run_mm_typed, &ctx, MEM_REPS);
+  t_mm_gen = best_of(run_mm_generic, &ctx, 3);
+  t_sf = best_of(run_sum_f32_typed, &ctx, MEM_REPS);
+  t_sf_gen = best_of(run_sum_f32_generic, &ctx, 3);
+  t_si = best_of(run_sum_i32_typed, &ctx, MEM_REPS);
+  t_si_gen = best_of(run_sum_i32_generic, &ctx, 3);
 
   text = make_scene_text(SCENE_TEXT_BYTES, &ctx.text_len);
   ctx.text = text;
@@ -281,6 +384,18 @@ int main(void) {
          compare_gbps / memcpy_gbps);
   printf("ratio ref-add/memcpy     %6.2fx (target >= 0.5)\n",
          gbps(REF_N * sizeof(float), t_ref) / memcpy_gbps);
+  printf("ratio ref-add/memcpy-4MiB %6.2fx (memcpy of one 1M-element "
+         "tensor, %.2f GB/s)\n",
+         t_memcpy_ref / t_ref, gbps(REF_N * sizeof(float), t_memcpy_ref));
+  printf("reference matmul 256 f32 %8.3f ms blocked, %8.3f ms generic\n",
+         t_mm * 1e3, t_mm_gen * 1e3);
+  printf("ratio matmul generic/blocked %6.2fx (speed-up)\n", t_mm_gen / t_mm);
+  printf("reduce_sum 1M f32        %8.3f ms typed, %8.3f ms generic\n",
+         t_sf * 1e3, t_sf_gen * 1e3);
+  printf("ratio sum-f32 generic/typed  %6.2fx (speed-up)\n", t_sf_gen / t_sf);
+  printf("reduce_sum 1M i32        %8.3f ms typed, %8.3f ms generic\n",
+         t_si * 1e3, t_si_gen * 1e3);
+  printf("ratio sum-i32 generic/typed  %6.2fx (speed-up)\n", t_si_gen / t_si);
   printf("ratio load/raw-parse     %6.2fx (target >= 0.5)\n",
          load_mbps / raw_mbps);
 

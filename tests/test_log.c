@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -102,11 +104,105 @@ static void st_log__file_sink_and_passthrough(void **state) {
   close(file[1]);
 }
 
+/* Reads what is in the pipe now, as a string (empty when nothing). */
+static void drain_now(int fd, char *buf, size_t size) {
+  ssize_t n = read(fd, buf, size - 1);
+  buf[n > 0 ? n : 0] = '\0';
+}
+
+/* The --log-file is buffered by whole lines: TIMING lines wait for a
+ * flush (st__log_flush, or unsetting the file); a warning takes every
+ * earlier line with it, in order; lines past the buffer come out whole. */
+static void st_log__file_buffered_until_flush(void **state) {
+  int term[2], file[2];
+  char buf[65536];
+  (void)state;
+  assert_int_equal(pipe(term), 0);
+  assert_int_equal(pipe(file), 0);
+  fcntl(term[0], F_SETFL, O_NONBLOCK);
+  fcntl(file[0], F_SETFL, O_NONBLOCK);
+  fcntl(file[1], F_SETPIPE_SZ, 1 << 20);
+  st_log_set_fd(term[1]);
+  st_log_set_level(ST_LOG_TIMING);
+  st__log_set_file(file[1]);
+  st_log(ST_LOG_TIMING, "phase x=1");
+  st_log(ST_LOG_TIMING, "phase x=2");
+  drain_now(file[0], buf, sizeof buf);
+  assert_string_equal(buf, "");
+  st__log_flush();
+  drain_now(file[0], buf, sizeof buf);
+  assert_string_equal(buf, "[TIMING] phase x=1\n[TIMING] phase x=2\n");
+  st_log(ST_LOG_TIMING, "phase x=3");
+  st_log(ST_LOG_ERROR, "bad");
+  drain_now(file[0], buf, sizeof buf);
+  assert_string_equal(buf, "[TIMING] phase x=3\n[ERROR] bad\n");
+  /* More than the buffer holds: every line arrives, whole and in order. */
+  for (int i = 0; i < 1000; i++)
+    st_log(ST_LOG_TIMING, "phase i=%04d pad=%s", i,
+           "................................");
+  st_log(ST_LOG_TIMING, "last");
+  st__log_set_file(-1);
+  drain_now(file[0], buf, sizeof buf);
+  const char *p = buf;
+  for (int i = 0; i < 1000; i++) {
+    char want[128];
+    snprintf(want, sizeof want, "[TIMING] phase i=%04d pad=%s\n", i,
+             "................................");
+    if (strncmp(p, want, strlen(want)) != 0)
+      fail_msg("line %d: got '%.60s'", i, p);
+    p += strlen(want);
+  }
+  assert_string_equal(p, "[TIMING] last\n");
+  drain_now(term[0], buf, sizeof buf);
+  assert_string_equal(buf, "[ERROR] bad\n");
+  st_log_set_fd(2);
+  close(term[0]);
+  close(term[1]);
+  close(file[0]);
+  close(file[1]);
+}
+
+#ifndef ST_TEST_TSAN
+/* Lines buffered before fork() are written once, by the parent, before
+ * the child's; a child's own lines reach the file when it flushes. */
+static void st_log__file_buffer_not_duplicated_by_fork(void **state) {
+  int file[2], status;
+  char buf[4096];
+  (void)state;
+  assert_int_equal(pipe(file), 0);
+  fcntl(file[0], F_SETFL, O_NONBLOCK);
+  st_log_set_level(ST_LOG_TIMING);
+  st__log_set_file(file[1]);
+  st_log(ST_LOG_TIMING, "parent before");
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    st_log(ST_LOG_TIMING, "child");
+    st__log_flush();
+    _exit(0);
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  st_log(ST_LOG_TIMING, "parent after");
+  st__log_set_file(-1);
+  drain_now(file[0], buf, sizeof buf);
+  /* The child's line goes to its log fd too (file_pid is the parent's). */
+  assert_string_equal(buf, "[TIMING] parent before\n[TIMING] child\n"
+                           "[TIMING] parent after\n");
+  close(file[0]);
+  close(file[1]);
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st_log_level_parse__names_and_numbers),
       cmocka_unit_test(st_log__filters_and_formats),
       cmocka_unit_test(st_log__file_sink_and_passthrough),
+      cmocka_unit_test(st_log__file_buffered_until_flush),
+#ifndef ST_TEST_TSAN
+      cmocka_unit_test(st_log__file_buffer_not_duplicated_by_fork),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

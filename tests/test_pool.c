@@ -233,6 +233,22 @@ static void ncores__matches_sysconf(void **state) {
   assert_int_equal(st__ncores(), want);
 }
 
+/* SPEC §6: max(1, min(8, cores / jobs)), jobs 0 read as 1. */
+static void golden_threads_default__cores_over_jobs(void **state) {
+  (void)state;
+  static const unsigned rows[][3] = {
+      /* cores, jobs, expected */
+      {1, 1, 1},  {2, 1, 2},  {2, 2, 1},   {2, 4, 1},  {16, 1, 8},
+      {16, 2, 8}, {16, 3, 5}, {16, 16, 1}, {64, 0, 8}, {7, 0, 7},
+      {12, 5, 2}, {9, 8, 1},  {8, 9, 1},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (st__golden_threads_default(rows[i][0], rows[i][1]) != rows[i][2])
+      fail_msg("cores %u jobs %u: %u, expected %u", rows[i][0], rows[i][1],
+               st__golden_threads_default(rows[i][0], rows[i][1]),
+               rows[i][2]);
+}
+
 #ifndef ST_TEST_TSAN
 /* The parent's pool has workers; the child inherits none of them and must
  * make its own (a child that reused the parent's bookkeeping would wait
@@ -276,6 +292,7 @@ int main(void) {
       cmocka_unit_test(parallel_for__concurrent_callers),
       cmocka_unit_test(parallel_for__nested),
       cmocka_unit_test(ncores__matches_sysconf),
+      cmocka_unit_test(golden_threads_default__cores_over_jobs),
 #ifndef ST_TEST_TSAN
       cmocka_unit_test(parallel_for__works_in_forked_child),
 #endif

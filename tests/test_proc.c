@@ -153,6 +153,34 @@ static void st__proc_pidfd_open__readable_after_exit(void **state) {
   assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
+/* Cached, yet right in a fork()ed child (the atfork handler re-reads it)
+ * and in a grandchild. */
+static void st__proc_pid__cached_and_refreshed_after_fork(void **state) {
+  int status;
+  (void)state;
+  assert_int_equal(st__proc_pid(), getpid());
+  assert_int_equal(st__proc_pid(), getpid());
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (st__proc_pid() != getpid())
+      _exit(1);
+    pid_t g = fork();
+    if (g < 0)
+      _exit(2);
+    if (g == 0)
+      _exit(st__proc_pid() == getpid() ? 0 : 3);
+    int gs;
+    if (waitpid(g, &gs, 0) != g || !WIFEXITED(gs))
+      _exit(4);
+    _exit(WEXITSTATUS(gs));
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(st__proc_pid(), getpid());
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st__proc_signal_name__named_and_unnamed),
@@ -160,6 +188,7 @@ int main(void) {
       cmocka_unit_test(st__proc_write_all__larger_than_pipe),
       cmocka_unit_test(st__proc_write_all__reader_gone_is_eio),
       cmocka_unit_test(st__proc_pidfd_open__readable_after_exit),
+      cmocka_unit_test(st__proc_pid__cached_and_refreshed_after_fork),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,8 @@
 #include <scenetest/scenetest.h>
 #include <scenetest/testing.h>
 
+#include "base/pool.h"
+
 static void *must_dlopen(const char *path) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL)
@@ -95,6 +97,13 @@ static st_status add_counting(st_op_call *c) {
   return add_f32(c);
 }
 
+/* The golden's thread cap as the runner passed it, last call. */
+static unsigned golden_cap_seen;
+static st_status add_cap_golden(st_op_call *c) {
+  golden_cap_seen = c->max_threads;
+  return add_f32(c);
+}
+
 static const char *const test_platforms[] = {"testplat", NULL};
 
 static st_status test_init(st_registry *reg, st_error *err) {
@@ -112,6 +121,7 @@ static st_status test_init(st_registry *reg, st_error *err) {
       {"add_counting", "testplat", add_counting},
       {"add_wait_b", "testplat", add_wait_b},
       {"add_load_golden", ST_BACKEND_REFERENCE, add_load_golden},
+      {"add_cap_golden", ST_BACKEND_REFERENCE, add_cap_golden},
   };
   size_t i;
   for (i = 0; i < sizeof regs / sizeof regs[0]; i++) {
@@ -475,6 +485,32 @@ static void st_run_case__strict_record_quiet_when_fresh(void **state) {
   assert_int_equal(st_case_result_record_stale(f->res), 0);
 }
 
+/* --golden-threads unset: the golden gets max(1, min(8, cores / jobs))
+ * (SPEC §6) whatever -j is; set, it gets exactly that. */
+static void st_run__golden_threads_default_follows_jobs(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  static const unsigned jobs[] = {1, 2, 3, 64};
+  load(f, "add", "add_cap_golden", "", "");
+  for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+    st_run_options_init(&opts);
+    opts.jobs = jobs[i];
+    golden_cap_seen = 0;
+    run1(f, &opts);
+    assert_int_equal(st_case_result_status(f->res), ST_CASE_PASS);
+    unsigned cores = st__ncores(), want = cores / jobs[i];
+    want = want > 8 ? 8 : want < 1 ? 1 : want;
+    assert_int_equal(golden_cap_seen, want);
+    st_case_result_free(f->res);
+    f->res = NULL;
+  }
+  st_run_options_init(&opts);
+  opts.jobs = 64;
+  opts.golden_threads = 3;
+  run1(f, &opts);
+  assert_int_equal(golden_cap_seen, 3);
+}
+
 static void st_run__jobs_give_same_events(void **state) {
   fixture *f = *state;
   st_run_options opts;
@@ -768,7 +804,8 @@ int main(void) {
       T(st_run_case__run_load_makes_record_stale),
       T(st_run_case__strict_record_makes_stale_an_error),
       T(st_run_case__strict_record_quiet_when_fresh),
-      T(st_run__jobs_give_same_events),
+      T(st_run__golden_threads_default_follows_jobs),
+    T(st_run__jobs_give_same_events),
       T(st_run__case_finish_in_finish_order),
       T(st_run__fail_fast_skips_the_rest),
       T(st_run__unknown_platform_is_usage_error),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The logger: level threshold, "[LEVEL] message" lines, one write(2) each;
- * the --log-file sink (then stderr gets only warnings and errors) and the
- * hook a terminal reporter draws log lines through. */
+/* The logger: level threshold, "[LEVEL] message" lines, one write(2) each
+ * to the terminal side; the --log-file sink, buffered per process (then
+ * stderr gets only warnings and errors); and the hook a terminal reporter
+ * draws log lines through. */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +23,19 @@ static atomic_int log_level = ST_LOG_TIMING;
 static atomic_int log_fd = 2;
 static atomic_int file_fd = -1;
 static atomic_long file_pid; /* the process that set file_fd */
+
+/* The --log-file buffer (issue 14: a write(2) per TIMING line cost a
+ * quarter of a small case). Whole lines only, so processes appending to
+ * the one O_APPEND file still interleave by line. It is written out when
+ * the next line would not fit, at every warning or error, when the file
+ * is set or unset, before fork() (so a child never inherits lines to
+ * write twice), at exit, and by st__log_flush, which the case layer calls
+ * before a kernel runs and after each case: a crash loses no line. */
+#define FILE_BUF_CAP ((size_t)16384)
+static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
+static char file_buf[FILE_BUF_CAP]; /* guarded by: file_lock */
+static size_t file_len;             /* guarded by: file_lock */
+static pthread_once_t file_once = PTHREAD_ONCE_INIT;
 
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
 static st__log_hook hook_fn;  /* guarded by: hook_lock */
@@ -82,16 +96,71 @@ static const char *level_label(int level) {
   return "DEBUG";
 }
 
+/* Caller holds file_lock. */
+static void file_flush_locked(void) {
+  int fd = atomic_load(&file_fd);
+  if (file_len > 0 && fd >= 0)
+    (void)st__log_write_fd(fd, file_buf, file_len);
+  file_len = 0;
+}
+
+void st__log_flush(void) {
+  if (atomic_load(&file_fd) < 0)
+    return;
+  pthread_mutex_lock(&file_lock);
+  file_flush_locked();
+  pthread_mutex_unlock(&file_lock);
+}
+
+static void file_append(const char *line, size_t len, int urgent) {
+  pthread_mutex_lock(&file_lock);
+  if (file_len + len > FILE_BUF_CAP)
+    file_flush_locked();
+  if (len > FILE_BUF_CAP) {
+    (void)st__log_write_fd(atomic_load(&file_fd), line, len);
+  } else {
+    memcpy(file_buf + file_len, line, len);
+    file_len += len;
+  }
+  if (urgent)
+    file_flush_locked();
+  pthread_mutex_unlock(&file_lock);
+}
+
+/* Flushing in prepare and holding the lock across fork() gives the child
+ * an empty buffer that no thread was halfway through changing. */
+static void file_atfork_prepare(void) {
+  pthread_mutex_lock(&file_lock);
+  file_flush_locked();
+}
+
+static void file_atfork_parent(void) { pthread_mutex_unlock(&file_lock); }
+
+static void file_atfork_child(void) {
+  file_len = 0;
+  pthread_mutex_unlock(&file_lock);
+}
+
+static void file_register(void) {
+  (void)pthread_atfork(file_atfork_prepare, file_atfork_parent,
+                       file_atfork_child);
+  (void)atexit(st__log_flush);
+}
+
 void st__log_set_file(int fd) {
-  atomic_store(&file_pid, (long)getpid());
+  pthread_once(&file_once, file_register);
+  pthread_mutex_lock(&file_lock);
+  file_flush_locked();
+  atomic_store(&file_pid, (long)st__proc_pid());
   atomic_store(&file_fd, fd);
+  pthread_mutex_unlock(&file_lock);
 }
 
 void st__log_set_hook(st__log_hook fn, void *data) {
   pthread_mutex_lock(&hook_lock);
   hook_fn = fn;
   hook_data = data;
-  atomic_store(&hook_pid, fn != NULL ? (long)getpid() : 0L);
+  atomic_store(&hook_pid, fn != NULL ? (long)st__proc_pid() : 0L);
   pthread_mutex_unlock(&hook_lock);
 }
 
@@ -103,7 +172,7 @@ int st__log_write_fd(int fd, const char *buf, size_t len) {
  * set one, else to the log fd. Returns 1 when a hook took it. */
 static int to_hook(int level, const char *buf, size_t len, int to_terminal) {
   int taken = 0;
-  if (atomic_load(&hook_pid) != (long)getpid())
+  if (atomic_load(&hook_pid) != (long)st__proc_pid())
     return 0;
   pthread_mutex_lock(&hook_lock);
   if (hook_fn != NULL) {
@@ -160,10 +229,11 @@ void st_log(int level, const char *fmt, ...) {
   buf[len++] = '\n';
   ffd = atomic_load(&file_fd);
   /* With a --log-file the whole log goes there, and the terminal (the log
-   * fd) keeps only warnings and errors (SPEC §11). One write per line
-   * keeps lines from threads and processes whole. */
+   * fd) keeps only warnings and errors (SPEC §11). The file is buffered
+   * by whole lines, the terminal side gets one write per line: both keep
+   * lines from threads and processes whole. */
   if (ffd >= 0)
-    (void)st__log_write_fd(ffd, buf, len);
+    file_append(buf, len, level >= ST_LOG_WARNING);
   to_terminal = ffd < 0 || level >= ST_LOG_WARNING;
   /* A supervised or isolated child hands every line to its sink, which
    * sends it to its parent over the wire (SPEC §9: never by a prefix
@@ -175,7 +245,7 @@ void st_log(int level, const char *fmt, ...) {
   /* A forked child (under --isolate) also sends every line to its log
    * fd, which its parent reads and passes through (st__log_passthrough):
    * so the parent's terminal can still show its record in words. */
-  if (ffd >= 0 && atomic_load(&file_pid) != (long)getpid()) {
+  if (ffd >= 0 && atomic_load(&file_pid) != (long)st__proc_pid()) {
     (void)st__log_write_fd(atomic_load(&log_fd), buf, len);
     return;
   }

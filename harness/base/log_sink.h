@@ -9,10 +9,15 @@
 
 /* With fd >= 0, every line the level lets through goes to fd, and the log
  * fd (stderr) gets only warnings and errors; -1 turns it off. Inherited
- * by forked children, which write their own lines to it (one write(2)
- * per line: the fd should be O_APPEND). The caller owns fd.
+ * by forked children, which write their own lines to it (whole lines,
+ * buffered per process: the fd should be O_APPEND). Setting it writes out
+ * the lines buffered for the previous one. The caller owns fd.
  * Thread-safety: any thread; set it before the run starts. */
 void st__log_set_file(int fd);
+/* Writes out what this process has buffered for the --log-file (lines
+ * go there in whole-line batches; see log.c for when). A no-op without a
+ * file. Thread-safety: any thread. */
+void st__log_flush(void);
 
 /* Called for every line the level lets through, in the process that set
  * it (a forked child never calls its parent's hook): line[0..len) is the

@@ -70,6 +70,13 @@ unsigned st__ncores(void) {
   return (unsigned)n;
 }
 
+unsigned st__golden_threads_default(unsigned cores, unsigned jobs) {
+  unsigned per_job = cores / (jobs ? jobs : 1);
+  if (per_job > 8)
+    per_job = 8;
+  return per_job ? per_job : 1;
+}
+
 /* Holding the mutex across fork() gives the child a pool state that no
  * thread was halfway through changing. */
 static void atfork_prepare(void) { pthread_mutex_lock(&pool.mutex); }

@@ -18,5 +18,10 @@ void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
                       st__range_fn fn, void *ctx /* IN/OUT: passed to fn */);
 /* Online cores (at least 1). Thread-safety: any thread. */
 unsigned st__ncores(void);
+/* The reference backend's thread cap when --golden-threads is not given,
+ * SPEC §6: max(1, min(8, cores / jobs)), so that -j N cases at a time do
+ * not each start a golden pool as wide as the machine (jobs 0 counts as 1).
+ * Thread-safety: any thread. */
+unsigned st__golden_threads_default(unsigned cores, unsigned jobs);
 
 #endif

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,4 +147,28 @@ void st__proc_kill_group(pid_t pgid) {
     struct timespec ms = {0, 1000 * 1000};
     nanosleep(&ms, NULL);
   }
+}
+
+/* 0 until first asked; reset in a fork()ed child by the atfork handler,
+ * registered once, before the first value is cached (so no fork after
+ * the caching can miss it). */
+static atomic_int cached_pid;
+static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
+
+static void pid_atfork_child(void) {
+  atomic_store(&cached_pid, (int)getpid());
+}
+
+static void pid_register(void) {
+  (void)pthread_atfork(NULL, NULL, pid_atfork_child);
+}
+
+pid_t st__proc_pid(void) {
+  int pid = atomic_load(&cached_pid);
+  if (pid != 0)
+    return (pid_t)pid;
+  pthread_once(&pid_once, pid_register);
+  pid = (int)getpid();
+  atomic_store(&cached_pid, pid);
+  return (pid_t)pid;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Process helpers shared by everything that forks, waits or writes to a
  * pipe: signal names, wait-status descriptions, a write that finishes,
- * pidfds, and the one cap on output captured from a child or worker. */
+ * pidfds, the cached process id, and the one cap on output captured from a child or worker. */
 #ifndef SCENETEST_HARNESS_PROC_H
 #define SCENETEST_HARNESS_PROC_H
 
@@ -28,6 +28,11 @@ st_status st__proc_write_all(int fd, const void *p /* IN */, size_t n) ST_WUR;
 /* A close-on-exec pidfd of pid, or -1 where the kernel has none (before
  * Linux 5.3, or not permitted). Thread-safety: any thread. */
 int st__proc_pidfd_open(pid_t pid);
+/* This process's id, cached: getpid(2) is a system call in glibc >= 2.25,
+ * and the logger asks for it on every line. A pthread_atfork child
+ * handler re-reads it in every child fork() makes, so a child never sees
+ * its parent's id. Thread-safety: any thread. */
+pid_t st__proc_pid(void);
 
 /* Kills the process group pgid (whose leader has been waited for) with
  * SIGKILL and waits, up to 2 s, until every member has died (a zombie

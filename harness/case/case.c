@@ -12,6 +12,8 @@
 #include <scenetest/log.h>
 #include <scenetest/record.h>
 
+#include "base/log_sink.h"
+#include "base/proc.h"
 #include "case/args.h"
 #include "case/case.h"
 #include "case/compare.h"
@@ -404,7 +406,7 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
                                cc.info.seed);
   if (cc.res == NULL)
     return NULL;
-  st__case_result_set_pid(cc.res, (long)getpid());
+  st__case_result_set_pid(cc.res, (long)st__proc_pid());
   if (live != NULL && live->case_begin != NULL)
     live->case_begin(live->data, &cc.info);
   st__executor_for(scene)->run(&cc, scene, ref->index);
@@ -415,5 +417,7 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
   if (scene->cases[ref->index].expect_fail)
     st__case_result_apply_expect(cc.res);
   st__case_result_set_duration(cc.res, st__now_ns() - t0);
+  /* The case's --log-file lines in one write (the logger buffers them). */
+  st__log_flush();
   return cc.res;
 }

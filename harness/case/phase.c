@@ -11,6 +11,8 @@
 
 #include <scenetest/log.h>
 
+#include "base/log_sink.h"
+#include "base/proc.h"
 #include "base/loadwatch.h"
 #include "case/phase.h"
 #include "case/result.h"
@@ -58,9 +60,13 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
   st_log(ST_LOG_TIMING,
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
          "status=%s%s%s",
-         (long)getpid(), cc->info.scene, cc->info.name, ev->name, round,
+         (long)st__proc_pid(), cc->info.scene, cc->info.name, ev->name, round,
          (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status),
          dev, iter);
+  /* The kernel runs next: what the case logged so far reaches the
+   * --log-file before it, should it crash the process. */
+  if (strcmp(ev->name, "record") == 0)
+    st__log_flush();
 }
 
 void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,

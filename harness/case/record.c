@@ -15,6 +15,7 @@
 #include <scenetest/record.h>
 #include <scenetest/testing_hooks.h>
 
+#include "base/proc.h"
 #include "case/record.h"
 
 #include "base/loadwatch.h"
@@ -288,7 +289,7 @@ void st_record_format(const st_watch *list, size_t count, char *buf,
     used += w < 0 ? 0 : (size_t)w;
   }
   if (used < size)
-    snprintf(buf + used, size - used, " pid=%ld", (long)getpid());
+    snprintf(buf + used, size - used, " pid=%ld", (long)st__proc_pid());
   if (c.user != user_small)
     free(c.user);
 }
@@ -298,7 +299,7 @@ static pid_t emitted_pid; /* guarded by: emit_lock; 0 = not emitted */
 
 int st__record_emit_line(const st_watch *list, size_t count, char *keep,
                          size_t size) {
-  pid_t self = getpid();
+  pid_t self = st__proc_pid();
   char buf[4096];
   char *line = keep != NULL ? keep : buf;
   size_t cap = keep != NULL ? size : sizeof buf;

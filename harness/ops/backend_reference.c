@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The `reference` backend: the golden implementation of every built-in op.
  * Simple loops over any dtype, one element at a time through the
- * accessors of base/dtype.c; float arithmetic and every accumulation
+ * accessors of base/dtype.c, behind the typed fast paths of ref_typed.c
+ * (element-wise, blocked matmul, block sums) that compute the same bytes
+ * for the common dtypes; float arithmetic and every accumulation
  * (matmul, softmax, reduce_sum) in double, rounded once to the output
  * dtype; integer arithmetic in uint64_t (two's complement wrap-around).
  * It splits its work over at most call->max_threads threads (the CLI's
@@ -107,7 +109,7 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
 /* Each c[i, j] is sum over k ascending of a[i, k] * b[k, j], in double,
  * starting from 0.0: the cpu and threads backends sum in the same order,
  * so for float32/float64 they agree with the golden bit for bit. */
-void st__ref_matmul_rows(st_op_call *call, size_t r0, size_t r1) {
+void st__ref_matmul_rows_generic(st_op_call *call, size_t r0, size_t r1) {
   const st_tensor *a = &call->tensors[0], *b = &call->tensors[1];
   st_tensor *c = &call->tensors[2];
   size_t kk = (size_t)a->shape[1], n = (size_t)b->shape[1];
@@ -135,6 +137,11 @@ void st__ref_matmul_rows(st_op_call *call, size_t r0, size_t r1) {
       st_tensor_set_f64(c, i * n + j, acc[j]);
   }
   free(acc);
+}
+
+void st__ref_matmul_rows(st_op_call *call, size_t r0, size_t r1) {
+  if (!st__ref_matmul_rows_typed(call, r0, r1))
+    st__ref_matmul_rows_generic(call, r0, r1);
 }
 
 /* Numerically stable: exp(x - max(row)) / sum, all in double. */
@@ -171,18 +178,34 @@ void st__ref_transpose_rows(st_op_call *call, size_t r0, size_t r1) {
              (const char *)x->data + (j * cols + r) * size, size);
 }
 
-double st__ref_sum_f64(const st_tensor *x, size_t begin, size_t end) {
+double st__ref_sum_f64_generic(const st_tensor *x, size_t begin,
+                               size_t end) {
   double s = 0.0;
   for (size_t i = begin; i < end; i++)
     s += st_tensor_get_f64(x, i);
   return s;
 }
 
-uint64_t st__ref_sum_u64(const st_tensor *x, size_t begin, size_t end) {
+uint64_t st__ref_sum_u64_generic(const st_tensor *x, size_t begin,
+                                 size_t end) {
   uint64_t s = 0;
   for (size_t i = begin; i < end; i++)
     s += (uint64_t)st_tensor_get_i64(x, i);
   return s;
+}
+
+double st__ref_sum_f64(const st_tensor *x, size_t begin, size_t end) {
+  double s;
+  if (st__ref_sum_f64_typed(x, begin, end, &s))
+    return s;
+  return st__ref_sum_f64_generic(x, begin, end);
+}
+
+uint64_t st__ref_sum_u64(const st_tensor *x, size_t begin, size_t end) {
+  uint64_t s;
+  if (st__ref_sum_u64_typed(x, begin, end, &s))
+    return s;
+  return st__ref_sum_u64_generic(x, begin, end);
 }
 
 static ST_WUR st_status ref_ew(st_op_call *call, st__ew kind) {

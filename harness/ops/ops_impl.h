@@ -75,12 +75,30 @@ void st__ref_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,
 int st__ref_elementwise_typed(st__ew kind, st_op_call *call /* IN/OUT */,
                               size_t begin, size_t end);
 void st__ref_matmul_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1);
+/* The same, blocked and typed for float32/float64 throughout (ref_typed.c);
+ * 1 if it handled the call, 0 to take the generic path. */
+int st__ref_matmul_rows_typed(st_op_call *call /* IN/OUT */, size_t r0,
+                              size_t r1);
+/* The generic path alone, accessor per element: what the typed paths must
+ * equal byte for byte (tests) and are measured against (bench_harness). */
+void st__ref_matmul_rows_generic(st_op_call *call /* IN/OUT */, size_t r0,
+                                 size_t r1);
 void st__ref_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1);
 void st__ref_transpose_rows(st_op_call *call /* IN/OUT */, size_t r0,
                             size_t r1);
 /* The sequential partial sum of x[begin, end) in double / in uint64_t. */
 double st__ref_sum_f64(const st_tensor *x /* IN */, size_t begin, size_t end);
 uint64_t st__ref_sum_u64(const st_tensor *x /* IN */, size_t begin, size_t end);
+/* Typed block sums for float32/float64 and the integers but bool
+ * (ref_typed.c): 1 with *out set if handled, 0 for the generic path. */
+int st__ref_sum_f64_typed(const st_tensor *x /* IN */, size_t begin,
+                          size_t end, double *out /* OUT */);
+int st__ref_sum_u64_typed(const st_tensor *x /* IN */, size_t begin,
+                          size_t end, uint64_t *out /* OUT */);
+double st__ref_sum_f64_generic(const st_tensor *x /* IN */, size_t begin,
+                               size_t end);
+uint64_t st__ref_sum_u64_generic(const st_tensor *x /* IN */, size_t begin,
+                                 size_t end);
 
 /* The cpu backend's typed kernels, which the threads backend splits over
  * the pool: element-wise over [begin, end) (any dtype; halves through the

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The reference backend's element-wise loops, specialised per dtype outside
- * the loop (issue 14: the generic path calls an out-of-line accessor with a
- * dtype switch per element, 25 us for a 4096-element add). Same semantics
- * as the generic path of backend_reference.c, which still serves every
- * other dtype and mixed dtypes: float arithmetic in double rounded once to
- * the output dtype, integers in uint64_t (two's complement wrap-around),
- * relu keeps NaN. Built at -O3 with the other hot loops
+/* The reference backend's element-wise loops, blocked matmul and block
+ * sums, specialised per dtype outside the loop (issue 14: the generic path
+ * calls an out-of-line accessor with a dtype switch per element, 25 us for
+ * a 4096-element add). Same bytes as the generic path of
+ * backend_reference.c, which still serves every other dtype and mixed
+ * dtypes: float arithmetic and accumulation in double rounded once to the
+ * output dtype, integers in uint64_t (two's complement wrap-around), relu
+ * keeps NaN, sums in the same order (tests/test_ref_typed.c compares the
+ * two byte for byte). Built at -O3 with the other hot loops
  * (harness/meson.build) so the compiler vectorises them. */
 #include <stdint.h>
 
@@ -130,6 +132,143 @@ int st__ref_elementwise_typed(st__ew kind, st_op_call *call, size_t begin,
     return 1;
   case ST_DTYPE_INT64:
     REF_INT_LOOP(int64_t);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Matmul, blocked: ROWS_B rows of c at a time over column tiles of COLS_B,
+ * so one load of b[k, j0..j1) feeds ROWS_B accumulators (the unblocked i-k-j
+ * loop reloads all of b for every row of c). Every c[i, j] is still the sum
+ * over k ascending of a[i, k] * b[k, j] in double from 0.0, so the bytes
+ * are those of the generic path and of the cpu backend. The accumulators,
+ * ROWS_B * COLS_B doubles (8 KiB), live on the stack. */
+#define ROWS_B 4
+#define COLS_B 256
+
+#define REF_MATMUL(T, SUF)                                                    \
+  static void matmul_##SUF(const T *a, const T *b, T *c, size_t kk,          \
+                           size_t n, size_t r0, size_t r1) {                 \
+    double acc[ROWS_B][COLS_B];                                               \
+    for (size_t i0 = r0; i0 < r1; i0 += ROWS_B) {                             \
+      const size_t rows = r1 - i0 < ROWS_B ? r1 - i0 : ROWS_B;                \
+      for (size_t j0 = 0; j0 < n; j0 += COLS_B) {                             \
+        const size_t w = n - j0 < COLS_B ? n - j0 : COLS_B;                   \
+        for (size_t r = 0; r < rows; r++)                                     \
+          for (size_t j = 0; j < w; j++)                                      \
+            acc[r][j] = 0.0;                                                  \
+        if (rows == ROWS_B) {                                                 \
+          for (size_t k = 0; k < kk; k++) {                                   \
+            const T *brow = b + k * n + j0;                                   \
+            const double x0 = (double)a[(i0 + 0) * kk + k];                   \
+            const double x1 = (double)a[(i0 + 1) * kk + k];                   \
+            const double x2 = (double)a[(i0 + 2) * kk + k];                   \
+            const double x3 = (double)a[(i0 + 3) * kk + k];                   \
+            for (size_t j = 0; j < w; j++) {                                  \
+              const double bj = (double)brow[j];                              \
+              acc[0][j] += x0 * bj;                                           \
+              acc[1][j] += x1 * bj;                                           \
+              acc[2][j] += x2 * bj;                                           \
+              acc[3][j] += x3 * bj;                                           \
+            }                                                                 \
+          }                                                                   \
+        } else {                                                              \
+          for (size_t k = 0; k < kk; k++) {                                   \
+            const T *brow = b + k * n + j0;                                   \
+            for (size_t r = 0; r < rows; r++) {                               \
+              const double x = (double)a[(i0 + r) * kk + k];                  \
+              for (size_t j = 0; j < w; j++)                                  \
+                acc[r][j] += x * (double)brow[j];                             \
+            }                                                                 \
+          }                                                                   \
+        }                                                                     \
+        for (size_t r = 0; r < rows; r++)                                     \
+          for (size_t j = 0; j < w; j++)                                      \
+            c[(i0 + r) * n + j0 + j] = (T)acc[r][j];                          \
+      }                                                                       \
+    }                                                                         \
+  }
+
+REF_MATMUL(float, f32)
+REF_MATMUL(double, f64)
+
+int st__ref_matmul_rows_typed(st_op_call *call, size_t r0, size_t r1) {
+  if (call->n_tensors < 3)
+    return 0;
+  const st_tensor *a = &call->tensors[0], *b = &call->tensors[1];
+  st_tensor *c = &call->tensors[2];
+  const st_dtype dt = a->dtype;
+  if (b->dtype != dt || c->dtype != dt)
+    return 0;
+  const size_t kk = (size_t)a->shape[1], n = (size_t)b->shape[1];
+  switch (dt) {
+  case ST_DTYPE_FLOAT32:
+    matmul_f32(a->data, b->data, c->data, kk, n, r0, r1);
+    return 1;
+  case ST_DTYPE_FLOAT64:
+    matmul_f64(a->data, b->data, c->data, kk, n, r0, r1);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Block sums. Floats: sequential in double, as the generic path and the cpu
+ * backend sum, so the golden does not change with this file (a lane-wise
+ * sum would vectorise, but change the last bits of float64 sums, which the
+ * cpu backend's bitwise agreement with the golden rests on). Integers: the
+ * uint64_t sum wraps, so any order gives the same bits, and the compiler
+ * vectorises it. */
+#define REF_SUM_INT(T, SUF)                                                   \
+  static uint64_t sum_##SUF(const T *p, size_t b, size_t e) {                 \
+    uint64_t s = 0;                                                           \
+    for (size_t i = b; i < e; i++)                                            \
+      s += (uint64_t)(int64_t)p[i];                                           \
+    return s;                                                                 \
+  }
+
+REF_SUM_INT(int8_t, i8)
+REF_SUM_INT(int16_t, i16)
+REF_SUM_INT(int32_t, i32)
+REF_SUM_INT(int64_t, i64)
+REF_SUM_INT(uint8_t, u8)
+
+int st__ref_sum_f64_typed(const st_tensor *x, size_t b, size_t e,
+                          double *out) {
+  double s = 0.0;
+  if (x->dtype == ST_DTYPE_FLOAT32) {
+    const float *p = x->data;
+    for (size_t i = b; i < e; i++)
+      s += (double)p[i];
+  } else if (x->dtype == ST_DTYPE_FLOAT64) {
+    const double *p = x->data;
+    for (size_t i = b; i < e; i++)
+      s += p[i];
+  } else {
+    return 0;
+  }
+  *out = s;
+  return 1;
+}
+
+int st__ref_sum_u64_typed(const st_tensor *x, size_t b, size_t e,
+                          uint64_t *out) {
+  switch (x->dtype) {
+  case ST_DTYPE_INT8:
+    *out = sum_i8(x->data, b, e);
+    return 1;
+  case ST_DTYPE_INT16:
+    *out = sum_i16(x->data, b, e);
+    return 1;
+  case ST_DTYPE_INT32:
+    *out = sum_i32(x->data, b, e);
+    return 1;
+  case ST_DTYPE_INT64:
+    *out = sum_i64(x->data, b, e);
+    return 1;
+  case ST_DTYPE_UINT8:
+    *out = sum_u8(x->data, b, e);
     return 1;
   default:
     return 0;

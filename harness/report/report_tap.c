@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "report/json.h"
 #include "report/report.h"
@@ -18,6 +19,11 @@ typedef struct tap_state {
   int started;      /* header and plan written */
   size_t total;     /* the plan */
   size_t number;    /* points written */
+  /* Output is a regular file: points are left to stdio's buffer (a flush
+   * per point was a write(2) per case); a failing point, the end and an
+   * interrupt still flush. A pipe or terminal gets every point at once,
+   * for the reader watching it. */
+  int to_file;
 } tap_state;
 
 static void tap_start(tap_state *st, size_t total) {
@@ -111,7 +117,8 @@ static void tap_case_end(void *data, const st_case_info *info,
     }
     fputs("\n  ...\n", out);
   }
-  fflush(out);
+  if (!st->to_file || status != ST_CASE_PASS)
+    fflush(out);
 }
 
 /* An interrupted run ends with "Bail out!" (SPEC §9), after every point
@@ -134,6 +141,9 @@ st_status st__report_tap_new(const st__report_config *cfg, st_observer *obs) {
   if (st == NULL)
     return ST_ENOMEM;
   st->cfg = *cfg;
+  struct stat sb;
+  st->to_file = cfg->out != NULL && fstat(fileno(cfg->out), &sb) == 0 &&
+                S_ISREG(sb.st_mode);
   obs->run_begin = tap_run_begin;
   obs->case_end = tap_case_end;
   obs->run_end = tap_run_end;

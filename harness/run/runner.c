@@ -56,11 +56,12 @@ static st_status run_setup(st__runctx *rc, const st_run_options *opts,
     if (s != ST_OK)
       return s;
   }
+  /* Cache the pid (and register its fork handler) here, in the process
+   * that forks isolated children, not once in each child. */
+  (void)st__proc_pid();
   rc->golden_threads = opts->golden_threads;
-  if (rc->golden_threads == 0) {
-    unsigned cores = st__ncores();
-    rc->golden_threads = cores < 8 ? cores : 8;
-  }
+  if (rc->golden_threads == 0)
+    rc->golden_threads = st__golden_threads_default(st__ncores(), opts->jobs);
   return ST_OK;
 }
 

@@ -31,7 +31,7 @@ typedef struct st_run_options {
   int skip_golden;                 /* 1: skip golden for every case */
   uint64_t seed;                   /* default 0 */
   unsigned jobs;                   /* cases in parallel; default 1 */
-  unsigned golden_threads;         /* 0: min(8, cores) */
+  unsigned golden_threads;         /* 0: max(1, min(8, cores / jobs)) */
   int fail_fast;
   int strict_record;
   const char *const *watch;        /* --watch NAME=GLOB[,GLOB...] */
