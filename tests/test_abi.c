@@ -21,9 +21,9 @@
 
 static const char scene_text[] =
     "scene: abi\nkernel: add\ngolden: add\nargs:\n"
-    "  - {tensor: a, dtype: float32, shape: [4]}\n"
-    "  - {tensor: b, dtype: float32, shape: [4]}\n"
-    "  - {tensor: out, dtype: float32, shape: [4], role: output}\n"
+    "  - {tensor: a, dtype: float32, shape: &s [4]}\n"
+    "  - {tensor: b, dtype: float32, shape: *s}\n"
+    "  - {tensor: out, dtype: float32, shape: *s, role: output}\n"
     "cases:\n  - {name: one}\n  - {name: two}\n";
 
 static st_scene_set *load_scene(void) {
@@ -215,7 +215,8 @@ static void observers__stepped_by_size(void **state) {
 }
 
 /* st_load_options: size 0 is one error in the list; a newer caller's
- * fields this library knows are honoured (max_nodes trips). */
+ * fields this library knows are honoured (max_nodes trips: the two
+ * aliases of the shape expand to 4 nodes). */
 static void load_options__size_checked_and_newer_read(void **state) {
   struct {
     st_load_options known;

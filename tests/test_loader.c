@@ -338,20 +338,36 @@ static void scene_load__alias_bomb_generated(void **state) {
 static void scene_load__node_budget_option(void **state) {
   (void)state;
   const char *text = "scene: s\nkernel: add\nargs: []\ncases:\n"
-                     "  - name: a\n  - name: b\n";
+                     "  - &c {name: a, rounds: 2}\n  - {<<: *c, name: b}\n";
   st_load_options opts;
   st_error_list errs;
   st_load_options_init(&opts);
-  /* 15 nodes: the root map, 6 scalars and 2 lists in it, then 2 case
-   * maps of 2 scalars each. */
-  opts.max_nodes = 15;
+  /* Only what aliases reach counts (SPEC §7): *c is a map of 4 scalars,
+   * 5 nodes; the file's 20-odd plain nodes count nothing. */
+  opts.max_nodes = 5;
   assert_int_equal(load_str("b.yaml", text, strlen(text), &opts, NULL, &errs),
                    ST_OK);
   st_error_list_free(&errs);
-  opts.max_nodes = 14;
+  opts.max_nodes = 4;
   assert_int_equal(load_str("b.yaml", text, strlen(text), &opts, NULL, &errs),
                    ST_ELOAD);
-  assert_one_error(&errs, "more than 14 YAML nodes");
+  assert_one_error(&errs, "more than 4 YAML nodes");
+  assert_one_error(&errs, "raise it with --max-nodes");
+  st_error_list_free(&errs);
+}
+
+/* A file without aliases loads under any budget: plain nodes do not
+ * count (SPEC §7: the budget rejects alias bombs, not big honest files). */
+static void scene_load__node_budget_ignores_plain_nodes(void **state) {
+  (void)state;
+  const char *text = "scene: s\nkernel: add\nargs: []\ncases:\n"
+                     "  - {name: a, rounds: 2}\n  - {name: b}\n";
+  st_load_options opts;
+  st_error_list errs;
+  st_load_options_init(&opts);
+  opts.max_nodes = 1;
+  assert_int_equal(load_str("p.yaml", text, strlen(text), &opts, NULL, &errs),
+                   ST_OK);
   st_error_list_free(&errs);
 }
 
@@ -399,8 +415,8 @@ static void scene_load__merge_keys(void **state) {
       "  - {<<: *c, name: two}\n";
   st_load_options opts;
   st_load_options_init(&opts);
-  /* Exactly the plain nodes plus every alias's expansion. */
-  opts.max_nodes = 77;
+  /* Exactly every alias's expansion: *f32 (8 nodes) twice, *c (7). */
+  opts.max_nodes = 23;
   assert_int_equal(load_str("merge.yaml", text, strlen(text), &opts, &set,
                             &errs),
                    ST_OK);
@@ -417,11 +433,11 @@ static void scene_load__merge_keys(void **state) {
   assert_int_equal(s->cases[1].rounds, 3);
   st_scene_set_free(set);
   st_error_list_free(&errs);
-  opts.max_nodes = 76;
+  opts.max_nodes = 22;
   assert_int_equal(load_str("merge.yaml", text, strlen(text), &opts, NULL,
                             &errs),
                    ST_ELOAD);
-  assert_one_error(&errs, "more than 76 YAML nodes");
+  assert_one_error(&errs, "more than 22 YAML nodes");
   st_error_list_free(&errs);
 }
 
@@ -694,6 +710,32 @@ static void write_file(const char *path, const char *text) {
 #define SCENE(name)                                                           \
   "scene: " name "\nkernel: add\nargs: []\ncases:\n  - name: c\n"
 
+/* A file over max_file_bytes is refused before it is read, at 1:1, the
+ * message naming the flag; at exactly its size it loads. */
+static void scene_load__max_file_bytes(void **state) {
+  (void)state;
+  char path[2048];
+  const char *text = SCENE("s_size");
+  st_load_options opts;
+  st_error_list errs;
+  snprintf(path, sizeof path, "%s/test_loader_size.yaml", ST_BUILD_ROOT);
+  write_file(path, text);
+  st_load_options_init(&opts);
+  assert_true(opts.max_file_bytes == ST_DEFAULT_MAX_FILE_BYTES);
+  opts.max_file_bytes = strlen(text) - 1;
+  assert_int_equal(load(path, &opts, NULL, &errs), ST_ELOAD);
+  assert_int_equal(errs.count, 1);
+  assert_string_equal(errs.items[0].file, path);
+  assert_int_equal(errs.items[0].line, 1);
+  assert_int_equal(errs.items[0].column, 1);
+  assert_non_null(strstr(errs.items[0].message, "--max-file-bytes"));
+  st_error_list_free(&errs);
+  opts.max_file_bytes = strlen(text);
+  assert_int_equal(load(path, &opts, NULL, &errs), ST_OK);
+  st_error_list_free(&errs);
+  unlink(path);
+}
+
 static void make_tree(char *dir, size_t size) {
   snprintf(dir, size, "%s/test_loader_tree.XXXXXX", ST_BUILD_ROOT);
   assert_non_null(mkdtemp(dir));
@@ -837,14 +879,14 @@ static void scene_load__max_arg_bytes_option(void **state) {
   st_error_list_free(&errs);
 }
 
-/* A million values load, with their count and last entry intact. The
- * node budget counts every node, so it is raised for this file. */
+/* A million values load, with their count and last entry intact, under
+ * the default options: the node budget counts only alias-expanded nodes
+ * (SPEC §7), so a million plain ones do not trip it. */
 static void scene_load__values_million(void **state) {
   (void)state;
   const size_t count = 1000000;
   st_load_options opts;
   st_load_options_init(&opts);
-  opts.max_nodes = 2 * count;
   size_t cap = count * 8 + 256, n = 0;
   char *text = malloc(cap);
   st_scene_set *set;
@@ -1149,6 +1191,8 @@ int main(void) {
       cmocka_unit_test(scene_load__quoted_merge_key_is_a_key),
       cmocka_unit_test(scene_load__matrix_model),
       cmocka_unit_test(scene_load__node_budget_option),
+      cmocka_unit_test(scene_load__node_budget_ignores_plain_nodes),
+      cmocka_unit_test(scene_load__max_file_bytes),
       cmocka_unit_test(scene_load__deep_nesting_10k),
       cmocka_unit_test(scene_load__nul_byte_in_string),
       cmocka_unit_test(scene_load__invalid_utf8_column),

@@ -35,6 +35,7 @@ void st_load_options_init(st_load_options *opts) {
   opts->size = sizeof *opts;
   opts->max_arg_bytes = ST_DEFAULT_MAX_ARG_BYTES;
   opts->max_nodes = ST_DEFAULT_MAX_NODES;
+  opts->max_file_bytes = ST_DEFAULT_MAX_FILE_BYTES;
 }
 
 void st_observer_init(st_observer *obs) {
@@ -103,6 +104,8 @@ st_status st__load_options_take(const st_load_options *in,
                      "st_load_options_init");
   TAKE(out, in, st_load_options, max_arg_bytes);
   TAKE(out, in, st_load_options, max_nodes);
+  /* Later fields: an older caller's size leaves them at the defaults. */
+  TAKE(out, in, st_load_options, max_file_bytes);
   return ST_OK;
 }
 

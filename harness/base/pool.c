@@ -61,13 +61,26 @@ static pthread_once_t register_once = PTHREAD_ONCE_INIT;
 /* 1 on the pool's own threads. */
 static _Thread_local int tls_is_worker;
 
-unsigned st__ncores(void) {
+/* glibc's sysconf(_SC_NPROCESSORS_ONLN) opens and parses
+ * /sys/devices/system/cpu/online on every call; a level-3 case and every
+ * compare asked it once per case (issue 14). Read once per process: a
+ * forked child inherits the value, which is what it would read. */
+static pthread_once_t ncores_once = PTHREAD_ONCE_INIT;
+static unsigned ncores_value = 1;
+
+static void ncores_read(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1)
-    return 1;
-  if ((unsigned long)n > POOL_MAX_WORKERS)
-    return POOL_MAX_WORKERS;
-  return (unsigned)n;
+    ncores_value = 1;
+  else if ((unsigned long)n > POOL_MAX_WORKERS)
+    ncores_value = POOL_MAX_WORKERS;
+  else
+    ncores_value = (unsigned)n;
+}
+
+unsigned st__ncores(void) {
+  pthread_once(&ncores_once, ncores_read);
+  return ncores_value;
 }
 
 unsigned st__golden_threads_default(unsigned cores, unsigned jobs) {

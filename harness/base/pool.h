@@ -16,7 +16,8 @@ typedef void (*st__range_fn)(void *ctx /* IN/OUT */, size_t begin, size_t end);
  * Thread-safety: any thread; concurrent calls share the pool. */
 void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
                       st__range_fn fn, void *ctx /* IN/OUT: passed to fn */);
-/* Online cores (at least 1). Thread-safety: any thread. */
+/* Online cores (at least 1), read once per process. Thread-safety: any
+ * thread. */
 unsigned st__ncores(void);
 /* The reference backend's thread cap when --golden-threads is not given,
  * SPEC §6: max(1, min(8, cores / jobs)), so that -j N cases at a time do

@@ -17,6 +17,7 @@
 
 #include "case/compare.h"
 #include "base/hot.h"
+#include "base/pool.h"
 
 /* The closeness rule, in double, pinned to torch.isclose
  * (torch/_refs/__init__.py, isclose): close = (a == e) |
@@ -106,7 +107,7 @@ static int fast_pass(const st_tensor *act, const st_tensor *exp, int is_f64,
   const size_t n = act->numel;
   const size_t es = is_f64 ? 8 : 4;
   half_job lo = {act->data, exp->data, n, is_f64, rtol, atol, 0};
-  if (act->nbytes < SPLIT_MIN_BYTES || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+  if (act->nbytes < SPLIT_MIN_BYTES || st__ncores() < 2)
     return run_job(&lo);
   /* Split on a 64-byte boundary so neither half starts mid-line. */
   const size_t mid = (n / 2) & ~(size_t)(64 / es - 1);

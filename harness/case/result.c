@@ -8,13 +8,17 @@
 #include <string.h>
 
 #include "case/result.h"
-#include "base/buf.h"
 
+/* A result is kept for every case until the run's reports are written
+ * (200,000 of them in a big suite, issue 14), so it is one allocation
+ * holding its identity strings (scene, case, file, platform: `names`
+ * below), its events in an array grown in small steps, and phase names
+ * that point at constants rather than copies. */
 struct st_case_result {
-  char *scene;
-  char *kase;
-  char *file;
-  char *platform;
+  const char *scene; /* these four point into names[] */
+  const char *kase;
+  const char *file;
+  const char *platform;
   int line;
   uint64_t seed;
   st_case_status status;
@@ -28,6 +32,7 @@ struct st_case_result {
   st_event *events;
   size_t n_events;
   size_t cap_events;
+  char names[]; /* scene, case, file, platform, each NUL-terminated */
 };
 
 struct st_run_result {
@@ -59,25 +64,84 @@ static void message_set(st_case_result *r, const char *message) {
   }
 }
 
+/* Copies s (NULL as "") to *at and returns the copy, *at moved past it. */
+static const char *names_put(char **at /* IN/OUT */, const char *s,
+                             size_t len) {
+  char *p = *at;
+  if (len > 0)
+    memcpy(p, s, len);
+  p[len] = '\0';
+  *at = p + len + 1;
+  return p;
+}
+
 st_case_result *st__case_result_new(const char *scene, const char *kase,
                                     const char *file, int line,
                                     const char *platform, uint64_t seed) {
-  st_case_result *r = calloc(1, sizeof *r);
+  const char *in[4];
+  size_t len[4], total = 0, k;
+  st_case_result *r;
+  char *at;
+  in[0] = scene ? scene : "";
+  in[1] = kase ? kase : "";
+  in[2] = file ? file : "";
+  in[3] = platform ? platform : "";
+  for (k = 0; k < 4; k++) {
+    len[k] = strlen(in[k]);
+    if (len[k] > SIZE_MAX / 8)
+      return NULL;
+    total += len[k] + 1;
+  }
+  r = calloc(1, sizeof *r + total);
   if (r == NULL)
     return NULL;
-  r->scene = strdup(scene ? scene : "");
-  r->kase = strdup(kase ? kase : "");
-  r->file = strdup(file ? file : "");
-  r->platform = strdup(platform ? platform : "");
+  at = r->names;
+  r->scene = names_put(&at, in[0], len[0]);
+  r->kase = names_put(&at, in[1], len[1]);
+  r->file = names_put(&at, in[2], len[2]);
+  r->platform = names_put(&at, in[3], len[3]);
   r->line = line;
   r->seed = seed;
   r->status = ST_CASE_PASS;
   r->iteration = 1;
-  if (!r->scene || !r->kase || !r->file || !r->platform) {
-    st_case_result_free(r);
-    return NULL;
-  }
   return r;
+}
+
+/* The names a case's phases have (SPEC §3), kept as constants: an event
+ * names one of them (or another name, copied, for what a future executor
+ * adds), so that a result does not hold a heap copy of "run" per event. */
+static const char *const phase_names[] = {
+    "args",  "golden", "record", "reset",   "run",
+    "compare", "load", "rehost", "release",
+};
+
+static const char *phase_const(const char *name) {
+  size_t i;
+  for (i = 0; i < sizeof phase_names / sizeof phase_names[0]; i++)
+    if (strcmp(name, phase_names[i]) == 0)
+      return phase_names[i];
+  return NULL;
+}
+
+static int is_phase_const(const char *name) {
+  size_t i;
+  for (i = 0; i < sizeof phase_names / sizeof phase_names[0]; i++)
+    if (name == phase_names[i])
+      return 1;
+  return 0;
+}
+
+static const char *name_dup(const char *name) {
+  const char *c;
+  if (name == NULL)
+    return NULL;
+  c = phase_const(name);
+  return c != NULL ? c : strdup(name);
+}
+
+static void name_free(const char *name) {
+  if (name != NULL && !is_phase_const(name))
+    free((char *)name);
 }
 
 static void event_free(st_event *ev) {
@@ -85,9 +149,9 @@ static void event_free(st_event *ev) {
   for (i = 0; i < ev->n_loaded; i++)
     free((char *)ev->loaded[i]);
   free((void *)ev->loaded);
-  free((char *)ev->name);
+  name_free(ev->name);
   free((char *)ev->object);
-  free((char *)ev->phase);
+  name_free(ev->phase);
 }
 
 void st_case_result_free(st_case_result *r) {
@@ -97,10 +161,6 @@ void st_case_result_free(st_case_result *r) {
   for (i = 0; i < r->n_events; i++)
     event_free(&r->events[i]);
   free(r->events);
-  free(r->scene);
-  free(r->kase);
-  free(r->file);
-  free(r->platform);
   message_free(r->message);
   free(r->output);
   free(r->record);
@@ -112,16 +172,21 @@ st_status st__case_result_add_event(st_case_result *r, const st_event *ev) {
   size_t i;
   char **loaded = NULL;
 
-  st_event *p = st__array_grow(r->events, &r->cap_events, r->n_events,
-                                sizeof *p, 16);
-  if (p == NULL)
-    return ST_ENOMEM;
-  r->events = p;
+  if (r->n_events == r->cap_events) {
+    /* Small steps: a level-2 case has 5 to 7 events, and every byte of
+     * slack is kept for every case of the run. */
+    size_t cap = r->cap_events ? r->cap_events + r->cap_events / 2 : 6;
+    st_event *p = realloc(r->events, cap * sizeof *p);
+    if (p == NULL)
+      return ST_ENOMEM;
+    r->events = p;
+    r->cap_events = cap;
+  }
   e = &r->events[r->n_events];
   *e = *ev;
-  e->name = dup_or_null(ev->name);
+  e->name = name_dup(ev->name);
   e->object = dup_or_null(ev->object);
-  e->phase = dup_or_null(ev->phase);
+  e->phase = name_dup(ev->phase);
   e->loaded = NULL;
   e->n_loaded = 0;
   if (ev->n_loaded > 0) {

@@ -101,7 +101,10 @@ static const char usage_text[] =
     "Loading (run, list, check):\n"
     "  --max-arg-bytes N     cap on one case's tensor bytes (default 2G);\n"
     "                        N may end in K, M, G or T (powers of 1024)\n"
-    "  --max-nodes N         YAML node budget per file (default 1000000)\n"
+    "  --max-nodes N         budget of alias-expanded YAML nodes per file\n"
+    "                        (default 1000000; plain nodes do not count)\n"
+    "  --max-file-bytes N    cap on a scene file's size (default 1G); N may\n"
+    "                        end in K, M, G or T\n"
     "  --plugin [lazy:]PATH  load a backend plugin (lazy: on first use)\n"
     "  --strict-platforms    an unknown platform in a scene is an error (as\n"
     "                        in check), not a warning\n"
@@ -241,6 +244,7 @@ typedef struct cli {
   int log_level;
   uint64_t max_arg_bytes;
   uint64_t max_nodes;
+  uint64_t max_file_bytes;
   st_load_options load;
   const char *timeout_text; /* as given, for the rerun command */
   strlist ignore;           /* --ignore GLOB */
@@ -350,6 +354,7 @@ static const optdef options[] = {
     CUSTOM("log-level", CMD_ALL, parse_log_level),
     BYTES("max-arg-bytes", CMD_ALL, max_arg_bytes),
     UINT("max-nodes", 0, CMD_ALL, max_nodes, 1, SIZE_MAX),
+    BYTES("max-file-bytes", CMD_ALL, max_file_bytes),
     FLAG("require-cases", CMD_SELECT, require_cases),
     FLAG("strict-record", CMD_RUN, strict_record),
     CUSTOM("watch", CMD_RUN, parse_watch),
@@ -1009,6 +1014,8 @@ static char *rerun_options(const cli *c) {
     fprintf(f, " --max-arg-bytes %" PRIu64, c->load.max_arg_bytes);
   if (given(c, "max-nodes"))
     fprintf(f, " --max-nodes %zu", c->load.max_nodes);
+  if (given(c, "max-file-bytes"))
+    fprintf(f, " --max-file-bytes %" PRIu64, c->load.max_file_bytes);
   if (c->isolate)
     fputs(" --isolate", f);
   if (c->timeout_text != NULL) {
@@ -1521,6 +1528,7 @@ int main(int argc, char **argv) {
   st_load_options_init(&c.load);
   c.max_arg_bytes = c.load.max_arg_bytes;
   c.max_nodes = c.load.max_nodes;
+  c.max_file_bytes = c.load.max_file_bytes;
   /* Every list has room for all of argv. */
   for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
     if ((lists[i]->items = calloc(cap, sizeof *lists[i]->items)) == NULL) {
@@ -1536,6 +1544,7 @@ int main(int argc, char **argv) {
     goto out;
   c.load.max_arg_bytes = c.max_arg_bytes;
   c.load.max_nodes = (size_t)c.max_nodes;
+  c.load.max_file_bytes = c.max_file_bytes;
   status = run_command(&c);
   status = close_log_file(&c, status);
 out:

@@ -561,7 +561,7 @@ static const char *arena_str(loader *L, const char *s, size_t len) {
 static int budget(loader *L, size_t add, yaml_mark_t m) {
   if (add > L->opts->max_nodes || L->nodes > L->opts->max_nodes - add) {
     lerr(L, mark_line(m), mark_col(m),
-         "more than %zu YAML nodes with aliases expanded; expected at most "
+         "aliases expand to more than %zu YAML nodes; expected at most "
          "the node budget of %zu per file (raise it with --max-nodes)",
          L->opts->max_nodes, L->opts->max_nodes);
     L->fatal = 1;
@@ -592,8 +592,6 @@ static void attach(loader *L, node *n) {
 }
 
 static void on_scalar(loader *L, yaml_event_t *ev) {
-  if (budget(L, 1, ev->start_mark) != 0)
-    return;
   node *n = node_new(L, N_SCALAR, ev->start_mark);
   if (n == NULL)
     return;
@@ -636,8 +634,6 @@ static void on_start(loader *L, yaml_event_t *ev, int kind) {
     L->fatal = 1;
     return;
   }
-  if (budget(L, 1, ev->start_mark) != 0)
-    return;
   node *n = node_new(L, kind, ev->start_mark);
   if (n == NULL) {
     L->fatal = 1;
@@ -2695,6 +2691,19 @@ static st_status load_file(st_scene_set *set, const char *path,
     rc = io_error(errors, "cannot read '%s': %s", path, EISDIR);
     goto out;
   }
+  /* SPEC §7: the size bound is --max-file-bytes; the node budget bounds
+   * only what aliases expand to, so a big honest file loads. */
+  if (S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > opts->max_file_bytes) {
+    st_error e;
+    st_error_clear(&e);
+    st_error_set_at(&e, ST_ELOAD, path, 1, 1,
+                    "file of %jd bytes; expected at most %" PRIu64
+                    " bytes (raise the limit with --max-file-bytes)",
+                    (intmax_t)sb.st_size, opts->max_file_bytes);
+    rc = errors && st_error_list_add(errors, &e) != ST_OK ? ST_ENOMEM
+                                                          : ST_ELOAD;
+    goto out;
+  }
   /* SPEC §7: a path that is not a regular file is an error before any
    * read: /dev/zero would otherwise be read until memory runs out. */
   if (!S_ISREG(sb.st_mode)) {
@@ -2924,7 +2933,7 @@ st_status st__scene_set_load_path_ext(st_scene_set *set, const char *path,
   if (stat(path, &sb) != 0)
     return io_error(errors, "cannot open '%s': %s", path, errno);
   if (!S_ISDIR(sb.st_mode))
-    return load_file(set, path, opts, ext, errors);
+    return load_file(set, path, &taken, ext, errors);
 
   pathlist pl = {0};
   scan sc = {path, strlen(path), ext ? ext->ignore : NULL,
@@ -2936,7 +2945,7 @@ st_status st__scene_set_load_path_ext(st_scene_set *set, const char *path,
     if (pl.n > 1) /* an empty directory has no array at all */
       qsort(pl.v, pl.n, sizeof *pl.v, path_cmp);
     for (size_t i = 0; i < pl.n; i++) {
-      st_status r = load_file(set, pl.v[i], opts, ext, errors);
+      st_status r = load_file(set, pl.v[i], &taken, ext, errors);
       if (r == ST_ENOMEM) {
         rc = r;
         break;

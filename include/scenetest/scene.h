@@ -15,6 +15,7 @@ typedef struct st_scene st_scene;
 /* Default limits (SPEC §7). */
 #define ST_DEFAULT_MAX_ARG_BYTES (UINT64_C(2) << 30)
 #define ST_DEFAULT_MAX_NODES ((size_t)1000000)
+#define ST_DEFAULT_MAX_FILE_BYTES (UINT64_C(1) << 30)
 
 /* Initialise with st_load_options_init(), which sets size to the sizeof
  * this program was compiled with; the library reads only the fields that
@@ -22,7 +23,12 @@ typedef struct st_scene st_scene;
 typedef struct st_load_options {
   size_t size;            /* sizeof(st_load_options); set by _init */
   uint64_t max_arg_bytes; /* cap on the sum of one case's tensor bytes */
-  size_t max_nodes;       /* YAML node budget per file, aliases expanded */
+  size_t max_nodes;       /* budget of YAML nodes reached through aliases
+                             (alias-expanded) per file; plain nodes do not
+                             count */
+  /* Later fields (an older caller's size leaves them at the defaults). */
+  uint64_t max_file_bytes; /* a scene file larger than this is a load
+                              error, before it is read */
 } st_load_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
