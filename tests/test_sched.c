@@ -73,6 +73,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *f = *state;
+  st__fanout_free(&f->fo);
   st_scene_set_free(f->set);
   free(f);
   return 0;

@@ -40,6 +40,16 @@ static void torch_index(const st_tensor *t, size_t i, char *buf,
   }
 }
 
+/* Element i of a and of b as text, with its index: the three strings
+ * every line of the report that names an element shows. */
+static void element_strs(const st_tensor *a /* IN */, const st_tensor *b /* IN */,
+                         size_t i, char ix[ST_MAX_DIMS * 24 + 4] /* OUT */,
+                         char va[48] /* OUT */, char vb[48] /* OUT */) {
+  torch_index(a, i, ix, ST_MAX_DIMS * 24 + 4);
+  st__compare_value_str(a, i, va, 48);
+  st__compare_value_str(b, i, vb, 48);
+}
+
 static void shape_str(const st_tensor *t, char *buf, size_t size) {
   size_t len = (size_t)snprintf(buf, size, "[");
   for (int d = 0; d < t->ndim && len < size; d++)
@@ -80,14 +90,10 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
           ra->equal_nan ? ", equal_nan" : "");
   fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
           100.0 * (double)count / (double)a->numel);
-  torch_index(a, first, ix, sizeof ix);
-  st__compare_value_str(a, first, va, sizeof va);
-  st__compare_value_str(e, first, ve, sizeof ve);
+  element_strs(a, e, first, ix, va, ve);
   fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix,
           va, ve);
-  torch_index(a, worst_abs, ix, sizeof ix);
-  st__compare_value_str(a, worst_abs, va, sizeof va);
-  st__compare_value_str(e, worst_abs, ve, sizeof ve);
+  element_strs(a, e, worst_abs, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %g "
           "allowed): actual %s, expected %s",
@@ -102,9 +108,7 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
   for (size_t r = 0; r < count && r < TABLE_ROWS; r++) {
     const size_t i = rows[r];
     const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
-    torch_index(a, i, ix, sizeof ix);
-    st__compare_value_str(a, i, va, sizeof va);
-    st__compare_value_str(e, i, ve, sizeof ve);
+    element_strs(a, e, i, ix, va, ve);
     fprintf(out, "\n  %-14s %-16s %-16s %-12.6g %.6g", ix, va, ve,
             fabs(x - y), fabs(x - y) / fabs(y));
   }
@@ -155,9 +159,7 @@ static void exact_detail(FILE *out, const st_tensor *after,
     if (memcmp(p + i * es, q + i * es, es) != 0 && count++ == 0)
       first = i;
   char ix[ST_MAX_DIMS * 24 + 4], va[48], vb[48];
-  torch_index(after, first, ix, sizeof ix);
-  st__compare_value_str(after, first, va, sizeof va);
-  st__compare_value_str(before, first, vb, sizeof vb);
+  element_strs(after, before, first, ix, va, vb);
   fprintf(out,
           "\ninput '%s' (%s): %zu of %zu elements changed; first at index "
           "%s: before %s, after %s",

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/proc.h"
 #include "case/result.h"
 #include "case/wire.h"
 
@@ -20,6 +21,15 @@ void st__wbuf_free(st__wbuf *b) {
     return;
   free(b->data);
   memset(b, 0, sizeof *b);
+}
+
+void st__wbuf_drain(st__wbuf *b, int fd) {
+  /* A failed write (no space) loses the frames: the reader then knows
+   * less of the case (a child that ended without its result). */
+  if (!b->oom && b->len > 0 &&
+      st__proc_write_all(fd, b->data, b->len) != ST_OK) {
+  }
+  b->len = 0;
 }
 
 void st__wbuf_bytes(st__wbuf *b, const void *p, size_t n) {

@@ -26,6 +26,10 @@ typedef struct st__wbuf {
 
 void st__wbuf_init(st__wbuf *b /* OUT */);
 void st__wbuf_free(st__wbuf *b /* IN/OUT */);
+/* Writes what b holds to fd (all of it, or nothing more on an error: the
+ * frames are lost) and empties b; a buffer that ran out of memory is
+ * emptied unwritten. Not thread-safe: callers hold their lock. */
+void st__wbuf_drain(st__wbuf *b /* IN/OUT */, int fd);
 void st__wbuf_bytes(st__wbuf *b /* IN/OUT */, const void *p /* IN */, size_t n);
 void st__wbuf_u8(st__wbuf *b /* IN/OUT */, uint8_t v);
 void st__wbuf_u32(st__wbuf *b /* IN/OUT */, uint32_t v);

@@ -157,44 +157,15 @@ void st__cpu_softmax_rows(st_op_call *call, size_t r0, size_t r1, double *tmp) {
     st__ref_softmax_rows(call, r0, r1);
 }
 
-/* Typed block sums: sequential within [b, e), like st__ref_sum_*. */
+/* Block sums: the reference's own typed sums (ref_typed.c), sequential
+ * within [b, e) and exact for integers, so this backend's reduce_sum is
+ * the golden's bit for bit. */
 double st__cpu_sum_f64(const st_tensor *x, size_t b, size_t e) {
-  double s = 0.0;
-  if (x->dtype == ST_DTYPE_FLOAT32) {
-    const float *p = x->data;
-    for (size_t i = b; i < e; i++)
-      s += (double)p[i];
-  } else if (x->dtype == ST_DTYPE_FLOAT64) {
-    const double *p = x->data;
-    for (size_t i = b; i < e; i++)
-      s += p[i];
-  } else {
-    s = st__ref_sum_f64(x, b, e);
-  }
-  return s;
+  return st__ref_sum_f64(x, b, e);
 }
 
-#define CPU_SUM_INT(DTYPE, T, BW, SW, SCALAR, RELU, SUF)                       \
-  static uint64_t sum_##SUF(const void *data, size_t b, size_t e) {            \
-    const T *p = data;                                                         \
-    uint64_t s = 0;                                                            \
-    for (size_t i = b; i < e; i++)                                             \
-      s += (uint64_t)(int64_t)p[i];                                            \
-    return s;                                                                  \
-  }
-
-CPU_INT_TYPES(CPU_SUM_INT)
-
 uint64_t st__cpu_sum_u64(const st_tensor *x, size_t b, size_t e) {
-  switch (x->dtype) {
-#define CPU_SUM_DISPATCH(DTYPE, T, BW, SW, SCALAR, RELU, SUF)                  \
-  case ST_DTYPE_##DTYPE:                                                       \
-    return sum_##SUF(x->data, b, e);
-    CPU_INT_TYPES(CPU_SUM_DISPATCH)
-#undef CPU_SUM_DISPATCH
-  default:
-    return st__ref_sum_u64(x, b, e);
-  }
+  return st__ref_sum_u64(x, b, e);
 }
 
 #define CPU_TRANSPOSE(T, SUF)                                                  \

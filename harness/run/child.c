@@ -107,12 +107,7 @@ typedef struct stream {
 
 static void stream_flush(stream *st) {
   pthread_mutex_lock(&st->lock);
-  /* A failed write (no space) loses the frames: the parent then reports
-   * a child that ended without its result. */
-  if (!st->pending.oom && st->pending.len > 0 &&
-      st__proc_write_all(st->fd, st->pending.data, st->pending.len) != ST_OK) {
-  }
-  st->pending.len = 0;
+  st__wbuf_drain(&st->pending, st->fd);
   pthread_mutex_unlock(&st->lock);
 }
 

@@ -40,6 +40,7 @@
 #include <scenetest/log.h>
 
 #include "base/log_sink.h"
+#include "base/buf.h"
 #include "base/proc.h"
 #include "case/exec.h"
 #include "case/phase.h"
@@ -64,26 +65,6 @@ static int supervise_fits(const st__schedctx *sc) {
 }
 
 /* ---- small helpers ---------------------------------------------------- */
-
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-} buf;
-
-static int buf_reserve(buf *b, size_t n) {
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *q;
-    while (cap < b->len + n)
-      cap *= 2;
-    q = realloc(b->p, cap);
-    if (q == NULL)
-      return -1;
-    b->p = q;
-    b->cap = cap;
-  }
-  return 0;
-}
 
 static void flush_stdio(void) {
   if (__fpending(stdout) > 0)
@@ -135,7 +116,7 @@ typedef struct slot {
   uint64_t deadline; /* of q[0], 0: none */
   double timeout;
   int timed_out;
-  buf in; /* frames read from sock, not yet taken */
+  st__buf in; /* frames read from sock, not yet taken */
 } slot;
 
 typedef struct sv {
@@ -175,11 +156,7 @@ typedef struct child {
 
 static void journal_flush(child *ch) {
   pthread_mutex_lock(&ch->lock);
-  if (!ch->pending.oom && ch->pending.len > 0 &&
-      st__proc_write_all(ch->journal, ch->pending.data, ch->pending.len) != ST_OK) {
-    /* No space: the supervisor then knows less of a case that dies. */
-  }
-  ch->pending.len = 0;
+  st__wbuf_drain(&ch->pending, ch->journal);
   pthread_mutex_unlock(&ch->lock);
 }
 
@@ -576,6 +553,19 @@ static void report_ready(sv *s) {
 }
 
 /* A child's log line, placed as our own would be. */
+/* A result frame (rb past its type): the result of the slot's oldest
+ * case, which leaves its queue; a frame for any other case is ignored
+ * (a child answers in order, so it is one it was not asked for). */
+static void take_result(sv *s, slot *c, st__rbuf *rb /* IN/OUT */) {
+  size_t i = st__rbuf_u32(rb);
+  if (i != c->q[0])
+    return;
+  finish(s, i, st__wire_get_result(rb));
+  memmove(c->q, c->q + 1, (c->nq - 1) * sizeof *c->q);
+  c->nq--;
+  c->deadline = 0;
+}
+
 static void keep_log(sv *s, const char *line, size_t len) {
   (void)s;
   st__log_passthrough(line, len);
@@ -594,7 +584,7 @@ static const char *log_line(const char *payload, size_t plen, size_t *len) {
 /* Takes the complete frames slot k's child sent. */
 static void take_frames(sv *s, size_t k) {
   slot *c = &s->slots[k];
-  const char *p = c->in.p, *payload;
+  const char *p = c->in.data, *payload;
   size_t left = c->in.len, plen, used;
   uint8_t type;
   while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
@@ -619,21 +609,14 @@ static void take_frames(sv *s, size_t k) {
       }
     } else if (type == ST__SV_RESULT && c->nq > 0) {
       st__rbuf rb;
-      size_t i;
       st__rbuf_init(&rb, payload, plen);
-      i = st__rbuf_u32(&rb);
-      if (i == c->q[0]) {
-        finish(s, i, st__wire_get_result(&rb));
-        memmove(c->q, c->q + 1, (c->nq - 1) * sizeof *c->q);
-        c->nq--;
-        c->deadline = 0;
-      }
+      take_result(s, c, &rb);
     }
     p += used;
     left -= used;
   }
-  if (left > 0 && p != c->in.p)
-    memmove(c->in.p, p, left);
+  if (left > 0 && p != c->in.data)
+    memmove(c->in.data, p, left);
   c->in.len = left;
 }
 
@@ -642,15 +625,15 @@ static int read_sock(sv *s, size_t k) {
   slot *c = &s->slots[k];
   for (;;) {
     ssize_t n;
-    if (buf_reserve(&c->in, 65536) != 0) {
+    if (st__buf_reserve(&c->in, 65536) != ST_OK) {
       /* Out of memory: the reserve, then what can be taken. */
       free(s->sc->reserve);
       s->sc->reserve = NULL;
       s->oom = 1;
-      if (buf_reserve(&c->in, 65536) != 0)
+      if (st__buf_reserve(&c->in, 65536) != ST_OK)
         return 1;
     }
-    n = read(c->sock, c->in.p + c->in.len, c->in.cap - c->in.len);
+    n = read(c->sock, c->in.data + c->in.len, c->in.cap - c->in.len);
     if (n > 0) {
       c->in.len += (size_t)n;
       continue;
@@ -699,16 +682,10 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
       if (line != NULL)
         keep_log(s, line, len);
     } else if (type == ST__SV_RESULT && c->nq > 0) {
-      size_t i = st__rbuf_u32(&rb);
       /* The events so far were this case's: its own result has them. */
       st_case_result_free(r);
       r = NULL;
-      if (i == c->q[0]) {
-        finish(s, i, st__wire_get_result(&rb));
-        memmove(c->q, c->q + 1, (c->nq - 1) * sizeof *c->q);
-        c->nq--;
-        c->deadline = 0;
-      }
+      take_result(s, c, &rb);
     }
     p += used;
     left -= used;
@@ -1076,6 +1053,7 @@ static st_status sv_init(sv *s, st__schedctx *sc, st_error *err) {
     return st_error_set(err, ST_ENOMEM, "out of memory");
   for (k = 0; k < jobs; k++) {
     slot *c = &s->slots[k];
+    st__buf_init(&c->in, SIZE_MAX);
     c->pid = -1;
     c->sock = c->pid_fd = c->journal = c->capture = -1;
   }
@@ -1095,7 +1073,7 @@ static void sv_free(sv *s) {
       close(c->journal);
     if (c->capture >= 0)
       close(c->capture);
-    free(c->in.p);
+    st__buf_free(&c->in);
   }
   for (k = 0; s->done != NULL && k < s->sc->n; k++)
     st_case_result_free(s->done[k]);

@@ -282,17 +282,25 @@ static void reply(int sock, st_status status, int lookup, const char *message,
   st__wbuf_free(&b);
 }
 
+/* A count from r and a zeroed array of that many elem-byte items (at
+ * least one, so NULL means out of memory). A count the rest of the
+ * message cannot hold (each item takes 8 bytes or more) sets r->bad and
+ * counts 0. */
+static void *read_array(st__rbuf *r /* IN/OUT */, size_t *n /* OUT */,
+                        size_t elem) {
+  *n = st__rbuf_u32(r);
+  if (*n > (r->len - r->off) / 8) {
+    *n = 0;
+    r->bad = 1;
+  }
+  return calloc(*n ? *n : 1, elem);
+}
+
 /* The map message's tensors and scalars, their data in the mapped
  * segments; a malformed layout sets r->bad. */
 static void read_layout(wstate *ws, st__rbuf *r) {
   size_t i;
-  ws->n_tensors = st__rbuf_u32(r);
-  if (ws->n_tensors > (r->len - r->off) / 8) {
-    ws->n_tensors = 0;
-    r->bad = 1;
-  }
-  ws->tensors = calloc(ws->n_tensors ? ws->n_tensors : 1,
-                       sizeof *ws->tensors);
+  ws->tensors = read_array(r, &ws->n_tensors, sizeof *ws->tensors);
   for (i = 0; ws->tensors != NULL && i < ws->n_tensors && !r->bad; i++) {
     st_tensor *t = &ws->tensors[i];
     int d;
@@ -314,13 +322,7 @@ static void read_layout(wstate *ws, st__rbuf *r) {
     if (id && t->data == NULL)
       r->bad = 1;
   }
-  ws->n_scalars = st__rbuf_u32(r);
-  if (ws->n_scalars > (r->len - r->off) / 8) {
-    ws->n_scalars = 0;
-    r->bad = 1;
-  }
-  ws->scalars = calloc(ws->n_scalars ? ws->n_scalars : 1,
-                       sizeof *ws->scalars);
+  ws->scalars = read_array(r, &ws->n_scalars, sizeof *ws->scalars);
   for (i = 0; ws->scalars != NULL && i < ws->n_scalars && !r->bad; i++) {
     st_scalar *s = &ws->scalars[i];
     uint64_t bits;
