@@ -43,6 +43,21 @@ class Failure(Exception):
     pass
 
 
+# The smallest scene that passes on every platform: one float32 add
+# case; the CLI scripts start from it.
+VADD_SCENE = """\
+scene: vadd
+kernel: add
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - name: small
+    params: {N: 16}
+"""
+
+
 def check(cond, what, run=None):
     if not cond:
         raise Failure(what + ("\n" + run.describe() if run else ""))

@@ -25,17 +25,7 @@ from taptest import Run, check, main, test  # noqa: E402
 
 taptest.EXE = EXE
 
-GOOD = """\
-scene: vadd
-kernel: add
-args:
-  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
-  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
-  - {tensor: out, dtype: float32, shape: [N], role: output}
-cases:
-  - name: small
-    params: {N: 16}
-"""
+GOOD = taptest.VADD_SCENE
 
 
 def write(name, text):
