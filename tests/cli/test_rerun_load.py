@@ -36,17 +36,7 @@ taptest.EXE = EXE
 def write(name, text):
     return taptest.write(TMP, name, text)
 
-GOOD = """\
-scene: vadd
-kernel: add
-args:
-  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
-  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
-  - {tensor: out, dtype: float32, shape: [N], role: output}
-cases:
-  - name: small
-    params: {N: 16}
-"""
+GOOD = taptest.VADD_SCENE
 
 # The kernel adds, the golden subtracts: a wrong result (fail).
 MISMATCH = """\
