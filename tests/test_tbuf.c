@@ -107,24 +107,24 @@ static void tbuf_run_scope__reuses_only_inside(void **state) {
   st__tbuf_free(e);
 }
 
-static volatile sig_atomic_t hit_ok;
-static volatile size_t hit_offset;
-
 static void on_segv(int sig, siginfo_t *si, void *ctx) {
-  size_t off = 0;
+  st__tbuf_hit hit;
   (void)sig;
   (void)ctx;
-  if (st__tbuf_guard_hit(si->si_addr, &off)) {
-    hit_ok = 1;
-    hit_offset = off;
-  }
-  _exit(hit_ok && hit_offset < 200 ? 40 + (int)hit_offset : 1);
+  if (!st__tbuf_guard_hit(si->si_addr, &hit))
+    _exit(1);
+  if (hit.nbytes != 100 || strcmp(hit.name, "y") != 0)
+    _exit(2);
+  _exit(hit.offset < 100 ? 40 + (int)hit.offset : 3);
 }
 
-/* With guard pages the first access past the canary slack faults; the
- * handler recognises the address as a guard page and says how far past
- * the end it is. Forked, so the fault ends only the child. */
-static void tbuf_guard_pages__fault_past_end_named(void **state) {
+/* With guard pages the data ends exactly at the PROT_NONE page: the first
+ * byte past the end faults, and the handler recognises the address as the
+ * guard page of tensor 'y', 0 bytes from its end. The start is aligned as
+ * far as the size allows (100 = 4 * 25: to 4), and the front guard zone
+ * still catches a write before it. Forked, so the fault ends only the
+ * child. */
+static void tbuf_guard_pages__end_at_the_page_fault_named(void **state) {
   (void)state;
   pid_t pid = fork();
   assert_true(pid >= 0);
@@ -135,24 +135,28 @@ static void tbuf_guard_pages__fault_past_end_named(void **state) {
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, NULL);
     st__tbuf_set_guard_pages(1);
-    /* 100 bytes: the data ends 28 bytes before the page (64-byte
-     * alignment), so byte 100 + 28 is the first in the guard page. */
     volatile unsigned char *p = st__tbuf_alloc(100);
     if (p == NULL)
-      _exit(2);
+      _exit(10);
+    st__tbuf_set_name((void *)p, "y");
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (((uintptr_t)p + 100) % pg != 0 || (uintptr_t)p % 4 != 0)
+      _exit(11);
     st__tbuf_damage d;
+    p[0] = 1;
     p[99] = 1;
-    p[100] = 1; /* in the canary slack: no fault, the check sees it */
-    if (!st__tbuf_check((const void *)p, &d) || d.after != 1)
-      _exit(3);
-    for (size_t i = 101; i < 100 + 4096; i++)
-      p[i] = 1;
-    _exit(4);
+    if (st__tbuf_check((const void *)p, &d))
+      _exit(12);
+    p[-1] = 1; /* the front zone: no fault, the check sees it */
+    if (!st__tbuf_check((const void *)p, &d) || d.before != 1 || d.after != 0)
+      _exit(13);
+    p[100] = 1;
+    _exit(14);
   }
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 40 + 28);
+  assert_int_equal(WEXITSTATUS(status), 40);
 }
 
 int main(void) {
@@ -161,7 +165,7 @@ int main(void) {
       cmocka_unit_test(tbuf_check__reports_side_and_distance),
       cmocka_unit_test(tbuf_check__any_byte_value_past_the_end),
       cmocka_unit_test(tbuf_run_scope__reuses_only_inside),
-      cmocka_unit_test(tbuf_guard_pages__fault_past_end_named),
+      cmocka_unit_test(tbuf_guard_pages__end_at_the_page_fault_named),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

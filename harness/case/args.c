@@ -33,13 +33,16 @@ static int fault(void) {
   return 0;
 }
 
-static void *alloc_buffer(size_t nbytes) {
+static void *alloc_buffer(size_t nbytes, const char *name) {
   void *p = NULL;
   if (fault())
     return NULL;
   /* Aligned to a cache line (and to any vector width up to AVX-512), so
-   * kernels may use aligned loads; between guard zones (case/tbuf.h). */
+   * kernels may use aligned loads; between guard zones (case/tbuf.h).
+   * Under --guard-pages its end is against a PROT_NONE page instead, and
+   * the name is what a fault there reports. */
   p = st__tbuf_alloc(nbytes);
+  st__tbuf_set_name(p, name);
   return p;
 }
 
@@ -359,7 +362,7 @@ st_status st__args_build(const st__plan *plan, uint64_t seed, st__argset *out,
     t->nbytes = ra->nbytes;
     t->data = NULL;
     if (t->nbytes > 0) {
-      t->data = alloc_buffer(t->nbytes);
+      t->data = alloc_buffer(t->nbytes, t->name);
       if (t->data == NULL) {
         rc = arg_error(err, ST_ENOMEM, plan, ra,
                        "out of memory allocating %zu bytes", t->nbytes);
@@ -391,7 +394,7 @@ st_status st__argset_clone(const st__argset *src, st__argset *dst) {
     *t = src->tensors[i];
     t->data = NULL;
     if (t->nbytes > 0) {
-      t->data = alloc_buffer(t->nbytes);
+      t->data = alloc_buffer(t->nbytes, t->name);
       if (t->data == NULL)
         goto fail;
       memcpy(t->data, src->tensors[i].data, t->nbytes);

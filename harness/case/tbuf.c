@@ -2,6 +2,12 @@
 /* Tensor buffers (tbuf.h): 64-byte aligned blocks between guard zones,
  * cached for reuse inside a run, or placed against a PROT_NONE page.
  *
+ * A guard-page block is an mmap'd run of pages laid out as
+ *   [slack][header 64][front guard 64][data: nbytes] | PROT_NONE page
+ * with data + nbytes exactly at the protected page, so the data's start is
+ * aligned only as far as nbytes allows (tbuf.h) and its header sits at the
+ * 64-byte boundary at or below data - 128.
+ *
  * A malloc'd block is laid out as
  *   [slack][header 64][front guard 64][data: cap bytes][64 more]
  * with the rear guard at data + nbytes, so it moves with the size asked
@@ -55,9 +61,11 @@ static int armed(const unsigned char *p, size_t i) {
   return p[i] == canary[((uintptr_t)(p + i)) & 7u];
 }
 
+/* For a heap block (data 64-aligned) this is data - 128; for a
+ * guard-page block the boundary at or below it. */
 static hdr *header_of(const void *data) {
-  return (hdr *)(void *)((unsigned char *)(uintptr_t)data - ST__TBUF_GUARD -
-                         HDR);
+  return (hdr *)(void *)(((uintptr_t)data - ST__TBUF_GUARD - HDR) &
+                         ~(uintptr_t)(ALIGN - 1));
 }
 
 /* The cache. guarded by: cache_mu */
@@ -70,11 +78,15 @@ static unsigned scope_depth;     /* guarded by: cache_mu */
 static atomic_int guard_pages_on;
 
 /* Live guard-page buffers, for the fault handler: the guard page's start
- * and the address of the data's end. 0 = free slot. A full table only
- * means a fault there is reported as a plain signal. */
+ * (0 = free slot), the buffer's size and the name its tensor was given.
+ * A full table only means a fault there is reported as a plain signal.
+ * The name is a copy (the handler must never follow a pointer into memory
+ * that may be gone); a handler racing a rename may read it torn, which
+ * costs a message, never a fault. */
 #define GUARD_SLOTS 4096
 static _Atomic(uintptr_t) guard_page_at[GUARD_SLOTS];
-static _Atomic(uintptr_t) guard_data_end[GUARD_SLOTS];
+static _Atomic(size_t) guard_nbytes[GUARD_SLOTS];
+static char guard_name[GUARD_SLOTS][ST__TBUF_NAME_MAX];
 
 static size_t page_size(void) {
   static atomic_size_t cached;
@@ -114,29 +126,32 @@ static void *heap_alloc(size_t nbytes) {
   return data;
 }
 
-static void register_guard(uintptr_t page, uintptr_t end) {
+static void register_guard(uintptr_t page, size_t nbytes) {
   for (size_t i = 0; i < GUARD_SLOTS; i++) {
     uintptr_t zero = 0;
     if (atomic_compare_exchange_strong(&guard_page_at[i], &zero, page)) {
-      atomic_store(&guard_data_end[i], end);
+      guard_name[i][0] = '\0';
+      atomic_store(&guard_nbytes[i], nbytes);
       return;
     }
   }
+}
+
+static size_t guard_slot(uintptr_t page) {
+  for (size_t i = 0; i < GUARD_SLOTS; i++)
+    if (atomic_load(&guard_page_at[i]) == page)
+      return i;
+  return GUARD_SLOTS;
 }
 
 static void unregister_guard(uintptr_t page) {
-  for (size_t i = 0; i < GUARD_SLOTS; i++) {
-    if (atomic_load(&guard_page_at[i]) == page) {
-      atomic_store(&guard_data_end[i], 0);
-      atomic_store(&guard_page_at[i], 0);
-      return;
-    }
-  }
+  const size_t i = guard_slot(page);
+  if (i < GUARD_SLOTS)
+    atomic_store(&guard_page_at[i], 0);
 }
 
-/* The data ends at most ALIGN - 1 bytes before a PROT_NONE page; those
- * bytes are canaries, so an access just past the end is caught either
- * way. */
+/* The data ends exactly at a PROT_NONE page: the first byte past the end
+ * faults. */
 static void *pages_alloc(size_t nbytes) {
   const size_t pg = page_size();
   const size_t front = HDR + ST__TBUF_GUARD + ALIGN;
@@ -153,15 +168,14 @@ static void *pages_alloc(size_t nbytes) {
     munmap(raw, len);
     return NULL;
   }
-  uintptr_t d = ((uintptr_t)(raw + body) - nbytes) & ~(uintptr_t)(ALIGN - 1);
-  unsigned char *data = (unsigned char *)d;
+  unsigned char *data = raw + body - nbytes;
   hdr *h = header_of(data);
   h->raw = raw;
   h->rawlen = len;
   h->cap = nbytes;
   h->magic = MAGIC;
   h->kind = KIND_PAGES;
-  register_guard((uintptr_t)(raw + body), (uintptr_t)(data + nbytes));
+  register_guard((uintptr_t)(raw + body), nbytes);
   return data;
 }
 
@@ -294,16 +308,31 @@ void st__tbuf_set_guard_pages(int on) {
 
 int st__tbuf_guard_pages(void) { return atomic_load(&guard_pages_on); }
 
-int st__tbuf_guard_hit(const void *addr, size_t *offset) {
+void st__tbuf_set_name(void *data, const char *name) {
+  if (data == NULL || name == NULL || header_of(data)->kind != KIND_PAGES)
+    return;
+  const hdr *h = header_of(data);
+  const size_t i = guard_slot((uintptr_t)h->raw + h->rawlen - page_size());
+  if (i >= GUARD_SLOTS)
+    return;
+  size_t n = strlen(name);
+  if (n >= ST__TBUF_NAME_MAX)
+    n = ST__TBUF_NAME_MAX - 1;
+  memcpy(guard_name[i], name, n);
+  guard_name[i][n] = '\0';
+}
+
+int st__tbuf_guard_hit(const void *addr, st__tbuf_hit *out) {
   const uintptr_t a = (uintptr_t)addr;
   const size_t pg = page_size();
   for (size_t i = 0; i < GUARD_SLOTS; i++) {
     const uintptr_t p = atomic_load_explicit(&guard_page_at[i],
                                              memory_order_relaxed);
     if (p != 0 && a >= p && a < p + pg) {
-      const uintptr_t end = atomic_load_explicit(&guard_data_end[i],
-                                                 memory_order_relaxed);
-      *offset = end != 0 && a >= end ? (size_t)(a - end) : 0;
+      out->offset = (size_t)(a - p);
+      out->nbytes = atomic_load_explicit(&guard_nbytes[i],
+                                         memory_order_relaxed);
+      out->name = guard_name[i];
       return 1;
     }
   }

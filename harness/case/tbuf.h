@@ -6,8 +6,15 @@
  * freed buffers are kept for the next case of a run instead of going back
  * to malloc (issue 14: aligned requests left holes that glibc never
  * reused, so memory grew with every case). With guard pages on, each
- * buffer's end is placed against a PROT_NONE page instead, so an access
- * past it faults at once. */
+ * buffer's end is placed exactly against a PROT_NONE page instead, so the
+ * first access past it faults (case/guard.h turns the fault into a case
+ * error naming the tensor). Then the start is aligned only as far as the
+ * size allows: data = page boundary - nbytes, so a buffer is aligned to
+ * the largest power of two dividing nbytes (at most the page size). Every
+ * element stays aligned to its own size (nbytes is a whole number of
+ * elements), but a kernel that assumes the 64-byte alignment of the
+ * default mode (aligned vector loads) may fault under --guard-pages on a
+ * tensor whose size is not a multiple of 64. */
 #ifndef SCENETEST_HARNESS_TBUF_H
 #define SCENETEST_HARNESS_TBUF_H
 
@@ -54,13 +61,28 @@ void st__tbuf_run_begin(void);
 void st__tbuf_run_end(void);
 
 /* Guard pages (--guard-pages): when on, new buffers are mmap'd with their
- * end against a PROT_NONE page. Process-wide; set before a run starts.
- * Thread-safety: call while no buffer is being allocated. */
+ * end exactly against a PROT_NONE page. Process-wide; set before a run
+ * starts. Thread-safety: call while no buffer is being allocated. */
 void st__tbuf_set_guard_pages(int on);
 int st__tbuf_guard_pages(void);
-/* If addr lies in the guard page of a live guard-page buffer: 1, and
- * *offset is how many bytes past the buffer's end it is. For the fault
- * handler: async-signal-safe (reads a fixed table, takes no lock). */
-int st__tbuf_guard_hit(const void *addr, size_t *offset /* OUT */);
+
+/* The longest tensor name a guard page remembers (with its NUL). */
+#define ST__TBUF_NAME_MAX 64u
+/* Names a guard-page buffer (its tensor's name, copied and cut to
+ * ST__TBUF_NAME_MAX - 1 bytes) for the fault handler's message. Does
+ * nothing for a buffer without a guard page. */
+void st__tbuf_set_name(void *data /* IN */, const char *name /* IN */);
+
+/* What the fault handler learns of a guard-page hit. */
+typedef struct st__tbuf_hit {
+  size_t offset;    /* bytes from the buffer's end to the faulting address
+                       (0: the first byte past the end) */
+  size_t nbytes;    /* the buffer's size */
+  const char *name; /* its name (st__tbuf_set_name), "" if none; static */
+} st__tbuf_hit;
+/* If addr lies in the guard page of a live guard-page buffer: 1, and *out
+ * filled. For the fault handler: async-signal-safe (reads a fixed table,
+ * takes no lock, allocates nothing). */
+int st__tbuf_guard_hit(const void *addr, st__tbuf_hit *out /* OUT */);
 
 #endif

@@ -77,6 +77,8 @@ static const char usage_text[] =
     "  --no-supervise        run the cases in this process (for debuggers;\n"
     "                        a crashing kernel ends the run)\n"
     "  --timeout SECONDS     kill a case after SECONDS (level 2: isolated)\n"
+    "  --guard-pages         end every tensor at a PROT_NONE page: a kernel\n"
+    "                        touching past the end is its case's error\n"
     "  --strict-record       a stale autoload record is an error\n"
     "  --watch NAME=GLOB,... watch more modules in the autoload record\n"
     "  --repeat N            run the selection N times (cases named S::C@k)\n"
@@ -227,6 +229,7 @@ typedef struct cli {
   strlist plugins;
   int isolate;
   int no_supervise;
+  int guard_pages;
   double timeout;
   const char *platform;
   int manual; /* st_manual_mode */
@@ -361,6 +364,7 @@ static const optdef options[] = {
     LIST("plugin", CMD_ALL, plugins, NULL),
     FLAG("isolate", CMD_RUN, isolate),
     FLAG("no-supervise", CMD_RUN, no_supervise),
+    FLAG("guard-pages", CMD_RUN, guard_pages),
     CUSTOM("timeout", CMD_RUN, parse_timeout),
     FLAG("strict-platforms", CMD_ALL, strict_platforms),
     LIST("ignore", CMD_ALL, ignore, "a glob"),
@@ -713,6 +717,7 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   opts->watch = c->watch.items;
   opts->n_watch = c->watch.n;
   opts->isolate = c->isolate;
+  opts->guard_pages = c->guard_pages;
   opts->timeout = c->timeout;
   opts->dump_dir = c->dump_dir;
   opts->golden_platform = c->golden_platform;
@@ -1018,6 +1023,8 @@ static char *rerun_options(const cli *c) {
     fprintf(f, " --max-file-bytes %" PRIu64, c->load.max_file_bytes);
   if (c->isolate)
     fputs(" --isolate", f);
+  if (c->guard_pages)
+    fputs(" --guard-pages", f);
   if (c->timeout_text != NULL) {
     fputs(" --timeout ", f);
     st__shell_quote(f, c->timeout_text);

@@ -33,6 +33,7 @@
 #include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/exec.h"
+#include "case/guard.h"
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
@@ -336,6 +337,8 @@ static void child_free(st__child *c) {
   free(c->res.p);
   free(c->line.p);
   free(c->captured.p);
+  st__guard_note_free(c->fault);
+  c->fault = NULL;
   memset(&c->res, 0, sizeof c->res);
   memset(&c->line, 0, sizeof c->line);
   memset(&c->captured, 0, sizeof c->captured);
@@ -400,7 +403,7 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
   if (r == NULL)
     return NULL;
   if (!own) {
-    char how[160], msg[384];
+    char how[160], msg[640];
     st__case_result_set_pid(r, (long)c->pid);
     st__case_result_set_duration(r, st__now_ns() - c->start);
     /* An override: whatever the child reported before it died is not its
@@ -414,7 +417,12 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
                (long)c->pid);
     } else {
       st__proc_describe_wait(status, how, sizeof how);
-      snprintf(msg, sizeof msg, "child process (pid %ld) %s%s",
+      /* A guard-page fault: the note the child's handler wrote names the
+       * tensor (case/guard.h). */
+      snprintf(msg, sizeof msg, "%.*s%schild process (pid %ld) %s%s",
+               c->fault != NULL ? (int)ST__GUARD_NOTE_MAX : 0,
+               c->fault != NULL ? c->fault : "",
+               c->fault != NULL && c->fault[0] != '\0' ? "; " : "",
                (long)c->pid, how,
                WIFEXITED(status) ? " before reporting its result" : "");
     }
@@ -485,6 +493,12 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
   c->interrupted = 0;
   c->oom = 0;
   c->timeout = timeout;
+  /* --guard-pages: a page for the child's fault note, made once per slot
+   * (without one a fault is reported as the plain signal). */
+  if (rc->opts->guard_pages && c->fault == NULL)
+    c->fault = st__guard_note_new();
+  if (c->fault != NULL)
+    c->fault[0] = '\0';
   /* Buffered output would be written twice otherwise: every stream, the
    * report's included (a kernel that calls exit() flushes the child's
    * copies). */
@@ -522,6 +536,8 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
           close(all[j].pid_fd);
       }
     close(cp[0]);
+    if (c->fault != NULL)
+      st__guard_note_to(c->fault, ST__GUARD_NOTE_MAX);
     child_main(rc, ref, info->index, info->total, c->res_fd, cp[1]);
   }
   /* With a pidfd, the child's exit is what wakes us, once; we hold the

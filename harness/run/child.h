@@ -45,6 +45,8 @@ typedef struct st__child {
   int timed_out;
   int interrupted; /* the signal that ended the run, which killed it */
   int oom;
+  char *fault; /* --guard-pages: the child's fault note (case/guard.h),
+                  shared memory made by the slot's first case; or NULL */
 } st__child;
 
 /* An empty slot (no child, no file). */

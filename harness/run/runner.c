@@ -19,6 +19,7 @@
 #include "base/proc.h"
 #include "case/case.h"
 #include "case/exec.h"
+#include "case/guard.h"
 #include "case/result.h"
 #include "case/tbuf.h"
 #include "run/fanout.h"
@@ -35,6 +36,13 @@ static st_status run_setup(st__runctx *rc, const st_run_options *opts,
   /* Tensor buffers freed by one case serve the next; run_teardown, which
    * follows every run_setup, ends the scope and frees them. */
   st__tbuf_run_begin();
+  /* --guard-pages: the buffers of this run end at PROT_NONE pages and a
+   * fault there is described (case/guard.h) in this process and in every
+   * child forked from it; run_teardown puts both back. */
+  if (opts->guard_pages) {
+    st__tbuf_set_guard_pages(1);
+    st__guard_install();
+  }
   if (opts->registry == NULL) {
     st_status s = st_registry_new_builtin(owned);
     if (s != ST_OK)
@@ -72,6 +80,10 @@ static void run_teardown(st__runctx *rc, st_registry *owned) {
   st_watch_list_free(rc->watch, rc->n_watch);
   st_registry_free(owned);
   st__tbuf_run_end();
+  if (rc->opts->guard_pages) {
+    st__guard_uninstall();
+    st__tbuf_set_guard_pages(0);
+  }
 }
 
 st_status st_run_case(const st_scene *scene, size_t case_index,

@@ -445,6 +445,7 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
   ch.live = s->sc->rc->opts->live;
   ch.oneshot = oneshot;
   memset(ch.state, 0, sizeof *ch.state);
+  st__guard_note_to(ch.state->fault, sizeof ch.state->fault);
   child_main(&ch);
 }
 
@@ -752,7 +753,7 @@ static void child_died(sv *s, size_t k, int status, int sig) {
         snprintf(where, sizeof where, "during phase '%.31s'", st->phase);
       if (r != NULL) {
         st__case_result_set_pid(r, (long)c->pid);
-        char msg[320];
+        char msg[640];
         if (sig != 0)
           snprintf(msg, sizeof msg, "interrupted (%s, %s)",
                    st__intr_name(sig), where);
@@ -762,8 +763,15 @@ static void child_died(sv *s, size_t k, int status, int sig) {
                    c->timeout, (long)c->pid, where);
         else {
           st__proc_describe_wait(status, how, sizeof how);
-          snprintf(msg, sizeof msg, "supervised child (pid %ld) %s %s",
-                   (long)c->pid, how, where);
+          /* A guard-page fault: the handler named the tensor (the note
+           * ends with a NUL it wrote; the bound is the field's). */
+          if (st->fault[0] != '\0')
+            snprintf(msg, sizeof msg, "%.*s; supervised child (pid %ld) %s %s",
+                     (int)sizeof st->fault, st->fault, (long)c->pid, how,
+                     where);
+          else
+            snprintf(msg, sizeof msg, "supervised child (pid %ld) %s %s",
+                     (long)c->pid, how, where);
         }
         /* An override: what the child recorded before it died (a phase
          * that failed first, say) is not its verdict. */

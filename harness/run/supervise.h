@@ -25,6 +25,8 @@
 
 #include <stdint.h>
 
+#include "case/guard.h"
+
 enum {
   ST__SV_EVENT = 1,  /* journal: one event (st__wire_put_event) */
   ST__SV_LOG = 3,    /* journal and socket: one log line, as a string */
@@ -42,6 +44,10 @@ typedef struct st__sv_state {
    * left processes running (run/supervise.c); the cases sent to it are
    * not begun and go to the next child. */
   uint32_t retired;
+  /* --guard-pages: what the child's fault handler said of a kernel's
+   * access to a guard page just before the fault killed it (case/guard.h);
+   * "" if nothing. */
+  char fault[ST__GUARD_NOTE_MAX];
 } st__sv_state;
 
 #endif

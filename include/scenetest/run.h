@@ -82,6 +82,13 @@ typedef struct st_run_options {
    * forking runs (supervise, isolate) always handle them. The CLI's `run`
    * sets it; the library default is 0. */
   int interrupts;
+  /* 1 (--guard-pages): every tensor buffer's end sits against a PROT_NONE
+   * page, so a kernel reading or writing past a tensor's end faults at
+   * once; a supervised or isolated run makes the fault the case's error,
+   * naming the tensor (docs/reliability.md). Level 2 only: level 3's
+   * tensors live in shared segments, guarded by canary zones. Process-wide
+   * while the run lasts. */
+  int guard_pages;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
