@@ -81,8 +81,8 @@ static void rehost_args__each_tensor_own_segment_empty_skipped(void **state) {
   assert_int_equal(rh.tensor[1], 2);
   assert_ptr_not_equal(rh.segs[0], rh.segs[1]);
   assert_int_not_equal(rh.segs[0]->fd, rh.segs[1]->fd);
-  assert_ptr_equal(a.tensors[0].data, rh.segs[0]->map);
-  assert_ptr_equal(a.tensors[2].data, rh.segs[1]->map);
+  assert_ptr_equal(a.tensors[0].data, (char *)rh.segs[0]->map + ST__SEG_DATA_AT);
+  assert_ptr_equal(a.tensors[2].data, (char *)rh.segs[1]->map + ST__SEG_DATA_AT);
   assert_null(a.tensors[1].data);
   assert_null(a.tensors[3].data);
   assert_true(((float *)a.tensors[2].data)[16] == 2.0f + 16.0f / 1000.0f);

@@ -61,6 +61,31 @@ st_phase_status st__dispatch(st__casectx *cc, st_op_fn fn, st_op_call *call,
   return ST_PHASE_ERROR;
 }
 
+void st__case_guard_error(st__casectx *cc, const char *name, size_t nbytes,
+                         const st__tbuf_damage *dmg, const char *where) {
+  /* The kernel's own verdict does not matter: memory it did not own was
+   * written, so the case is an error, and this is its first cause
+   * unless the kernel already failed. */
+  if (dmg->after != 0 && dmg->before != 0)
+    st__case_result_set_status(
+        cc->res, ST_CASE_ERROR,
+        "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
+        "its start and %zu bytes past its end (%zu bytes long; guard zones%s)",
+        name, dmg->before, dmg->after, nbytes, where);
+  else if (dmg->after != 0)
+    st__case_result_set_status(
+        cc->res, ST_CASE_ERROR,
+        "run: kernel wrote out of bounds of tensor '%s': %zu bytes past its "
+        "end (%zu bytes long; guard zone%s)",
+        name, dmg->after, nbytes, where);
+  else
+    st__case_result_set_status(
+        cc->res, ST_CASE_ERROR,
+        "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
+        "its start (guard zone%s)",
+        name, dmg->before, where);
+}
+
 st_phase_status st__case_guard_check(st__casectx *cc, st__argset *args,
                                      st_phase_status ps) {
   for (size_t i = 0; i < args->n_tensors; i++) {
@@ -68,27 +93,7 @@ st_phase_status st__case_guard_check(st__casectx *cc, st__argset *args,
     st__tbuf_damage dmg;
     if (!st__tbuf_check(t->data, &dmg))
       continue;
-    /* The kernel's own verdict does not matter: memory it did not own was
-     * written, so the case is an error, and this is its first cause
-     * unless the kernel already failed. */
-    if (dmg.after != 0 && dmg.before != 0)
-      st__case_result_set_status(
-          cc->res, ST_CASE_ERROR,
-          "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
-          "its start and %zu bytes past its end (%zu bytes long; guard zones)",
-          t->name, dmg.before, dmg.after, t->nbytes);
-    else if (dmg.after != 0)
-      st__case_result_set_status(
-          cc->res, ST_CASE_ERROR,
-          "run: kernel wrote out of bounds of tensor '%s': %zu bytes past its "
-          "end (%zu bytes long; guard zone)",
-          t->name, dmg.after, t->nbytes);
-    else
-      st__case_result_set_status(
-          cc->res, ST_CASE_ERROR,
-          "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
-          "its start (guard zone)",
-          t->name, dmg.before);
+    st__case_guard_error(cc, t->name, t->nbytes, &dmg, "");
     st__tbuf_rearm(t->data);
     ps = ST_PHASE_ERROR;
   }

@@ -11,6 +11,7 @@
 #include <scenetest/run.h>
 
 #include "case/args.h"
+#include "case/tbuf.h"
 #include "scene/scene.h"
 
 /* How many executors may keep per-run state (st__executor.slot). */
@@ -134,10 +135,16 @@ st_phase_status st__dispatch(st__casectx *cc /* IN/OUT */, st_op_fn fn,
  * tensor is a case error naming the tensor, the side and how many bytes
  * it reached (the zones are re-armed). Returns ST_PHASE_ERROR then, else
  * ps unchanged. Only for buffers from the tensor allocator (level 2; the
- * level-3 segments are not). */
+ * level-3 segments have zones of their own: case/level3/rehost.h). */
 st_phase_status st__case_guard_check(st__casectx *cc /* IN/OUT */,
                                      st__argset *args /* IN/OUT */,
                                      st_phase_status ps);
+/* The case error for one tensor's damaged guard zones (the message both
+ * levels give; where is added inside its parentheses, "" or "; ..."). */
+void st__case_guard_error(st__casectx *cc /* IN/OUT */,
+                          const char *name /* IN */, size_t nbytes,
+                          const st__tbuf_damage *dmg /* IN */,
+                          const char *where /* IN */);
 /* Compares outputs with golden (allclose, per-tensor tolerances) and inputs
  * with their initial bytes; on mismatch sets the case to fail with the
  * report of harness/case/mismatch.c (round is 0-based, of rounds). */

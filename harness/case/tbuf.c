@@ -276,6 +276,32 @@ int st__tbuf_check(const void *data, st__tbuf_damage *out) {
   return out->before != 0 || out->after != 0;
 }
 
+void st__tbuf_zones_arm(void *data, size_t nbytes) {
+  arm((unsigned char *)data - ST__TBUF_GUARD, ST__TBUF_GUARD);
+  arm((unsigned char *)data + nbytes, ST__TBUF_GUARD);
+}
+
+int st__tbuf_zones_check(const void *data, size_t nbytes,
+                         st__tbuf_damage *out) {
+  const unsigned char *front = (const unsigned char *)data - ST__TBUF_GUARD;
+  const unsigned char *rear = (const unsigned char *)data + nbytes;
+  out->before = 0;
+  out->after = 0;
+  for (size_t i = 0; i < ST__TBUF_GUARD; i++) {
+    if (!armed(front, i)) {
+      out->before = ST__TBUF_GUARD - i;
+      break;
+    }
+  }
+  for (size_t i = ST__TBUF_GUARD; i > 0; i--) {
+    if (!armed(rear, i - 1)) {
+      out->after = i;
+      break;
+    }
+  }
+  return out->before != 0 || out->after != 0;
+}
+
 void st__tbuf_rearm(void *data) {
   if (data != NULL)
     arm_block(header_of(data), data);

@@ -52,6 +52,14 @@ int st__tbuf_check(const void *data /* IN */, st__tbuf_damage *out /* OUT */);
  * reported overwrite, so a later round reports only its own). */
 void st__tbuf_rearm(void *data /* IN/OUT */);
 
+/* The same zones around memory the caller lays out (level 3's shared
+ * segments): ST__TBUF_GUARD bytes before data and after data + nbytes,
+ * which the caller owns. Arm fills both with the canary; check is
+ * st__tbuf_check's verdict on them. Thread-safety: as st__tbuf_check. */
+void st__tbuf_zones_arm(void *data /* IN/OUT */, size_t nbytes);
+int st__tbuf_zones_check(const void *data /* IN */, size_t nbytes,
+                         st__tbuf_damage *out /* OUT */);
+
 /* Reuse scope: between run_begin and run_end freed blocks are cached
  * (at most 64 blocks and 512 MiB) and handed out again to requests that
  * fit; run_end frees the cache. Nested scopes count. Outside any scope

@@ -380,8 +380,12 @@ static void note_pid(long pid) {
  *  18  prints "alive PID" for each pid in $ST_TEST_PIDS that still runs
  *  16  writes a byte to the FIFO $ST_TEST_FIFO, waits until the
  *      harness has handled SIGINT or SIGTERM (its handler put the default
- *      action back), then computes (the in-process interrupt tests) */
-static void misbehave(int how) {
+ *      action back), then computes (the in-process interrupt tests)
+ *  19  reads one element past the end of its input x
+ *  20  writes one element past the end of its output y
+ *  21  writes to address 8 (a fault outside every guard page)
+ *      (19-21: tests/cli/test_guard_pages.py) */
+static void misbehave(int how, st_op_call *c) {
   switch (how) {
   case 1:
     exit(0);
@@ -526,6 +530,23 @@ static void misbehave(int how) {
     }
     break;
   }
+  case 19: {
+    volatile const int32_t *x = c->tensors[0].data;
+    int32_t past = x[c->tensors[0].numel];
+    (void)past;
+    break;
+  }
+  case 20: {
+    volatile int32_t *y = c->tensors[1].data;
+    y[c->tensors[1].numel] = 7;
+    break;
+  }
+  case 21: {
+    /* Through a volatile pointer, so the compiler knows nothing of it. */
+    volatile uintptr_t at = 8;
+    *(volatile int *)at = 1;
+    break;
+  }
   case 11:
     printf("captured on stdout\n");
     fflush(stdout);
@@ -542,7 +563,7 @@ static st_status misbehaving_scale(st_op_call *c) {
   if (c->n_scalars > 0)
     s = (int32_t)c->scalars[0].i;
   if (c->shard_index == 0)
-    misbehave((int)s);
+    misbehave((int)s, c);
   st_shard_range(c->tensors[1].numel, c->shard_index, c->shard_count,
                  &begin, &end);
   for (i = begin; i < end; i++)

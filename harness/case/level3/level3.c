@@ -295,6 +295,24 @@ static int rehost_phase(st__casectx *cc, const st_scene *scene, l3case *c) {
   return ps == ST_PHASE_OK;
 }
 
+/* The guard zones of every tensor in its segment (rehost.h), after the
+ * workers ran: a write before a tensor's start or past its end is the
+ * case's error, as at level 2. Returns ST_PHASE_ERROR then, else ps. */
+static st_phase_status check_zones(st__casectx *cc, l3case *c,
+                                   st_phase_status ps) {
+  size_t k;
+  for (k = 0; k < c->rh.n; k++) {
+    const st_tensor *t = &c->d.args.tensors[c->rh.tensor[k]];
+    st__tbuf_damage dmg;
+    if (!st__rehost_check(&c->rh, k, t->nbytes, &dmg))
+      continue;
+    st__case_guard_error(cc, t->name, t->nbytes, &dmg,
+                         "; level-3 shared segment");
+    ps = ST_PHASE_ERROR;
+  }
+  return ps;
+}
+
 /* The rounds: reset (from the second on), run on the workers, compare. */
 static void run_rounds(st__casectx *cc, l3case *c) {
   st__wresult wr;
@@ -308,7 +326,8 @@ static void run_rounds(st__casectx *cc, l3case *c) {
     ps = ST_PHASE_OK;
     st__wpool_run(c->wp, r, c->deadline, c->timeout, &wr);
     if (wr.status == ST_OK) {
-      if (c->reduce)
+      ps = check_zones(cc, c, ps);
+      if (ps == ST_PHASE_OK && c->reduce)
         combine_partials(&c->d.args.tensors[1],
                          c->scratch ? c->scratch->map : NULL,
                          c->wc.n_blocks);

@@ -309,11 +309,18 @@ st_status st__rehost_args(st__argset *args, st__rehost *out, st_error *err) {
     st__seg *s;
     if (t->nbytes == 0)
       continue;
-    rc = st__seg_acquire(t->nbytes, &s, err);
+    if (t->nbytes > SIZE_MAX - 2 * ST__SEG_DATA_AT) {
+      rc = st_error_set(err, ST_ELIMIT, "rehost: %zu bytes is too large",
+                        t->nbytes);
+      goto fail;
+    }
+    /* [guard zone][data][guard zone], as the tensor allocator's. */
+    rc = st__seg_acquire(t->nbytes + 2 * ST__SEG_DATA_AT, &s, err);
     if (rc != ST_OK)
       goto fail;
     if (t->data != NULL)
-      memcpy(s->map, t->data, t->nbytes);
+      memcpy((char *)s->map + ST__SEG_DATA_AT, t->data, t->nbytes);
+    st__tbuf_zones_arm((char *)s->map + ST__SEG_DATA_AT, t->nbytes);
     out->segs[out->n] = s;
     out->tensor[out->n] = i;
     out->n++;
@@ -321,7 +328,7 @@ st_status st__rehost_args(st__argset *args, st__rehost *out, st_error *err) {
   for (i = 0; i < out->n; i++) {
     st_tensor *t = &args->tensors[out->tensor[i]];
     out->orig[i] = t->data;
-    t->data = out->segs[i]->map;
+    t->data = (char *)out->segs[i]->map + ST__SEG_DATA_AT;
   }
   return ST_OK;
 fail:
@@ -347,6 +354,15 @@ void st__rehost_commit(st__rehost *rh, st__argset *args) {
   }
 }
 
+int st__rehost_check(st__rehost *rh, size_t k, size_t nbytes,
+                     st__tbuf_damage *out) {
+  char *data = (char *)rh->segs[k]->map + ST__SEG_DATA_AT;
+  if (!st__tbuf_zones_check(data, nbytes, out))
+    return 0;
+  st__tbuf_zones_arm(data, nbytes);
+  return 1;
+}
+
 void st__rehost_release(st__rehost *rh, st__argset *args) {
   if (rh == NULL)
     return;
@@ -354,7 +370,8 @@ void st__rehost_release(st__rehost *rh, st__argset *args) {
   while (rh->n > 0) {
     size_t k = --rh->n;
     if (args != NULL && rh->tensor[k] < args->n_tensors &&
-        args->tensors[rh->tensor[k]].data == rh->segs[k]->map)
+        args->tensors[rh->tensor[k]].data ==
+            (char *)rh->segs[k]->map + ST__SEG_DATA_AT)
       args->tensors[rh->tensor[k]].data = rh->orig[k];
     else
       st__tbuf_free(rh->orig[k]);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "case/args.h"
+#include "case/tbuf.h"
 
 /* One shared segment: a memfd of size bytes (page-rounded), mapped
  * read-write and shared at map. id is unique in the process for the
@@ -57,6 +58,12 @@ void st__seg_pool_stats(size_t *in_use /* OUT */, size_t *idle /* OUT */,
  * the parent still owns them). */
 void st__seg_pool_forget_after_fork(void);
 
+/* Where a rehosted tensor's data starts in its segment: after a guard
+ * zone of canaries, and followed by another (case/tbuf.h), checked after
+ * each run on the workers (st__rehost_check). Workers place a tensor
+ * here too (workers.c). */
+#define ST__SEG_DATA_AT ST__TBUF_GUARD
+
 /* The segments of one rehost, in the order made (argument order). */
 typedef struct st__rehost {
   st__seg **segs;   /* owned array; segments owned by the pool */
@@ -79,6 +86,11 @@ st_status st__rehost_args(st__argset *args /* IN/OUT */,
  * tensors from now on). */
 void st__rehost_commit(st__rehost *rh /* IN/OUT */,
                        st__argset *args /* IN/OUT */);
+/* Checks the guard zones of segment k's tensor (nbytes long); 1 when
+ * either was written, *out saying how far, and the zones re-armed (a later
+ * round reports only its own writes). */
+int st__rehost_check(st__rehost *rh /* IN/OUT */, size_t k, size_t nbytes,
+                     st__tbuf_damage *out /* OUT */);
 /* Releases the segments in reverse order. Before commit it is a rollback:
  * the tensors get their original buffers back. After it they point at
  * nothing (data NULL: the case is over). Accepts a zeroed rehost. */

@@ -318,7 +318,10 @@ static void read_layout(wstate *ws, st__rbuf *r) {
     t->numel = (size_t)st__rbuf_u64(r);
     t->nbytes = (size_t)st__rbuf_u64(r);
     id = st__rbuf_u64(r);
+    /* After the segment's front guard zone (rehost.h). */
     t->data = id ? map_of(ws, id) : NULL;
+    if (t->data != NULL)
+      t->data = (char *)t->data + ST__SEG_DATA_AT;
     if (id && t->data == NULL)
       r->bad = 1;
   }
