@@ -95,6 +95,38 @@ static void rehost_args__each_tensor_own_segment_empty_skipped(void **state) {
   st__argset_free(&a);
 }
 
+/* A tensor in its segment sits between guard zones (rehost.h): untouched
+ * they pass; a write before the start and past the end are both seen, how
+ * far each went, and the zones are re-armed for the next round. */
+static void rehost_check__zones_around_each_tensor(void **state) {
+  static const size_t sizes[] = {25, 3}; /* elements: 100 and 12 bytes */
+  st__argset a;
+  st__rehost rh;
+  st__tbuf_damage d;
+  st_error err;
+  unsigned char *p;
+  (void)state;
+  st_error_clear(&err);
+  make_args(&a, sizes, 2);
+  assert_int_equal(st__rehost_args(&a, &rh, &err), ST_OK);
+  assert_int_equal(st__rehost_check(&rh, 0, 100, &d), 0);
+  assert_int_equal(st__rehost_check(&rh, 1, 12, &d), 0);
+  p = a.tensors[0].data;
+  p[0] = 0x11;
+  p[99] = 0x11;
+  assert_int_equal(st__rehost_check(&rh, 0, 100, &d), 0);
+  p[-2] = 0x11;
+  p[100 + 11] = 0x11;
+  assert_int_equal(st__rehost_check(&rh, 0, 100, &d), 1);
+  assert_int_equal(d.before, 2);
+  assert_int_equal(d.after, 12);
+  assert_int_equal(st__rehost_check(&rh, 0, 100, &d), 0);
+  assert_int_equal(st__rehost_check(&rh, 1, 12, &d), 0);
+  st__rehost_commit(&rh, &a);
+  st__rehost_release(&rh, &a);
+  st__argset_free(&a);
+}
+
 static void rehost_args__aliasing_rejected_before_any_segment(void **state) {
   static const size_t sizes[] = {64, 64, 64};
   st__argset a;
@@ -328,6 +360,7 @@ int main(void) {
 #define T(fn) cmocka_unit_test_teardown(fn, teardown)
       T(rehost_args__each_tensor_own_segment_empty_skipped),
       T(rehost_args__aliasing_rejected_before_any_segment),
+      T(rehost_check__zones_around_each_tensor),
       T(rehost_args__adjacent_ranges_accepted),
       T(rehost_args__kth_segment_fails_rolls_back),
       T(rehost_release__lifo_and_restores_before_commit),
