@@ -9,6 +9,7 @@
  * compare like with like (memcpy reads and writes that many bytes, fill only
  * writes them, compare reads two tensors of that size). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,49 @@ static void run_compare(bench_ctx *ctx) {
             msg);
     ctx->failed = 1;
   }
+}
+
+/* The ceiling of any compare: the two tensors' bytes read and XOR-ed
+ * together, nothing else, split between two threads as compare splits a
+ * large tensor. compare/read-two is how close compare comes to reading
+ * memory as fast as this machine can; read-two/memcpy is the most any
+ * compare could reach against the memcpy baseline. */
+typedef struct read_half {
+  const uint64_t *a, *b;
+  size_t n;
+  uint64_t r;
+} read_half;
+
+static uint64_t xor_reduce(const uint64_t *restrict a,
+                           const uint64_t *restrict b, size_t n) {
+  uint64_t r = 0;
+  for (size_t i = 0; i < n; i++)
+    r |= a[i] ^ b[i];
+  return r;
+}
+
+static void *read_half_thread(void *arg) {
+  read_half *h = arg;
+  h->r = xor_reduce(h->a, h->b, h->n);
+  return NULL;
+}
+
+static void run_read_two(bench_ctx *ctx) {
+  const size_t n = BUF_BYTES / 8;
+  const uint64_t *a = (const uint64_t *)(const void *)ctx->src;
+  const uint64_t *b = (const uint64_t *)(const void *)ctx->dst;
+  read_half hi = {a + n / 2, b + n / 2, n - n / 2, 0};
+  pthread_t th;
+  uint64_t r;
+  if (pthread_create(&th, NULL, read_half_thread, &hi) != 0) {
+    r = xor_reduce(a, b, n);
+  } else {
+    r = xor_reduce(a, b, n / 2);
+    pthread_join(th, NULL);
+    r |= hi.r;
+  }
+  if (r != 0)
+    ctx->failed = 1; /* the two buffers are equal copies */
 }
 
 /* The reference backend's add (the golden of a float32 add) over 1M
@@ -325,7 +369,7 @@ static double gbps(size_t bytes, double s) { return (double)bytes / s / 1e9; }
 
 int main(void) {
   bench_ctx ctx;
-  double t_memcpy, t_memset, t_fill, t_compare, t_load, t_raw, t_ref;
+  double t_memcpy, t_memset, t_fill, t_compare, t_load, t_raw, t_ref, t_read2;
   double t_memcpy_ref, t_mm, t_mm_gen, t_sf, t_sf_gen, t_si, t_si_gen;
   double memcpy_gbps, fill_gbps, compare_gbps, load_mbps, raw_mbps;
   char *text;
@@ -344,6 +388,7 @@ int main(void) {
   tensor_init(&ctx.a, "out", ctx.dst);
   tensor_init(&ctx.b, "out", ctx.src);
   t_compare = best_of(run_compare, &ctx, MEM_REPS);
+  t_read2 = best_of(run_read_two, &ctx, MEM_REPS);
 
   t_ref = best_of(run_ref_add, &ctx, MEM_REPS);
   t_memcpy_ref = best_of(run_memcpy_ref, &ctx, MEM_REPS);
@@ -374,6 +419,9 @@ int main(void) {
   printf("memset              %8.2f GB/s\n", gbps(BUF_BYTES, t_memset));
   printf("fill uniform f32    %8.2f GB/s\n", fill_gbps);
   printf("compare close f32   %8.2f GB/s\n", compare_gbps);
+  printf("read two buffers    %8.2f GB/s (XOR only, 2 threads: any "
+         "compare's ceiling)\n",
+         gbps(BUF_BYTES, t_read2));
   printf("reference add f32   %8.2f GB/s (1M elements, bytes of one tensor)\n",
          gbps(REF_N * sizeof(float), t_ref));
   printf("scene load          %8.2f MB/s\n", load_mbps);
@@ -382,6 +430,12 @@ int main(void) {
          fill_gbps / memcpy_gbps);
   printf("ratio compare/memcpy     %6.2fx (target >= 1.5)\n",
          compare_gbps / memcpy_gbps);
+  printf("ratio read-two/memcpy    %6.2fx (the most a compare can reach "
+         "here)\n",
+         t_memcpy / t_read2);
+  printf("ratio compare/read-two   %6.2fx (compare's share of read "
+         "bandwidth)\n",
+         t_read2 / t_compare);
   printf("ratio ref-add/memcpy     %6.2fx (target >= 0.5)\n",
          gbps(REF_N * sizeof(float), t_ref) / memcpy_gbps);
   printf("ratio ref-add/memcpy-4MiB %6.2fx (memcpy of one 1M-element "

@@ -428,6 +428,54 @@ static void format_index__shapes(void **state) {
   assert_string_equal(buf, "[1, ");
 }
 
+/* The all-close pass skips a block whose bits equal the expected's only
+ * when it holds no NaN: for float32 and float64, over more than one block
+ * (256 elements) plus a tail, identical tensors pass; the same NaN bits on
+ * both sides (a NaN of any payload, the poison's included) still fail
+ * without equal_nan and pass with it; equal infinities pass; -0.0 against
+ * 0.0 passes (bits differ, values equal); one element beyond tolerance in
+ * the last, partial block after equal blocks fails at its index, and one
+ * within tolerance there passes. */
+static void compare_close__equal_bits_blocks(void **state) {
+  static const st_dtype dts[] = {ST_DTYPE_FLOAT32, ST_DTYPE_FLOAT64};
+  (void)state;
+  for (size_t k = 0; k < 2; k++) {
+    pair p;
+    char msg[512];
+    const size_t n = 3 * 256 + 37;
+    pair_init(&p, "out", dts[k], 1, (int64_t)n, 0, 0);
+    for (size_t i = 0; i < n; i++)
+      set2(&p, i, (double)i * 0.25 - 7.0, (double)i * 0.25 - 7.0);
+    assert_int_equal(cmp(&p, 1e-5, 1e-8, msg), ST_OK);
+    /* The same NaN bits both sides, in the middle block. */
+    if (dts[k] == ST_DTYPE_FLOAT32) {
+      const uint32_t nan = UINT32_C(0x7FE5A5A5);
+      memcpy(p.abuf + 300 * 4, &nan, 4);
+      memcpy(p.ebuf + 300 * 4, &nan, 4);
+    } else {
+      const uint64_t nan = UINT64_C(0x7FFDA5A5A5A5A5A5);
+      memcpy(p.abuf + 300 * 8, &nan, 8);
+      memcpy(p.ebuf + 300 * 8, &nan, 8);
+    }
+    assert_int_equal(cmp(&p, 1e-5, 1e-8, msg), ST_EMISMATCH);
+    assert_non_null(strstr(msg, "1 of 805 elements differ; first at [300]"));
+    assert_int_equal(st__compare_close_nan(&p.a, &p.e, 1e-5, 1e-8, 1, msg,
+                                           sizeof msg),
+                     ST_OK);
+    set2(&p, 300, INFINITY, INFINITY);
+    set2(&p, 301, -INFINITY, -INFINITY);
+    set2(&p, 302, -0.0, 0.0);
+    assert_int_equal(cmp(&p, 0, 0, msg), ST_OK);
+    /* After three equal blocks, in the tail. */
+    set2(&p, n - 2, 1.0 + 1e-3, 1.0);
+    assert_int_equal(cmp(&p, 1e-5, 1e-8, msg), ST_EMISMATCH);
+    assert_non_null(strstr(msg, "1 of 805 elements differ; first at [803]"));
+    set2(&p, n - 2, 1.0 + 1e-7, 1.0);
+    assert_int_equal(cmp(&p, 1e-5, 1e-8, msg), ST_OK);
+    pair_free(&p);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(compare_close__message_format),
@@ -442,6 +490,7 @@ int main(void) {
       cmocka_unit_test(compare_close__integers_and_bool),
       cmocka_unit_test(compare_close__float16_values),
       cmocka_unit_test(compare_close__equal_nan),
+      cmocka_unit_test(compare_close__equal_bits_blocks),
       cmocka_unit_test(compare_close__layout_mismatch),
       cmocka_unit_test(compare_exact__single_flipped_bit),
       cmocka_unit_test(format_index__shapes),

@@ -18,6 +18,8 @@
 #include <scenetest/scenetest.h>
 #include <scenetest/testing.h>
 
+#include "case/poison.h"
+
 /* copy(x) -> y except y's last element. */
 static st_status skip_last(st_op_call *call) {
   const size_t es = st_dtype_size(call->tensors[1].dtype);
@@ -210,6 +212,63 @@ static void poison__every_round_starts_poisoned(void **state) {
   st_case_result_free(r);
 }
 
+/* st__poison_find directly, for every element width, on tensors longer
+ * than any vector (so both a vectorized body and its tail run): the count
+ * of elements still the poison, the first of them, the elements whose
+ * expected value is itself the poison's bits left out, and no poison
+ * at all giving count 0 and index (size_t)-1. */
+static void poison__find_counts_and_first_every_width(void **state) {
+  static const st_dtype dts[] = {ST_DTYPE_UINT8, ST_DTYPE_FLOAT16,
+                                 ST_DTYPE_FLOAT32, ST_DTYPE_FLOAT64};
+  enum { N = 1003 };
+  static unsigned char out[N * 8], exp_[N * 8];
+  (void)state;
+  for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+    st_tensor t, e;
+    unsigned char pat[8];
+    size_t count = 99, first;
+    const size_t es = st__poison_bytes(dts[k], pat);
+    memset(&t, 0, sizeof t);
+    t.dtype = dts[k];
+    t.ndim = 1;
+    t.shape[0] = N;
+    t.numel = N;
+    t.nbytes = N * es;
+    t.data = out;
+    e = t;
+    e.data = exp_;
+    memset(out, 0, sizeof out);
+    memset(exp_, 0, sizeof exp_);
+    first = st__poison_find(&t, &e, &count);
+    assert_int_equal(count, 0);
+    assert_true(first == (size_t)-1);
+    /* Poison at 998, 1000 and 1002 (the tail); expected's own poison at
+     * 1000, which is then not counted. */
+    memcpy(out + 998 * es, pat, es);
+    memcpy(out + 1000 * es, pat, es);
+    memcpy(out + 1002 * es, pat, es);
+    memcpy(exp_ + 1000 * es, pat, es);
+    first = st__poison_find(&t, &e, &count);
+    assert_int_equal(count, 2);
+    assert_int_equal(first, 998);
+    first = st__poison_find(&t, NULL, &count);
+    assert_int_equal(count, 3);
+    assert_int_equal(first, 998);
+    /* One poison early: the first index found is it. */
+    memcpy(out + 3 * es, pat, es);
+    first = st__poison_find(&t, &e, &count);
+    assert_int_equal(count, 3);
+    assert_int_equal(first, 3);
+    /* A value differing from the poison in its last byte only is not it. */
+    memset(out, 0, sizeof out);
+    memcpy(out + 5 * es, pat, es);
+    out[5 * es + es - 1] ^= 1;
+    first = st__poison_find(&t, NULL, &count);
+    assert_int_equal(count, 0);
+    assert_true(first == (size_t)-1);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(poison__float_output_skipped_element_fails),
@@ -222,6 +281,7 @@ int main(void) {
       cmocka_unit_test(poison__int8_result_equal_to_poison_passes),
       cmocka_unit_test(poison__explicit_init_is_not_poisoned),
       cmocka_unit_test(poison__every_round_starts_poisoned),
+      cmocka_unit_test(poison__find_counts_and_first_every_width),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,8 +108,11 @@ ST_HOT_CLONES
 static void uniform_f32_block(float *restrict dst, size_t n, uint32_t j0,
                               uint32_t a, uint32_t m, float lo, float w,
                               float cap, float below) {
-  for (size_t i = 0; i < n; i++) {
-    const uint32_t h = triple32((j0 + (uint32_t)i) * m + a);
+  /* x = (j0 + i) * m + a, kept as a 32-bit induction variable: a size_t
+   * index cast down would cost the vector loop two shuffles per step. */
+  uint32_t x = j0 * m + a;
+  for (size_t i = 0; i < n; i++, x += m) {
+    const uint32_t h = triple32(x);
     const float u = (float)(int32_t)(h >> 8) * 0x1p-24f;
     const float r = lo + w * u;
     dst[i] = r < cap ? r : below;
