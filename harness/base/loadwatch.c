@@ -194,3 +194,10 @@ void st__loadwatch_each(int (*fn)(const char *path, void *data), void *data) {
   st__each_ctx e = {fn, data};
   dl_iterate_phdr(each_cb, &e);
 }
+
+void st__loadwatch_prime(void) {
+  char **l;
+  size_t nl;
+  if (st__loadwatch_poll(&l, &nl) == ST_OK)
+    st__loadwatch_free(l, nl);
+}

@@ -14,6 +14,9 @@
  * names of the new entries only (while nothing was unloaded). Free with st__loadwatch_free.
  * Thread-safety: any thread; an object is reported to exactly one caller. */
 st_status st__loadwatch_poll(char ***out /* OUT */, size_t *n /* OUT */) ST_WUR;
+/* A poll whose list is dropped: what is loaded now is attributed to no
+ * phase. Thread-safety: any thread. */
+void st__loadwatch_prime(void);
 /* Frees a list from st__loadwatch_poll (NULL with n 0 too).
  * Thread-safety: any thread. */
 void st__loadwatch_free(char **list /* IN: freed */, size_t n);

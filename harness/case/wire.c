@@ -35,6 +35,12 @@ void st__wbuf_drain(st__wbuf *b, int fd) {
 void st__wbuf_bytes(st__wbuf *b, const void *p, size_t n) {
   if (b->oom || n == 0)
     return;
+  if (n <= b->cap - b->len) {
+    /* The common case, a field into room already there: no call out. */
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return;
+  }
   /* The growth is base/buf.c's (one growable buffer in the project); the
    * wire keeps its sticky oom flag on top, so a writer checks once. */
   st__buf view = {b->data, b->len, b->cap, SIZE_MAX};

@@ -1340,8 +1340,6 @@ static int run_command(cli *c) {
   st_status rc;
   int status;
 
-  size_t i;
-
   if (c->paths.n == 0)
     return st__cli_usage("'%s' needs at least one PATH (a scene file or a "
                          "directory)",
@@ -1349,15 +1347,13 @@ static int run_command(cli *c) {
   if ((rc = st_registry_new_builtin(&reg)) != ST_OK)
     return internal_error("creating the registry", rc);
   /* Plugins first: they may provide the platform. A plugin that cannot be
-   * loaded is a usage error; one whose init fails is a warning. */
-  for (i = 0; i < c->plugins.n; i++) {
-    st_error err;
-    st_error_clear(&err);
-    if (st_plugin_load(reg, c->plugins.items[i], &err) != ST_OK) {
-      status = st__cli_usage("%s", err.message);
-      goto out;
-    }
-  }
+   * loaded is a usage error; one whose init fails is a warning. A run that
+   * forks its cases (supervised, --isolate) loads none here: the
+   * processes that dispatch do (SPEC §9; cli/probe.c). */
+  if ((status = st__cli_load_plugins(
+           reg, c->plugins.items, c->plugins.n,
+           c->cmd == CMD_RUN && (!c->no_supervise || c->isolate))) != 0)
+    goto out;
   /* After the explicit ones, which hide their platforms' defaults. */
   if (!c->no_default_plugins)
     declare_default_plugins(reg);

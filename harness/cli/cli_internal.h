@@ -24,6 +24,13 @@ void st__cli_vprint_printable(FILE *f /* IN/OUT */, const char *fmt /* IN */,
  * (one line per call, not interleaved by stdio's lock). */
 int st__cli_usage(const char *fmt /* IN */, ...) ST_PRINTF(1, 2);
 
+/* Loads the --plugin specs[0..n) into reg (probe.c): as they come, or,
+ * when forks (the run forks its cases: supervised or --isolate), eager
+ * ones through a probe child and declared deferred, so that this process
+ * loads none. 0, or 2 with the error line printed. */
+int st__cli_load_plugins(st_registry *reg /* IN/OUT */,
+                         const char *const *specs /* IN */, size_t n, int forks);
+
 /* A shard: index of total (total 0: unsharded) and what said so. */
 typedef struct st__shard {
   unsigned index;

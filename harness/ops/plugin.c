@@ -286,6 +286,46 @@ static ST_WUR st_status resolve_path(const char *spec, char **real,
   return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", spec, strerror(e));
 }
 
+static ST_WUR st_status eager_load(st_registry *reg, const char *path,
+                                   st_error *err) {
+  return load_now(reg, path, 0, err);
+}
+
+st_status st__plugin_defer(st_registry *reg, const char *spec,
+                           const char *platforms, st_error *err) {
+  char *real = NULL, *list = strdup(platforms), *p;
+  const char **names = NULL;
+  size_t n = 0;
+  st_status rc;
+
+  if (list == NULL)
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  if ((rc = resolve_path(spec, &real, err)) != ST_OK) {
+    free(list);
+    return rc;
+  }
+  for (p = list; *p != '\0';) {
+    char *nl = strchr(p, '\n');
+    const char **grown = realloc(names, (n + 1) * sizeof *grown);
+    if (grown == NULL) {
+      rc = st_error_set(err, ST_ENOMEM, "out of memory");
+      goto out;
+    }
+    names = grown;
+    if (nl != NULL)
+      *nl = '\0';
+    if (*p != '\0')
+      names[n++] = p;
+    p = nl != NULL ? nl + 1 : p + strlen(p);
+  }
+  rc = st__registry_add_deferred(reg, real, names, n, eager_load, err);
+out:
+  free(names);
+  free(list);
+  free(real);
+  return rc;
+}
+
 st_status st_plugin_load(st_registry *reg, const char *spec, st_error *err) {
   char *decl = NULL, *p, *real = NULL;
   const char **platforms = NULL;

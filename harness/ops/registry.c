@@ -46,6 +46,7 @@ typedef struct st__lazyrec {
   size_t n_platforms;
   st__lazy_load_fn load;
   int loaded; /* guarded by: lock; set only by a repair (repair_lock) */
+  int deferred; /* an eager plugin deferred to the dispatching processes */
 } st__lazyrec;
 
 typedef struct st__backrec {
@@ -66,6 +67,10 @@ struct st_registry {
   size_t n_lazies, cap_lazies;
   st__backrec *backs;
   size_t n_backs, cap_backs;
+  /* Op names a deferred eager plugin registers (st__registry_declare_ops):
+   * known to the load-time check, never to a lookup. */
+  char **declared;
+  size_t n_declared;
 };
 
 /* Depth of module inits running on this thread. A lookup made while it is
@@ -171,6 +176,7 @@ void st_registry_free(st_registry *reg) {
   }
   for (i = 0; i < reg->n_backs; i++)
     free(reg->backs[i].name);
+  free_strs(reg->declared, reg->n_declared);
   free(reg->entries);
   free(reg->mods);
   free(reg->lazies);
@@ -522,9 +528,10 @@ out:
   return rc;
 }
 
-st_status st__registry_add_lazy(st_registry *reg, const char *path,
-                                const char *const *platforms, size_t n,
-                                st__lazy_load_fn load, st_error *err) {
+static st_status add_lazy(st_registry *reg, const char *path,
+                          const char *const *platforms, size_t n,
+                          st__lazy_load_fn load, int deferred,
+                          st_error *err) {
   st__lazyrec *l;
   size_t i;
   st_status rc = ST_OK;
@@ -539,6 +546,7 @@ st_status st__registry_add_lazy(st_registry *reg, const char *path,
   memset(l, 0, sizeof *l);
   l->path = strdup(path);
   l->load = load;
+  l->deferred = deferred;
   if (l->path == NULL) {
     rc = st_error_set(err, ST_ENOMEM, "out of memory");
     goto out;
@@ -553,6 +561,121 @@ st_status st__registry_add_lazy(st_registry *reg, const char *path,
     }
   reg->n_lazies++;
 out:
+  st__mutex_unlock(&reg->lock);
+  return rc;
+}
+
+st_status st__registry_add_lazy(st_registry *reg, const char *path,
+                                const char *const *platforms, size_t n,
+                                st__lazy_load_fn load, st_error *err) {
+  return add_lazy(reg, path, platforms, n, load, 0, err);
+}
+
+st_status st__registry_add_deferred(st_registry *reg, const char *path,
+                                    const char *const *platforms, size_t n,
+                                    st__lazy_load_fn load, st_error *err) {
+  return add_lazy(reg, path, platforms, n, load, 1, err);
+}
+
+int st__registry_load_deferred(st_registry *reg) {
+  size_t i;
+  int loaded = 0;
+  st__mutex_lock(&reg->repair_lock);
+  for (i = 0;; i++) {
+    char *path = NULL;
+    st__lazy_load_fn load = NULL;
+    st_error err;
+    st_status rc;
+    st__mutex_lock(&reg->lock);
+    if (i >= reg->n_lazies) {
+      st__mutex_unlock(&reg->lock);
+      break;
+    }
+    if (reg->lazies[i].deferred && !reg->lazies[i].loaded) {
+      path = reg->lazies[i].path;
+      load = reg->lazies[i].load;
+    }
+    st__mutex_unlock(&reg->lock);
+    if (path == NULL)
+      continue;
+    st_error_clear(&err);
+    tls_in_init++;
+    rc = load(reg, path, &err);
+    tls_in_init--;
+    st__mutex_lock(&reg->lock);
+    reg->lazies[i].loaded = rc == ST_OK;
+    st__mutex_unlock(&reg->lock);
+    if (rc != ST_OK)
+      st_log(ST_LOG_WARNING, "plugin '%s': %s", path, err.message);
+    else
+      loaded++;
+  }
+  st__mutex_unlock(&reg->repair_lock);
+  return loaded;
+}
+
+size_t st__registry_module_count(st_registry *reg) {
+  size_t n;
+  st__mutex_lock(&reg->lock);
+  n = reg->n_mods;
+  st__mutex_unlock(&reg->lock);
+  return n;
+}
+
+/* Appends s and a separator to the malloc'd string *out (NULL: oom). */
+static void append_name(char **out, size_t *len, const char *s, char sep) {
+  size_t n = strlen(s);
+  char *p;
+  if (*out == NULL)
+    return;
+  p = realloc(*out, *len + n + 2);
+  if (p == NULL) {
+    free(*out);
+    *out = NULL;
+    return;
+  }
+  memcpy(p + *len, s, n);
+  p[*len + n] = sep;
+  p[*len + n + 1] = '\0';
+  *len += n + 1;
+  *out = p;
+}
+
+char *st__registry_describe(st_registry *reg, size_t first_module,
+                            int ops) {
+  size_t i, j, len = 0;
+  char *out = calloc(1, 1);
+  st__mutex_lock(&reg->lock);
+  if (ops) {
+    for (i = 0; i < reg->n_entries; i++)
+      append_name(&out, &len, reg->entries[i].op, '\n');
+  } else {
+    for (i = first_module; i < reg->n_mods; i++) {
+      const st__modrec *m = &reg->mods[i];
+      for (j = 0; m->mod->platforms != NULL && m->mod->platforms[j] != NULL;
+           j++)
+        append_name(&out, &len, m->mod->platforms[j], '\n');
+      for (j = 0; j < m->n_backends; j++)
+        append_name(&out, &len, m->backends[j], '\n');
+    }
+  }
+  st__mutex_unlock(&reg->lock);
+  return out;
+}
+
+st_status st__registry_declare_ops(st_registry *reg, const char *list) {
+  st_status rc = ST_OK;
+  const char *p = list;
+  st__mutex_lock(&reg->lock);
+  while (*p != '\0' && rc == ST_OK) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    char *name = strndup(p, n);
+    if (name == NULL || push_str(&reg->declared, &reg->n_declared, name) != 0)
+      rc = ST_ENOMEM;
+    free(name);
+    p += n + (nl != NULL);
+  }
   st__mutex_unlock(&reg->lock);
   return rc;
 }
@@ -899,6 +1022,8 @@ int st__registry_has_op(st_registry *reg, const char *op) {
   st__mutex_lock(&reg->lock);
   for (i = 0; i < reg->n_entries && !found; i++)
     found = covers(reg->entries[i].op, op);
+  for (i = 0; i < reg->n_declared && !found; i++)
+    found = covers(reg->declared[i], op);
   st__mutex_unlock(&reg->lock);
   return found;
 }

@@ -22,6 +22,39 @@ st_status st__registry_add_lazy(st_registry *reg /* IN/OUT */,
                                 size_t n, st__lazy_load_fn load,
                                 st_error *err /* OUT: may be NULL */) ST_WUR;
 
+/* An eager plugin deferred (SPEC §9: the process that forks case
+ * children loads no plugin): declared like a lazy plugin for platforms,
+ * and loaded by st__registry_load_deferred in each process that
+ * dispatches cases (else by the first lookup that misses, as a lazy
+ * one). */
+st_status st__registry_add_deferred(st_registry *reg /* IN/OUT */,
+                                    const char *path /* IN: copied */,
+                                    const char *const *platforms /* IN */,
+                                    size_t n, st__lazy_load_fn load,
+                                    st_error *err /* OUT: may be NULL */)
+    ST_WUR;
+/* st__registry_add_deferred for the eager --plugin spec (resolved as
+ * st_plugin_load resolves it), platforms one a line (what a probe that
+ * loaded it saw it provide). */
+st_status st__plugin_defer(st_registry *reg /* IN/OUT */,
+                           const char *spec /* IN */,
+                           const char *platforms /* IN */,
+                           st_error *err /* OUT */) ST_WUR;
+/* Loads every deferred plugin not loaded yet (a failure is a WARNING);
+ * returns how many it loaded. Thread-safety: any thread. */
+int st__registry_load_deferred(st_registry *reg /* IN/OUT */);
+/* How many modules are added. Thread-safety: any thread. */
+size_t st__registry_module_count(st_registry *reg /* IN */);
+/* A malloc'd list, one name a line (NULL when out of memory): ops set,
+ * every op pattern registered; else the platforms and backends of the
+ * modules from index first_module on. Thread-safety: any thread. */
+char *st__registry_describe(st_registry *reg /* IN */, size_t first_module,
+                            int ops);
+/* Op names (one a line) that st__registry_has_op knows without an
+ * implementation: what a deferred plugin registers. Copied. */
+st_status st__registry_declare_ops(st_registry *reg /* IN/OUT */,
+                                   const char *list /* IN */) ST_WUR;
+
 /* Checks what must hold before anything but the version is read from a
  * descriptor: abi_version (read first: it is at offset 0 in every ABI;
  * ABI 1 is named as such), a size that covers ABI 2's first layout, a

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/loadwatch.h"
 #include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/exec.h"
@@ -38,6 +39,7 @@
 #include "case/result.h"
 #include "case/wire.h"
 #include "case/level3/workers.h"
+#include "ops/registry_internal.h"
 #include "run/child.h"
 #include "run/interrupt.h"
 
@@ -174,6 +176,12 @@ static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
   st__wbuf_init(&st.pending);
   pthread_mutex_init(&st.lock, NULL);
   st__log_set_sink(stream_log, &st);
+  /* The eager plugins the parent did not load (SPEC §9), before the case
+   * begins; not by a case that forks a worker pool (its workers load them
+   * on their first lookup, so the pool's parent has loaded none). */
+  if (!(st__executor_for(ref->scene)->flags & ST__EXEC_FORKS) &&
+      st__registry_load_deferred(rc->reg) > 0)
+    st__loadwatch_prime();
   st_observer_init(&so);
   so.data = &st;
   so.phase_begin = stream_phase_begin;

@@ -41,11 +41,13 @@
 
 #include "base/log_sink.h"
 #include "base/buf.h"
+#include "base/loadwatch.h"
 #include "base/proc.h"
 #include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
+#include "ops/registry_internal.h"
 #include "run/interrupt.h"
 #include "run/sched.h"
 #include "run/supervise.h"
@@ -53,8 +55,8 @@
 /* Cases a child may hold at once (sent ahead, so that it never waits
  * for the supervisor between cases), and how many finished cases it sends
  * back in one write (until then their results are safe in its journal). */
-#define DEPTH 32
-#define BATCH 8
+#define DEPTH 64
+#define BATCH 32
 /* What is kept of a case's captured output; the rest is counted. */
 #define CAPTURE_MAX ST__CAPTURE_MAX
 /* A journal or capture larger than this is truncated after its case. */
@@ -108,11 +110,15 @@ typedef struct slot {
   int sock;    /* our end of its socket pair, nonblocking */
   int pid_fd;  /* a pidfd of it, or -1 */
   int journal; /* the slot's memfds, kept across its children */
+  char *jmap;  /* the slot's journal mapping (ST__SV_JOURNAL bytes) */
   int capture;
   int oneshot; /* it runs one case (its executor forks), then exits */
   int exited;  /* its pidfd said so */
   size_t q[DEPTH];
   size_t nq; /* cases sent, oldest (running, or next) first */
+  unsigned char out[4 * DEPTH]; /* indices queued, sent once a dispatch */
+  size_t n_out;
+  int shut; /* after out is sent, the end of the stream (a oneshot) */
   uint64_t deadline; /* of q[0], 0: none */
   double timeout;
   int timed_out;
@@ -143,6 +149,9 @@ typedef struct child {
   const st_case_ref *refs;
   size_t n;
   int sock, journal, capture;
+  char *jmap;  /* the journal mapping; state->journal_len bytes used */
+  int spilled; /* frames went on to the journal's memfd: all later ones
+                  do too, until it starts again */
   st__sv_state *state;
   unsigned char cmd[4 * DEPTH]; /* case indices read, not yet run */
   size_t cmd_len, cmd_at;
@@ -154,9 +163,31 @@ typedef struct child {
   st__wbuf msg;         /* the frames of this case's reply */
 } child;
 
+/* The pending frames into the journal (the lock held): copied into its
+ * mapping, no system call, while they fit; then written to its memfd. */
+static void journal_put_locked(child *ch) {
+  st__wbuf *b = &ch->pending;
+  uint32_t at = ch->state->journal_len;
+  if (b->oom || b->len == 0) {
+    b->len = 0; /* out of memory: lost (st__wbuf_drain's rule) */
+    return;
+  }
+  if (!ch->spilled && b->len <= ST__SV_JOURNAL - at) {
+    memcpy(ch->jmap + at, b->data, b->len);
+    /* The length after the bytes: a death between the two loses only
+     * these frames. */
+    __atomic_store_n(&ch->state->journal_len, at + (uint32_t)b->len,
+                     __ATOMIC_RELEASE);
+    b->len = 0;
+    return;
+  }
+  ch->spilled = 1;
+  st__wbuf_drain(b, ch->journal);
+}
+
 static void journal_flush(child *ch) {
   pthread_mutex_lock(&ch->lock);
-  st__wbuf_drain(&ch->pending, ch->journal);
+  journal_put_locked(ch);
   pthread_mutex_unlock(&ch->lock);
 }
 
@@ -178,7 +209,10 @@ static void send_locked(child *ch, int rewind) {
   ch->msg.len = 0;
   if (rewind) {
     ch->unsent = 0;
-    rewind_file(ch->journal, lseek(ch->journal, 0, SEEK_CUR));
+    __atomic_store_n(&ch->state->journal_len, 0, __ATOMIC_RELEASE);
+    if (ch->spilled)
+      rewind_file(ch->journal, lseek(ch->journal, 0, SEEK_CUR));
+    ch->spilled = 0;
   }
 }
 
@@ -219,12 +253,14 @@ static void child_phase_end(void *data, const st_case_info *info,
 /* What the case printed, attached to r (before the output its workers'
  * printed, as an isolated child's is). */
 static void child_attach_capture(child *ch, st_case_result *r) {
-  struct stat sb;
+  /* fd 1 and 2 share the capture's offset (dup2): where it is, is what
+   * the case wrote, one cheap system call when it wrote nothing. */
+  off_t size = lseek(ch->capture, 0, SEEK_CUR);
   size_t n = 0;
   char *out;
-  if (fstat(ch->capture, &sb) != 0 || sb.st_size <= 0)
+  if (size <= 0)
     return;
-  out = read_file(ch->capture, sb.st_size, CAPTURE_MAX, &n);
+  out = read_file(ch->capture, size, CAPTURE_MAX, &n);
   if (out != NULL) {
     const char *prior = st_case_result_output(r);
     size_t lp = prior ? strlen(prior) : 0;
@@ -232,9 +268,9 @@ static void child_attach_capture(child *ch, st_case_result *r) {
     if (all != NULL) {
       size_t k = n;
       memcpy(all, out, n);
-      if ((size_t)sb.st_size > n)
+      if ((size_t)size > n)
         k += (size_t)snprintf(all + k, 64, "[... %zu more bytes not kept]\n",
-                              (size_t)sb.st_size - n);
+                              (size_t)size - n);
       if (lp)
         memcpy(all + k, prior, lp);
       st__case_result_set_output(r, all, k + lp);
@@ -242,7 +278,7 @@ static void child_attach_capture(child *ch, st_case_result *r) {
     }
     free(out);
   }
-  rewind_file(ch->capture, sb.st_size);
+  rewind_file(ch->capture, size);
 }
 
 static void child_send(child *ch);
@@ -377,6 +413,12 @@ static void child_main(child *ch) {
   st__wbuf_init(&ch->msg);
   pthread_mutex_init(&ch->lock, NULL);
   st__log_set_sink(child_log, ch);
+  /* The eager plugins the supervisor did not load (SPEC §9), before the
+   * first case: as the in-process run has them, loaded before any phase.
+   * Not by a child whose case forks a worker pool: its workers load them
+   * (a lookup that misses), so the pool's parent has loaded none. */
+  if (!ch->oneshot && st__registry_load_deferred(ch->rc->reg) > 0)
+    st__loadwatch_prime();
   while (child_next(ch, &i)) {
     if (i >= ch->n)
       _exit(124);
@@ -428,6 +470,8 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
     if (o->pid_fd >= 0)
       close(o->pid_fd);
     if (j != k) {
+      if (o->jmap != NULL)
+        munmap(o->jmap, ST__SV_JOURNAL);
       if (o->journal >= 0)
         close(o->journal);
       if (o->capture >= 0)
@@ -440,6 +484,7 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
   ch.n = s->sc->n;
   ch.sock = sock;
   ch.journal = s->slots[k].journal;
+  ch.jmap = s->slots[k].jmap;
   ch.capture = s->slots[k].capture;
   ch.state = &s->state[k];
   ch.live = s->sc->rc->opts->live;
@@ -458,6 +503,13 @@ static int slot_start(sv *s, size_t k, int oneshot) {
   if (c->journal < 0 &&
       (c->journal = memfd_create("scenetest-journal", MFD_CLOEXEC)) < 0)
     return errno;
+  if (c->jmap == NULL) {
+    void *m = mmap(NULL, ST__SV_JOURNAL, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+      return errno;
+    c->jmap = m;
+  }
   if (c->capture < 0 &&
       (c->capture = memfd_create("scenetest-capture", MFD_CLOEXEC)) < 0)
     return errno;
@@ -489,6 +541,8 @@ static int slot_start(sv *s, size_t k, int oneshot) {
   c->deadline = 0;
   c->timed_out = 0;
   c->in.len = 0;
+  c->n_out = 0;
+  c->shut = 0;
   return 0;
 }
 
@@ -662,11 +716,28 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
   slot *c = &s->slots[k];
   off_t end = lseek(c->journal, 0, SEEK_CUR);
   size_t n = 0, left, plen, used;
-  char *j = read_file(c->journal, end, (size_t)(end > 0 ? end : 0), &n);
-  const char *p = j, *payload;
+  size_t jl = __atomic_load_n(&s->state[k].journal_len, __ATOMIC_ACQUIRE);
+  char *spill = read_file(c->journal, end, (size_t)(end > 0 ? end : 0), &n);
+  char *j;
+  const char *p, *payload;
   uint8_t type;
   st_case_result *r = NULL;
 
+  /* The mapping's frames, then what spilled to the memfd after them. */
+  if (jl > ST__SV_JOURNAL)
+    jl = 0; /* a child that scribbled on it: nothing there is trusted */
+  j = malloc(jl + n + 1);
+  if (j != NULL) {
+    memcpy(j, c->jmap, jl);
+    if (n > 0)
+      memcpy(j + jl, spill, n);
+    n += jl;
+  } else {
+    s->oom = 1;
+  }
+  free(spill);
+  s->state[k].journal_len = 0;
+  p = j;
   left = n;
   while (p != NULL &&
          st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
@@ -825,15 +896,31 @@ static void take_next(sv *s, size_t i) {
   s->next_send++;
 }
 
-static int send_case(slot *c, size_t i) {
-  unsigned char b[4];
+/* Queues case i for slot c's child: a dispatch sends each slot's in one
+ * write (send_queued). */
+static void send_case(slot *c, size_t i) {
+  unsigned char *b = c->out + c->n_out;
   b[0] = (unsigned char)i;
   b[1] = (unsigned char)(i >> 8);
   b[2] = (unsigned char)(i >> 16);
   b[3] = (unsigned char)(i >> 24);
-  /* The socket holds far more than DEPTH indices: a short write does not
-   * happen; a dead child's is found by its pidfd. */
-  return send(c->sock, b, 4, MSG_NOSIGNAL) == 4 ? 0 : -1;
+  c->n_out += 4;
+}
+
+static void send_queued(sv *s) {
+  size_t k;
+  for (k = 0; k < s->jobs; k++) {
+    slot *c = &s->slots[k];
+    /* The socket holds far more than DEPTH indices: a short write does
+     * not happen; a dead child's is found by its pidfd. */
+    if (c->n_out > 0 && c->sock >= 0 &&
+        send(c->sock, c->out, c->n_out, MSG_NOSIGNAL) < 0) {
+    }
+    c->n_out = 0;
+    if (c->shut && c->sock >= 0)
+      shutdown(c->sock, SHUT_WR); /* one case, then it exits */
+    c->shut = 0;
+  }
 }
 
 /* The slot the next case goes to, or SIZE_MAX to wait. *fresh: start a child
@@ -884,7 +971,7 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
   return best;
 }
 
-static void dispatch(sv *s) {
+static void dispatch_queue(sv *s) {
   st__schedctx *sc = s->sc;
   size_t i;
   while (!st__intr_signal() && peek_next(s, &i)) {
@@ -917,9 +1004,16 @@ static void dispatch(sv *s) {
       c->deadline = st__now_ns() + (uint64_t)(tmo * 1e9);
     }
     c->q[c->nq++] = i;
-    if (send_case(c, i) == 0 && forks)
-      shutdown(c->sock, SHUT_WR); /* one case, then it exits */
+    send_case(c, i);
+    if (forks)
+      c->shut = 1;
   }
+}
+
+/* Sends what the children can take now: each one's in one write. */
+static void dispatch(sv *s) {
+  dispatch_queue(s);
+  send_queued(s);
 }
 
 /* ---- waiting ---------------------------------------------------------- */
@@ -1079,6 +1173,8 @@ static void sv_free(sv *s) {
     }
     if (c->journal >= 0)
       close(c->journal);
+    if (c->jmap != NULL)
+      munmap(c->jmap, ST__SV_JOURNAL);
     if (c->capture >= 0)
       close(c->capture);
     st__buf_free(&c->in);

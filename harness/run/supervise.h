@@ -7,11 +7,15 @@
  *                   (case/wire.h) ST__SV_LOG (one log line) and
  *                   ST__SV_RESULT (u32 index, the case result), one write
  *                   per case
- *   a journal       a memfd the child rewrites for each case: the case's
- *                   events and log lines (frames ST__SV_EVENT,
- *                   ST__SV_LOG), written before every phase that runs
- *                   foreign code, read by the supervisor only when the
- *                   child died
+ *   a journal       a shared mapping (ST__SV_JOURNAL bytes) the child
+ *                   rewrites between batches: the events and log lines
+ *                   of the case it is in and the results it has not
+ *                   sent yet (frames ST__SV_EVENT, ST__SV_LOG,
+ *                   ST__SV_RESULT), copied there before every phase that
+ *                   runs foreign code and after each case, without a
+ *                   system call; what does not fit goes on, in order, to
+ *                   a memfd (written); read by the supervisor only when
+ *                   the child died
  *   a capture       a memfd that is the child's fd 1 and 2: what a kernel
  *                   prints; the child attaches it to its case's result,
  *                   the supervisor when the child died
@@ -48,6 +52,12 @@ typedef struct st__sv_state {
    * access to a guard page just before the fault killed it (case/guard.h);
    * "" if nothing. */
   char fault[ST__GUARD_NOTE_MAX];
+  /* Bytes of frames in the slot's journal mapping (stored after them). */
+  uint32_t journal_len;
 } st__sv_state;
+
+/* The size of a slot's journal mapping: what a batch of cases usually
+ * needs, a few KiB a case; the rest spills to the journal's memfd. */
+#define ST__SV_JOURNAL ((size_t)128 << 10)
 
 #endif

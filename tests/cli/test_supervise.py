@@ -443,6 +443,56 @@ def supervise__level3_pool_comes_from_a_clean_process():
 
 
 @test
+def process_model__eager_plugin_is_not_loaded_by_the_forking_process():
+    # SPEC §9: the process that forks supervised or isolated children (and
+    # so their worker pools) has loaded no plugin, an eager --plugin
+    # included: the kernel (in a child) says whether its parent, the
+    # harness, has the plugin mapped. The level-3 case's workers say the
+    # same of the fresh child that forked them. Under --no-supervise the
+    # harness itself runs the kernel, with the plugin loaded (the control:
+    # the check can fail).
+    l2 = scene("ep2.yaml", "parent", after=1, before=1, scene_name="ep_l2")
+    l3 = scene("ep3.yaml", "parent", after=0, before=0, scene_name="ep_l3",
+               level=3)
+    pat = (r"kernel pid=(\d+) ppid=(\d+) pppid=(-?\d+) "
+           r"parent_has_plugin=(-?\d)")
+    for mode in ([], ["-j", "2"], ["--isolate"], ["--isolate", "-j", "2"],
+                 ["--no-supervise"]):
+        ev = os.path.join(TMP, "ep.jsonl")
+        p = subprocess.Popen(
+            [EXE] + base("--events", ev) + mode + [l2, l3],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+        out, err = p.communicate(timeout=120)
+        what = "%r rc=%d\n%s%s" % (mode, p.returncode, out.decode(),
+                                   err.decode())
+        check(p.returncode == 0 and prove_ok(out.decode()), what)
+        by = {(e["scene"], e["case"]): e for e in events(ev)}
+        for key in (("ep_l2", "parent"), ("ep_l3", "parent")):
+            if mode == ["--no-supervise"] and key[0] == "ep_l2":
+                # In process a kernel's output is not captured: the
+                # harness ran it (its pid), with the plugin loaded.
+                check(by[key]["pid"] == p.pid, "in process: %r" % by[key])
+                continue
+            lines = re.findall(pat, by[key]["output"] or "")
+            check(lines, "%r %r said who its parent is: %r" % (mode, key,
+                                                               by[key]))
+            for pid, ppid, pppid, has in lines:
+                if mode == ["--no-supervise"]:
+                    check(int(ppid) == p.pid and has == "1",
+                          "in process, the pool's parent loaded it: %r" %
+                          lines)
+                elif key[0] == "ep_l2":
+                    check(int(ppid) == p.pid and has == "0",
+                          "%r: the forking process (%d) has not loaded the "
+                          "eager plugin: %r" % (mode, p.pid, lines))
+                else:
+                    check(int(pppid) == p.pid and has == "0",
+                          "%r: the pool's parent, a child of the harness "
+                          "(%d), has not loaded it: %r" % (mode, p.pid,
+                                                          lines))
+
+
+@test
 def d1__exit0_never_exits_0():
     path = scene("d1.yaml", "exit0")
     rc, out, _ = run(base() + [path])

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/* The --plugin list of a run that forks its cases (SPEC §9: supervised
+ * children, --isolate): this process forks them, so it loads no plugin —
+ * no constructor, thread or device context of a plugin may meet fork. A
+ * probe child, forked before any plugin is loaded, loads them as a run in
+ * process would (its warnings are the user's, once), tells this process
+ * what each eager one provides (its platforms and backends, and every op
+ * the registry then has) and exits. Here each eager plugin is then
+ * declared deferred (st__registry_add_deferred): the platforms are known
+ * to the platform check and the validation pass, its ops to the unknown-op
+ * check, and each process that dispatches cases loads it itself. A plugin
+ * that cannot be loaded is the same usage error as without the probe; one
+ * whose loading kills the probe is named with how it ended. Lazy plugins
+ * are declared here as always (their note is read, nothing is loaded). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <scenetest/scenetest.h>
+
+#include "base/proc.h"
+#include "case/wire.h"
+#include "cli/cli_internal.h"
+#include "ops/registry_internal.h"
+
+enum {
+  PROBE_BEGIN = 1,   /* u32 plugin index: loading it now */
+  PROBE_ERROR = 2,   /* string: the load's message (a usage error) */
+  PROBE_PROVIDES = 3, /* string: its platforms and backends, a line each */
+  PROBE_OPS = 4,     /* string: every op pattern registered, a line each */
+  PROBE_DONE = 5,
+};
+
+static int is_lazy(const char *spec) { return strncmp(spec, "lazy:", 5) == 0; }
+
+static void put_frame(st__wbuf *b, uint8_t type, const char *s, uint32_t v) {
+  size_t at = st__wire_frame_open(b, type);
+  if (type == PROBE_BEGIN)
+    st__wbuf_u32(b, v);
+  else if (s != NULL)
+    st__wbuf_str(b, s);
+  st__wire_frame_close(b, at);
+}
+
+/* The probe: loads every plugin into its copy of reg, writes what it saw
+ * to fd, and ends. */
+static void probe_main(st_registry *reg, const char *const *specs, size_t n,
+                       int fd) {
+  st__wbuf b;
+  size_t i;
+  char *ops;
+  st__wbuf_init(&b);
+  for (i = 0; i < n; i++) {
+    size_t before = st__registry_module_count(reg);
+    st_error err;
+    char *what;
+    /* Said before the load: a load that kills the probe is named. */
+    put_frame(&b, PROBE_BEGIN, NULL, (uint32_t)i);
+    st__wbuf_drain(&b, fd);
+    st_error_clear(&err);
+    if (st_plugin_load(reg, specs[i], &err) != ST_OK) {
+      put_frame(&b, PROBE_ERROR, err.message, 0);
+      st__wbuf_drain(&b, fd);
+      _exit(0);
+    }
+    what = st__registry_describe(reg, before, 0);
+    if (what == NULL)
+      _exit(3);
+    put_frame(&b, PROBE_PROVIDES, what, 0);
+    free(what);
+  }
+  ops = st__registry_describe(reg, 0, 1);
+  if (ops == NULL)
+    _exit(3);
+  put_frame(&b, PROBE_OPS, ops, 0);
+  free(ops);
+  put_frame(&b, PROBE_DONE, NULL, 0);
+  if (b.oom)
+    _exit(3);
+  st__wbuf_drain(&b, fd);
+  fflush(NULL); /* its log lines */
+  _exit(0);
+}
+
+/* Everything the probe wrote, until it closed its end. */
+static char *read_all(int fd, size_t *len) {
+  size_t cap = 4096, n = 0;
+  char *p = malloc(cap);
+  for (;;) {
+    ssize_t k;
+    if (p == NULL)
+      return NULL;
+    if (n == cap) {
+      char *q = realloc(p, cap * 2);
+      if (q == NULL) {
+        free(p);
+        return NULL;
+      }
+      p = q;
+      cap *= 2;
+    }
+    k = read(fd, p + n, cap - n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    n += (size_t)k;
+  }
+  *len = n;
+  return p;
+}
+
+/* Declares each plugin from what the probe said. 0, or the exit status
+ * (its one error line printed). */
+static int declare(st_registry *reg, const char *const *specs, size_t n,
+                   const char *buf, size_t len, int status) {
+  const char *payload, **provides = calloc(n + 1, sizeof *provides);
+  size_t plen, used, at = SIZE_MAX, i;
+  uint8_t type;
+  const char *ops = NULL;
+  int done = 0, rc = 0;
+  char how[160];
+
+  if (provides == NULL)
+    return st__cli_usage("out of memory");
+  while (st__wire_next_frame(buf, len, &type, &payload, &plen, &used)) {
+    st__rbuf rb;
+    st__rbuf_init(&rb, payload, plen);
+    if (type == PROBE_BEGIN) {
+      at = st__rbuf_u32(&rb);
+    } else if (type == PROBE_ERROR) {
+      const char *msg = st__rbuf_strview(&rb);
+      free(provides);
+      return st__cli_usage("%s", msg != NULL ? msg : "plugin probe: bad frame");
+    } else if (type == PROBE_PROVIDES && at < n) {
+      provides[at] = st__rbuf_strview(&rb);
+    } else if (type == PROBE_OPS) {
+      ops = st__rbuf_strview(&rb);
+    } else if (type == PROBE_DONE) {
+      done = 1;
+    }
+    buf += used;
+    len -= used;
+  }
+  if (!done || ops == NULL) {
+    free(provides);
+    st__proc_describe_wait(status, how, sizeof how);
+    if (at < n)
+      return st__cli_usage("plugin '%s': cannot load: the process loading "
+                           "it %s",
+                           specs[at], how);
+    return st__cli_usage("cannot load the plugins: the process loading them "
+                         "%s",
+                         how);
+  }
+  for (i = 0; i < n; i++) {
+    st_error err;
+    st_error_clear(&err);
+    if (is_lazy(specs[i]) ? st_plugin_load(reg, specs[i], &err) != ST_OK
+                          : st__plugin_defer(reg, specs[i],
+                                             provides[i] ? provides[i] : "",
+                                             &err) != ST_OK) {
+      rc = st__cli_usage("%s", err.message);
+      break;
+    }
+  }
+  free(provides);
+  if (rc == 0 && st__registry_declare_ops(reg, ops) != ST_OK)
+    rc = st__cli_usage("out of memory");
+  return rc;
+}
+
+int st__cli_load_plugins(st_registry *reg, const char *const *specs, size_t n,
+                         int forks) {
+  size_t i, eager = 0;
+  int p[2], status = 0, rc;
+  pid_t pid;
+  char *buf;
+  size_t len = 0;
+
+  for (i = 0; i < n; i++)
+    eager += !is_lazy(specs[i]);
+  if (!forks || eager == 0) {
+    /* In process (or nothing to load now): as they come. */
+    for (i = 0; i < n; i++) {
+      st_error err;
+      st_error_clear(&err);
+      if (st_plugin_load(reg, specs[i], &err) != ST_OK)
+        return st__cli_usage("%s", err.message);
+    }
+    return 0;
+  }
+  if (pipe2(p, O_CLOEXEC) != 0)
+    return st__cli_usage("cannot load the plugins: pipe: %s", strerror(errno));
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(p[0]);
+    close(p[1]);
+    return st__cli_usage("cannot load the plugins: fork: %s", strerror(e));
+  }
+  if (pid == 0) {
+    close(p[0]);
+    probe_main(reg, specs, n, p[1]);
+  }
+  close(p[1]);
+  buf = read_all(p[0], &len);
+  close(p[0]);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (buf == NULL)
+    return st__cli_usage("out of memory");
+  rc = declare(reg, specs, n, buf, len, status);
+  free(buf);
+  return rc;
+}
