@@ -23,6 +23,9 @@
 #include "ops/registry_internal.h"
 
 #define MAX_NOTE_BYTES (1u << 20)
+/* load_now's lazy argument for a deferred eager plugin (registry_internal.h):
+ * its init's failure was the probe's warning, shown once. */
+#define DEFERRED 2
 
 static int read_at(FILE *f, long off, void *buf, size_t n) {
   return fseek(f, off, SEEK_SET) == 0 && fread(buf, 1, n, f) == n ? 0 : -1;
@@ -241,10 +244,10 @@ static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
      * its name, no memory. */
     return st_error_set(err, rc == ST_ENOMEM ? ST_ENOMEM : ST_EPLUGIN,
                         "plugin '%s': %s", path, inner.message);
-  if (rc != ST_OK)
+  if (rc != ST_OK && lazy != DEFERRED)
     /* Its init failed (a conflicting registration included): not fatal
      * (SPEC §5). The module is incomplete and its backend's repair
-     * retries the init. */
+     * retries the init. (A deferred plugin's probe said so already.) */
     st_log(ST_LOG_WARNING, "plugin '%s'%s: init of module '%s' failed: %s",
            path, lazy ? " (lazy)" : "", mod->name, inner.message);
   return ST_OK;
@@ -288,7 +291,7 @@ static ST_WUR st_status resolve_path(const char *spec, char **real,
 
 static ST_WUR st_status eager_load(st_registry *reg, const char *path,
                                    st_error *err) {
-  return load_now(reg, path, 0, err);
+  return load_now(reg, path, DEFERRED, err);
 }
 
 st_status st__plugin_defer(st_registry *reg, const char *spec,
