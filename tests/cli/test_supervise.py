@@ -493,6 +493,21 @@ def process_model__eager_plugin_is_not_loaded_by_the_forking_process():
 
 
 @test
+def process_model__plugin_that_kills_its_loader_is_a_usage_error():
+    # The probe that loads an eager plugin for a forking run dies with it:
+    # one error line naming the plugin and how its loader ended, exit 2,
+    # nothing run; supervised and --isolate.
+    path = scene("pk.yaml", "prints", after=0, before=1)
+    for mode in ([], ["--isolate"]):
+        rc, out, err = run(base() + mode + [path],
+                           env={"ST_TEST_CTOR_ABORT": "1"})
+        check(rc == 2 and out == "" and err ==
+              "scenetest: error: plugin '%s': cannot load: the process "
+              "loading it killed by signal SIGABRT (Aborted)\n" % PLUGIN,
+              "%r rc=%d\n%s%s" % (mode, rc, out, err))
+
+
+@test
 def d1__exit0_never_exits_0():
     path = scene("d1.yaml", "exit0")
     rc, out, _ = run(base() + [path])

@@ -314,6 +314,13 @@ __attribute__((visibility("default"))) const st_module scenetest_module = {
 ST_PLUGIN_PLATFORMS("misbehave");
 static const char *const platforms[] = {"misbehave", NULL};
 
+/* With $ST_TEST_CTOR_ABORT set, loading this plugin aborts (its
+ * constructor): the process that loads it dies (the probe's test). */
+__attribute__((constructor)) static void ctor_abort(void) {
+  if (getenv("ST_TEST_CTOR_ABORT") != NULL)
+    abort();
+}
+
 /* Whether the process pid has this plugin mapped (its /proc maps name
  * our file). */
 static int has_us(long pid) {
