@@ -659,6 +659,76 @@ static void st_registry_lookup__lazy_added_during_repair(void **state) {
   st_registry_free(reg);
 }
 
+static int deferred_loads;
+
+static st_status deferred_load_ok(st_registry *reg, const char *path,
+                                  st_error *err) {
+  (void)path;
+  deferred_loads++;
+  return st_registry_register(reg, "dmod", "dop", "dplat", impl_a, err);
+}
+
+static st_status deferred_load_fails(st_registry *reg, const char *path,
+                                     st_error *err) {
+  (void)reg;
+  deferred_loads++;
+  return st_error_set(err, ST_EPLUGIN, "plugin '%s': gone", path);
+}
+
+/* A deferred eager plugin (the CLI's probe, SPEC §9): its platforms are
+ * known and its declared ops pass the load-time check before it is
+ * loaded; st__registry_load_deferred loads it once (a lookup then finds
+ * its op without a repair); one that fails to load is counted out, marked
+ * not loaded, and a lazy plugin is not loaded by it. */
+static void st_registry_deferred__declared_then_loaded_once(void **state) {
+  static const char *const plat[] = {"dplat"};
+  static const char *const other[] = {"oplat"};
+  st_registry *reg = fresh();
+  st_error err;
+  st_op_fn fn = NULL;
+  (void)state;
+  deferred_loads = 0;
+  st_error_clear(&err);
+  assert_int_equal(st__registry_add_deferred(reg, "d.so", plat, 1,
+                                             deferred_load_ok, &err),
+                   ST_OK);
+  assert_int_equal(st__registry_add_lazy(reg, "lazy.so", other, 1,
+                                         deferred_load_fails, &err),
+                   ST_OK);
+  assert_int_equal(st_registry_has_platform(reg, "dplat"), 1);
+  assert_int_equal(st__registry_has_op(reg, "dop"), 0);
+  assert_int_equal(st__registry_declare_ops(reg, "dop\nfam::*\n"), ST_OK);
+  assert_int_equal(st__registry_has_op(reg, "dop"), 1);
+  assert_int_equal(st__registry_has_op(reg, "fam::x"), 1);
+  assert_int_equal(st__registry_has_op(reg, "nope"), 0);
+  /* Declaring loaded nothing. */
+  assert_int_equal(deferred_loads, 0);
+  assert_int_equal(st__registry_load_deferred(reg), 1);
+  assert_int_equal(deferred_loads, 1);
+  assert_int_equal(st__registry_load_deferred(reg), 0);
+  assert_int_equal(deferred_loads, 1);
+  assert_int_equal(st_registry_lookup(reg, "dop", "dplat", ST_LOOKUP_KERNEL,
+                                      &fn, &err),
+                   ST_OK);
+  assert_ptr_equal(fn, impl_a);
+  st_registry_free(reg);
+
+  reg = fresh();
+  deferred_loads = 0;
+  assert_int_equal(st__registry_add_deferred(reg, "gone.so", plat, 1,
+                                             deferred_load_fails, &err),
+                   ST_OK);
+  assert_int_equal(st__registry_load_deferred(reg), 0);
+  assert_int_equal(deferred_loads, 1);
+  /* Not loaded: the lookup's repair tries it again, and says why. */
+  assert_int_equal(st_registry_lookup(reg, "dop", "dplat", ST_LOOKUP_KERNEL,
+                                      &fn, &err),
+                   ST_EMISSING);
+  assert_int_equal(deferred_loads, 2);
+  assert_non_null(strstr(err.message, "gone"));
+  st_registry_free(reg);
+}
+
 static void st_registry_new_builtin__platforms(void **state) {
   st_registry *reg = NULL;
   char buf[256];
@@ -752,6 +822,7 @@ int main(void) {
       cmocka_unit_test(st_registry_lookup__loading_cycle_no_deadlock),
       cmocka_unit_test(st_registry_lookup__concurrent_lookups_wait_for_repair),
       cmocka_unit_test(st_registry_lookup__lazy_added_during_repair),
+      cmocka_unit_test(st_registry_deferred__declared_then_loaded_once),
       cmocka_unit_test(st_registry_new_builtin__platforms),
       cmocka_unit_test(st_registry_lookup__family_registration),
   };
