@@ -2,6 +2,7 @@
 /* The byte encodings of wire.h: buffers, readers, events, case results
  * and frames, used by isolation (harness/isolate.c) to carry a child's
  * result to its parent. */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +57,8 @@ void st__wbuf_bytes(st__wbuf *b, const void *p, size_t n) {
 void st__wbuf_u8(st__wbuf *b, uint8_t v) { st__wbuf_bytes(b, &v, 1); }
 
 void st__wbuf_u32(st__wbuf *b, uint32_t v) {
-  unsigned char x[4];
-  int i;
-  for (i = 0; i < 4; i++)
-    x[i] = (unsigned char)(v >> (8 * i));
-  st__wbuf_bytes(b, x, 4);
+  uint32_t le = htole32(v); /* little-endian on every host */
+  st__wbuf_bytes(b, &le, 4);
 }
 
 void st__wbuf_u64(st__wbuf *b, uint64_t v) {
@@ -109,13 +107,11 @@ uint8_t st__rbuf_u8(st__rbuf *r) {
 
 uint32_t st__rbuf_u32(st__rbuf *r) {
   const unsigned char *p = st__rbuf_bytes(r, 4);
-  uint32_t v = 0;
-  int i;
+  uint32_t v;
   if (p == NULL)
     return 0;
-  for (i = 0; i < 4; i++)
-    v |= (uint32_t)p[i] << (8 * i);
-  return v;
+  memcpy(&v, p, 4);
+  return le32toh(v);
 }
 
 uint64_t st__rbuf_u64(st__rbuf *r) {
