@@ -103,13 +103,18 @@ uint64_t st__ref_sum_u64_generic(const st_tensor *x /* IN */, size_t begin,
 /* The cpu backend's typed kernels, which the threads backend splits over
  * the pool: element-wise over [begin, end) (any dtype; halves through the
  * reference kernels), softmax rows [r0, r1) with tmp holding one row of
- * doubles, and block sums equal to st__ref_sum_*. Thread-safety: any
+ * doubles, block sums equal to st__ref_sum_*, and transpose. Thread-safety: any
  * thread; disjoint ranges (each with its own tmp) may run concurrently. */
 void st__cpu_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,
                          size_t begin, size_t end);
 void st__cpu_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1,
                           double *tmp /* scratch */);
 double st__cpu_sum_f64(const st_tensor *x /* IN */, size_t begin, size_t end);
+/* Tiled transpose kernels for 1-, 2-, 4- and 8-byte elements
+ * (st__transpose_by_size), in square tiles of ST__CPU_TRANSPOSE_TILE; a
+ * row range that starts on a tile boundary keeps whole tiles. */
+#define ST__CPU_TRANSPOSE_TILE 32
+extern const st__transpose_fn st__cpu_transpose_kernels[4];
 uint64_t st__cpu_sum_u64(const st_tensor *x /* IN */, size_t begin, size_t end);
 
 #endif

@@ -55,10 +55,13 @@ typedef enum st__ew {
   ST__EW_RELU
 } st__ew;
 
-/* reduce_sum's block range [*kb0, *kb1) for the call's shard, out of
- * ceil(numel / ST__REDUCE_BLOCK) blocks. Thread-safety: any thread. */
-void st__reduce_shard_blocks(const st_op_call *call /* IN */,
-                             size_t *kb0 /* OUT */, size_t *kb1 /* OUT */);
+/* Checks a reduce_sum call (st_op_check) and gives the block range
+ * [*kb0, *kb1) of its shard, out of ceil(numel / ST__REDUCE_BLOCK) blocks.
+ * Thread-safety: any thread. */
+st_status st__reduce_shard_blocks(st_op_call *call /* IN/OUT: message on
+                                                       failure */,
+                                  size_t *kb0 /* OUT */,
+                                  size_t *kb1 /* OUT */) ST_WUR;
 /* The element range of block k of x. Thread-safety: any thread. */
 void st__reduce_block_range(const st_tensor *x /* IN */, size_t k,
                             size_t *begin /* OUT */, size_t *end /* OUT */);
@@ -77,10 +80,12 @@ void st__reduce_combine(st_tensor *out /* IN/OUT */,
                         const st__partial *partials /* IN: n of them */,
                         size_t n);
 
-/* The rows (dimension 0) of the op's output tensor (tensor index `out`)
- * that the call's shard computes. Thread-safety: any thread. */
-void st__shard_rows(const st_op_call *call /* IN */, size_t out,
-                    size_t *r0 /* OUT */, size_t *r1 /* OUT */);
+/* Checks a row op's call (st_op_check) and gives the rows (dimension 0)
+ * of its output tensor (tensor index `out`) that the call's shard
+ * computes. Thread-safety: any thread. */
+st_status st__shard_rows(st_op_call *call /* IN/OUT: message on failure */,
+                         size_t out, size_t *r0 /* OUT */,
+                         size_t *r1 /* OUT */) ST_WUR;
 
 /* A typed transpose kernel: output rows [r0, r1) of y[cols, rows] =
  * x[rows, cols]^T, for elements of one size. */
