@@ -13,30 +13,13 @@
 #include "ops/op_list.h"
 #include "ops/toolkit.h"
 
-/* Defines a backend's seven element-wise ops, PREFIX_copy .. PREFIX_relu,
- * each returning EW(call, its st__ew kind). */
-#define ST__EW_OPS(PREFIX, EW)                                                 \
-  static ST_WUR st_status PREFIX##_copy(st_op_call *call) {                    \
-    return EW(call, ST__EW_COPY);                                              \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_add(st_op_call *call) {                     \
-    return EW(call, ST__EW_ADD);                                               \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_sub(st_op_call *call) {                     \
-    return EW(call, ST__EW_SUB);                                               \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_mul(st_op_call *call) {                     \
-    return EW(call, ST__EW_MUL);                                               \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_scale(st_op_call *call) {                   \
-    return EW(call, ST__EW_SCALE);                                             \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_axpy(st_op_call *call) {                    \
-    return EW(call, ST__EW_AXPY);                                              \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_relu(st_op_call *call) {                    \
-    return EW(call, ST__EW_RELU);                                              \
+/* Defines a backend's element-wise ops (ST__EW_MAP), PREFIX_copy ..
+ * PREFIX_relu, each returning EW(call, its st__ew kind). */
+#define ST__EW_OP(PREFIX, EW, op, KIND)                                        \
+  static ST_WUR st_status PREFIX##_##op(st_op_call *call) {                    \
+    return EW(call, ST__EW_##KIND);                                            \
   }
+#define ST__EW_OPS(PREFIX, EW) ST__EW_MAP(ST__EW_OP, PREFIX, EW)
 
 /* A built-in backend's op table, in op_list.h's order: ENTRY(name, ...)
  * gives {"name", the backend's function}; a {NULL, NULL} entry ends it. */

@@ -43,17 +43,19 @@ st_op_fn st__ops_find(const st__op_entry *ops /* IN */,
 double st__scalar_f64(const st_op_call *call /* IN */);
 uint64_t st__scalar_u64(const st_op_call *call /* IN */);
 
-/* Element-wise op kinds. Tensor positions: binary (a, b, out); copy, relu,
- * scale (x, y); axpy (x, y inout). */
-typedef enum st__ew {
-  ST__EW_COPY = 0,
-  ST__EW_ADD,
-  ST__EW_SUB,
-  ST__EW_MUL,
-  ST__EW_SCALE,
-  ST__EW_AXPY,
-  ST__EW_RELU
-} st__ew;
+/* The element-wise ops, one list: XX(A, B, op, KIND) for the op `op` of
+ * op_list.h and its kind ST__EW_KIND, with A and B passed through for the
+ * macro's own use (ST__EW_OPS in ops_impl.h). Tensor positions: binary
+ * (a, b, out); copy, relu, scale (x, y); axpy (x, y inout). */
+#define ST__EW_MAP(XX, A, B)                                                   \
+  XX(A, B, copy, COPY) XX(A, B, add, ADD) XX(A, B, sub, SUB)                   \
+  XX(A, B, mul, MUL) XX(A, B, scale, SCALE) XX(A, B, axpy, AXPY)               \
+  XX(A, B, relu, RELU)
+
+/* Element-wise op kinds, ST__EW_COPY (0) .. ST__EW_RELU. */
+#define ST__EW_ENUM(A, B, op, KIND) ST__EW_##KIND,
+typedef enum st__ew { ST__EW_MAP(ST__EW_ENUM, , ) } st__ew;
+#undef ST__EW_ENUM
 
 /* Checks a reduce_sum call (st_op_check) and gives the block range
  * [*kb0, *kb1) of its shard, out of ceil(numel / ST__REDUCE_BLOCK) blocks.
