@@ -577,17 +577,13 @@ static void attach(loader *L, node *n) {
     L->root = n;
     return;
   }
-  if (L->n_kids == L->cap_kids) {
-    size_t cap = L->cap_kids ? L->cap_kids * 2 : 256;
-    node **k = realloc(L->kids, cap * sizeof *k);
-    if (k == NULL) {
-      L->oom = 1;
-      L->fatal = 1;
-      return;
-    }
-    L->kids = k;
-    L->cap_kids = cap;
+  node **k = st__array_grow(L->kids, &L->cap_kids, L->n_kids, sizeof *k, 256);
+  if (k == NULL) {
+    L->oom = 1;
+    L->fatal = 1;
+    return;
   }
+  L->kids = k;
   L->kids[L->n_kids++] = n;
 }
 
@@ -2365,17 +2361,14 @@ static void take_scene(loader *L, const node *root) {
     st__scene_free(s);
     return;
   }
-  if (L->n_scenes == L->cap_scenes) {
-    size_t cap = L->cap_scenes ? L->cap_scenes * 2 : 4;
-    st_scene **p = realloc(L->scenes, cap * sizeof *p);
-    if (p == NULL) {
-      L->oom = 1;
-      st__scene_free(s);
-      return;
-    }
-    L->scenes = p;
-    L->cap_scenes = cap;
+  st_scene **p =
+      st__array_grow(L->scenes, &L->cap_scenes, L->n_scenes, sizeof *p, 4);
+  if (p == NULL) {
+    L->oom = 1;
+    st__scene_free(s);
+    return;
   }
+  L->scenes = p;
   L->scenes[L->n_scenes] = s;
   if (index_add(L->scenes, &L->index, &L->index_cap, L->n_scenes + 1,
                 L->n_scenes) != 0) {
@@ -2660,14 +2653,11 @@ static int file_seen(st_scene_set *set, const struct stat *sb) {
   for (size_t i = 0; i < set->n_files; i++)
     if (set->files[i].dev == id.dev && set->files[i].ino == id.ino)
       return 1;
-  if (set->n_files == set->files_cap) {
-    size_t cap = set->files_cap ? set->files_cap * 2 : 16;
-    struct st__file_id *v = realloc(set->files, cap * sizeof *v);
-    if (v == NULL)
-      return -1;
-    set->files = v;
-    set->files_cap = cap;
-  }
+  struct st__file_id *v = st__array_grow(set->files, &set->files_cap,
+                                          set->n_files, sizeof *v, 16);
+  if (v == NULL)
+    return -1;
+  set->files = v;
   set->files[set->n_files++] = id;
   return 0;
 }
@@ -2896,17 +2886,13 @@ static st_status collect(const scan *sc, const char *dir, pathlist *out,
       free(p);
       continue;
     }
-    if (out->n == out->cap) {
-      size_t cap = out->cap ? out->cap * 2 : 16;
-      char **v = realloc(out->v, cap * sizeof *v);
-      if (v == NULL) {
-        free(p);
-        rc = ST_ENOMEM;
-        break;
-      }
-      out->v = v;
-      out->cap = cap;
+    char **v = st__array_grow(out->v, &out->cap, out->n, sizeof *v, 16);
+    if (v == NULL) {
+      free(p);
+      rc = ST_ENOMEM;
+      break;
     }
+    out->v = v;
     out->v[out->n++] = p;
   }
   closedir(d);
