@@ -7,7 +7,9 @@
  * tolerances at any size (a float accumulator over K = 256 terms already
  * drifts past torch's float32 atol of 1e-5). Integer arithmetic wraps: it
  * is done in an unsigned type of at least the width (uint32_t for 8, 16
- * and 32 bits, so that no operand is promoted to int and overflows). */
+ * and 32 bits, so that no operand is promoted to int and overflows).
+ * Transpose is tiled; the threads backend runs these same kernels (and
+ * the element-wise, softmax and sum loops) on its chunks. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
