@@ -112,6 +112,15 @@ static int hexval(char c) {
   return -1;
 }
 
+/* The byte a one-letter escape \c stands for (RFC 8259 section 7, \u
+ * aside): \n \t \r \b \f their control bytes, \" \\ \/ (and, leniently,
+ * any other letter) the letter itself. */
+static char escaped_byte(char c) {
+  static const char letter[] = "ntrbf", byte[] = "\n\t\r\b\f";
+  const char *at = c != '\0' ? strchr(letter, c) : NULL;
+  return at != NULL ? byte[at - letter] : c;
+}
+
 /* Parses a string at j->p (at '"'); with keep, decodes it into *s
  * (UTF-8; \u escapes, surrogate pairs joined, lone ones U+FFFD).
  * Long because: one loop over the string's bytes whose switch has a case
@@ -143,21 +152,6 @@ static void parse_string(jp *j, jstr *s, int keep) {
       }
       c = *j->p++;
       switch (c) {
-      case 'n':
-        enc[0] = '\n';
-        break;
-      case 't':
-        enc[0] = '\t';
-        break;
-      case 'r':
-        enc[0] = '\r';
-        break;
-      case 'b':
-        enc[0] = '\b';
-        break;
-      case 'f':
-        enc[0] = '\f';
-        break;
       case 'u': {
         uint32_t cp = 0;
         int k;
@@ -191,7 +185,7 @@ static void parse_string(jp *j, jstr *s, int keep) {
         break;
       }
       default:
-        enc[0] = c; /* \" \\ \/ */
+        enc[0] = escaped_byte(c);
       }
     }
     if (!keep)
@@ -225,14 +219,22 @@ out:
 
 static void parse_value(jp *j);
 
-static void parse_object(jp *j) {
-  jstr scene = {NULL, 0}, kase = {NULL, 0}, status = {NULL, 0};
+/* Steps over the opening byte of an object or array ending in `close`;
+ * 0 when it is empty, having stepped over `close` as well. */
+static int enter(jp *j, char close) {
   j->p++;
   skip_ws(j);
-  if (j->p < j->end && *j->p == '}') {
+  if (j->p < j->end && *j->p == close) {
     j->p++;
-    return;
+    return 0;
   }
+  return 1;
+}
+
+static void parse_object(jp *j) {
+  jstr scene = {NULL, 0}, kase = {NULL, 0}, status = {NULL, 0};
+  if (!enter(j, '}'))
+    return;
   while (!j->bad) {
     jstr key = {NULL, 0};
     jstr *slot = NULL;
@@ -276,12 +278,8 @@ static void parse_object(jp *j) {
 }
 
 static void parse_array(jp *j) {
-  j->p++;
-  skip_ws(j);
-  if (j->p < j->end && *j->p == ']') {
-    j->p++;
+  if (!enter(j, ']'))
     return;
-  }
   while (!j->bad) {
     parse_value(j);
     if (!next_member(j, ']'))

@@ -7,7 +7,9 @@
  * tolerances at any size (a float accumulator over K = 256 terms already
  * drifts past torch's float32 atol of 1e-5). Integer arithmetic wraps: it
  * is done in an unsigned type of at least the width (uint32_t for 8, 16
- * and 32 bits, so that no operand is promoted to int and overflows). */
+ * and 32 bits, so that no operand is promoted to int and overflows).
+ * Transpose is tiled; the threads backend runs these same kernels (and
+ * the element-wise, softmax and sum loops) on its chunks. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,14 +170,23 @@ uint64_t st__cpu_sum_u64(const st_tensor *x, size_t b, size_t e) {
   return st__ref_sum_u64(x, b, e);
 }
 
+/* Output rows [r0, r1) of y[C, R] = x[R, C]^T in TB x TB tiles, so both
+ * the reads and the writes of a tile stay within a few cache lines. */
+#define TB ST__CPU_TRANSPOSE_TILE
 #define CPU_TRANSPOSE(T, SUF)                                                  \
   static void transpose_##SUF(const void *xv, void *yv, size_t rows,           \
                               size_t cols, size_t r0, size_t r1) {             \
     const T *x = xv;                                                           \
     T *y = yv;                                                                 \
-    for (size_t r = r0; r < r1; r++)                                           \
-      for (size_t j = 0; j < rows; j++)                                        \
-        y[r * rows + j] = x[j * cols + r];                                     \
+    for (size_t rb = r0; rb < r1; rb += TB) {                                  \
+      size_t re = r1 - rb < TB ? r1 : rb + TB;                                 \
+      for (size_t jb = 0; jb < rows; jb += TB) {                               \
+        size_t je = rows - jb < TB ? rows : jb + TB;                           \
+        for (size_t r = rb; r < re; r++)                                       \
+          for (size_t j = jb; j < je; j++)                                     \
+            y[r * rows + j] = x[j * cols + r];                                 \
+      }                                                                        \
+    }                                                                          \
   }
 
 CPU_TRANSPOSE(uint8_t, 1)
@@ -183,7 +194,7 @@ CPU_TRANSPOSE(uint16_t, 2)
 CPU_TRANSPOSE(uint32_t, 4)
 CPU_TRANSPOSE(uint64_t, 8)
 
-static const st__transpose_fn transpose_kernels[4] = {
+const st__transpose_fn st__cpu_transpose_kernels[4] = {
     transpose_1, transpose_2, transpose_4, transpose_8};
 
 static ST_WUR st_status cpu_ew(st_op_call *call, st__ew kind) {
@@ -197,65 +208,57 @@ static ST_WUR st_status cpu_ew(st_op_call *call, st__ew kind) {
 /* The element-wise ops, cpu_copy .. cpu_relu. */
 ST__EW_OPS(cpu, cpu_ew)
 
-static ST_WUR st_status cpu_matmul(st_op_call *call) {
-  st_status rc = st_op_check(call);
+/* A float32/float64 row kernel over output rows [r0, r1), with a scratch
+ * row of doubles (matmul's accumulators, softmax's exponentials). */
+typedef void (*cpu_row_fn)(st_op_call *call, size_t r0, size_t r1,
+                           double *row);
+
+/* A row op: checks the call, then computes the shard's rows of output
+ * tensor `out` by f32 or f64 with one scratch row of as many doubles as
+ * tensor `wide` has columns; other dtypes take ref, which needs none. */
+static ST_WUR st_status cpu_row_op(st_op_call *call, size_t out, size_t wide,
+                                   const char *op, cpu_row_fn f32,
+                                   cpu_row_fn f64, st__rows_fn ref) {
+  size_t r0, r1;
+  st_status rc = st__shard_rows(call, out, &r0, &r1);
   if (rc != ST_OK)
     return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 2, &r0, &r1);
   st_dtype dt = call->tensors[0].dtype;
   if (dt != ST_DTYPE_FLOAT32 && dt != ST_DTYPE_FLOAT64) {
-    st__ref_matmul_rows(call, r0, r1);
+    ref(call, r0, r1);
     return ST_OK;
   }
-  size_t n = (size_t)call->tensors[1].shape[1];
+  size_t n = (size_t)call->tensors[wide].shape[1];
   if (r1 <= r0 || n == 0)
     return ST_OK;
-  double *acc = malloc(n * sizeof *acc);
-  if (acc == NULL)
+  double *row = malloc(n * sizeof *row);
+  if (row == NULL)
     return st_op_call_fail(call, ST_ENOMEM,
-                           "op 'matmul': out of memory for a row of %zu", n);
-  if (dt == ST_DTYPE_FLOAT32)
-    matmul_f32(call, r0, r1, acc);
-  else
-    matmul_f64(call, r0, r1, acc);
-  free(acc);
+                           "op '%s': out of memory for a row of %zu", op, n);
+  (dt == ST_DTYPE_FLOAT32 ? f32 : f64)(call, r0, r1, row);
+  free(row);
   return ST_OK;
 }
 
+static ST_WUR st_status cpu_matmul(st_op_call *call) {
+  return cpu_row_op(call, 2, 1, "matmul", matmul_f32, matmul_f64,
+                    st__ref_matmul_rows);
+}
+
 static ST_WUR st_status cpu_softmax(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  st_dtype dt = call->tensors[0].dtype;
-  size_t cols = (size_t)call->tensors[0].shape[1];
-  if (dt != ST_DTYPE_FLOAT32 && dt != ST_DTYPE_FLOAT64) {
-    st__ref_softmax_rows(call, r0, r1);
-    return ST_OK;
-  }
-  if (r1 <= r0 || cols == 0)
-    return ST_OK;
-  double *tmp = malloc(cols * sizeof *tmp);
-  if (tmp == NULL)
-    return st_op_call_fail(
-        call, ST_ENOMEM, "op 'softmax': out of memory for a row of %zu", cols);
-  st__cpu_softmax_rows(call, r0, r1, tmp);
-  free(tmp);
-  return ST_OK;
+  return cpu_row_op(call, 1, 0, "softmax", softmax_f32, softmax_f64,
+                    st__ref_softmax_rows);
 }
 
 /* With shard_count > 1 (level 3) `out` gets the partial sum of the shard's
  * blocks, and the harness combines the shards; with one shard, the sum. */
 static ST_WUR st_status cpu_reduce_sum(st_op_call *call) {
-  st_status rc = st_op_check(call);
-  if (rc != ST_OK)
-    return rc;
   const st_tensor *x = &call->tensors[0];
   st_tensor *out = &call->tensors[1];
   size_t kb0, kb1, lo, hi;
-  st__reduce_shard_blocks(call, &kb0, &kb1);
+  st_status rc = st__reduce_shard_blocks(call, &kb0, &kb1);
+  if (rc != ST_OK)
+    return rc;
   if (st__dtype_is_int(x->dtype)) {
     uint64_t total = 0;
     for (size_t k = kb0; k < kb1; k++) {
@@ -275,12 +278,11 @@ static ST_WUR st_status cpu_reduce_sum(st_op_call *call) {
 }
 
 static ST_WUR st_status cpu_transpose(st_op_call *call) {
-  st_status rc = st_op_check(call);
+  size_t r0, r1;
+  st_status rc = st__shard_rows(call, 1, &r0, &r1);
   if (rc != ST_OK)
     return rc;
-  size_t r0, r1;
-  st__shard_rows(call, 1, &r0, &r1);
-  st__transpose_by_size(call, r0, r1, transpose_kernels);
+  st__transpose_by_size(call, r0, r1, st__cpu_transpose_kernels);
   return ST_OK;
 }
 

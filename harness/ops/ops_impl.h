@@ -13,30 +13,13 @@
 #include "ops/op_list.h"
 #include "ops/toolkit.h"
 
-/* Defines a backend's seven element-wise ops, PREFIX_copy .. PREFIX_relu,
- * each returning EW(call, its st__ew kind). */
-#define ST__EW_OPS(PREFIX, EW)                                                 \
-  static ST_WUR st_status PREFIX##_copy(st_op_call *call) {                    \
-    return EW(call, ST__EW_COPY);                                              \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_add(st_op_call *call) {                     \
-    return EW(call, ST__EW_ADD);                                               \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_sub(st_op_call *call) {                     \
-    return EW(call, ST__EW_SUB);                                               \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_mul(st_op_call *call) {                     \
-    return EW(call, ST__EW_MUL);                                               \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_scale(st_op_call *call) {                   \
-    return EW(call, ST__EW_SCALE);                                             \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_axpy(st_op_call *call) {                    \
-    return EW(call, ST__EW_AXPY);                                              \
-  }                                                                            \
-  static ST_WUR st_status PREFIX##_relu(st_op_call *call) {                    \
-    return EW(call, ST__EW_RELU);                                              \
+/* Defines a backend's element-wise ops (ST__EW_MAP), PREFIX_copy ..
+ * PREFIX_relu, each returning EW(call, its st__ew kind). */
+#define ST__EW_OP(PREFIX, EW, op, KIND)                                        \
+  static ST_WUR st_status PREFIX##_##op(st_op_call *call) {                    \
+    return EW(call, ST__EW_##KIND);                                            \
   }
+#define ST__EW_OPS(PREFIX, EW) ST__EW_MAP(ST__EW_OP, PREFIX, EW)
 
 /* A built-in backend's op table, in op_list.h's order: ENTRY(name, ...)
  * gives {"name", the backend's function}; a {NULL, NULL} entry ends it. */
@@ -103,13 +86,18 @@ uint64_t st__ref_sum_u64_generic(const st_tensor *x /* IN */, size_t begin,
 /* The cpu backend's typed kernels, which the threads backend splits over
  * the pool: element-wise over [begin, end) (any dtype; halves through the
  * reference kernels), softmax rows [r0, r1) with tmp holding one row of
- * doubles, and block sums equal to st__ref_sum_*. Thread-safety: any
+ * doubles, block sums equal to st__ref_sum_*, and transpose. Thread-safety: any
  * thread; disjoint ranges (each with its own tmp) may run concurrently. */
 void st__cpu_elementwise(st__ew kind, st_op_call *call /* IN/OUT */,
                          size_t begin, size_t end);
 void st__cpu_softmax_rows(st_op_call *call /* IN/OUT */, size_t r0, size_t r1,
                           double *tmp /* scratch */);
 double st__cpu_sum_f64(const st_tensor *x /* IN */, size_t begin, size_t end);
+/* Tiled transpose kernels for 1-, 2-, 4- and 8-byte elements
+ * (st__transpose_by_size), in square tiles of ST__CPU_TRANSPOSE_TILE; a
+ * row range that starts on a tile boundary keeps whole tiles. */
+#define ST__CPU_TRANSPOSE_TILE 32
+extern const st__transpose_fn st__cpu_transpose_kernels[4];
 uint64_t st__cpu_sum_u64(const st_tensor *x /* IN */, size_t begin, size_t end);
 
 #endif

@@ -14,7 +14,13 @@
 #include "ops/ops_impl.h"
 #include "ops/toolkit.h"
 
-#define REF_FLOAT_LOOP(T)                                                     \
+/* The element-wise loops over one dtype T: W is the type the arithmetic
+ * is done in, S the scalar (of type W) for scale and axpy, and RELU(v) the
+ * relu of one element. Floats compute in double and round once to T;
+ * integers compute in uint64_t, since narrower unsigned types promote to
+ * int, where a product overflows (UBSan), and the result truncated to T is
+ * the two's complement wrap. */
+#define REF_EW_LOOP(T, W, S, RELU)                                            \
   do {                                                                        \
     const T *a = (const T *)t[0].data;                                        \
     const T *b = binary || kind == ST__EW_AXPY ? (const T *)t[1].data : NULL; \
@@ -22,72 +28,39 @@
     switch (kind) {                                                           \
     case ST__EW_ADD:                                                          \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((double)a[i] + (double)b[i]);                              \
+        o[i] = (T)((W)a[i] + (W)b[i]);                                        \
       break;                                                                  \
     case ST__EW_SUB:                                                          \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((double)a[i] - (double)b[i]);                              \
+        o[i] = (T)((W)a[i] - (W)b[i]);                                        \
       break;                                                                  \
     case ST__EW_MUL:                                                          \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((double)a[i] * (double)b[i]);                              \
+        o[i] = (T)((W)a[i] * (W)b[i]);                                        \
       break;                                                                  \
     case ST__EW_SCALE:                                                        \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)(s * (double)a[i]);                                         \
+        o[i] = (T)((S) * (W)a[i]);                                            \
       break;                                                                  \
     case ST__EW_AXPY:                                                         \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)(s * (double)a[i] + (double)b[i]);                          \
+        o[i] = (T)((S) * (W)a[i] + (W)b[i]);                                  \
       break;                                                                  \
     case ST__EW_RELU:                                                         \
       for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((double)a[i] < 0.0 ? 0.0 : (double)a[i]);                  \
+        o[i] = RELU(T, a[i]);                                                 \
       break;                                                                  \
     default:                                                                  \
       return 0;                                                               \
     }                                                                         \
   } while (0)
 
-/* Integer arithmetic in uint64_t:
- * narrower unsigned types promote to int, where a product overflows
- * (UBSan). The result is truncated to T, the two's complement wrap.
- * Relu compares as signed. */
-#define REF_INT_LOOP(T)                                                       \
-  do {                                                                        \
-    const T *a = (const T *)t[0].data;                                        \
-    const T *b = binary || kind == ST__EW_AXPY ? (const T *)t[1].data : NULL; \
-    T *o = (T *)out->data;                                                    \
-    const uint64_t su = si;                                                       \
-    switch (kind) {                                                           \
-    case ST__EW_ADD:                                                          \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((uint64_t)a[i] + (uint64_t)b[i]);                                        \
-      break;                                                                  \
-    case ST__EW_SUB:                                                          \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((uint64_t)a[i] - (uint64_t)b[i]);                                        \
-      break;                                                                  \
-    case ST__EW_MUL:                                                          \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((uint64_t)a[i] * (uint64_t)b[i]);                                        \
-      break;                                                                  \
-    case ST__EW_SCALE:                                                        \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)(su * (uint64_t)a[i]);                                             \
-      break;                                                                  \
-    case ST__EW_AXPY:                                                         \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)(su * (uint64_t)a[i] + (uint64_t)b[i]);                                   \
-      break;                                                                  \
-    case ST__EW_RELU:                                                         \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = a[i] < 0 ? (T)0 : a[i];                                        \
-      break;                                                                  \
-    default:                                                                  \
-      return 0;                                                               \
-    }                                                                         \
-  } while (0)
+/* Float relu keeps NaN (NaN < 0.0 is false); integer relu compares as
+ * signed. */
+#define REF_RELU_FLOAT(T, v) (T)((double)(v) < 0.0 ? 0.0 : (double)(v))
+#define REF_RELU_INT(T, v) ((v) < 0 ? (T)0 : (v))
+#define REF_FLOAT_LOOP(T) REF_EW_LOOP(T, double, s, REF_RELU_FLOAT)
+#define REF_INT_LOOP(T) REF_EW_LOOP(T, uint64_t, si, REF_RELU_INT)
 
 int st__ref_elementwise_typed(st__ew kind, st_op_call *call, size_t begin,
                               size_t end) {
@@ -219,8 +192,15 @@ int st__ref_matmul_rows_typed(st_op_call *call, size_t r0, size_t r1) {
  * sum would vectorise, but change the last bits of float64 sums, which the
  * cpu backend's bitwise agreement with the golden rests on). Integers: the
  * uint64_t sum wraps, so any order gives the same bits, and the compiler
- * vectorises it. */
-#define REF_SUM_INT(T, SUF)                                                   \
+ * vectorises it. The integer dtypes: XX(DTYPE, T, SUF). */
+#define REF_SUM_INT_TYPES(XX)                                                 \
+  XX(INT8, int8_t, i8)                                                        \
+  XX(INT16, int16_t, i16)                                                     \
+  XX(INT32, int32_t, i32)                                                     \
+  XX(INT64, int64_t, i64)                                                     \
+  XX(UINT8, uint8_t, u8)
+
+#define REF_SUM_INT(DTYPE, T, SUF)                                            \
   static uint64_t sum_##SUF(const T *p, size_t b, size_t e) {                 \
     uint64_t s = 0;                                                           \
     for (size_t i = b; i < e; i++)                                            \
@@ -228,11 +208,7 @@ int st__ref_matmul_rows_typed(st_op_call *call, size_t r0, size_t r1) {
     return s;                                                                 \
   }
 
-REF_SUM_INT(int8_t, i8)
-REF_SUM_INT(int16_t, i16)
-REF_SUM_INT(int32_t, i32)
-REF_SUM_INT(int64_t, i64)
-REF_SUM_INT(uint8_t, u8)
+REF_SUM_INT_TYPES(REF_SUM_INT)
 
 int st__ref_sum_f64_typed(const st_tensor *x, size_t b, size_t e,
                           double *out) {
@@ -255,21 +231,12 @@ int st__ref_sum_f64_typed(const st_tensor *x, size_t b, size_t e,
 int st__ref_sum_u64_typed(const st_tensor *x, size_t b, size_t e,
                           uint64_t *out) {
   switch (x->dtype) {
-  case ST_DTYPE_INT8:
-    *out = sum_i8(x->data, b, e);
+#define REF_SUM_CASE(DTYPE, T, SUF)                                           \
+  case ST_DTYPE_##DTYPE:                                                      \
+    *out = sum_##SUF(x->data, b, e);                                          \
     return 1;
-  case ST_DTYPE_INT16:
-    *out = sum_i16(x->data, b, e);
-    return 1;
-  case ST_DTYPE_INT32:
-    *out = sum_i32(x->data, b, e);
-    return 1;
-  case ST_DTYPE_INT64:
-    *out = sum_i64(x->data, b, e);
-    return 1;
-  case ST_DTYPE_UINT8:
-    *out = sum_u8(x->data, b, e);
-    return 1;
+    REF_SUM_INT_TYPES(REF_SUM_CASE)
+#undef REF_SUM_CASE
   default:
     return 0;
   }

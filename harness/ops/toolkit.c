@@ -19,10 +19,15 @@ uint64_t st__scalar_u64(const st_op_call *call) {
   return (uint64_t)(int64_t)s->f;
 }
 
-void st__reduce_shard_blocks(const st_op_call *call, size_t *kb0, size_t *kb1) {
+st_status st__reduce_shard_blocks(st_op_call *call, size_t *kb0,
+                                  size_t *kb1) {
+  st_status rc = st_op_check(call);
+  if (rc != ST_OK)
+    return rc;
   size_t n = call->tensors[0].numel;
   size_t blocks = n / ST__REDUCE_BLOCK + (n % ST__REDUCE_BLOCK != 0);
   st_shard_range(blocks, call->shard_index, call->shard_count, kb0, kb1);
+  return ST_OK;
 }
 
 void st__reduce_block_range(const st_tensor *x, size_t k, size_t *begin,
@@ -33,10 +38,14 @@ void st__reduce_block_range(const st_tensor *x, size_t k, size_t *begin,
     *end = x->numel;
 }
 
-void st__shard_rows(const st_op_call *call, size_t out, size_t *r0,
-                    size_t *r1) {
+st_status st__shard_rows(st_op_call *call, size_t out, size_t *r0,
+                         size_t *r1) {
+  st_status rc = st_op_check(call);
+  if (rc != ST_OK)
+    return rc;
   size_t rows = (size_t)call->tensors[out].shape[0];
   st_shard_range(rows, call->shard_index, call->shard_count, r0, r1);
+  return ST_OK;
 }
 
 /* Items per element-wise chunk: large enough that a chunk costs far more
@@ -93,11 +102,10 @@ void st__rows_pool(st_op_call *call, size_t r0, size_t r1, size_t grain,
 
 st_status st__rows_op(st_op_call *call, size_t out, size_t work, int k_terms,
                       size_t tile, st__rows_fn rows) {
-  st_status rc = st_op_check(call);
+  size_t r0, r1;
+  st_status rc = st__shard_rows(call, out, &r0, &r1);
   if (rc != ST_OK)
     return rc;
-  size_t r0, r1;
-  st__shard_rows(call, out, &r0, &r1);
   size_t per_row = (size_t)call->tensors[out].shape[1];
   if (k_terms)
     per_row *= (size_t)call->tensors[0].shape[1];
@@ -145,11 +153,10 @@ void st__reduce_combine(st_tensor *out, const st__partial *partials, size_t n) {
 
 st_status st__reduce_sum_pool(st_op_call *call, st__sum_f64_fn sum_f,
                               st__sum_u64_fn sum_u) {
-  st_status rc = st_op_check(call);
+  size_t kb0, kb1;
+  st_status rc = st__reduce_shard_blocks(call, &kb0, &kb1);
   if (rc != ST_OK)
     return rc;
-  size_t kb0, kb1;
-  st__reduce_shard_blocks(call, &kb0, &kb1);
   size_t nb = kb1 - kb0;
   st__reduce_ctx c = {
       call, kb0, sum_f, sum_u, st__dtype_is_int(call->tensors[0].dtype), NULL};

@@ -43,22 +43,27 @@ st_op_fn st__ops_find(const st__op_entry *ops /* IN */,
 double st__scalar_f64(const st_op_call *call /* IN */);
 uint64_t st__scalar_u64(const st_op_call *call /* IN */);
 
-/* Element-wise op kinds. Tensor positions: binary (a, b, out); copy, relu,
- * scale (x, y); axpy (x, y inout). */
-typedef enum st__ew {
-  ST__EW_COPY = 0,
-  ST__EW_ADD,
-  ST__EW_SUB,
-  ST__EW_MUL,
-  ST__EW_SCALE,
-  ST__EW_AXPY,
-  ST__EW_RELU
-} st__ew;
+/* The element-wise ops, one list: XX(A, B, op, KIND) for the op `op` of
+ * op_list.h and its kind ST__EW_KIND, with A and B passed through for the
+ * macro's own use (ST__EW_OPS in ops_impl.h). Tensor positions: binary
+ * (a, b, out); copy, relu, scale (x, y); axpy (x, y inout). */
+#define ST__EW_MAP(XX, A, B)                                                   \
+  XX(A, B, copy, COPY) XX(A, B, add, ADD) XX(A, B, sub, SUB)                   \
+  XX(A, B, mul, MUL) XX(A, B, scale, SCALE) XX(A, B, axpy, AXPY)               \
+  XX(A, B, relu, RELU)
 
-/* reduce_sum's block range [*kb0, *kb1) for the call's shard, out of
- * ceil(numel / ST__REDUCE_BLOCK) blocks. Thread-safety: any thread. */
-void st__reduce_shard_blocks(const st_op_call *call /* IN */,
-                             size_t *kb0 /* OUT */, size_t *kb1 /* OUT */);
+/* Element-wise op kinds, ST__EW_COPY (0) .. ST__EW_RELU. */
+#define ST__EW_ENUM(A, B, op, KIND) ST__EW_##KIND,
+typedef enum st__ew { ST__EW_MAP(ST__EW_ENUM, , ) } st__ew;
+#undef ST__EW_ENUM
+
+/* Checks a reduce_sum call (st_op_check) and gives the block range
+ * [*kb0, *kb1) of its shard, out of ceil(numel / ST__REDUCE_BLOCK) blocks.
+ * Thread-safety: any thread. */
+st_status st__reduce_shard_blocks(st_op_call *call /* IN/OUT: message on
+                                                       failure */,
+                                  size_t *kb0 /* OUT */,
+                                  size_t *kb1 /* OUT */) ST_WUR;
 /* The element range of block k of x. Thread-safety: any thread. */
 void st__reduce_block_range(const st_tensor *x /* IN */, size_t k,
                             size_t *begin /* OUT */, size_t *end /* OUT */);
@@ -77,10 +82,12 @@ void st__reduce_combine(st_tensor *out /* IN/OUT */,
                         const st__partial *partials /* IN: n of them */,
                         size_t n);
 
-/* The rows (dimension 0) of the op's output tensor (tensor index `out`)
- * that the call's shard computes. Thread-safety: any thread. */
-void st__shard_rows(const st_op_call *call /* IN */, size_t out,
-                    size_t *r0 /* OUT */, size_t *r1 /* OUT */);
+/* Checks a row op's call (st_op_check) and gives the rows (dimension 0)
+ * of its output tensor (tensor index `out`) that the call's shard
+ * computes. Thread-safety: any thread. */
+st_status st__shard_rows(st_op_call *call /* IN/OUT: message on failure */,
+                         size_t out, size_t *r0 /* OUT */,
+                         size_t *r1 /* OUT */) ST_WUR;
 
 /* A typed transpose kernel: output rows [r0, r1) of y[cols, rows] =
  * x[rows, cols]^T, for elements of one size. */

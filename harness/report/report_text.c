@@ -114,6 +114,15 @@ static void draw_progress(text_state *st) {
   st->progress = 1;
 }
 
+/* The index just past the double-quoted string (backslash escapes, SPEC
+ * §4) that starts at s[i], or len when it is not closed. */
+static size_t skip_quoted(const char *s, size_t len, size_t i) {
+  for (i++; i < len && s[i] != '"'; i++)
+    if (s[i] == '\\' && i + 1 < len)
+      i++;
+  return i < len ? i + 1 : len;
+}
+
 /* The value of KEY= in a record line: *v, *n (quotes included for raw).
  * 0 when absent. raw's value is a double-quoted string with backslash
  * escapes (SPEC §4) and may hold spaces. */
@@ -127,11 +136,7 @@ static int record_field(const char *s, size_t len, const char *key,
       i += k + 1;
       b = i;
       if (i < len && s[i] == '"') {
-        for (i++; i < len && s[i] != '"'; i++)
-          if (s[i] == '\\' && i + 1 < len)
-            i++;
-        if (i < len)
-          i++;
+        i = skip_quoted(s, len, i);
       } else {
         while (i < len && s[i] != ' ')
           i++;
@@ -140,12 +145,10 @@ static int record_field(const char *s, size_t len, const char *key,
       *n = i - b;
       return 1;
     }
-    if (s[i] == '"') { /* skip a quoted value whole */
-      for (i++; i < len && s[i] != '"'; i++)
-        if (s[i] == '\\' && i + 1 < len)
-          i++;
-    }
-    i++;
+    if (s[i] == '"') /* skip a quoted value whole */
+      i = skip_quoted(s, len, i);
+    else
+      i++;
   }
   return 0;
 }
@@ -209,13 +212,8 @@ static char *record_words(text_state *st, const char *line, size_t len) {
     e = i;
     if (i < slen && s[i] == '=') {
       i++;
-      if (i < slen && s[i] == '"') {
-        for (i++; i < slen && s[i] != '"'; i++)
-          if (s[i] == '\\' && i + 1 < slen)
-            i++;
-        if (i < slen)
-          i++;
-      }
+      if (i < slen && s[i] == '"')
+        i = skip_quoted(s, slen, i);
       while (i < slen && s[i] != ' ')
         i++;
     }

@@ -577,17 +577,13 @@ static void attach(loader *L, node *n) {
     L->root = n;
     return;
   }
-  if (L->n_kids == L->cap_kids) {
-    size_t cap = L->cap_kids ? L->cap_kids * 2 : 256;
-    node **k = realloc(L->kids, cap * sizeof *k);
-    if (k == NULL) {
-      L->oom = 1;
-      L->fatal = 1;
-      return;
-    }
-    L->kids = k;
-    L->cap_kids = cap;
+  node **k = st__array_grow(L->kids, &L->cap_kids, L->n_kids, sizeof *k, 256);
+  if (k == NULL) {
+    L->oom = 1;
+    L->fatal = 1;
+    return;
   }
+  L->kids = k;
   L->kids[L->n_kids++] = n;
 }
 
@@ -1130,6 +1126,26 @@ static void take_dtype(loader *L, const node *n, st__val *out) {
            "dtype");
 }
 
+/* A zeroed array for the items of sequence node n (one element when n is
+ * empty, so that an empty list is not NULL), or NULL with L->oom set. */
+static void *seq_alloc(loader *L, const node *n, size_t size) {
+  void *p = st__zalloc(n->n ? n->n : 1, size);
+  if (p == NULL)
+    L->oom = 1;
+  return p;
+}
+
+/* seq_alloc for a value that must be a list (`what` for `key`), or NULL
+ * with the error given when it is not one. */
+static void *take_seq(loader *L, const node *n, const char *what,
+                      const char *key, size_t size) {
+  if (n->kind != N_SEQ) {
+    expected(L, n, what, key);
+    return NULL;
+  }
+  return seq_alloc(L, n, size);
+}
+
 static void take_shape(loader *L, const node *n, st__arg *a) {
   if (n->kind != N_SEQ) {
     expected(L, n, "a list of dimensions", "shape");
@@ -1140,11 +1156,9 @@ static void take_shape(loader *L, const node *n, st__arg *a) {
          ST_MAX_DIMS);
     return;
   }
-  a->shape = st__zalloc(n->n ? n->n : 1, sizeof *a->shape);
-  if (a->shape == NULL) {
-    L->oom = 1;
+  a->shape = seq_alloc(L, n, sizeof *a->shape);
+  if (a->shape == NULL)
     return;
-  }
   a->ndim = n->n;
   for (size_t i = 0; i < n->n; i++) {
     const node *d = n->kids[i];
@@ -1281,15 +1295,10 @@ static void take_init(loader *L, const node *n, st__arg *a) {
   } else if (vals[I_VALUES]) {
     const node *v = vals[I_VALUES];
     in->kind = ST__INIT_VALUES;
-    if (v->kind != N_SEQ) {
-      expected(L, v, "a list of numbers", "values");
+    in->values = take_seq(L, v, "a list of numbers", "values",
+                          sizeof *in->values);
+    if (in->values == NULL)
       return;
-    }
-    in->values = st__zalloc(v->n ? v->n : 1, sizeof *in->values);
-    if (in->values == NULL) {
-      L->oom = 1;
-      return;
-    }
     in->n_values = v->n;
     for (size_t i = 0; i < v->n; i++) {
       const node *e = v->kids[i];
@@ -1381,15 +1390,10 @@ static void take_scalar_form(loader *L, const node *const *v,
   if (v[A_INTS]) {
     const node *l = v[A_INTS];
     a->scalar_kind = ST_SCALAR_INTS;
-    if (l->kind != N_SEQ) {
-      expected(L, l, "a list of integers or param names", "ints");
+    a->ints = take_seq(L, l, "a list of integers or param names", "ints",
+                       sizeof *a->ints);
+    if (a->ints == NULL)
       return;
-    }
-    a->ints = st__zalloc(l->n ? l->n : 1, sizeof *a->ints);
-    if (a->ints == NULL) {
-      L->oom = 1;
-      return;
-    }
     a->n_ints = l->n;
     for (size_t i = 0; i < l->n; i++)
       (void)take_val(L, l->kids[i], "ints", &a->ints[i]);
@@ -1419,18 +1423,14 @@ static void take_scalar(loader *L, const node *n, st__arg *a) {
 }
 
 static void take_args(loader *L, const node *n, st_scene *s) {
-  if (n->kind != N_SEQ) {
-    expected(L, n, "a list of tensor and scalar args", "args");
+  s->args = take_seq(L, n, "a list of tensor and scalar args", "args",
+                     sizeof *s->args);
+  if (s->args == NULL)
     return;
-  }
-  s->args = st__zalloc(n->n ? n->n : 1, sizeof *s->args);
-  named *names = st__zalloc(n->n ? n->n : 1, sizeof *names);
+  named *names = seq_alloc(L, n, sizeof *names);
   size_t n_names = 0;
-  if (s->args == NULL || names == NULL) {
-    L->oom = 1;
-    free(names);
+  if (names == NULL)
     return;
-  }
   s->n_args = n->n;
   int seen_scalar = 0;
   for (size_t i = 0; i < n->n; i++) {
@@ -1508,11 +1508,9 @@ enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
 
 static char **take_platforms(loader *L, const node *n, const char *key,
                              size_t *count) {
-  char **v = st__zalloc(n->n ? n->n : 1, sizeof *v);
-  if (v == NULL) {
-    L->oom = 1;
+  char **v = seq_alloc(L, n, sizeof *v);
+  if (v == NULL)
     return NULL;
-  }
   *count = n->n;
   for (size_t i = 0; i < n->n; i++)
     v[i] = take_string(L, n->kids[i], "a platform name", key);
@@ -2363,17 +2361,14 @@ static void take_scene(loader *L, const node *root) {
     st__scene_free(s);
     return;
   }
-  if (L->n_scenes == L->cap_scenes) {
-    size_t cap = L->cap_scenes ? L->cap_scenes * 2 : 4;
-    st_scene **p = realloc(L->scenes, cap * sizeof *p);
-    if (p == NULL) {
-      L->oom = 1;
-      st__scene_free(s);
-      return;
-    }
-    L->scenes = p;
-    L->cap_scenes = cap;
+  st_scene **p =
+      st__array_grow(L->scenes, &L->cap_scenes, L->n_scenes, sizeof *p, 4);
+  if (p == NULL) {
+    L->oom = 1;
+    st__scene_free(s);
+    return;
   }
+  L->scenes = p;
   L->scenes[L->n_scenes] = s;
   if (index_add(L->scenes, &L->index, &L->index_cap, L->n_scenes + 1,
                 L->n_scenes) != 0) {
@@ -2658,14 +2653,11 @@ static int file_seen(st_scene_set *set, const struct stat *sb) {
   for (size_t i = 0; i < set->n_files; i++)
     if (set->files[i].dev == id.dev && set->files[i].ino == id.ino)
       return 1;
-  if (set->n_files == set->files_cap) {
-    size_t cap = set->files_cap ? set->files_cap * 2 : 16;
-    struct st__file_id *v = realloc(set->files, cap * sizeof *v);
-    if (v == NULL)
-      return -1;
-    set->files = v;
-    set->files_cap = cap;
-  }
+  struct st__file_id *v = st__array_grow(set->files, &set->files_cap,
+                                          set->n_files, sizeof *v, 16);
+  if (v == NULL)
+    return -1;
+  set->files = v;
   set->files[set->n_files++] = id;
   return 0;
 }
@@ -2894,17 +2886,13 @@ static st_status collect(const scan *sc, const char *dir, pathlist *out,
       free(p);
       continue;
     }
-    if (out->n == out->cap) {
-      size_t cap = out->cap ? out->cap * 2 : 16;
-      char **v = realloc(out->v, cap * sizeof *v);
-      if (v == NULL) {
-        free(p);
-        rc = ST_ENOMEM;
-        break;
-      }
-      out->v = v;
-      out->cap = cap;
+    char **v = st__array_grow(out->v, &out->cap, out->n, sizeof *v, 16);
+    if (v == NULL) {
+      free(p);
+      rc = ST_ENOMEM;
+      break;
     }
+    out->v = v;
     out->v[out->n++] = p;
   }
   closedir(d);

@@ -357,6 +357,19 @@ static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
   return 0;
 }
 
+/* An init's two numbers, in->a into r->a and in->b into r->b (what_a and
+ * what_b name them in messages), each resolved even when the other
+ * fails, so that both errors are told; -1 if either failed. */
+static int resolve_pair(rctx *c, const st__init *in, const char *what_a,
+                        const char *what_b, st__rarg *r, int *da, int *db) {
+  int rc = 0;
+  if (resolve_num(c, &in->a, what_a, &r->a, da) != 0)
+    rc = -1;
+  if (resolve_num(c, &in->b, what_b, &r->b, db) != 0)
+    rc = -1;
+  return rc;
+}
+
 /* One function per init form; each reports its own errors and returns
  * 0 when the init fits the tensor. dep says whether a param was already
  * involved (the dtype or the shape named one). */
@@ -406,14 +419,10 @@ static int range_last(rctx *c, const st__arg *a, const st__rarg *r, int da,
 
 static int init_range(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   const st__init *in = &a->init;
-  int da = dep, db = dep, rc = 0;
+  int da = dep, db = dep;
   char cb[200], nb[64], eb[96];
-  if (resolve_num(c, &in->a, "range start", &r->a, &da) != 0)
-    rc = -1;
-  if (resolve_num(c, &in->b, "range step", &r->b, &db) != 0)
-    rc = -1;
-  if (rc)
-    return rc;
+  if (resolve_pair(c, in, "range start", "range step", r, &da, &db) != 0)
+    return -1;
   if (check_fits(c, &in->a, r->dtype, &r->a, da, "range start", a->name) != 0)
     return -1;
   if (r->numel <= 1)
@@ -438,7 +447,7 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r,
                              int dep) {
   const st__init *in = &a->init;
   st_dtype dt = r->dtype;
-  int da = dep, db = dep, rc = 0;
+  int da = dep, db = dep;
   char cb[200], nb[64];
   const char *form = in->kind == ST__INIT_UNIFORM ? "uniform" : "normal";
   if (!st_dtype_is_float(dt)) {
@@ -448,12 +457,8 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r,
          form, a->name, st_dtype_name(dt), in_case(c, dep, cb, sizeof cb));
     return -1;
   }
-  if (resolve_num(c, &in->a, form, &r->a, &da) != 0)
-    rc = -1;
-  if (resolve_num(c, &in->b, form, &r->b, &db) != 0)
-    rc = -1;
-  if (rc)
-    return rc;
+  if (resolve_pair(c, in, form, form, r, &da, &db) != 0)
+    return -1;
   double x = num_f(&r->a), y = num_f(&r->b);
   if (in->kind == ST__INIT_UNIFORM) {
     if (check_fits(c, &in->a, dt, &r->a, da, "uniform low", a->name) != 0 ||
@@ -483,15 +488,11 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r,
 static int init_randint(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   const st__init *in = &a->init;
   st_dtype dt = r->dtype;
-  int da = dep, db = dep, rc = 0;
+  int da = dep, db = dep;
   char cb[200], nb[64], eb[96];
   int64_t lo, hi;
-  if (resolve_num(c, &in->a, "randint", &r->a, &da) != 0)
-    rc = -1;
-  if (resolve_num(c, &in->b, "randint", &r->b, &db) != 0)
-    rc = -1;
-  if (rc)
-    return rc;
+  if (resolve_pair(c, in, "randint", "randint", r, &da, &db) != 0)
+    return -1;
   if (!num_integral(&r->a, &lo) || !num_integral(&r->b, &hi)) {
     rerr(c, in->line, in->column, "randint bounds of '%s' must be integers%s",
          a->name, in_case(c, da | db, cb, sizeof cb));

@@ -1127,6 +1127,31 @@ static void send_all(st__wpool *p, const st__wbuf *b, const int *fds,
   wait_replies(p, deadline, timeout_s, out);
 }
 
+/* Starts a request's result: clear, or failed with out->broken set when
+ * the pool is broken (a worker died or timed out). 1 if the request may
+ * go ahead. */
+static int wpool_begin(const st__wpool *p, st__wresult *out) {
+  wresult_init(out);
+  if (p->broken) {
+    wresult_fail(out, ST_EINTERNAL, "the worker pool is broken");
+    out->broken = 1;
+    return 0;
+  }
+  return 1;
+}
+
+/* Sends a message without descriptors (b, built by the caller) to every
+ * worker, or fails out when building it ran out of memory; frees b. */
+static void send_built(st__wpool *p, st__wbuf *b, uint64_t deadline,
+                       double timeout_s, st__wresult *out,
+                       int per_worker_shard) {
+  if (b->oom)
+    wresult_fail(out, ST_ENOMEM, "out of memory");
+  else
+    send_all(p, b, NULL, 0, deadline, timeout_s, out, per_worker_shard);
+  st__wbuf_free(b);
+}
+
 void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
                    double timeout_s, st__wresult *out) {
   st__wbuf b;
@@ -1134,12 +1159,8 @@ void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
   size_t nfds = 0, i, k;
   const st__argset *a = wc->args;
 
-  wresult_init(out);
-  if (p->broken) {
-    wresult_fail(out, ST_EINTERNAL, "the worker pool is broken");
-    out->broken = 1;
+  if (!wpool_begin(p, out))
     return;
-  }
   if (wc->rh->n + (wc->scratch ? 1 : 0) > ST__WORKERS_MAX_SEGMENTS) {
     wresult_fail(out, ST_ELIMIT,
                  "level 3 passes at most %u tensors to the workers; this "
@@ -1210,40 +1231,24 @@ void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
 void st__wpool_run(st__wpool *p, unsigned round, uint64_t deadline,
                    double timeout_s, st__wresult *out) {
   st__wbuf b;
-  wresult_init(out);
-  if (p->broken) {
-    wresult_fail(out, ST_EINTERNAL, "the worker pool is broken");
-    out->broken = 1;
+  if (!wpool_begin(p, out))
     return;
-  }
   st__wbuf_init(&b);
   st__wbuf_u32(&b, MSG_RUN);
   st__wbuf_u32(&b, round);
   st__wbuf_u32(&b, 0); /* shard index: set per worker */
   st__wbuf_u32(&b, p->n);
-  if (b.oom)
-    wresult_fail(out, ST_ENOMEM, "out of memory");
-  else
-    send_all(p, &b, NULL, 0, deadline, timeout_s, out, 1);
-  st__wbuf_free(&b);
+  send_built(p, &b, deadline, timeout_s, out, 1);
 }
 
 void st__wpool_release(st__wpool *p, uint64_t deadline, double timeout_s,
                        st__wresult *out) {
   st__wbuf b;
-  wresult_init(out);
-  if (p->broken) {
-    wresult_fail(out, ST_EINTERNAL, "the worker pool is broken");
-    out->broken = 1;
+  if (!wpool_begin(p, out))
     return;
-  }
   st__wbuf_init(&b);
   st__wbuf_u32(&b, MSG_RELEASE);
-  if (b.oom)
-    wresult_fail(out, ST_ENOMEM, "out of memory");
-  else
-    send_all(p, &b, NULL, 0, deadline, timeout_s, out, 0);
-  st__wbuf_free(&b);
+  send_built(p, &b, deadline, timeout_s, out, 0);
 }
 
 void st__wpool_take_output(st__wpool *p, char **text, size_t *len) {
