@@ -446,24 +446,48 @@ static void rng__documented_worked_example(void **state) {
 /* The float32 uniform hot loop against a step-by-step scalar computation
  * (volatile temporaries: each operation rounded to float32 on its own, so
  * a contraction into FMA in the vectorized loop would show). */
-static void fill_uniform_f32__matches_scalar_steps(void **state) {
-  (void)state;
-  enum { N = 4099 };
-  float *got = malloc(N * sizeof *got);
+static void check_scalar_steps(double lo, double hi, uint64_t first,
+                               size_t n) {
+  float *got = malloc(n * sizeof *got);
   assert_non_null(got);
-  const double lo = -3.25, hi = 7.0;
   const uint64_t key = st__rng_key("scene", "case", "arg", 42);
-  const uint64_t first = 1000;
-  st__fill_uniform_f32(got, N, key, first, lo, hi);
-  for (size_t i = 0; i < N; i++) {
+  st__fill_uniform_f32(got, n, key, first, lo, hi);
+  float cap = (float)hi;
+  if ((double)cap < hi)
+    cap = nextafterf(cap, INFINITY);
+  const float below = nextafterf(cap, -INFINITY);
+  for (size_t i = 0; i < n; i++) {
     const uint32_t h = st__rng_bits32(key, first + i);
     volatile float u = (float)(h >> 8) * 0x1p-24f;
     volatile float p = (float)(hi - lo) * u;
     volatile float r = (float)lo + p;
-    const float want = (double)r >= hi ? nextafterf((float)hi, 0.0f) : r;
+    const float want = r < cap ? r : below;
     assert_memory_equal(&got[i], &want, sizeof want);
   }
   free(got);
+}
+
+static void fill_uniform_f32__matches_scalar_steps(void **state) {
+  (void)state;
+  check_scalar_steps(-3.25, 7.0, 1000, 4099);
+}
+
+/* The 32-wide loop multiplies by w * 2^-24 where that is exact, and falls
+ * back to the two-multiply loop where it is not (a width whose 2^-24th is
+ * subnormal): the same bytes either way, for widths whose products round
+ * differently, and where values reach HI and become the float below it. */
+static void fill_uniform_f32__every_width_same_bytes(void **state) {
+  (void)state;
+  static const double iv[][2] = {
+      {0.0, 1.0},         {-1.0, 1.0},        {1.0, 1.0 + 0x1p-20},
+      {0.1, 0.3},         {1e-30, 3e-30},     {0.0, 1e-37},
+      {-1e38, 1e38},      {-7.5, -7.25},      {1e6, 1e6 + 3.0},
+      {0.0, 0x1p-126},    {16777215.0, 16777216.0},
+  };
+  for (size_t k = 0; k < sizeof iv / sizeof iv[0]; k++) {
+    check_scalar_steps(iv[k][0], iv[k][1], 0, 4096);
+    check_scalar_steps(iv[k][0], iv[k][1], 3, 100);
+  }
 }
 
 /* A fill large enough for the streaming-store path (8 MiB and up, on
@@ -793,6 +817,7 @@ int main(void) {
       cmocka_unit_test(rng_key__depends_on_names_and_seed),
       cmocka_unit_test(rng__documented_worked_example),
       cmocka_unit_test(fill_uniform_f32__matches_scalar_steps),
+      cmocka_unit_test(fill_uniform_f32__every_width_same_bytes),
       cmocka_unit_test(fill_uniform_f32__large_fill_same_bytes),
       cmocka_unit_test(fill_uniform_f32__crosses_block_boundary),
       cmocka_unit_test(fill_random__same_bytes_for_any_chunking),
