@@ -446,24 +446,48 @@ static void rng__documented_worked_example(void **state) {
 /* The float32 uniform hot loop against a step-by-step scalar computation
  * (volatile temporaries: each operation rounded to float32 on its own, so
  * a contraction into FMA in the vectorized loop would show). */
-static void fill_uniform_f32__matches_scalar_steps(void **state) {
-  (void)state;
-  enum { N = 4099 };
-  float *got = malloc(N * sizeof *got);
+static void check_scalar_steps(double lo, double hi, uint64_t first,
+                               size_t n) {
+  float *got = malloc(n * sizeof *got);
   assert_non_null(got);
-  const double lo = -3.25, hi = 7.0;
   const uint64_t key = st__rng_key("scene", "case", "arg", 42);
-  const uint64_t first = 1000;
-  st__fill_uniform_f32(got, N, key, first, lo, hi);
-  for (size_t i = 0; i < N; i++) {
+  st__fill_uniform_f32(got, n, key, first, lo, hi);
+  float cap = (float)hi;
+  if ((double)cap < hi)
+    cap = nextafterf(cap, INFINITY);
+  const float below = nextafterf(cap, -INFINITY);
+  for (size_t i = 0; i < n; i++) {
     const uint32_t h = st__rng_bits32(key, first + i);
     volatile float u = (float)(h >> 8) * 0x1p-24f;
     volatile float p = (float)(hi - lo) * u;
     volatile float r = (float)lo + p;
-    const float want = (double)r >= hi ? nextafterf((float)hi, 0.0f) : r;
+    const float want = r < cap ? r : below;
     assert_memory_equal(&got[i], &want, sizeof want);
   }
   free(got);
+}
+
+static void fill_uniform_f32__matches_scalar_steps(void **state) {
+  (void)state;
+  check_scalar_steps(-3.25, 7.0, 1000, 4099);
+}
+
+/* The 32-wide loop multiplies by w * 2^-24 where that is exact, and falls
+ * back to the two-multiply loop where it is not (a width whose 2^-24th is
+ * subnormal): the same bytes either way, for widths whose products round
+ * differently, and where values reach HI and become the float below it. */
+static void fill_uniform_f32__every_width_same_bytes(void **state) {
+  (void)state;
+  static const double iv[][2] = {
+      {0.0, 1.0},         {-1.0, 1.0},        {1.0, 1.0 + 0x1p-20},
+      {0.1, 0.3},         {1e-30, 3e-30},     {0.0, 1e-37},
+      {-1e38, 1e38},      {-7.5, -7.25},      {1e6, 1e6 + 3.0},
+      {0.0, 0x1p-126},    {16777215.0, 16777216.0},
+  };
+  for (size_t k = 0; k < sizeof iv / sizeof iv[0]; k++) {
+    check_scalar_steps(iv[k][0], iv[k][1], 0, 4096);
+    check_scalar_steps(iv[k][0], iv[k][1], 3, 100);
+  }
 }
 
 /* A fill large enough for the streaming-store path (8 MiB and up, on
@@ -719,6 +743,119 @@ static void argset_clone__deep_copy_and_copy_data(void **state) {
   st__argset_free(&set);
 }
 
+/* A case's sets as case_prepare makes them: an input, an output with an
+ * explicit init (fill 5) and a poisoned output (no init: zeros). */
+static void clone_fixture(fixture *f, st__argset *args) {
+  fixture_init(f);
+  add_tensor(f, "a", ST_DTYPE_FLOAT32, 8, 0, ST__INIT_FILL, fnum(3.0),
+             inum(0));
+  st__rarg *o = add_tensor(f, "o", ST_DTYPE_FLOAT32, 8, 0, ST__INIT_FILL,
+                           fnum(5.0), inum(0));
+  o->role = ST_ROLE_OUTPUT;
+  st__rarg *p = add_tensor(f, "p", ST_DTYPE_FLOAT32, 8, 0, ST__INIT_ZEROS,
+                           inum(0), inum(0));
+  p->role = ST_ROLE_OUTPUT;
+  p->poison = 1;
+  add_scalar(f, "s", ST_DTYPE_INT32, inum(1));
+  build_ok(f, 0, args);
+}
+
+/* init keeps what reset and the input check read, and no buffer for the
+ * poisoned output, which every run overwrites. */
+static void argset_clone_init__no_buffer_for_poisoned_output(void **state) {
+  (void)state;
+  fixture f;
+  st__argset args, init;
+  clone_fixture(&f, &args);
+  assert_int_equal(st__argset_clone_init(&args, &f.plan, &init), ST_OK);
+  assert_int_equal(init.n_tensors, 3);
+  assert_int_equal(init.n_scalars, 1);
+  assert_ptr_not_equal(init.tensors[0].data, args.tensors[0].data);
+  assert_memory_equal(init.tensors[0].data, args.tensors[0].data, 32);
+  assert_ptr_not_equal(init.tensors[1].data, args.tensors[1].data);
+  assert_memory_equal(init.tensors[1].data, args.tensors[1].data, 32);
+  assert_null(init.tensors[2].data);
+  assert_int_equal(init.tensors[2].nbytes, 32);
+  /* reset: the explicit output gets its init bytes back, the poisoned one
+   * (no buffer in init) is left as it is, and inputs are not touched. */
+  memset(args.tensors[0].data, 0x11, 32);
+  memset(args.tensors[1].data, 0x22, 32);
+  memset(args.tensors[2].data, 0x33, 32);
+  st__argset_copy_data(&args, &init, 1);
+  assert_int_equal(((unsigned char *)args.tensors[0].data)[0], 0x11);
+  assert_true(st_tensor_get_f64(&args.tensors[1], 7) == 5.0);
+  assert_int_equal(((unsigned char *)args.tensors[2].data)[31], 0x33);
+  st__argset_free(&init);
+  st__argset_free(&args);
+}
+
+/* gold: the explicit output's init bytes, the poisoned output's zeros (the
+ * init the golden runs on), inputs borrowed from init only when asked, and
+ * freeing gold leaves init's buffers to init (ASan: no double free, no
+ * leak). */
+static void argset_clone_gold__init_bytes_zeros_and_borrowed_inputs(
+    void **state) {
+  (void)state;
+  fixture f;
+  st__argset args, init, gold;
+  const float zeros[8] = {0};
+  clone_fixture(&f, &args);
+  assert_int_equal(st__argset_clone_init(&args, &f.plan, &init), ST_OK);
+  for (int share = 0; share <= 1; share++) {
+    assert_int_equal(st__argset_clone_gold(&init, &f.plan, share, &gold),
+                     ST_OK);
+    assert_int_equal(gold.n_tensors, 3);
+    assert_int_equal(gold.n_scalars, 1);
+    if (share)
+      assert_ptr_equal(gold.tensors[0].data, init.tensors[0].data);
+    else
+      assert_ptr_not_equal(gold.tensors[0].data, init.tensors[0].data);
+    assert_true(st_tensor_get_f64(&gold.tensors[0], 7) == 3.0);
+    assert_ptr_not_equal(gold.tensors[1].data, init.tensors[1].data);
+    assert_true(st_tensor_get_f64(&gold.tensors[1], 0) == 5.0);
+    assert_true(st_tensor_get_f64(&gold.tensors[1], 7) == 5.0);
+    assert_non_null(gold.tensors[2].data);
+    assert_memory_equal(gold.tensors[2].data, zeros, sizeof zeros);
+    st__argset_free(&gold);
+    /* init's input is still init's, intact. */
+    assert_true(st_tensor_get_f64(&init.tensors[0], 7) == 3.0);
+  }
+  st__argset_free(&init);
+  st__argset_free(&args);
+}
+
+/* Every allocation of the two clones fails in turn: a clean ST_ENOMEM,
+ * a zeroed set, and nothing of the lender freed or leaked. */
+static void argset_clone_gold__every_allocation_failure_is_clean(
+    void **state) {
+  (void)state;
+  fixture f;
+  st__argset args;
+  clone_fixture(&f, &args);
+  for (int which = 0; which < 3; which++) {
+    for (long k = 0;; k++) {
+      st__argset out;
+      st_status rc;
+      st__args_fail_after = k;
+      if (which == 0)
+        rc = st__argset_clone_init(&args, &f.plan, &out);
+      else
+        rc = st__argset_clone_gold(&args, &f.plan, which == 2, &out);
+      st__args_fail_after = -1;
+      if (rc == ST_OK) {
+        st__argset_free(&out);
+        break;
+      }
+      assert_int_equal(rc, ST_ENOMEM);
+      assert_null(out.tensors);
+      assert_int_equal(out.n_tensors, 0);
+      assert_true(k < 16);
+    }
+  }
+  assert_true(st_tensor_get_f64(&args.tensors[0], 0) == 3.0);
+  st__argset_free(&args);
+}
+
 /* Every allocation fails in turn (SQLite's fault-injection idea): each
  * failure is a clean ST_ENOMEM with a zeroed argset; LeakSanitizer (the
  * asan build) checks nothing leaks. */
@@ -793,6 +930,7 @@ int main(void) {
       cmocka_unit_test(rng_key__depends_on_names_and_seed),
       cmocka_unit_test(rng__documented_worked_example),
       cmocka_unit_test(fill_uniform_f32__matches_scalar_steps),
+      cmocka_unit_test(fill_uniform_f32__every_width_same_bytes),
       cmocka_unit_test(fill_uniform_f32__large_fill_same_bytes),
       cmocka_unit_test(fill_uniform_f32__crosses_block_boundary),
       cmocka_unit_test(fill_random__same_bytes_for_any_chunking),
@@ -802,6 +940,10 @@ int main(void) {
       cmocka_unit_test(args_build__randint_within_bounds),
       cmocka_unit_test(argset_clone__deep_copy_and_copy_data),
       cmocka_unit_test(args_build__every_allocation_failure_is_clean),
+      cmocka_unit_test(argset_clone_init__no_buffer_for_poisoned_output),
+      cmocka_unit_test(
+          argset_clone_gold__init_bytes_zeros_and_borrowed_inputs),
+      cmocka_unit_test(argset_clone_gold__every_allocation_failure_is_clean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -380,7 +380,14 @@ fail:
   return rc;
 }
 
-st_status st__argset_clone(const st__argset *src, st__argset *dst) {
+/* How clone_as makes each tensor of the copy. */
+enum { COPY, NONE, ZERO, SHARE };
+
+/* The copy of src whose tensor i is made as mode(i) says: its bytes
+ * copied, no buffer at all, a zeroed buffer, or src's own buffer
+ * borrowed (dst->lender = src, so st__argset_free leaves it). */
+static st_status clone_as(const st__argset *src, const st__plan *plan,
+                          int share_inputs, int golden, st__argset *dst) {
   memset(dst, 0, sizeof *dst);
   dst->tensors = alloc_array(src->n_tensors, sizeof *dst->tensors);
   dst->scalars = alloc_array(src->n_scalars, sizeof *dst->scalars);
@@ -391,13 +398,25 @@ st_status st__argset_clone(const st__argset *src, st__argset *dst) {
   dst->n_scalars = src->n_scalars;
   for (size_t i = 0; i < src->n_tensors; i++) {
     st_tensor *t = &dst->tensors[i];
+    const int poison = plan != NULL && i < plan->n_args && plan->args[i].poison;
+    int mode = COPY;
+    if (poison)
+      mode = golden ? ZERO : NONE;
+    else if (share_inputs && src->tensors[i].role == ST_ROLE_INPUT)
+      mode = SHARE;
     *t = src->tensors[i];
     t->data = NULL;
-    if (t->nbytes > 0) {
+    if (t->nbytes > 0 && mode == SHARE) {
+      t->data = src->tensors[i].data;
+      dst->lender = src;
+    } else if (t->nbytes > 0 && mode != NONE) {
       t->data = alloc_buffer(t->nbytes, t->name);
       if (t->data == NULL)
         goto fail;
-      memcpy(t->data, src->tensors[i].data, t->nbytes);
+      if (mode == ZERO)
+        memset(t->data, 0, t->nbytes);
+      else
+        memcpy(t->data, src->tensors[i].data, t->nbytes);
     }
     dst->n_tensors++;
   }
@@ -405,6 +424,20 @@ st_status st__argset_clone(const st__argset *src, st__argset *dst) {
 fail:
   st__argset_free(dst);
   return ST_ENOMEM;
+}
+
+st_status st__argset_clone(const st__argset *src, st__argset *dst) {
+  return clone_as(src, NULL, 0, 0, dst);
+}
+
+st_status st__argset_clone_init(const st__argset *args, const st__plan *plan,
+                                st__argset *init) {
+  return clone_as(args, plan, 0, 0, init);
+}
+
+st_status st__argset_clone_gold(const st__argset *init, const st__plan *plan,
+                                int share_inputs, st__argset *gold) {
+  return clone_as(init, plan, share_inputs, 1, gold);
 }
 
 void st__argset_copy_data(st__argset *dst, const st__argset *src,
@@ -417,7 +450,7 @@ void st__argset_copy_data(st__argset *dst, const st__argset *src,
     if (outputs_only && s->role == ST_ROLE_INPUT)
       continue;
     const size_t k = d->nbytes < s->nbytes ? d->nbytes : s->nbytes;
-    if (k > 0)
+    if (k > 0 && s->data != NULL && d->data != NULL)
       memcpy(d->data, s->data, k);
   }
 }
@@ -425,8 +458,14 @@ void st__argset_copy_data(st__argset *dst, const st__argset *src,
 void st__argset_free(st__argset *set) {
   if (set == NULL)
     return;
-  for (size_t i = 0; i < set->n_tensors; i++)
-    st__tbuf_free(set->tensors[i].data);
+  const st__argset *lender = set->lender;
+  for (size_t i = 0; i < set->n_tensors; i++) {
+    void *data = set->tensors[i].data;
+    if (lender != NULL && i < lender->n_tensors &&
+        data == lender->tensors[i].data)
+      continue; /* borrowed */
+    st__tbuf_free(data);
+  }
   free(set->tensors);
   free(set->scalars);
   memset(set, 0, sizeof *set);

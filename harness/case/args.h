@@ -13,6 +13,10 @@ typedef struct st__argset {
   size_t n_tensors;
   st_scalar *scalars; /* owned */
   size_t n_scalars;
+  /* borrowed: the set whose buffers some tensors here share (a tensor
+   * whose data equals the lender's tensor at the same index is not
+   * freed with this set); it must outlive this set. NULL: none. */
+  const struct st__argset *lender;
 } st__argset;
 
 /* Builds every argument of plan with seed. Errors (unreadable `file:`,
@@ -24,11 +28,29 @@ st_status st__args_build(const st__plan *plan /* IN */, uint64_t seed,
 /* Deep copy (tensor data included). */
 st_status st__argset_clone(const st__argset *src /* IN */,
                            st__argset *dst /* OUT */) ST_WUR;
+/* The initial values of a case (what `reset` and the input check go
+ * back to): a clone of args, except that outputs the plan poisons (SPEC
+ * §13) get no buffer: every run overwrites them with the poison, so their
+ * initial zeros would never be read. Thread-safety: any thread. */
+st_status st__argset_clone_init(const st__argset *args /* IN */,
+                                const st__plan *plan /* IN */,
+                                st__argset *init /* OUT */) ST_WUR;
+/* The golden's arguments from init (st__argset_clone_init's): poisoned
+ * outputs as zeros (their init, which init does not keep), the other
+ * tensors copied; with share_inputs, inputs are init's own buffers,
+ * borrowed, not copied (for a golden backend that never writes its
+ * inputs: the built-in reference). Free it before init. Thread-safety:
+ * any thread. */
+st_status st__argset_clone_gold(const st__argset *init /* IN */,
+                                const st__plan *plan /* IN */,
+                                int share_inputs,
+                                st__argset *gold /* OUT */) ST_WUR;
 /* Copies tensor data of src into dst (same shapes); only tensors whose
- * role is not input when outputs_only. */
+ * role is not input when outputs_only; tensors without a buffer on either
+ * side (a poisoned output in an init set) are left alone. */
 void st__argset_copy_data(st__argset *dst /* IN/OUT */,
                           const st__argset *src /* IN */, int outputs_only);
-/* Accepts a zeroed argset. */
+/* Accepts a zeroed argset; buffers borrowed from set->lender stay. */
 void st__argset_free(st__argset *set /* IN/OUT */);
 
 /* Tunes glibc's allocator for the harness's pattern: tensor buffers of a

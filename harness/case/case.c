@@ -24,6 +24,7 @@
 #include "case/record.h"
 #include "case/result.h"
 #include "case/tbuf.h"
+#include "ops/backends.h"
 #include "scene/scene.h"
 
 void st__call_init(st_op_call *call, const char *op, const char *backend,
@@ -218,10 +219,22 @@ void st__case_release(st__casectx *cc, st__casedata *d) {
 }
 
 void st__casedata_free(st__casedata *d) {
-  st__argset_free(&d->gold);
+  st__argset_free(&d->gold); /* first: it may borrow init's inputs */
   st__argset_free(&d->init);
   st__argset_free(&d->args);
   st__plan_free(&d->plan);
+}
+
+/* A built-in op on the reference backend: the only golden known never to
+ * write its inputs (a plugin may add ops to `reference`, but cannot
+ * replace a built-in one: the registry refuses the conflict). */
+static int golden_reads_only(const char *op, const char *backend) {
+  if (strcmp(backend, ST_BACKEND_REFERENCE) != 0)
+    return 0;
+  for (size_t i = 0; st__builtin_ops[i] != NULL; i++)
+    if (strcmp(op, st__builtin_ops[i]) == 0)
+      return 1;
+  return 0;
 }
 
 int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
@@ -266,7 +279,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
       st_error_set(&err, ST_ELOAD, "cannot resolve the case's arguments");
     ps = ST_PHASE_ERROR;
   } else if (st__args_build(&d->plan, opts->seed, &d->args, &err) != ST_OK ||
-             st__argset_clone(&d->args, &d->init) != ST_OK) {
+             st__argset_clone_init(&d->args, &d->plan, &d->init) != ST_OK) {
     if (err.code == ST_OK)
       st_error_set(&err, ST_ENOMEM, "out of memory building arguments");
     ps = ST_PHASE_ERROR;
@@ -283,7 +296,9 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
     return 1;
 
   /* golden: on the golden backend (reference unless --golden-platform or
-   * golden_platform says otherwise), on a copy of the initial args. The
+   * golden_platform says otherwise), on a copy of the initial args (a
+   * built-in reference op, which never writes its inputs, reads init's
+   * inputs in place instead of copies of them: fewer buffers a case). The
    * record comes after it because the golden lookup may load libraries
    * lazily (a torch golden loads libtorch here). */
   st__phase_begin(cc, "golden", -1);
@@ -293,7 +308,10 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                          ST_LOOKUP_GOLDEN, &golden, &err) != ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
     ps = ST_PHASE_ERROR;
-  } else if (st__argset_clone(&d->init, &d->gold) != ST_OK) {
+  } else if (st__argset_clone_gold(
+                 &d->init, &d->plan,
+                 golden_reads_only(scene->golden, d->golden_backend),
+                 &d->gold) != ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
