@@ -152,21 +152,87 @@ char *st__rbuf_str(st__rbuf *r) {
   return s;
 }
 
+/* Room for n more bytes at the end of b, counted as written: where to
+ * write them, or NULL (b is then oom). */
+static char *wbuf_room(st__wbuf *b, size_t n) {
+  char *p;
+  if (b->oom)
+    return NULL;
+  if (n > b->cap - b->len) {
+    st__buf view = {b->data, b->len, b->cap, SIZE_MAX};
+    if (st__buf_reserve(&view, n) != ST_OK) {
+      b->oom = 1;
+      return NULL;
+    }
+    b->data = view.data;
+    b->cap = view.cap;
+  }
+  p = b->data + b->len;
+  b->len += n;
+  return p;
+}
+
+static char *put32(char *p, uint32_t v) {
+  uint32_t le = htole32(v);
+  memcpy(p, &le, 4);
+  return p + 4;
+}
+
+static char *put64(char *p, uint64_t v) {
+  p = put32(p, (uint32_t)v);
+  return put32(p, (uint32_t)(v >> 32));
+}
+
+/* The encoded size of a string (st__wbuf_str's), its length in *n. */
+static size_t str_size(const char *s, size_t *n) {
+  if (s == NULL) {
+    *n = NULL_STR;
+    return 4;
+  }
+  *n = strlen(s);
+  if (*n >= NULL_STR)
+    *n = NULL_STR - 1;
+  return 4 + *n + 1;
+}
+
+static char *put_str(char *p, const char *s, size_t n) {
+  p = put32(p, (uint32_t)n);
+  if (n == NULL_STR)
+    return p;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p + n + 1;
+}
+
+/* Six of these a case, twice (the journal, the result): sized first and
+ * written in one piece, the same bytes as field by field. */
 void st__wire_put_event(st__wbuf *b, const st_event *ev) {
-  size_t i;
-  st__wbuf_str(b, ev->name);
-  st__wbuf_i32(b, ev->round);
-  st__wbuf_u64(b, ev->start_ns);
-  st__wbuf_u64(b, ev->dur_ns);
-  st__wbuf_i32(b, (int32_t)ev->status);
-  st__wbuf_u32(b, (uint32_t)ev->n_loaded);
-  for (i = 0; i < ev->n_loaded; i++)
-    st__wbuf_str(b, ev->loaded[i]);
-  st__wbuf_str(b, ev->object);
-  st__wbuf_str(b, ev->phase);
-  st__wbuf_i32(b, ev->emitted);
-  st__wbuf_u64(b, ev->device_ns);
-  st__wbuf_u64(b, ev->copy_ns);
+  size_t i, ln, lo, lp, total;
+  char *p;
+  total = str_size(ev->name, &ln) + str_size(ev->object, &lo) +
+          str_size(ev->phase, &lp) + 4 + 8 + 8 + 4 + 4 + 4 + 8 + 8;
+  for (i = 0; i < ev->n_loaded; i++) {
+    size_t n;
+    total += str_size(ev->loaded[i], &n);
+  }
+  if ((p = wbuf_room(b, total)) == NULL)
+    return;
+  p = put_str(p, ev->name, ln);
+  p = put32(p, (uint32_t)ev->round);
+  p = put64(p, ev->start_ns);
+  p = put64(p, ev->dur_ns);
+  p = put32(p, (uint32_t)(int32_t)ev->status);
+  p = put32(p, (uint32_t)ev->n_loaded);
+  for (i = 0; i < ev->n_loaded; i++) {
+    size_t n;
+    (void)str_size(ev->loaded[i], &n);
+    p = put_str(p, ev->loaded[i], n);
+  }
+  p = put_str(p, ev->object, lo);
+  p = put_str(p, ev->phase, lp);
+  p = put32(p, (uint32_t)ev->emitted);
+  p = put64(p, ev->device_ns);
+  (void)put64(p, ev->copy_ns);
 }
 
 /* Decoded in place (strings point into r's buffer; add_event copies them):

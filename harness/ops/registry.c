@@ -71,6 +71,10 @@ struct st_registry {
    * known to the load-time check, never to a lookup. */
   char **declared;
   size_t n_declared;
+  /* Modules added that are not built in (a plugin's, an API user's): once
+   * one is, a case may run code the harness does not know (it may print,
+   * close fd 1, fork). Written under lock, read without it. */
+  unsigned foreign;
 };
 
 /* Depth of module inits running on this thread. A lookup made while it is
@@ -130,10 +134,19 @@ st_status st_registry_new(st_registry **out) {
   return ST_OK;
 }
 
+static const st_module *const builtin[] = {
+    &st__module_common, &st__module_reference, &st__module_cpu,
+    &st__module_threads};
+
+static int is_builtin(const st_module *mod) {
+  size_t i;
+  for (i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+    if (mod == builtin[i])
+      return 1;
+  return 0;
+}
+
 st_status st_registry_new_builtin(st_registry **out) {
-  static const st_module *const builtin[] = {
-      &st__module_common, &st__module_reference, &st__module_cpu,
-      &st__module_threads};
   st_registry *reg = NULL;
   st_status rc;
   size_t i;
@@ -457,6 +470,9 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
     }
   m->hooks = hooks;
   m->n_hooks = n_hooks;
+  /* Before its init runs: that is foreign code too. */
+  if (!is_builtin(mod))
+    __atomic_store_n(&reg->foreign, reg->foreign + 1, __ATOMIC_RELEASE);
   st__mutex_unlock(&reg->lock);
 
   rc = run_init(reg, mod, err);
@@ -612,6 +628,10 @@ int st__registry_load_deferred(st_registry *reg) {
   }
   st__mutex_unlock(&reg->repair_lock);
   return loaded;
+}
+
+unsigned st__registry_foreign(const st_registry *reg) {
+  return __atomic_load_n(&reg->foreign, __ATOMIC_ACQUIRE);
 }
 
 size_t st__registry_module_count(st_registry *reg) {

@@ -43,6 +43,12 @@ st_status st__plugin_defer(st_registry *reg /* IN/OUT */,
 /* Loads every deferred plugin not loaded yet (a failure is a WARNING);
  * returns how many it loaded. Thread-safety: any thread. */
 int st__registry_load_deferred(st_registry *reg /* IN/OUT */);
+/* How many of the modules added are not built in (plugins', an API
+ * user's): 0 means that every function a case can call is the harness's
+ * own, which prints nothing on fd 1 or 2, leaves those open and starts no
+ * process (run/supervise.c skips its checks for them then). A count that
+ * only grows, read without a lock. Thread-safety: any thread. */
+unsigned st__registry_foreign(const st_registry *reg /* IN */);
 /* How many modules are added. Thread-safety: any thread. */
 size_t st__registry_module_count(st_registry *reg /* IN */);
 /* A malloc'd list, one name a line (NULL when out of memory): ops set,

@@ -347,15 +347,30 @@ static int left_processes(void) {
   }
 }
 
+/* fd 1 and 2 are the capture while cases run: made so when the child
+ * starts and again after each case that may have changed them (a kernel
+ * that closed them does not take the next case's output along). */
+static void child_capture_fds(child *ch) {
+  if (dup2(ch->capture, 1) < 0 || dup2(ch->capture, 2) < 0)
+    _exit(120);
+}
+
+/* Whether a case may have run code that is not the harness's own (a
+ * plugin's kernel or golden, an API user's module): only such code prints
+ * on fd 1 or 2, closes them or starts processes, so the checks for those
+ * (three system calls a case, a third of what supervision costs a small
+ * case, docs/benchmarks.md) are made after such cases only. Asked after
+ * the case: one may load a plugin lazily. */
+static int child_foreign(const child *ch) {
+  return st__registry_foreign(ch->rc->reg) > 0;
+}
+
 static void child_run_one(child *ch, size_t i) {
   st_observer so;
   st_case_result *r;
   size_t at;
+  int foreign;
 
-  /* fd 1 and 2 are the capture while the case runs (a kernel that closed
-   * them last time does not take the next case's output along). */
-  if (dup2(ch->capture, 1) < 0 || dup2(ch->capture, 2) < 0)
-    _exit(120);
   ch->state->phase[0] = '\0';
   ch->state->round = -1;
   ch->state->running = (uint32_t)i + 1;
@@ -376,7 +391,9 @@ static void child_run_one(child *ch, size_t i) {
   if (r == NULL)
     _exit(121); /* the supervisor reports it */
   flush_stdio();
-  child_attach_capture(ch, r);
+  foreign = child_foreign(ch);
+  if (foreign)
+    child_attach_capture(ch, r);
   /* The result, in the journal now (safe if the child dies later) and in
    * the next batch for the socket. */
   pthread_mutex_lock(&ch->lock);
@@ -390,7 +407,7 @@ static void child_run_one(child *ch, size_t i) {
   st_case_result_free(r);
   journal_flush(ch);
   ch->state->running = 0;
-  if (!ch->oneshot && left_processes()) {
+  if (foreign && !ch->oneshot && left_processes()) {
     /* The case started processes that still run (D10): they are killed
      * with this child's process group, now, not at the end of the run.
      * Its result is sent; the cases sent after it go to a fresh child. */
@@ -403,6 +420,8 @@ static void child_run_one(child *ch, size_t i) {
     flush_stdio();
     _exit(0);
   }
+  if (foreign)
+    child_capture_fds(ch);
   if (++ch->unsent >= BATCH || ch->live)
     child_send(ch);
 }
@@ -416,6 +435,7 @@ static void child_main(child *ch) {
   st__wbuf_init(&ch->msg);
   pthread_mutex_init(&ch->lock, NULL);
   st__log_set_sink(child_log, ch);
+  child_capture_fds(ch);
   /* The eager plugins the supervisor did not load (SPEC §9), before the
    * first case: as the in-process run has them, loaded before any phase.
    * Not by a child whose case forks a worker pool: its workers load them
