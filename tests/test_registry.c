@@ -749,6 +749,37 @@ static void st_registry_new_builtin__platforms(void **state) {
   st_registry_free(reg);
 }
 
+/* The built-in modules register only the harness's own code: nothing
+ * foreign (run/supervise.c then skips its per-case checks); a module
+ * added by a caller, or a function registered outside a built-in init,
+ * counts, and the count only grows. */
+static st_status foreign_init(st_registry *reg, st_error *err) {
+  return st_registry_register(reg, "fx", "fx_op", "cpu", impl_a, err);
+}
+
+static void st__registry_foreign__counts_what_is_not_built_in(void **state) {
+  static const char *const plats[] = {"fxp", NULL};
+  static const st_module mod = {ST_ABI_VERSION, sizeof(st_module), "fx",
+                                plats, foreign_init};
+  st_registry *reg = NULL;
+  st_error err;
+  (void)state;
+  st_error_clear(&err);
+  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
+  assert_int_equal(st__registry_foreign(reg), 0);
+  assert_int_equal(st_registry_add_module(reg, &mod, &err), ST_OK);
+  /* The module and the function its init registered. */
+  assert_int_equal(st__registry_foreign(reg), 2);
+  assert_int_equal(
+      st_registry_register(reg, "api", "api_op", "cpu", impl_b, &err), ST_OK);
+  assert_int_equal(st__registry_foreign(reg), 3);
+  /* The same registration again adds nothing. */
+  assert_int_equal(
+      st_registry_register(reg, "api", "api_op", "cpu", impl_b, &err), ST_OK);
+  assert_int_equal(st__registry_foreign(reg), 3);
+  st_registry_free(reg);
+}
+
 static st_status impl_c(st_op_call *c) { (void)c; return ST_OK; }
 
 /* A family registration ("PREFIX*") covers every op with the prefix on its
@@ -824,6 +855,7 @@ int main(void) {
       cmocka_unit_test(st_registry_lookup__lazy_added_during_repair),
       cmocka_unit_test(st_registry_deferred__declared_then_loaded_once),
       cmocka_unit_test(st_registry_new_builtin__platforms),
+      cmocka_unit_test(st__registry_foreign__counts_what_is_not_built_in),
       cmocka_unit_test(st_registry_lookup__family_registration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,15 +71,19 @@ struct st_registry {
    * known to the load-time check, never to a lookup. */
   char **declared;
   size_t n_declared;
-  /* Modules added that are not built in (a plugin's, an API user's): once
-   * one is, a case may run code the harness does not know (it may print,
-   * close fd 1, fork). Written under lock, read without it. */
+  /* Modules added that are not built in (a plugin's, an API user's), and
+   * functions registered other than by a built-in module's init: once
+   * there is one, a case may run code the harness does not know (it may
+   * print, close fd 1, fork). Written under lock, read without it. */
   unsigned foreign;
 };
 
 /* Depth of module inits running on this thread. A lookup made while it is
  * positive neither waits for nor starts a repair. */
 static _Thread_local int tls_in_init;
+/* Depth of built-in module inits running on this thread: what they
+ * register is the harness's own code (see foreign). */
+static _Thread_local int tls_builtin_init;
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
   void *p;
@@ -270,8 +274,11 @@ static ST_WUR st_status run_init(st_registry *reg, const st_module *mod,
                                  st_error *err) {
   st_status rc;
   st__modrec *m;
+  int own = is_builtin(mod);
   tls_in_init++;
+  tls_builtin_init += own;
   rc = mod->init ? mod->init(reg, err) : ST_OK;
+  tls_builtin_init -= own;
   tls_in_init--;
   st__mutex_lock(&reg->lock);
   m = find_mod(reg, mod->name);
@@ -536,6 +543,8 @@ st_status st_registry_register(st_registry *reg, const char *module,
     goto out;
   }
   reg->n_entries++;
+  if (tls_builtin_init == 0)
+    __atomic_store_n(&reg->foreign, reg->foreign + 1, __ATOMIC_RELEASE);
   m = find_mod(reg, module);
   if (m != NULL && push_str(&m->backends, &m->n_backends, backend) != 0)
     rc = st_error_set(err, ST_ENOMEM, "out of memory");

@@ -44,7 +44,8 @@ st_status st__plugin_defer(st_registry *reg /* IN/OUT */,
  * returns how many it loaded. Thread-safety: any thread. */
 int st__registry_load_deferred(st_registry *reg /* IN/OUT */);
 /* How many of the modules added are not built in (plugins', an API
- * user's): 0 means that every function a case can call is the harness's
+ * user's), plus the functions st_registry_register took other than from
+ * a built-in module's init: 0 means that every function a case can call is the harness's
  * own, which prints nothing on fd 1 or 2, leaves those open and starts no
  * process (run/supervise.c skips its checks for them then). A count that
  * only grows, read without a lock. Thread-safety: any thread. */
