@@ -284,21 +284,36 @@ out:
 }
 
 void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
-  size_t i, n = st_case_result_event_count(res);
-  st__wbuf_str(b, st_case_result_scene(res));
-  st__wbuf_str(b, st_case_result_case(res));
-  st__wbuf_str(b, st_case_result_file(res));
-  st__wbuf_i32(b, st_case_result_line(res));
-  st__wbuf_str(b, st_case_result_platform(res));
-  st__wbuf_u64(b, st_case_result_seed(res));
-  st__wbuf_i32(b, (int32_t)st_case_result_status(res));
-  st__wbuf_str(b, st_case_result_message(res));
-  st__wbuf_str(b, st_case_result_output(res));
-  st__wbuf_u64(b, st_case_result_duration_ns(res));
-  st__wbuf_u64(b, (uint64_t)st_case_result_pid(res));
-  st__wbuf_i32(b, st_case_result_record_stale(res));
-  st__wbuf_str(b, st__case_result_record(res));
-  st__wbuf_u32(b, (uint32_t)n);
+  size_t i, n = st_case_result_event_count(res), l[7], total;
+  const char *s[7];
+  char *p;
+  s[0] = st_case_result_scene(res);
+  s[1] = st_case_result_case(res);
+  s[2] = st_case_result_file(res);
+  s[3] = st_case_result_platform(res);
+  s[4] = st_case_result_message(res);
+  s[5] = st_case_result_output(res);
+  s[6] = st__case_result_record(res);
+  /* Sized first and written in one piece, as st__wire_put_event is. */
+  total = 4 + 8 + 4 + 8 + 8 + 4 + 4;
+  for (i = 0; i < 7; i++)
+    total += str_size(s[i], &l[i]);
+  if ((p = wbuf_room(b, total)) == NULL)
+    return;
+  p = put_str(p, s[0], l[0]);
+  p = put_str(p, s[1], l[1]);
+  p = put_str(p, s[2], l[2]);
+  p = put32(p, (uint32_t)st_case_result_line(res));
+  p = put_str(p, s[3], l[3]);
+  p = put64(p, st_case_result_seed(res));
+  p = put32(p, (uint32_t)(int32_t)st_case_result_status(res));
+  p = put_str(p, s[4], l[4]);
+  p = put_str(p, s[5], l[5]);
+  p = put64(p, st_case_result_duration_ns(res));
+  p = put64(p, (uint64_t)st_case_result_pid(res));
+  p = put32(p, (uint32_t)st_case_result_record_stale(res));
+  p = put_str(p, s[6], l[6]);
+  (void)put32(p, (uint32_t)n);
   for (i = 0; i < n; i++)
     st__wire_put_event(b, st_case_result_event(res, i));
 }
@@ -351,8 +366,11 @@ void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload) {
 
 size_t st__wire_frame_open(st__wbuf *b, uint8_t type) {
   size_t at = b->len;
-  st__wbuf_u32(b, 0);
-  st__wbuf_u8(b, type);
+  char *p = wbuf_room(b, 5);
+  if (p != NULL) {
+    memset(p, 0, 4);
+    p[4] = (char)type;
+  }
   return at;
 }
 

@@ -55,8 +55,8 @@
 /* Cases a child may hold at once (sent ahead, so that it never waits
  * for the supervisor between cases), and how many finished cases it sends
  * back in one write (until then their results are safe in its journal). */
-#define DEPTH 64
-#define BATCH 32
+#define DEPTH 128
+#define BATCH 64
 /* What is kept of a case's captured output; the rest is counted. */
 #define CAPTURE_MAX ST__CAPTURE_MAX
 /* A journal or capture larger than this is truncated after its case. */
