@@ -382,6 +382,20 @@ void st__wire_frame_close(st__wbuf *b, size_t at) {
     b->data[at + i] = (char)(unsigned char)((uint32_t)n >> (8 * i));
 }
 
+void st__wire_event_frame(st__wbuf *b, uint8_t type, const st_event *ev) {
+  size_t at = st__wire_frame_open(b, type);
+  st__wire_put_event(b, ev);
+  st__wire_frame_close(b, at);
+}
+
+void st__wire_line_frame(st__wbuf *b, uint8_t type, const char *line,
+                         size_t len) {
+  size_t at = st__wire_frame_open(b, type);
+  st__wbuf_u32(b, (uint32_t)len);
+  st__wbuf_bytes(b, line, len);
+  st__wire_frame_close(b, at);
+}
+
 int st__wire_next_frame(const char *buf, size_t len, uint8_t *type,
                         const char **payload, size_t *plen, size_t *used) {
   st__rbuf r;

@@ -79,6 +79,13 @@ void st__wire_frame(st__wbuf *out /* OUT */, uint8_t type,
  * payload is there. */
 size_t st__wire_frame_open(st__wbuf *b /* IN/OUT */, uint8_t type);
 void st__wire_frame_close(st__wbuf *b /* IN/OUT */, size_t at);
+/* A frame of one event (st__wire_put_event), and one of a line (u32
+ * length, the bytes): what a child sends as phases end and log lines
+ * come. Not thread-safe: callers hold their lock. */
+void st__wire_event_frame(st__wbuf *b /* IN/OUT */, uint8_t type,
+                          const st_event *ev /* IN */);
+void st__wire_line_frame(st__wbuf *b /* IN/OUT */, uint8_t type,
+                         const char *line /* IN */, size_t len);
 /* Takes the first complete frame off the front of buf (len bytes):
  * returns 1 and sets *type, *payload, *plen, *used; 0 if incomplete. */
 int st__wire_next_frame(const char *buf /* IN */, size_t len,

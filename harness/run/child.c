@@ -118,24 +118,17 @@ static void stream_flush(stream *st) {
  * prefix convention on fd 2, which a kernel could forge). */
 static void stream_log(void *data, const char *line, size_t len) {
   stream *st = data;
-  size_t at;
   pthread_mutex_lock(&st->lock);
-  at = st__wire_frame_open(&st->pending, FRAME_LOG);
-  st__wbuf_u32(&st->pending, (uint32_t)len);
-  st__wbuf_bytes(&st->pending, line, len);
-  st__wire_frame_close(&st->pending, at);
+  st__wire_line_frame(&st->pending, FRAME_LOG, line, len);
   pthread_mutex_unlock(&st->lock);
 }
 
 static void stream_event(void *data, const st_case_info *info,
                          const st_event *ev) {
   stream *st = data;
-  size_t at;
   (void)info;
   pthread_mutex_lock(&st->lock);
-  at = st__wire_frame_open(&st->pending, FRAME_EVENT);
-  st__wire_put_event(&st->pending, ev);
-  st__wire_frame_close(&st->pending, at);
+  st__wire_event_frame(&st->pending, FRAME_EVENT, ev);
   pthread_mutex_unlock(&st->lock);
 }
 

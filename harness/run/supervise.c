@@ -32,7 +32,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -191,13 +190,6 @@ static void journal_flush(child *ch) {
   pthread_mutex_unlock(&ch->lock);
 }
 
-static void put_log(st__wbuf *b, const char *line, size_t len) {
-  size_t at = st__wire_frame_open(b, ST__SV_LOG);
-  st__wbuf_u32(b, (uint32_t)len);
-  st__wbuf_bytes(b, line, len);
-  st__wire_frame_close(b, at);
-}
-
 /* What msg has, sent now (the lock held). Between cases (rewind) the
  * journal holds only results, now sent: it starts again. */
 static void send_locked(child *ch, int rewind) {
@@ -219,8 +211,8 @@ static void send_locked(child *ch, int rewind) {
 static void child_log(void *data, const char *line, size_t len) {
   child *ch = data;
   pthread_mutex_lock(&ch->lock);
-  put_log(&ch->pending, line, len);
-  put_log(&ch->msg, line, len);
+  st__wire_line_frame(&ch->pending, ST__SV_LOG, line, len);
+  st__wire_line_frame(&ch->msg, ST__SV_LOG, line, len);
   if (ch->live)
     send_locked(ch, 0); /* mid-case: the journal has its events */
   pthread_mutex_unlock(&ch->lock);
@@ -244,27 +236,26 @@ static void child_phase_begin(void *data, const st_case_info *info,
 static void child_phase_end(void *data, const st_case_info *info,
                             const st_event *ev) {
   child *ch = data;
-  size_t at;
   (void)info;
   pthread_mutex_lock(&ch->lock);
-  at = st__wire_frame_open(&ch->pending, ST__SV_EVENT);
-  st__wire_put_event(&ch->pending, ev);
-  st__wire_frame_close(&ch->pending, at);
+  st__wire_event_frame(&ch->pending, ST__SV_EVENT, ev);
   pthread_mutex_unlock(&ch->lock);
 }
 
-/* What the case printed, attached to r (before the output its workers'
- * printed, as an isolated child's is). */
-static void child_attach_capture(child *ch, st_case_result *r) {
-  /* fd 1 and 2 share the capture's offset (dup2): where it is, is what
-   * the case wrote, one cheap system call when it wrote nothing. */
-  off_t size = lseek(ch->capture, 0, SEEK_CUR);
+/* What the case printed, from the slot's capture, attached to r before
+ * the output r has (its workers', level 3), and the capture rewound: by
+ * the child after a case, by the supervisor after the child died in one.
+ * fd 1 and 2 share the capture's offset (dup2), as do both processes:
+ * where it is, is what the case wrote (not the file's size, which keeps
+ * bytes of earlier cases). One cheap system call when it wrote nothing. */
+static void attach_capture(int capture, st_case_result *r) {
+  off_t size = lseek(capture, 0, SEEK_CUR);
   size_t n = 0;
   char *out;
   if (size <= 0)
     return;
-  out = read_file(ch->capture, size, CAPTURE_MAX, &n);
-  if (out != NULL) {
+  out = read_file(capture, size, CAPTURE_MAX, &n);
+  if (out != NULL && r != NULL) {
     const char *prior = st_case_result_output(r);
     size_t lp = prior ? strlen(prior) : 0;
     char *all = malloc(n + lp + 64);
@@ -279,9 +270,9 @@ static void child_attach_capture(child *ch, st_case_result *r) {
       st__case_result_set_output(r, all, k + lp);
       free(all);
     }
-    free(out);
   }
-  rewind_file(ch->capture, size);
+  free(out);
+  rewind_file(capture, size);
 }
 
 static void child_send(child *ch);
@@ -393,7 +384,7 @@ static void child_run_one(child *ch, size_t i) {
   flush_stdio();
   foreign = child_foreign(ch);
   if (foreign)
-    child_attach_capture(ch, r);
+    attach_capture(ch->capture, r);
   /* The result, in the journal now (safe if the child dies later) and in
    * the next batch for the socket. */
   pthread_mutex_lock(&ch->lock);
@@ -792,19 +783,6 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
   *partial = r;
 }
 
-static void attach_capture(slot *c, st_case_result *r) {
-  struct stat sb;
-  size_t n = 0;
-  char *out;
-  if (fstat(c->capture, &sb) != 0 || sb.st_size <= 0)
-    return;
-  out = read_file(c->capture, sb.st_size, CAPTURE_MAX, &n);
-  if (out != NULL && r != NULL)
-    st__case_result_set_output(r, out, n);
-  free(out);
-  rewind_file(c->capture, sb.st_size);
-}
-
 /* Slot k's child ended with status (interrupted: by the signal sig, which
  * we sent). Its running case, if any, is an error naming how and where;
  * the cases queued behind it go to the next child. */
@@ -835,7 +813,7 @@ static void child_died(sv *s, size_t k, int status, int sig) {
         st_case_result_free(r);
         r = from_info(s, i);
       }
-      attach_capture(c, r);
+      attach_capture(c->capture, r);
       if (!begun)
         snprintf(where, sizeof where, "before the case began");
       else if (st->phase[0] == '\0')

@@ -755,4 +755,33 @@ cases:
                   what)
 
 
+@test
+def supervise__crash_output_is_only_the_crashed_cases():
+    # A child that dies mid-case: its case's output is what that case
+    # printed, not what an earlier case of the same child printed (the
+    # capture file keeps those bytes past its offset once rewound).
+    path = write(TMP, "crashout.yaml", """scene: sv
+kernel: scale
+args:
+  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
+  - {tensor: y, dtype: int32, shape: [64], role: output}
+  - {scalar: s, dtype: int32, value: B}
+cases:
+  - {name: prints, params: {B: %d}}
+  - {name: segv, params: {B: %d}}
+  - {name: after0, params: {B: 0}}
+""" % (BEHAVIOUR["prints"], BEHAVIOUR["segv"]))
+    ev = os.path.join(TMP, "crashout.jsonl")
+    rc, out, err = run(base("--events", ev, path))
+    what = "rc=%d\n%s%s" % (rc, out, err)
+    check(rc == 1, what)
+    by = {e["case"]: e for e in events(ev)}
+    check("captured on stdout" in (by["prints"].get("output") or ""),
+          "the printing case keeps its output: %r" % by["prints"])
+    check("captured" not in (by["segv"].get("output") or ""),
+          "the crashed case has none of it: %r" % by["segv"])
+    check(by["segv"]["status"] == "error" and
+          by["after0"]["status"] == "pass", what)
+
+
 sys.exit(main(TMP))
