@@ -3,7 +3,7 @@
  * extra objects loaded (libtorch brings ~287), a look that finds nothing
  * new reads no name and sorts nothing, and a look after one more dlopen
  * reads one name. Counted, not timed: the cost model is what is pinned
- * (bench_harness times it). */
+ * (bench/bench_loadwatch times it). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
