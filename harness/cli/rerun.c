@@ -122,9 +122,11 @@ static char escaped_byte(char c) {
 }
 
 /* Parses a string at j->p (at '"'); with keep, decodes it into *s
- * (UTF-8; \u escapes, surrogate pairs joined, lone ones U+FFFD).
+ * (UTF-8; \u escapes decoded; a \u naming a surrogate, paired or not,
+ * becomes U+FFFD: our reports write characters past U+FFFF as UTF-8, so
+ * the names they hold never need one).
  * Long because: one loop over the string's bytes whose switch has a case
- * per JSON escape (RFC 8259 §7), \u with its surrogate pairing the
+ * per JSON escape (RFC 8259 §7), \u with its UTF-8 encoding the
  * longest. */
 static void parse_string(jp *j, jstr *s, int keep) {
   char *buf = NULL;
