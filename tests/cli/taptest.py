@@ -43,19 +43,25 @@ class Failure(Exception):
     pass
 
 
-# The smallest scene that passes on every platform: one float32 add
-# case; the CLI scripts start from it.
-VADD_SCENE = """\
-scene: vadd
-kernel: add
+# The vadd scene's three tensors: a + b into out, float32, shape [N].
+VADD_ARGS = """\
 args:
   - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
   - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
   - {tensor: out, dtype: float32, shape: [N], role: output}
-cases:
-  - name: small
-    params: {N: 16}
 """
+
+
+def vadd_scene(scene, cases, keys=""):
+    """A float32 add scene named scene over VADD_ARGS; keys are extra
+    scene-level lines after kernel, cases the text under cases:."""
+    return "scene: %s\nkernel: add\n%s%scases:\n%s" % (scene, keys,
+                                                        VADD_ARGS, cases)
+
+
+# The smallest scene that passes on every platform: one float32 add
+# case; the CLI scripts start from it.
+VADD_SCENE = vadd_scene("vadd", "  - name: small\n    params: {N: 16}\n")
 
 
 def check(cond, what, run=None):

@@ -35,16 +35,8 @@ taptest.EXE = EXE
 def write(name, text):
     return taptest.write(TMP, name, text)
 
-GOOD = """\
-scene: vadd
-kernel: add
-args:
-  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
-  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
-  - {tensor: out, dtype: float32, shape: [N], role: output}
-cases:
-  - name: small
-    params: {N: 16}
+# The vadd scene and two more cases: one manual, one for cpu alone.
+GOOD = taptest.VADD_SCENE + """\
   - name: big
     params: {N: 64}
     manual: true

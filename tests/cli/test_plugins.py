@@ -43,15 +43,8 @@ def run(*args):
     return r, r.rc, r.out, r.err
 
 
-OPS = write("ops.yaml", """\
-scene: plug
-kernel: add
-args:
-  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
-  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
-  - {tensor: out, dtype: float32, shape: [N], role: output}
-cases:
-  - {name: small, params: {N: 100}}
+OPS = write("ops.yaml", taptest.vadd_scene(
+    "plug", "  - {name: small, params: {N: 100}}\n") + """\
 ---
 scene: plug_copy
 kernel: copy

@@ -46,29 +46,13 @@ BASE = ["--no-default-plugins", "--format", "tap"]
 LAZY = ["--plugin", "lazy:" + TORCH]
 TORCH_LIB = re.compile(r"/libtorch(_cpu)?\.so[^/]*$")
 
-GOLDEN = write(TMP, "golden.yaml", """\
-scene: tg
-kernel: add
-golden_platform: torch
-args:
-  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
-  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
-  - {tensor: out, dtype: float32, shape: [N], role: output}
-cases:
+GOLDEN = write(TMP, "golden.yaml", taptest.vadd_scene("tg", """\
   - {name: one, params: {N: 100}}
   - {name: two, params: {N: 7}}
-""")
+""", keys="golden_platform: torch\n"))
 
-PLAIN = write(TMP, "plain.yaml", """\
-scene: tp
-kernel: add
-args:
-  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
-  - {tensor: b, dtype: float32, shape: [N], init: {fill: 3.0}}
-  - {tensor: out, dtype: float32, shape: [N], role: output}
-cases:
-  - {name: one, params: {N: 100}}
-""")
+PLAIN = write(TMP, "plain.yaml",
+              taptest.vadd_scene("tp", "  - {name: one, params: {N: 100}}\n"))
 
 
 def run(args, env=None):
