@@ -22,32 +22,18 @@
 
 #include "case/args.h"
 
+#include "bench_util.h"
+
 #define N_CASES 2000
 #define REPS 5
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void) {
-  struct rusage a, b;
-  getrusage(RUSAGE_SELF, &a);
-  getrusage(RUSAGE_CHILDREN, &b);
-  return (double)(a.ru_utime.tv_sec + a.ru_stime.tv_sec + b.ru_utime.tv_sec +
-                  b.ru_stime.tv_sec) +
-         (double)(a.ru_utime.tv_usec + a.ru_stime.tv_usec +
-                  b.ru_utime.tv_usec + b.ru_stime.tv_usec) *
-             1e-6;
-}
 
 /* N_CASES bare fork+wait, each child writing 256 bytes into a memfd. */
 static double bare_forks(double *cpu) {
   char msg[256], back[256];
   memset(msg, 'r', sizeof msg);
-  *cpu = cpu_s();
-  double t0 = now_s();
+  *cpu = bench_cpu_s();
+  double t0 = bench_now_s();
   for (int i = 0; i < N_CASES; i++) {
     int fd = memfd_create("bench-result", MFD_CLOEXEC);
     if (fd < 0)
@@ -66,8 +52,8 @@ static double bare_forks(double *cpu) {
       exit(3);
     close(fd);
   }
-  *cpu = cpu_s() - *cpu;
-  return now_s() - t0;
+  *cpu = bench_cpu_s() - *cpu;
+  return bench_now_s() - t0;
 }
 
 static double run_once(const st_scene_set *set, int isolate, double *cpu) {
@@ -77,14 +63,14 @@ static double run_once(const st_scene_set *set, int isolate, double *cpu) {
   st_run_options_init(&opts);
   opts.isolate = isolate;
   st_error_clear(&err);
-  *cpu = cpu_s();
-  double t0 = now_s();
+  *cpu = bench_cpu_s();
+  double t0 = bench_now_s();
   if (st_run(set, &opts, NULL, 0, &res, &err) != ST_OK) {
     fprintf(stderr, "bench_isolate: run failed: %s\n", err.message);
     exit(3);
   }
-  t0 = now_s() - t0;
-  *cpu = cpu_s() - *cpu;
+  t0 = bench_now_s() - t0;
+  *cpu = bench_cpu_s() - *cpu;
   if (st_run_result_exit_code(res) != 0 ||
       st_run_result_count(res) != N_CASES) {
     fprintf(stderr, "bench_isolate: a case did not pass\n");
@@ -95,50 +81,30 @@ static double run_once(const st_scene_set *set, int isolate, double *cpu) {
 }
 
 int main(void) {
-  size_t cap = 128 + (size_t)N_CASES * 48, used = 0, i;
-  char *text = malloc(cap);
-  st_scene_set *set = NULL;
-  st_error_list errs;
+  size_t i;
+  st_scene_set *set;
   int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
-  if (text == NULL || devnull < 0)
+  if (devnull < 0)
     return 3;
   /* As the CLI does (harness/args.h); log lines go nowhere. */
   st__args_tune_allocator();
   st_log_set_fd(devnull);
   st_log_set_level(ST_LOG_WARNING);
-  used += (size_t)snprintf(
-      text + used, cap - used,
-      "scene: iso_add\nkernel: add\nargs:\n"
-      "  - {tensor: a, dtype: float32, shape: [64, 64], init: {uniform: "
-      "[-1, 1]}}\n"
-      "  - {tensor: b, dtype: float32, shape: [64, 64], init: {uniform: "
-      "[-1, 1]}}\n"
-      "  - {tensor: c, dtype: float32, shape: [64, 64], role: output}\n"
-      "cases:\n");
-  for (i = 0; i < N_CASES; i++)
-    used += (size_t)snprintf(text + used, cap - used, "  - {name: c%zu}\n",
-                             i);
-  st_error_list_init(&errs);
-  if (st_scene_set_new(&set) != ST_OK ||
-      st_scene_set_load_string(set, "isolate.yaml", text, used, NULL,
-                               &errs) != ST_OK) {
-    fprintf(stderr, "bench_isolate: scene did not load\n");
-    return 3;
-  }
-  st_error_list_free(&errs);
+  set = bench_add_suite("bench_isolate", "iso_add", "{uniform: [-1, 1]}",
+                        N_CASES);
   double tb = 1e30, ti = 1e30, tp = 1e30, cb = 1e30, ci = 1e30, cp = 1e30;
   for (i = 0; i < REPS; i++) {
     double c1, c2, c3;
     double b = bare_forks(&c1);
     double s = run_once(set, 1, &c2);
     double p = run_once(set, 0, &c3);
-    tb = b < tb ? b : tb;
-    ti = s < ti ? s : ti;
-    tp = p < tp ? p : tp;
-    cb = c1 < cb ? c1 : cb;
-    ci = c2 < ci ? c2 : ci;
-    cp = c3 < cp ? c3 : cp;
+    bench_keep_min(&tb, b);
+    bench_keep_min(&ti, s);
+    bench_keep_min(&tp, p);
+    bench_keep_min(&cb, c1);
+    bench_keep_min(&ci, c2);
+    bench_keep_min(&cp, c3);
   }
   const double us = 1e6 / N_CASES;
   printf("suite: %d float32 add cases 64x64 on cpu, -j 1, log level "
@@ -155,7 +121,6 @@ int main(void) {
   printf("ratio isolate/plain      %6.2fx wall, %6.2fx CPU (target <= 2)\n",
          ti / tp, ci / cp);
   st_scene_set_free(set);
-  free(text);
   close(devnull);
   return 0;
 }

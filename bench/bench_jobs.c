@@ -19,14 +19,10 @@
 
 #include "case/args.h"
 
+#include "bench_util.h"
+
 #define N_CASES 16
 #define REPS 5
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double run_once(const st_scene_set *set, unsigned jobs,
                        unsigned golden_threads, int supervise,
@@ -40,12 +36,12 @@ static double run_once(const st_scene_set *set, unsigned jobs,
   opts.golden_threads = golden_threads;
   opts.supervise = supervise;
   st_error_clear(&err);
-  t0 = now_s();
+  t0 = bench_now_s();
   if (st_run(set, &opts, NULL, 0, &res, &err) != ST_OK) {
     fprintf(stderr, "bench_jobs: run failed: %s\n", err.message);
     exit(3);
   }
-  t0 = now_s() - t0;
+  t0 = bench_now_s() - t0;
   if (st_run_result_exit_code(res) != 0) {
     fprintf(stderr, "bench_jobs: a case did not pass\n");
     exit(3);
@@ -75,8 +71,7 @@ static int same_events(const st_run_result *a, const st_run_result *b) {
 static st_scene_set *load_suite(const char *name, int skip_golden) {
   char text[8192];
   size_t used = 0, i;
-  st_scene_set *set = NULL;
-  st_error_list errs;
+  st_scene_set *set;
   used += (size_t)snprintf(
       text + used, sizeof text - used,
       "scene: %s\nkernel: matmul\nrtol: 1.0e-4\natol: 1.0e-4\n%s"
@@ -93,14 +88,7 @@ static st_scene_set *load_suite(const char *name, int skip_golden) {
                              "  - {name: c%zu, params: {M: 256, K: 256, N: "
                              "256}}\n",
                              i);
-  st_error_list_init(&errs);
-  if (st_scene_set_new(&set) != ST_OK ||
-      st_scene_set_load_string(set, "jobs.yaml", text, used, NULL, &errs) !=
-          ST_OK) {
-    fprintf(stderr, "bench_jobs: scene did not load\n");
-    exit(3);
-  }
-  st_error_list_free(&errs);
+  set = bench_load("bench_jobs", "jobs.yaml", text, used);
   return set;
 }
 

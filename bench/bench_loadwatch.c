@@ -20,22 +20,18 @@
 
 #include "base/loadwatch.h"
 
+#include "bench_util.h"
+
 #define N_DUMMIES 300
 #define N_LOOKS 1000000
 #define N_CASES 200
 #define REPS 5
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Best of REPS: ns per look that finds nothing new. */
 static double ns_per_look(void) {
   double best = 1e30;
   for (int r = 0; r < REPS; r++) {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < N_LOOKS; i++) {
       char **list = NULL;
       size_t n = 0;
@@ -44,9 +40,7 @@ static double ns_per_look(void) {
         exit(3);
       }
     }
-    t0 = (now_s() - t0) * 1e9 / N_LOOKS;
-    if (t0 < best)
-      best = t0;
+    bench_keep_min(&best, (bench_now_s() - t0) * 1e9 / N_LOOKS);
   }
   return best;
 }
@@ -68,33 +62,12 @@ static int copy_file(const char *from /* IN */, const char *to /* IN */) {
 
 /* Looks per case: what a 200-case in-process run asks of the watch. */
 static double looks_per_case(void) {
-  size_t cap = 512 + (size_t)N_CASES * 24, used = 0;
-  char *text = malloc(cap);
-  st_scene_set *set = NULL;
-  st_error_list errs;
+  st_scene_set *set = bench_add_suite("bench_loadwatch", "lw_add", "ones",
+                                      N_CASES);
   st_run_options opts;
   st_run_result *res = NULL;
   st_error err;
   st__loadwatch_stats a, b;
-  if (text == NULL)
-    exit(3);
-  used += (size_t)snprintf(
-      text + used, cap - used,
-      "scene: lw_add\nkernel: add\nargs:\n"
-      "  - {tensor: a, dtype: float32, shape: [64, 64], init: ones}\n"
-      "  - {tensor: b, dtype: float32, shape: [64, 64], init: ones}\n"
-      "  - {tensor: c, dtype: float32, shape: [64, 64], role: output}\n"
-      "cases:\n");
-  for (int i = 0; i < N_CASES; i++)
-    used += (size_t)snprintf(text + used, cap - used, "  - {name: c%d}\n", i);
-  st_error_list_init(&errs);
-  if (st_scene_set_new(&set) != ST_OK ||
-      st_scene_set_load_string(set, "lw.yaml", text, used, NULL, &errs) !=
-          ST_OK) {
-    fprintf(stderr, "bench_loadwatch: scene did not load\n");
-    exit(3);
-  }
-  st_error_list_free(&errs);
   st_run_options_init(&opts);
   opts.supervise = 0;
   st_error_clear(&err);
@@ -107,7 +80,6 @@ static double looks_per_case(void) {
   st__loadwatch_get_stats(&b);
   st_run_result_free(res);
   st_scene_set_free(set);
-  free(text);
   return (double)(b.polls - a.polls) / N_CASES;
 }
 

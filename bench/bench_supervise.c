@@ -21,33 +21,10 @@
 
 #include "case/args.h"
 
+#include "bench_util.h"
+
 #define N_CASES 2000
 #define REPS 5
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double tv_s(const struct rusage *r) {
-  return (double)(r->ru_utime.tv_sec + r->ru_stime.tv_sec) +
-         (double)(r->ru_utime.tv_usec + r->ru_stime.tv_usec) * 1e-6;
-}
-
-/* CPU seconds so far of this process (the supervisor, when supervised)
- * and of its waited-for children. */
-static double self_s(void) {
-  struct rusage a;
-  getrusage(RUSAGE_SELF, &a);
-  return tv_s(&a);
-}
-
-static double children_s(void) {
-  struct rusage b;
-  getrusage(RUSAGE_CHILDREN, &b);
-  return tv_s(&b);
-}
 
 static double run_once(const st_scene_set *set, int supervise,
                        st_run_result **keep, double *cpu, double *self) {
@@ -58,16 +35,16 @@ static double run_once(const st_scene_set *set, int supervise,
   st_run_options_init(&opts);
   opts.supervise = supervise;
   st_error_clear(&err);
-  *self = self_s();
-  c0 = children_s();
-  t0 = now_s();
+  *self = bench_self_s();
+  c0 = bench_children_s();
+  t0 = bench_now_s();
   if (st_run(set, &opts, NULL, 0, &res, &err) != ST_OK) {
     fprintf(stderr, "bench_supervise: run failed: %s\n", err.message);
     exit(3);
   }
-  t0 = now_s() - t0;
-  *self = self_s() - *self;
-  *cpu = *self + children_s() - c0;
+  t0 = bench_now_s() - t0;
+  *self = bench_self_s() - *self;
+  *cpu = *self + bench_children_s() - c0;
   if (st_run_result_exit_code(res) != 0 ||
       st_run_result_count(res) != N_CASES) {
     fprintf(stderr, "bench_supervise: a case did not pass\n");
@@ -104,16 +81,11 @@ static void measure(const st_scene_set *set, const char *level, int lv) {
     double ca, cb, sa, sb;
     double a = run_once(set, 0, &ri, &ca, &sa);
     double b = run_once(set, 1, &rs, &cb, &sb);
-    if (sb < sup)
-      sup = sb;
-    if (a < ti)
-      ti = a;
-    if (b < ts)
-      ts = b;
-    if (ca < ci)
-      ci = ca;
-    if (cb < cs)
-      cs = cb;
+    bench_keep_min(&sup, sb);
+    bench_keep_min(&ti, a);
+    bench_keep_min(&ts, b);
+    bench_keep_min(&ci, ca);
+    bench_keep_min(&cs, cb);
   }
   printf("log level %s: wall in-process %.3f s, supervised %.3f s, ratio "
          "%.3f (target <= 1.05); CPU %.3f s vs %.3f s (the supervisor's "
@@ -125,44 +97,22 @@ static void measure(const st_scene_set *set, const char *level, int lv) {
 }
 
 int main(void) {
-  size_t cap = 128 + (size_t)N_CASES * 48, used = 0, i;
-  char *text = malloc(cap);
-  st_scene_set *set = NULL;
-  st_error_list errs;
+  st_scene_set *set;
   int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
-  if (text == NULL || devnull < 0)
+  if (devnull < 0)
     return 3;
   /* As the CLI does (harness/args.h); the log lines go nowhere. */
   st__args_tune_allocator();
   st_log_set_fd(devnull);
-  used += (size_t)snprintf(
-      text + used, cap - used,
-      "scene: sv_add\nkernel: add\nargs:\n"
-      "  - {tensor: a, dtype: float32, shape: [64, 64], init: {uniform: "
-      "[-1, 1]}}\n"
-      "  - {tensor: b, dtype: float32, shape: [64, 64], init: {uniform: "
-      "[-1, 1]}}\n"
-      "  - {tensor: c, dtype: float32, shape: [64, 64], role: output}\n"
-      "cases:\n");
-  for (i = 0; i < N_CASES; i++)
-    used += (size_t)snprintf(text + used, cap - used, "  - {name: c%zu}\n",
-                             i);
-  st_error_list_init(&errs);
-  if (st_scene_set_new(&set) != ST_OK ||
-      st_scene_set_load_string(set, "supervise.yaml", text, used, NULL,
-                               &errs) != ST_OK) {
-    fprintf(stderr, "bench_supervise: scene did not load\n");
-    return 3;
-  }
-  st_error_list_free(&errs);
+  set = bench_add_suite("bench_supervise", "sv_add", "{uniform: [-1, 1]}",
+                        N_CASES);
   printf("suite: %d float32 add cases 64x64 on cpu, -j 1, best of %d, "
          "alternated\n",
          N_CASES, REPS);
   measure(set, "timing", ST_LOG_TIMING);
   measure(set, "warning", ST_LOG_WARNING);
   st_scene_set_free(set);
-  free(text);
   close(devnull);
   return 0;
 }
