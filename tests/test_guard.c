@@ -11,10 +11,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include <scenetest/scenetest.h>
 #include <scenetest/testing.h>
+
+#include "case_testing.h"
 
 /* copy(x) -> y, then three elements more past y's end. */
 static st_status past_end(st_op_call *call) {
@@ -52,31 +55,9 @@ static const char scene_fmt[] =
     "  - {name: c, rounds: 2}\n";
 
 static st_case_result *run(const char *op, st_op_fn fn) {
-  st_registry *reg = NULL;
-  st_scene_set *set = NULL;
-  st_error_list errs;
-  st_error err;
-  st_run_options opts;
-  st_case_result *res = NULL;
   char text[512];
-  st_error_clear(&err);
-  st_error_list_init(&errs);
-  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
-  assert_int_equal(st_registry_register(reg, "guardtest", op, "cpu", fn, &err),
-                   ST_OK);
   snprintf(text, sizeof text, scene_fmt, op);
-  assert_int_equal(st_scene_set_new(&set), ST_OK);
-  assert_int_equal(st_scene_set_load_string(set, "g.yaml", text, strlen(text),
-                                            NULL, &errs),
-                   ST_OK);
-  st_run_options_init(&opts);
-  opts.registry = reg;
-  assert_int_equal(
-      st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err), ST_OK);
-  st_scene_set_free(set);
-  st_registry_free(reg);
-  st_error_list_free(&errs);
-  return res;
+  return ct_run_case("guardtest", op, fn, text);
 }
 
 static void guard__write_past_end_is_error_naming_tensor(void **state) {

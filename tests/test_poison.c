@@ -18,6 +18,8 @@
 #include <scenetest/scenetest.h>
 #include <scenetest/testing.h>
 
+#include "case_testing.h"
+
 #include "case/poison.h"
 
 /* copy(x) -> y except y's last element. */
@@ -42,30 +44,7 @@ static st_status skip_last_second(st_op_call *call) {
 }
 
 static st_case_result *run(const char *op, st_op_fn fn, const char *text) {
-  st_registry *reg = NULL;
-  st_scene_set *set = NULL;
-  st_error_list errs;
-  st_error err;
-  st_run_options opts;
-  st_case_result *res = NULL;
-  st_error_clear(&err);
-  st_error_list_init(&errs);
-  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
-  assert_int_equal(st_registry_register(reg, "poisontest", op, "cpu", fn,
-                                        &err),
-                   ST_OK);
-  assert_int_equal(st_scene_set_new(&set), ST_OK);
-  assert_int_equal(st_scene_set_load_string(set, "p.yaml", text, strlen(text),
-                                            NULL, &errs),
-                   ST_OK);
-  st_run_options_init(&opts);
-  opts.registry = reg;
-  assert_int_equal(
-      st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err), ST_OK);
-  st_scene_set_free(set);
-  st_registry_free(reg);
-  st_error_list_free(&errs);
-  return res;
+  return ct_run_case("poisontest", op, fn, text);
 }
 
 /* A scene: x of dtype with x_init, y of dtype with y_extra (e.g. an
