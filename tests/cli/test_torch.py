@@ -498,9 +498,26 @@ cases:
           "reduction order differs", r)
     # Integers wrap alike: 16 * 100 = 1600 = 64 (mod 256) in both.
     check(re.search(r"^ok 2 - pin_int::wraps$", r.out, re.M), "wrap", r)
-    # bfloat16 matmul: libtorch 1.13 accumulates in bfloat16.
-    check(re.search(r"^not ok 3 - pin_bf16_matmul::default_tolerance$",
-                    r.out, re.M), "bf16 matmul differs", r)
+    # bfloat16 matmul: libtorch 1.13 accumulates in bfloat16 on a CPU
+    # without AVX512-BF16, beyond the default tolerance; where the CPU has
+    # it (or AMX-BF16), oneDNN's kernel accumulates in float32 and the
+    # case passes (docs/torch.md).
+    if cpu_has_bf16():
+        check(re.search(r"^ok 3 - pin_bf16_matmul::default_tolerance$",
+                        r.out, re.M), "bf16 matmul (oneDNN, float32 "
+              "accumulation) within the default tolerance", r)
+    else:
+        check(re.search(r"^not ok 3 - pin_bf16_matmul::default_tolerance$",
+                        r.out, re.M), "bf16 matmul differs", r)
+
+
+def cpu_has_bf16():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(f.read().split())
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 sys.exit(main(TMP))
