@@ -930,8 +930,11 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
   size_t k, best = SIZE_MAX;
   /* Sent ahead: at most DEPTH, and at most a share of what is left, so
    * that no child holds cases another could run meanwhile (a case sent
-   * stays with its child). */
-  size_t ahead = (s->sc->n - s->next_send) / (2 * (size_t)s->jobs);
+   * stays with its child). One child: there is no other, so the share
+   * is all of it (a shrinking share would end the run in round trips of
+   * two cases each). */
+  size_t ahead = s->jobs == 1 ? DEPTH
+                              : (s->sc->n - s->next_send) / (2 * (size_t)s->jobs);
   ahead = ahead < 2 ? 2 : ahead > DEPTH ? DEPTH : ahead;
   *fresh = 0;
   if (forks) {
