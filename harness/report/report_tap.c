@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "report/json.h"
 #include "report/report.h"
@@ -142,8 +143,12 @@ st_status st__report_tap_new(const st__report_config *cfg, st_observer *obs) {
     return ST_ENOMEM;
   st->cfg = *cfg;
   struct stat sb;
+  /* Each point is flushed where someone may read it as it comes (a
+   * terminal, a pipe, a socket); into a file or /dev/null the points
+   * are buffered, flushed after a failing one and at the end. */
   st->to_file = cfg->out != NULL && fstat(fileno(cfg->out), &sb) == 0 &&
-                S_ISREG(sb.st_mode);
+                !S_ISFIFO(sb.st_mode) && !S_ISSOCK(sb.st_mode) &&
+                !isatty(fileno(cfg->out));
   obs->run_begin = tap_run_begin;
   obs->case_end = tap_case_end;
   obs->run_end = tap_run_end;
