@@ -56,6 +56,9 @@
  * back in one write (until then their results are safe in its journal). */
 #define DEPTH 128
 #define BATCH 64
+/* A case this long (ns) takes far longer than a result's round trip to
+ * the supervisor and the next index back (tens of microseconds). */
+#define LONG_CASE_NS 1000000u
 /* What is kept of a case's captured output; the rest is counted. */
 #define CAPTURE_MAX ST__CAPTURE_MAX
 /* A journal or capture larger than this is truncated after its case. */
@@ -139,6 +142,8 @@ typedef struct sv {
   size_t *who;
   int stop; /* --fail-fast */
   int oom;
+  uint64_t dur_sum; /* of the results so far (their duration_ns) */
+  size_t dur_n;
 } sv;
 
 /* ---- the child -------------------------------------------------------- */
@@ -606,6 +611,8 @@ static void finish(sv *s, size_t i, st_case_result *r) {
   }
   s->done[i] = r;
   s->ready[i] = 1;
+  s->dur_sum += st_case_result_duration_ns(r);
+  s->dur_n++;
   if (st__sched_stops(s->sc, r))
     s->stop = 1;
   st__sched_finished(s->sc, i, r);
@@ -935,7 +942,12 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
    * two cases each). */
   size_t ahead = s->jobs == 1 ? DEPTH
                               : (s->sc->n - s->next_send) / (2 * (size_t)s->jobs);
-  ahead = ahead < 2 ? 2 : ahead > DEPTH ? DEPTH : ahead;
+  /* At least two, so that a child has its next case while its result
+   * travels; one where cases are long (LONG_CASE_NS on average so far),
+   * where that round trip is nothing and a second case held at the end
+   * of the run would keep the other children idle (issue 14's -j 2). */
+  size_t least = s->dur_n > 0 && s->dur_sum / s->dur_n >= LONG_CASE_NS ? 1 : 2;
+  ahead = ahead < least ? least : ahead > DEPTH ? DEPTH : ahead;
   *fresh = 0;
   if (forks) {
     /* Its own child, in a slot with nothing to do. */
