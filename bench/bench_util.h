@@ -58,15 +58,14 @@ static inline st_scene_set *bench_load(const char *bench /* IN */,
   return set;
 }
 
-/* n cases (c0, c1, ...) of scene: c = a + b, 64x64 float32, a and b
- * from init (a YAML init value: "{uniform: [-1, 1]}", "ones"). */
-static inline st_scene_set *bench_add_suite(const char *bench /* IN */,
-                                            const char *scene /* IN */,
-                                            const char *init /* IN */,
-                                            size_t n) {
+/* The text of n cases (c0, c1, ...) of scene: c = a + b, 64x64 float32,
+ * a and b from init (a YAML init value: "{uniform: [-1, 1]}", "ones");
+ * its length in *len. Malloc'd; exit 3 when out of memory. */
+static inline char *bench_add_text(const char *scene /* IN */,
+                                   const char *init /* IN */, size_t n,
+                                   size_t *len /* OUT */) {
   size_t cap = 512 + n * 24, used = 0;
   char *text = malloc(cap);
-  st_scene_set *set;
   if (text == NULL)
     exit(3);
   used += (size_t)snprintf(
@@ -79,7 +78,18 @@ static inline st_scene_set *bench_add_suite(const char *bench /* IN */,
       scene, init, init);
   for (size_t i = 0; i < n; i++)
     used += (size_t)snprintf(text + used, cap - used, "  - {name: c%zu}\n", i);
-  set = bench_load(bench, "suite.yaml", text, used);
+  *len = used;
+  return text;
+}
+
+/* The suite of bench_add_text, loaded. */
+static inline st_scene_set *bench_add_suite(const char *bench /* IN */,
+                                            const char *scene /* IN */,
+                                            const char *init /* IN */,
+                                            size_t n) {
+  size_t used;
+  char *text = bench_add_text(scene, init, n, &used);
+  st_scene_set *set = bench_load(bench, "suite.yaml", text, used);
   free(text);
   return set;
 }
