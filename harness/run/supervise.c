@@ -701,7 +701,10 @@ static int read_sock(sv *s, size_t k) {
   slot *c = &s->slots[k];
   for (;;) {
     ssize_t n;
-    if (st__buf_reserve(&c->in, 65536) != ST_OK) {
+    /* Grown only when nearly full: growing by realloc copies (and so
+     * faults in) the whole buffer, which a small reply never needs. */
+    if (c->in.cap - c->in.len < 16384 &&
+        st__buf_reserve(&c->in, 65536) != ST_OK) {
       /* Out of memory: the reserve, then what can be taken. */
       free(s->sc->reserve);
       s->sc->reserve = NULL;
