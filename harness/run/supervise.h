@@ -54,6 +54,9 @@ typedef struct st__sv_state {
   char fault[ST__GUARD_NOTE_MAX];
   /* Bytes of frames in the slot's journal mapping (stored after them). */
   uint32_t journal_len;
+  /* The results this child has made: with what it was sent, how many
+   * cases it has left (the supervisor's TICK_MS rule). */
+  uint32_t finished;
 } st__sv_state;
 
 /* The size of a slot's journal mapping: what a batch of cases usually
