@@ -784,4 +784,27 @@ cases:
           by["after0"]["status"] == "pass", what)
 
 
+
+@test
+def supervise__crash_in_a_long_queue_loses_nothing():
+    # 401 cases, the 151st crashes: with one child every case is sent
+    # ahead at once (its stream then ends, and the supervisor reads its
+    # socket on a tick while more than 64 are queued); the 250 it had not
+    # begun go to a fresh child. With -j 2 the children take shares.
+    path = scene("longq.yaml", "segv", after=250, before=150)
+    for mode in MODES:
+        rc, out, err = run(base(*mode) + [path])
+        what = "%r: rc=%d\n%s" % (mode, rc, err[-2000:])
+        check(rc == 1, "exit 1: " + what)
+        pts = points(out)
+        check(len(pts) == 401, "every case reported: %d %s" % (len(pts), what))
+        check(not pts["segv"][0] and
+              all(pts[c][0] for c in pts if c != "segv"),
+              "only the crashed case fails: " + what)
+        msg = messages(out)
+        check(len(msg) == 1 and re.search(r"SIGSEGV", msg[0]),
+              "the signal named: %r %s" % (msg, what))
+        prove_ok(out)
+
+
 sys.exit(main(TMP))
