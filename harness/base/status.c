@@ -71,7 +71,13 @@ st_status st_error_set_at(st_error *err, st_status code, const char *file,
 void st_error_clear(st_error *err) {
   if (err == NULL)
     return;
-  memset(err, 0, sizeof *err);
+  /* Not a memset of the whole struct (2 KiB, several times a case):
+   * "no error" is the code and two empty strings. */
+  err->code = ST_OK;
+  err->line = 0;
+  err->column = 0;
+  err->file[0] = '\0';
+  err->message[0] = '\0';
 }
 
 const char *st_error_format(const st_error *err, char *buf, size_t size) {
