@@ -217,10 +217,14 @@ static void on_case(void *data, const st_scene *s, size_t ci,
     free(sc);
     return; /* the run binds again; nothing is lost but the early error */
   }
+  /* Tensors and scalars each in their own order: a scene that puts a
+   * scalar first is an error of its own (the loader's), but its case
+   * still comes here, and must not index before either array. */
+  size_t nt = 0, ns = 0;
   for (size_t i = 0; i < plan->n_args; i++) {
     const st__rarg *r = &plan->args[i];
     if (r->is_tensor) {
-      st_tensor *x = &t[i];
+      st_tensor *x = &t[nt++];
       x->name = r->name;
       x->dtype = r->dtype;
       x->role = r->role;
@@ -231,7 +235,7 @@ static void on_case(void *data, const st_scene *s, size_t ci,
       x->nbytes = r->nbytes;
       x->data = &no_data;
     } else {
-      st_scalar *y = &sc[i - plan->n_tensors];
+      st_scalar *y = &sc[ns++];
       y->name = r->name;
       y->dtype = r->dtype;
       y->is_int = !st_dtype_is_float(r->dtype);
