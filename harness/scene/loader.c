@@ -51,6 +51,7 @@ typedef struct chunk {
 
 typedef struct arena {
   chunk *head;
+  chunk *spare; /* standard chunks of earlier documents, for reuse */
 } arena;
 
 #define CHUNK_SIZE ((size_t)64 * 1024)
@@ -60,8 +61,10 @@ static void *arena_alloc(arena *a, size_t size) {
   chunk *c = a->head;
   if (c == NULL || c->cap - c->used < size) {
     size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
-    chunk *n = malloc(sizeof *n + cap);
-    if (n == NULL)
+    chunk *n = a->spare;
+    if (cap == CHUNK_SIZE && n != NULL)
+      a->spare = n->next;
+    else if ((n = malloc(sizeof *n + cap)) == NULL)
       return NULL;
     n->used = 0;
     n->cap = cap;
@@ -81,34 +84,36 @@ static void *arena_alloc(arena *a, size_t size) {
   return p;
 }
 
-/* Empties the arena but keeps one standard chunk: a stream of many small
- * documents then allocates no memory per document. */
+/* Empties the arena but keeps its standard chunks for the next document:
+ * a stream of documents then allocates no memory per document, and a
+ * long one's chunks are not given back to the system (heap trimming)
+ * only to be faulted in again, page by page, for the next. What is kept
+ * is at most the largest document's tree, until arena_free. */
 static void arena_reset(arena *a) {
-  chunk *keep = NULL, *c = a->head;
+  chunk *c = a->head;
   while (c) {
     chunk *n = c->next;
-    if (keep == NULL && c->cap == CHUNK_SIZE) {
-      keep = c;
+    if (c->cap == CHUNK_SIZE) {
+      c->used = 0;
+      c->next = a->spare;
+      a->spare = c;
     } else {
       free(c);
     }
     c = n;
   }
-  if (keep) {
-    keep->used = 0;
-    keep->next = NULL;
-  }
-  a->head = keep;
+  a->head = NULL;
 }
 
 static void arena_free(arena *a) {
-  chunk *c = a->head;
+  arena_reset(a);
+  chunk *c = a->spare;
   while (c) {
     chunk *n = c->next;
     free(c);
     c = n;
   }
-  a->head = NULL;
+  a->spare = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -122,6 +127,9 @@ typedef struct node {
   unsigned char sk;     /* S_*, scalars */
   unsigned char poison; /* stands for an unknown alias (already reported):
                            errors about it would only repeat that one */
+  unsigned char nul;    /* a scalar whose value holds a NUL byte (a "\0"
+                           escape): found once here, not by a strlen at
+                           every is_str */
   int line, col;        /* 1-based */
   size_t size;          /* nodes in this subtree, aliases expanded */
   /* Kept small (56 bytes): a values list of a million numbers is a
@@ -457,6 +465,15 @@ static void scalar_type(node *n) {
   if (!((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == '+' || c0 == '.' ||
         c0 == 'i' || c0 == 'I' || c0 == 'n' || c0 == 'N'))
     return;
+  /* Of the words, strtod takes only inf, infinity and nan (nan(...)), in
+   * any case, and strtoll none: a key such as `name` or `N` (one in every
+   * case) is a name without the two failed conversions. */
+  if ((c0 == 'i' || c0 == 'I' || c0 == 'n' || c0 == 'N') &&
+      !(len >= 3 && ((c0 | 0x20) == 'i' ? (s[1] | 0x20) == 'n' &&
+                                               (s[2] | 0x20) == 'f'
+                                         : (s[1] | 0x20) == 'a' &&
+                                               (s[2] | 0x20) == 'n')))
+    return;
   /* A plain scalar holds no NUL (the reader rejects the byte and only
    * double quotes have escapes), so s is exactly len bytes. */
   int k = fast_number(s, len, &n->i, &n->f);
@@ -596,6 +613,10 @@ static void on_scalar(loader *L, yaml_event_t *ev) {
   if (n->str == NULL)
     return;
   n->len = ev->data.scalar.length;
+  /* Only a double-quoted scalar can hold a NUL (its "\0" escape): the
+   * reader rejects the byte itself. */
+  n->nul = ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
+           memchr(n->str, '\0', n->len) != NULL;
   const char *tag = (const char *)ev->data.scalar.tag;
   if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
       (tag && strcmp(tag, YAML_STR_TAG) == 0))
@@ -864,7 +885,7 @@ static char *dupstr(loader *L, const char *s) {
 
 static int is_str(const node *n) {
   return n->kind == N_SCALAR && (n->sk == S_STR || n->sk == S_NAME) &&
-         strlen(n->str) == n->len;
+         !n->nul;
 }
 
 static int ident_ok(const char *s, size_t len) {
@@ -1064,11 +1085,52 @@ static int named_cmp(const void *a, const void *b) {
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Reports every later duplicate as "PREFIX 'name' (first ... at L:C)SUFFIX". */
+/* 1 if two of the n names are the same, 0 if not, -1 out of memory. A
+ * hash set, O(n): unique names are the rule, and the sort that reports
+ * duplicates costs a strcmp-qsort of every case name of every scene. */
+static int has_duplicate(const named *items, size_t n) {
+  if (n <= 8) {
+    for (size_t i = 1; i < n; i++)
+      for (size_t j = 0; j < i; j++)
+        if (strcmp(items[i].name, items[j].name) == 0)
+          return 1;
+    return 0;
+  }
+  size_t cap = 16;
+  while (cap < 2 * n)
+    cap *= 2;
+  const char **slot = st__zalloc(cap, sizeof *slot);
+  if (slot == NULL)
+    return -1;
+  int dup = 0;
+  for (size_t i = 0; i < n && !dup; i++) {
+    for (size_t h = str_hash(items[i].name) & (cap - 1);;
+         h = (h + 1) & (cap - 1)) {
+      if (slot[h] == NULL) {
+        slot[h] = items[i].name;
+        break;
+      }
+      if (strcmp(slot[h], items[i].name) == 0) {
+        dup = 1;
+        break;
+      }
+    }
+  }
+  free(slot);
+  return dup;
+}
+
+/* Reports every later duplicate as "PREFIX 'name' (first ... at L:C)SUFFIX".
+ * Only a list with a duplicate is sorted: the order in which the errors
+ * are found (which of them MAX_ERRORS keeps) stays the sort's. */
 static void check_unique(loader *L, named *items, size_t n,
                          const char *prefix, const char *suffix) {
   if (n < 2)
     return;
+  int dup = has_duplicate(items, n);
+  if (dup == 0)
+    return;
+  /* Out of memory (-1): the sort needs none, so it still decides. */
   qsort(items, n, sizeof *items, named_cmp);
   size_t first = 0;
   for (size_t i = 1; i < n; i++) {
@@ -1535,12 +1597,18 @@ static void take_params(loader *L, const node *n, st__case *c) {
     return;
   }
   size_t np = n->n / 2;
+  /* A case has a few params: their names are checked from the stack, not
+   * from an allocation per case. */
+  named own[8];
   c->params = st__zalloc(np ? np : 1, sizeof *c->params);
-  named *names = st__zalloc(np ? np : 1, sizeof *names);
+  named *names = np <= sizeof own / sizeof own[0]
+                     ? own
+                     : st__zalloc(np, sizeof *names);
   size_t n_names = 0;
   if (c->params == NULL || names == NULL) {
     L->oom = 1;
-    free(names);
+    if (names != own)
+      free(names);
     return;
   }
   c->n_params = np;
@@ -1567,7 +1635,8 @@ static void take_params(loader *L, const node *n, st__case *c) {
    * only runs on scenes without errors, so it never sees one. */
   check_unique(L, names, n_names, "duplicate param",
                "; expected each param once");
-  free(names);
+  if (names != own)
+    free(names);
 }
 
 /* `expect: pass|fail` (SPEC §13); 1 for fail, 0 for pass, -1 on error. */
@@ -2215,22 +2284,43 @@ static const st_scene *find_scene(const loader *L, const char *name) {
 }
 
 /* Every case's plan, so that every case's params are checked now. The
- * same problem found in several cases is reported once. */
+ * same problem found in several cases is reported once. A plan without
+ * errors is kept for the next case while that one resolves alike
+ * (st__plan_same_inputs): a long list of cases with the same params
+ * resolves once, and the check hook still sees every case. */
 static void resolve_cases(loader *L, const st_scene *s) {
   st_error_list tmp;
+  st__plan kept;
+  size_t kept_i = 0;
+  int have_kept = 0;
   st_error_list_init(&tmp);
+  memset(&kept, 0, sizeof kept);
   for (size_t i = 0; i < s->n_cases && !L->too_many; i++) {
     st__plan plan;
+    st_status rc;
     if (L->valid_cases == NULL || !L->valid_cases[i])
       continue;
-    st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
-                                    &tmp);
+    if (have_kept && st__plan_same_inputs(s, kept_i, i)) {
+      plan = kept;
+      plan.kase = &s->cases[i];
+      rc = ST_OK;
+    } else {
+      st__plan_free(&kept);
+      have_kept = 0;
+      rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan, &tmp);
+      if (rc == ST_OK) {
+        kept = plan;
+        kept_i = i;
+        have_kept = 1;
+      }
+    }
     const st__scene_check *chk = L->ext ? L->ext->check : NULL;
     if (rc == ST_OK && chk != NULL && chk->kase != NULL) {
       st__diag d = {L};
       chk->kase(chk->data, s, i, &plan, &d);
     }
-    st__plan_free(&plan);
+    if (!have_kept)
+      st__plan_free(&plan);
     if (rc == ST_ENOMEM)
       L->oom = 1;
     for (size_t e = 0; e < tmp.count; e++) {
@@ -2245,6 +2335,7 @@ static void resolve_cases(loader *L, const st_scene *s) {
     }
     tmp.count = 0;
   }
+  st__plan_free(&kept);
   st_error_list_free(&tmp);
 }
 
