@@ -122,6 +122,10 @@ typedef struct st__case {
   int platforms_line, platforms_column; /* where the lists are written */
   int manual_line, manual_column;
   char *golden_platform;     /* owned; NULL unset */
+  void *block;               /* owned; when set, name, params and the
+                                params' names live in it, not owned one
+                                by one (a case as written: one allocation
+                                a case, not one a string) */
 } st__case;
 
 struct st_scene {
