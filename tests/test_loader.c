@@ -441,6 +441,94 @@ static void scene_load__merge_keys(void **state) {
   st_error_list_free(&errs);
 }
 
+/* st__plan_same_inputs: cases resolve alike only with the same params
+ * (names, order, values bit for bit, strings) and case-level tolerances;
+ * the loader keeps one case's plan for the next ones only then. */
+static void scene_load__plan_same_inputs(void **state) {
+  (void)state;
+  st_scene_set *set;
+  st_error_list errs;
+  const char *text =
+      "scene: same\n"
+      "kernel: add\n"
+      "args:\n"
+      "  - {tensor: a, dtype: float32, shape: [4], init: ones}\n"
+      "  - {tensor: b, dtype: float32, shape: [4], init: ones}\n"
+      "  - {tensor: out, dtype: float32, shape: [4], role: output}\n"
+      "cases:\n"
+      "  - {name: c0, params: {N: 4}}\n"
+      "  - {name: c1, params: {N: 4}}\n"
+      "  - {name: c2, params: {N: 5}}\n"
+      "  - {name: c3, params: {N: 4.0}}\n"
+      "  - {name: c4, params: {M: 4}}\n"
+      "  - {name: c5, params: {N: 4, M: 1}}\n"
+      "  - {name: c6, params: {N: x}}\n"
+      "  - {name: c7, params: {N: x}}\n"
+      "  - {name: c8, params: {N: 4}, rtol: 0.1}\n"
+      "  - {name: c9, params: {N: -0.0}}\n"
+      "  - {name: c10, params: {N: 0.0}}\n"
+      "  - {name: c11, params: {N: 0.0}}\n"
+      "  - {name: c12, params: {N: 4}, equal_nan: true}\n"
+      "  - {name: c13}\n"
+      "  - {name: c14}\n";
+  assert_int_equal(load_str("same.yaml", text, strlen(text), NULL, &set,
+                            &errs),
+                   ST_OK);
+  const st_scene *s = st_scene_set_get(set, 0);
+  assert_int_equal(s->n_cases, 15);
+  assert_true(st__plan_same_inputs(s, 0, 1));
+  assert_true(st__plan_same_inputs(s, 6, 7));
+  assert_true(st__plan_same_inputs(s, 10, 11));
+  assert_true(st__plan_same_inputs(s, 13, 14));
+  assert_false(st__plan_same_inputs(s, 0, 2));  /* value */
+  assert_false(st__plan_same_inputs(s, 0, 3));  /* 4 against 4.0 */
+  assert_false(st__plan_same_inputs(s, 0, 4));  /* name */
+  assert_false(st__plan_same_inputs(s, 0, 5));  /* count */
+  assert_false(st__plan_same_inputs(s, 0, 6));  /* number against string */
+  assert_false(st__plan_same_inputs(s, 0, 8));  /* case rtol */
+  assert_false(st__plan_same_inputs(s, 9, 10)); /* -0.0 against 0.0 */
+  assert_false(st__plan_same_inputs(s, 0, 12)); /* case equal_nan */
+  assert_false(st__plan_same_inputs(s, 0, 13)); /* params against none */
+  st_scene_set_free(set);
+  st_error_list_free(&errs);
+}
+
+/* A long run of alike cases shares one plan, and a case that differs in
+ * the middle of it is still resolved (and its error told) on its own. */
+static void scene_load__alike_cases_resolved_each(void **state) {
+  (void)state;
+  st_error_list errs;
+  const char *text =
+      "scene: alike\n"
+      "kernel: add\n"
+      "args:\n"
+      "  - {tensor: a, dtype: float32, shape: [N], init: {fill: F}}\n"
+      "  - {tensor: b, dtype: float32, shape: [N], init: ones}\n"
+      "  - {tensor: out, dtype: float32, shape: [N], role: output}\n"
+      "cases:\n"
+      "  - {name: c0, params: {N: 4, F: 1}}\n"
+      "  - {name: c1, params: {N: 4, F: 1}}\n"
+      "  - {name: c2, params: {N: 4.0, F: 1}}\n"
+      "  - {name: c3, params: {N: 4, F: 1}}\n"
+      "  - {name: c4, params: {N: 4, F: 1e300}}\n"
+      "  - {name: c5, params: {N: 4, F: 1}}\n";
+  assert_int_equal(load_str("alike.yaml", text, strlen(text), NULL, NULL,
+                            &errs),
+                   ST_ELOAD);
+  if (errs.count != 4)
+    print_errors(&errs);
+  /* Sorted by position: a's shape (c2), a's fill (c4), b's and out's
+   * shapes (c2). */
+  assert_int_equal(errs.count, 4);
+  assert_non_null(strstr(errs.items[0].message, "'a' is 4 (a float) in "
+                                                "case 'c2'"));
+  assert_non_null(strstr(errs.items[1].message, "does not fit float32 in "
+                                                "case 'c4'"));
+  assert_non_null(strstr(errs.items[2].message, "in case 'c2'"));
+  assert_non_null(strstr(errs.items[3].message, "in case 'c2'"));
+  st_error_list_free(&errs);
+}
+
 /* A quoted "<<" is an ordinary key, so an unknown one. */
 static void scene_load__quoted_merge_key_is_a_key(void **state) {
   (void)state;
@@ -1188,6 +1276,8 @@ int main(void) {
       cmocka_unit_test(scene_load__alias_bomb_generated),
       cmocka_unit_test(scene_load__merge_bomb),
       cmocka_unit_test(scene_load__merge_keys),
+      cmocka_unit_test(scene_load__plan_same_inputs),
+      cmocka_unit_test(scene_load__alike_cases_resolved_each),
       cmocka_unit_test(scene_load__quoted_merge_key_is_a_key),
       cmocka_unit_test(scene_load__matrix_model),
       cmocka_unit_test(scene_load__node_budget_option),

@@ -51,64 +51,76 @@ typedef struct chunk {
 
 typedef struct arena {
   chunk *head;
+  chunk *spare; /* standard chunks of earlier documents, for reuse */
 } arena;
 
 #define CHUNK_SIZE ((size_t)64 * 1024)
 
-static void *arena_alloc(arena *a, size_t size) {
+/* arena_alloc's slow path: a new chunk (a spare one when there is one),
+ * or a big block of its own. */
+static void *arena_grow(arena *a, size_t size) {
+  chunk *c = a->head;
+  size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
+  chunk *n = a->spare;
+  if (cap == CHUNK_SIZE && n != NULL)
+    a->spare = n->next;
+  else if ((n = malloc(sizeof *n + cap)) == NULL)
+    return NULL;
+  n->used = size;
+  n->cap = cap;
+  if (c != NULL && cap != CHUNK_SIZE) {
+    /* A big block goes behind the current chunk, which keeps serving
+     * small allocations. */
+    n->next = c->next;
+    c->next = n;
+    return (char *)n->data;
+  }
+  n->next = c;
+  a->head = n;
+  return (char *)n->data;
+}
+
+/* Inline: a node or a string a scalar, and most fit the current chunk. */
+static inline void *arena_alloc(arena *a, size_t size) {
   size = (size + 15) & ~(size_t)15;
   chunk *c = a->head;
-  if (c == NULL || c->cap - c->used < size) {
-    size_t cap = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
-    chunk *n = malloc(sizeof *n + cap);
-    if (n == NULL)
-      return NULL;
-    n->used = 0;
-    n->cap = cap;
-    if (c != NULL && cap != CHUNK_SIZE) {
-      /* A big block goes behind the current chunk, which keeps serving
-       * small allocations. */
-      n->next = c->next;
-      c->next = n;
-      n->used = size;
-      return (char *)n->data;
-    }
-    n->next = c;
-    a->head = c = n;
-  }
+  if (c == NULL || c->cap - c->used < size)
+    return arena_grow(a, size);
   void *p = (char *)c->data + c->used;
   c->used += size;
   return p;
 }
 
-/* Empties the arena but keeps one standard chunk: a stream of many small
- * documents then allocates no memory per document. */
+/* Empties the arena but keeps its standard chunks for the next document:
+ * a stream of documents then allocates no memory per document, and a
+ * long one's chunks are not given back to the system (heap trimming)
+ * only to be faulted in again, page by page, for the next. What is kept
+ * is at most the largest document's tree, until arena_free. */
 static void arena_reset(arena *a) {
-  chunk *keep = NULL, *c = a->head;
+  chunk *c = a->head;
   while (c) {
     chunk *n = c->next;
-    if (keep == NULL && c->cap == CHUNK_SIZE) {
-      keep = c;
+    if (c->cap == CHUNK_SIZE) {
+      c->used = 0;
+      c->next = a->spare;
+      a->spare = c;
     } else {
       free(c);
     }
     c = n;
   }
-  if (keep) {
-    keep->used = 0;
-    keep->next = NULL;
-  }
-  a->head = keep;
+  a->head = NULL;
 }
 
 static void arena_free(arena *a) {
-  chunk *c = a->head;
+  arena_reset(a);
+  chunk *c = a->spare;
   while (c) {
     chunk *n = c->next;
     free(c);
     c = n;
   }
-  a->head = NULL;
+  a->spare = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -122,6 +134,9 @@ typedef struct node {
   unsigned char sk;     /* S_*, scalars */
   unsigned char poison; /* stands for an unknown alias (already reported):
                            errors about it would only repeat that one */
+  unsigned char nul;    /* a scalar whose value holds a NUL byte (a "\0"
+                           escape): found once here, not by a strlen at
+                           every is_str */
   int line, col;        /* 1-based */
   size_t size;          /* nodes in this subtree, aliases expanded */
   /* Kept small (56 bytes): a values list of a million numbers is a
@@ -174,6 +189,7 @@ typedef struct loader {
   int too_many;
   int oom;
   int fatal; /* stop parsing */
+  int merges; /* a `<<` scalar was seen: mappings may have merge keys */
   arena ar;
   size_t nodes; /* budget used, over the whole file */
   anchor *anchors;
@@ -457,6 +473,15 @@ static void scalar_type(node *n) {
   if (!((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == '+' || c0 == '.' ||
         c0 == 'i' || c0 == 'I' || c0 == 'n' || c0 == 'N'))
     return;
+  /* Of the words, strtod takes only inf, infinity and nan (nan(...)), in
+   * any case, and strtoll none: a key such as `name` or `N` (one in every
+   * case) is a name without the two failed conversions. */
+  if ((c0 == 'i' || c0 == 'I' || c0 == 'n' || c0 == 'N') &&
+      !(len >= 3 && ((c0 | 0x20) == 'i' ? (s[1] | 0x20) == 'n' &&
+                                               (s[2] | 0x20) == 'f'
+                                         : (s[1] | 0x20) == 'a' &&
+                                               (s[2] | 0x20) == 'n')))
+    return;
   /* A plain scalar holds no NUL (the reader rejects the byte and only
    * double quotes have escapes), so s is exactly len bytes. */
   int k = fast_number(s, len, &n->i, &n->f);
@@ -577,14 +602,22 @@ static void attach(loader *L, node *n) {
     L->root = n;
     return;
   }
-  node **k = st__array_grow(L->kids, &L->cap_kids, L->n_kids, sizeof *k, 256);
-  if (k == NULL) {
-    L->oom = 1;
-    L->fatal = 1;
-    return;
+  if (L->n_kids == L->cap_kids) {
+    node **k =
+        st__array_grow(L->kids, &L->cap_kids, L->n_kids, sizeof *k, 256);
+    if (k == NULL) {
+      L->oom = 1;
+      L->fatal = 1;
+      return;
+    }
+    L->kids = k;
   }
-  L->kids = k;
   L->kids[L->n_kids++] = n;
+}
+
+static int is_merge_key(const node *k) {
+  return k->kind == N_SCALAR && k->sk == S_NAME && k->len == 2 &&
+         k->str[0] == '<' && k->str[1] == '<';
 }
 
 static void on_scalar(loader *L, yaml_event_t *ev) {
@@ -596,12 +629,18 @@ static void on_scalar(loader *L, yaml_event_t *ev) {
   if (n->str == NULL)
     return;
   n->len = ev->data.scalar.length;
+  /* Only a double-quoted scalar can hold a NUL (its "\0" escape): the
+   * reader rejects the byte itself. */
+  n->nul = ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
+           memchr(n->str, '\0', n->len) != NULL;
   const char *tag = (const char *)ev->data.scalar.tag;
   if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
       (tag && strcmp(tag, YAML_STR_TAG) == 0))
     n->sk = S_STR;
   else
     scalar_type(n);
+  if (is_merge_key(n))
+    L->merges = 1;
   /* A number past the range of a double (1e400) would silently be an
    * infinity: an error at the scalar instead (issue 13, D16). Written
    * infinities (`inf`, `-inf`) are not affected. */
@@ -653,11 +692,6 @@ static void on_start(loader *L, yaml_event_t *ev, int kind) {
 static int is_str(const node *n);
 static void expected(loader *L, const node *n, const char *what,
                      const char *key);
-
-static int is_merge_key(const node *k) {
-  return k->kind == N_SCALAR && k->sk == S_NAME && k->len == 2 &&
-         k->str[0] == '<' && k->str[1] == '<';
-}
 
 static int same_key(const node *a, const node *b) {
   return is_str(a) && is_str(b) && a->len == b->len &&
@@ -783,7 +817,8 @@ static void on_end(loader *L) {
       n->size += n->kids[i]->size;
   }
   L->n_kids = o->base;
-  if (n->kind == N_MAP)
+  /* No `<<` scalar in the file: no mapping has a merge key to look for. */
+  if (n->kind == N_MAP && L->merges)
     merge_keys(L, n);
   /* Registered only now: an alias inside its own anchor's node refers to
    * an earlier anchor (or none), so the tree can have no cycle. */
@@ -864,11 +899,13 @@ static char *dupstr(loader *L, const char *s) {
 
 static int is_str(const node *n) {
   return n->kind == N_SCALAR && (n->sk == S_STR || n->sk == S_NAME) &&
-         strlen(n->str) == n->len;
+         !n->nul;
 }
 
+/* s holds len bytes and a NUL (a scalar's value): a NUL among them fails
+ * the character test, so no strlen is needed to refuse one. */
 static int ident_ok(const char *s, size_t len) {
-  if (len == 0 || len > MAX_IDENT || strlen(s) != len)
+  if (len == 0 || len > MAX_IDENT)
     return 0;
   if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') ||
         s[0] == '_'))
@@ -885,8 +922,9 @@ static int ident_ok(const char *s, size_t len) {
 #define IDENT_EXPECT                                                          \
   "an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 128 characters)"
 
-/* An identifier (scene, case, arg, param name). */
-static char *take_ident(loader *L, const node *n, const char *key) {
+/* 1 if n is an identifier (scene, case, arg, param name), else 0 after
+ * the error. */
+static int ident_valid(loader *L, const node *n, const char *key) {
   if (n->kind == N_SCALAR && ident_ok(n->str, n->len) &&
       (n->sk == S_INT || n->sk == S_FLOAT || n->sk == S_BOOL)) {
     /* `nan`, `inf`, `true`: identifier-shaped, but SPEC §1 makes a plain
@@ -895,14 +933,19 @@ static char *take_ident(loader *L, const node *n, const char *key) {
     nerr(L, n, "expected %s for '%s', got %s, which is a %s; quote it to "
          "use it as a name",
          IDENT_EXPECT, key, n->str, n->sk == S_BOOL ? "boolean" : "number");
-    return NULL;
+    return 0;
   }
   if (n->kind != N_SCALAR || !ident_ok(n->str, n->len) ||
       !(n->sk == S_STR || n->sk == S_NAME)) {
     expected(L, n, IDENT_EXPECT, key);
-    return NULL;
+    return 0;
   }
-  return dupstr(L, n->str);
+  return 1;
+}
+
+/* An identifier, copied. */
+static char *take_ident(loader *L, const node *n, const char *key) {
+  return ident_valid(L, n, key) ? dupstr(L, n->str) : NULL;
 }
 
 /* A non-empty string (op and platform names, paths). */
@@ -1006,8 +1049,10 @@ static void map_fields(loader *L, const node *map, const char *what,
       continue;
     }
     size_t i;
+    /* The first byte rejects most keys without a call (is_str: k->str
+     * has at least its NUL). */
     for (i = 0; i < nkeys; i++)
-      if (strcmp(keys[i], k->str) == 0)
+      if (keys[i][0] == k->str[0] && strcmp(keys[i], k->str) == 0)
         break;
     if (i == nkeys) {
       char list[512];
@@ -1064,11 +1109,52 @@ static int named_cmp(const void *a, const void *b) {
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Reports every later duplicate as "PREFIX 'name' (first ... at L:C)SUFFIX". */
+/* 1 if two of the n names are the same, 0 if not, -1 out of memory. A
+ * hash set, O(n): unique names are the rule, and the sort that reports
+ * duplicates costs a strcmp-qsort of every case name of every scene. */
+static int has_duplicate(const named *items, size_t n) {
+  if (n <= 8) {
+    for (size_t i = 1; i < n; i++)
+      for (size_t j = 0; j < i; j++)
+        if (strcmp(items[i].name, items[j].name) == 0)
+          return 1;
+    return 0;
+  }
+  size_t cap = 16;
+  while (cap < 2 * n)
+    cap *= 2;
+  const char **slot = st__zalloc(cap, sizeof *slot);
+  if (slot == NULL)
+    return -1;
+  int dup = 0;
+  for (size_t i = 0; i < n && !dup; i++) {
+    for (size_t h = str_hash(items[i].name) & (cap - 1);;
+         h = (h + 1) & (cap - 1)) {
+      if (slot[h] == NULL) {
+        slot[h] = items[i].name;
+        break;
+      }
+      if (strcmp(slot[h], items[i].name) == 0) {
+        dup = 1;
+        break;
+      }
+    }
+  }
+  free(slot);
+  return dup;
+}
+
+/* Reports every later duplicate as "PREFIX 'name' (first ... at L:C)SUFFIX".
+ * Only a list with a duplicate is sorted: the order in which the errors
+ * are found (which of them MAX_ERRORS keeps) stays the sort's. */
 static void check_unique(loader *L, named *items, size_t n,
                          const char *prefix, const char *suffix) {
   if (n < 2)
     return;
+  int dup = has_duplicate(items, n);
+  if (dup == 0)
+    return;
+  /* Out of memory (-1): the sort needs none, so it still decides. */
   qsort(items, n, sizeof *items, named_cmp);
   size_t first = 0;
   for (size_t i = 1; i < n; i++) {
@@ -1529,18 +1615,56 @@ static void take_param_value(loader *L, const node *v, st__param *p) {
   }
 }
 
-static void take_params(loader *L, const node *n, st__case *c) {
+/* Copies scalar n's value into the case block at *at (room made for it
+ * by case_block). */
+static char *block_str(char **at, const node *n) {
+  char *p = *at;
+  memcpy(p, n->str, n->len + 1);
+  *at += n->len + 1;
+  return p;
+}
+
+/* c->block for a case as written: its params (params, when a mapping),
+ * then room for its name and its params' names, the scalars among
+ * name_n and params' keys. Returns where the strings go, or NULL (no
+ * block: nothing to hold, or out of memory, with L->oom set). */
+static char *case_block(loader *L, st__case *c, const node *name_n,
+                        const node *params) {
+  size_t np = params && params->kind == N_MAP ? params->n / 2 : 0;
+  size_t head = (np ? np : 1) * sizeof *c->params, size = head;
+  if ((name_n == NULL || name_n->kind != N_SCALAR) && np == 0 &&
+      (params == NULL || params->kind != N_MAP))
+    return NULL;
+  if (name_n && name_n->kind == N_SCALAR)
+    size += name_n->len + 1;
+  for (size_t i = 0; i < np; i++)
+    if (params->kids[2 * i]->kind == N_SCALAR)
+      size += params->kids[2 * i]->len + 1;
+  c->block = st__zalloc(1, size);
+  if (c->block == NULL) {
+    L->oom = 1;
+    return NULL;
+  }
+  return (char *)c->block + head;
+}
+
+/* The params of case c into its block (strings at *at). */
+static void take_params(loader *L, const node *n, st__case *c, char **at) {
   if (n->kind != N_MAP) {
     expected(L, n, "a mapping of param names to values", "params");
     return;
   }
   size_t np = n->n / 2;
-  c->params = st__zalloc(np ? np : 1, sizeof *c->params);
-  named *names = st__zalloc(np ? np : 1, sizeof *names);
+  /* A case has a few params: their names are checked from the stack, not
+   * from an allocation per case. */
+  named own[8];
+  c->params = c->block;
+  named *names = np <= sizeof own / sizeof own[0]
+                     ? own
+                     : st__zalloc(np, sizeof *names);
   size_t n_names = 0;
-  if (c->params == NULL || names == NULL) {
+  if (names == NULL) {
     L->oom = 1;
-    free(names);
     return;
   }
   c->n_params = np;
@@ -1554,7 +1678,8 @@ static void take_params(loader *L, const node *n, st__case *c) {
       describe(k, got, sizeof got);
       nerr(L, k, "expected a param name (" IDENT_EXPECT ") in params, got %s",
            got);
-    } else if ((p->name = dupstr(L, k->str)) != NULL) {
+    } else {
+      p->name = block_str(at, k);
       names[n_names].name = p->name;
       names[n_names].line = k->line;
       names[n_names].col = k->col;
@@ -1567,7 +1692,8 @@ static void take_params(loader *L, const node *n, st__case *c) {
    * only runs on scenes without errors, so it never sees one. */
   check_unique(L, names, n_names, "duplicate param",
                "; expected each param once");
-  free(names);
+  if (names != own)
+    free(names);
 }
 
 /* `expect: pass|fail` (SPEC §13); 1 for fail, 0 for pass, -1 on error. */
@@ -1596,15 +1722,19 @@ static void take_case(loader *L, const node *n, st__case *c,
   map_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
   const node **v = src->v;
   require(L, n, "case", "name", v[C_NAME]);
+  char *at = case_block(L, c, v[C_NAME], v[C_PARAMS]);
+  if (c->block == NULL && L->oom)
+    return;
   if (v[C_NAME]) {
-    c->name = take_ident(L, v[C_NAME], "name");
+    if (ident_valid(L, v[C_NAME], "name")) {
+      c->name = block_str(&at, v[C_NAME]);
+      c->base_len = v[C_NAME]->len;
+    }
     c->line = v[C_NAME]->line;
     c->column = v[C_NAME]->col;
-    if (c->name)
-      c->base_len = strlen(c->name);
   }
   if (v[C_PARAMS])
-    take_params(L, v[C_PARAMS], c);
+    take_params(L, v[C_PARAMS], c, &at);
   if (v[C_PLATFORMS]) {
     if (v[C_PLATFORMS]->kind != N_SEQ)
       expected(L, v[C_PLATFORMS], "a list of platform names", "platforms");
@@ -1994,6 +2124,7 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
   *c = *t;
   c->name = NULL;
   c->params = NULL;
+  c->block = NULL; /* the template's: this case owns its strings */
   c->platforms = copy_strv(L, t->platforms, t->n_platforms);
   c->manual_platforms = copy_strv(L, t->manual_platforms, t->n_manual);
   c->golden_platform =
@@ -2215,22 +2346,43 @@ static const st_scene *find_scene(const loader *L, const char *name) {
 }
 
 /* Every case's plan, so that every case's params are checked now. The
- * same problem found in several cases is reported once. */
+ * same problem found in several cases is reported once. A plan without
+ * errors is kept for the next case while that one resolves alike
+ * (st__plan_same_inputs): a long list of cases with the same params
+ * resolves once, and the check hook still sees every case. */
 static void resolve_cases(loader *L, const st_scene *s) {
   st_error_list tmp;
+  st__plan kept;
+  size_t kept_i = 0;
+  int have_kept = 0;
   st_error_list_init(&tmp);
+  memset(&kept, 0, sizeof kept);
   for (size_t i = 0; i < s->n_cases && !L->too_many; i++) {
     st__plan plan;
+    st_status rc;
     if (L->valid_cases == NULL || !L->valid_cases[i])
       continue;
-    st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
-                                    &tmp);
+    if (have_kept && st__plan_same_inputs(s, kept_i, i)) {
+      plan = kept;
+      plan.kase = &s->cases[i];
+      rc = ST_OK;
+    } else {
+      st__plan_free(&kept);
+      have_kept = 0;
+      rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan, &tmp);
+      if (rc == ST_OK) {
+        kept = plan;
+        kept_i = i;
+        have_kept = 1;
+      }
+    }
     const st__scene_check *chk = L->ext ? L->ext->check : NULL;
     if (rc == ST_OK && chk != NULL && chk->kase != NULL) {
       st__diag d = {L};
       chk->kase(chk->data, s, i, &plan, &d);
     }
-    st__plan_free(&plan);
+    if (!have_kept)
+      st__plan_free(&plan);
     if (rc == ST_ENOMEM)
       L->oom = 1;
     for (size_t e = 0; e < tmp.count; e++) {
@@ -2245,6 +2397,7 @@ static void resolve_cases(loader *L, const st_scene *s) {
     }
     tmp.count = 0;
   }
+  st__plan_free(&kept);
   st_error_list_free(&tmp);
 }
 

@@ -815,6 +815,29 @@ out:
   return rc;
 }
 
+/* Keep in step with what rctx's users read of c->kase: its params
+ * through param_find, and resolve_tolerance's fields. */
+int st__plan_same_inputs(const st_scene *scene, size_t a, size_t b) {
+  const st__case *x = &scene->cases[a], *y = &scene->cases[b];
+  if (x->n_params != y->n_params || x->has_rtol != y->has_rtol ||
+      x->has_atol != y->has_atol || x->equal_nan != y->equal_nan ||
+      (x->has_rtol && memcmp(&x->rtol, &y->rtol, sizeof x->rtol) != 0) ||
+      (x->has_atol && memcmp(&x->atol, &y->atol, sizeof x->atol) != 0))
+    return 0;
+  for (size_t i = 0; i < x->n_params; i++) {
+    const st__param *p = &x->params[i], *q = &y->params[i];
+    /* memcmp, not ==: -0.0 and 0.0 print apart, and a NaN is itself. */
+    if (p->name == NULL || q->name == NULL || strcmp(p->name, q->name) != 0 ||
+        p->is_str != q->is_str)
+      return 0;
+    if (p->is_str ? strcmp(p->str, q->str) != 0
+                  : p->num.is_int != q->num.is_int || p->num.i != q->num.i ||
+                        memcmp(&p->num.f, &q->num.f, sizeof p->num.f) != 0)
+      return 0;
+  }
+  return 1;
+}
+
 void st__plan_free(st__plan *plan) {
   if (plan == NULL)
     return;

@@ -129,14 +129,18 @@ static void arg_free(st__arg *a) {
 }
 
 void st__case_free_fields(st__case *c) {
-  free(c->name);
+  if (c->block == NULL)
+    free(c->name);
   if (c->params) {
     for (size_t i = 0; i < c->n_params; i++) {
-      free(c->params[i].name);
+      if (c->block == NULL)
+        free(c->params[i].name);
       free(c->params[i].str);
     }
-    free(c->params);
+    if (c->block == NULL)
+      free(c->params);
   }
+  free(c->block);
   free_strv(c->platforms, c->n_platforms);
   free_strv(c->manual_platforms, c->n_manual);
   free(c->golden_platform);

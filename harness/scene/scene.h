@@ -122,6 +122,10 @@ typedef struct st__case {
   int platforms_line, platforms_column; /* where the lists are written */
   int manual_line, manual_column;
   char *golden_platform;     /* owned; NULL unset */
+  void *block;               /* owned; when set, name, params and the
+                                params' names live in it, not owned one
+                                by one (a case as written: one allocation
+                                a case, not one a string) */
 } st__case;
 
 struct st_scene {
@@ -218,6 +222,15 @@ st_status st__plan_resolve(const st_scene *scene /* IN */, size_t case_index,
                            st_error_list *errors /* OUT */) ST_WUR;
 /* Accepts a zeroed plan. */
 void st__plan_free(st__plan *plan /* IN/OUT */);
+/* 1 if cases a and b of scene resolve to the same plan (but for its
+ * kase), so that a plan without errors of one stands for the other: the
+ * same params (names, order, values) and the same case-level rtol, atol
+ * and equal_nan, which is all that resolution reads of a case beside the
+ * name and position its messages give. The loader resolves every case of
+ * a scene at load time, and most cases of a long scene share a plan.
+ * Thread-safety: any thread. */
+int st__plan_same_inputs(const st_scene *scene /* IN */, size_t a,
+                         size_t b);
 
 /* Default tolerances per dtype (torch.testing.assert_close). */
 void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
