@@ -529,6 +529,80 @@ static void scene_load__alike_cases_resolved_each(void **state) {
   st_error_list_free(&errs);
 }
 
+/* A check hook that records the cases it saw, and says an error of
+ * those whose index is in `loud`. */
+typedef struct hook_log {
+  size_t seen[16];
+  size_t n;
+  size_t loud; /* case index (SIZE_MAX: none) */
+} hook_log;
+
+static void logging_hook(void *data, const st_scene *scene, size_t ci,
+                         const st__plan *plan, st__diag *d) {
+  hook_log *h = data;
+  (void)scene;
+  if (h->n < 16)
+    h->seen[h->n++] = ci;
+  if (ci == h->loud || (h->loud == 100 && ci < 3))
+    st__diag_error(d, plan->kase->line, plan->kase->column, "loud %s",
+                   plan->kase->name);
+}
+
+static size_t hooked_load(const char *text, int by_plan, hook_log *h,
+                          st_error_list *errs) {
+  st__scene_check hooks = {0};
+  st__load_ext ext = {0};
+  st_scene_set *set;
+  hooks.data = h;
+  hooks.kase = logging_hook;
+  hooks.kase_by_plan = by_plan;
+  ext.check = &hooks;
+  h->n = 0;
+  st_error_list_init(errs);
+  assert_int_equal(st_scene_set_new(&set), ST_OK);
+  st_status rc = st__scene_set_load_string_ext(set, "h.yaml", text,
+                                               strlen(text), NULL, &ext, errs);
+  assert_int_equal(rc, errs->count ? ST_ELOAD : ST_OK);
+  st_scene_set_free(set);
+  return h->n;
+}
+
+/* A kase_by_plan hook is called once for a run of alike cases it said
+ * nothing of, and again for a case that differs and for every alike case
+ * after one it did say something of; without the flag, for every case. */
+static void scene_load__plan_hook_once_per_alike_run(void **state) {
+  (void)state;
+  st_error_list errs;
+  hook_log h;
+  const char *text =
+      "scene: alike\n"
+      "kernel: add\n"
+      "args:\n"
+      "  - {tensor: a, dtype: float32, shape: [N]}\n"
+      "  - {tensor: b, dtype: float32, shape: [N]}\n"
+      "  - {tensor: out, dtype: float32, shape: [N], role: output}\n"
+      "cases:\n"
+      "  - {name: c0, params: {N: 4}}\n"
+      "  - {name: c1, params: {N: 4}}\n"
+      "  - {name: c2, params: {N: 4}}\n"
+      "  - {name: c3, params: {N: 5}}\n"
+      "  - {name: c4, params: {N: 5}}\n";
+  h.loud = SIZE_MAX;
+  assert_int_equal(hooked_load(text, 1, &h, &errs), 2);
+  assert_int_equal(h.seen[0], 0);
+  assert_int_equal(h.seen[1], 3);
+  assert_int_equal(errs.count, 0);
+  st_error_list_free(&errs);
+  assert_int_equal(hooked_load(text, 0, &h, &errs), 5);
+  st_error_list_free(&errs);
+  /* Loud about c0 (and so about c1, c2, alike): each gets its error. */
+  h.loud = 100;
+  assert_int_equal(hooked_load(text, 1, &h, &errs), 4);
+  assert_int_equal(errs.count, 3);
+  assert_non_null(strstr(errs.items[2].message, "loud c2"));
+  st_error_list_free(&errs);
+}
+
 /* A quoted "<<" is an ordinary key, so an unknown one. */
 static void scene_load__quoted_merge_key_is_a_key(void **state) {
   (void)state;
@@ -1199,6 +1273,7 @@ int main(void) {
       cmocka_unit_test(scene_load__bad_identifier),
       cmocka_unit_test(scene_load__ident_too_long),
       cmocka_unit_test(scene_load__tensor_after_scalar),
+      cmocka_unit_test(scene_load__plan_hook_once_per_alike_run),
       cmocka_unit_test(scene_load__duplicate_arg),
       cmocka_unit_test(scene_load__bad_role),
       cmocka_unit_test(scene_load__compare_false_input),

@@ -281,6 +281,7 @@ st_status st__validate_init(st__validate *v, st_registry *registry,
     free(copy);
   hooks->data = v;
   hooks->kase = on_case;
+  hooks->kase_by_plan = 1; /* it binds the plan's args to the scene's ops */
   hooks->scene = on_scene;
   return ST_OK;
 }

@@ -175,6 +175,7 @@ typedef struct open_coll {
 } open_coll;
 
 typedef struct loader {
+  size_t n_diag; /* st__diag_error and _warning calls (the check hooks') */
   const char *file; /* as given */
   const char *buf;
   size_t len;
@@ -310,6 +311,7 @@ static int listed(const st_error_list *l, const st_error *e) {
 void st__diag_error(st__diag *d, int line, int column, const char *fmt, ...) {
   st_error e;
   va_list ap;
+  d->L->n_diag++;
   st_error_clear(&e);
   e.line = line;
   e.column = column;
@@ -326,6 +328,7 @@ void st__diag_warning(st__diag *d, int line, int column, const char *fmt,
   st_error e;
   va_list ap;
   loader *L = d->L;
+  L->n_diag++;
   st_error_clear(&e);
   e.code = ST_ELOAD;
   e.line = line;
@@ -2354,7 +2357,7 @@ static void resolve_cases(loader *L, const st_scene *s) {
   st_error_list tmp;
   st__plan kept;
   size_t kept_i = 0;
-  int have_kept = 0;
+  int have_kept = 0, kept_quiet = 0;
   st_error_list_init(&tmp);
   memset(&kept, 0, sizeof kept);
   for (size_t i = 0; i < s->n_cases && !L->too_many; i++) {
@@ -2362,10 +2365,12 @@ static void resolve_cases(loader *L, const st_scene *s) {
     st_status rc;
     if (L->valid_cases == NULL || !L->valid_cases[i])
       continue;
+    int alike = 0;
     if (have_kept && st__plan_same_inputs(s, kept_i, i)) {
       plan = kept;
       plan.kase = &s->cases[i];
       rc = ST_OK;
+      alike = 1;
     } else {
       st__plan_free(&kept);
       have_kept = 0;
@@ -2377,9 +2382,15 @@ static void resolve_cases(loader *L, const st_scene *s) {
       }
     }
     const st__scene_check *chk = L->ext ? L->ext->check : NULL;
-    if (rc == ST_OK && chk != NULL && chk->kase != NULL) {
+    /* A hook whose verdict is the plan's (kase_by_plan) said nothing of
+     * the kept plan: nor will it of a case alike. */
+    if (rc == ST_OK && chk != NULL && chk->kase != NULL &&
+        !(alike && kept_quiet && chk->kase_by_plan)) {
       st__diag d = {L};
+      size_t before = L->n_diag;
       chk->kase(chk->data, s, i, &plan, &d);
+      if (!alike)
+        kept_quiet = L->n_diag == before;
     }
     if (!have_kept)
       st__plan_free(&plan);

@@ -260,6 +260,11 @@ typedef struct st__scene_check {
   /* Every case whose plan resolved, with that plan. */
   void (*kase)(void *data, const st_scene *scene, size_t case_index,
                const st__plan *plan, st__diag *diag);
+  /* 1: what kase says of a case depends on its plan only (the case's
+   * name and position aside), so after it said nothing of one case it is
+   * not called for the next cases whose plans are the same
+   * (st__plan_same_inputs). */
+  int kase_by_plan;
   /* Once per scene document, after its cases; valid[i] says whether case
    * i loaded without errors (fields of an invalid one may be NULL). The
    * scene itself may have errors too: every field may be NULL. */
