@@ -22,7 +22,7 @@
 #include "bench_util.h"
 
 #define N_CASES 16
-#define REPS 5
+#define REPS 15
 
 static double run_once(const st_scene_set *set, unsigned jobs,
                        unsigned golden_threads, int supervise,
