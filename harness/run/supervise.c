@@ -1061,25 +1061,29 @@ static void dispatch(sv *s) {
 
 /* ---- waiting ---------------------------------------------------------- */
 
-/* Whether the supervisor waits on slot c's socket (see TICK_MS): when it
- * must hear from the child soon (few cases queued, the last ones sent,
- * someone watching live, a case alone) or when the socket's end is how it
- * learns of the child's exit (no pidfd). */
-static int watch_sock(const sv *s, const slot *c) {
+/* The cases slot c's child has yet to finish, by the count of results
+ * it keeps in the shared page. */
+static size_t child_left(const sv *s, const slot *c) {
   size_t done = __atomic_load_n(&s->state[c - s->slots].finished,
                                 __ATOMIC_RELAXED);
-  size_t left = done < c->sent ? c->sent - done : 0;
-  return c->pid_fd < 0 || left <= BATCH || c->oneshot || c->deadline != 0 ||
-         s->n_redo > 0 || s->stop || s->sc->rc->opts->live ||
-         s->sc->rc->opts->fail_fast;
+  return done < c->sent ? c->sent - done : 0;
+}
+
+/* Whether the supervisor waits on slot c's socket (see TICK_MS): when it
+ * must hear from the child soon (BATCH cases or fewer left to it, cases
+ * to redo, someone watching live, a case alone or with a deadline) or
+ * when the socket's end is how it learns of the child's exit (no
+ * pidfd). */
+static int watch_sock(const sv *s, const slot *c) {
+  return c->pid_fd < 0 || child_left(s, c) <= BATCH || c->oneshot ||
+         c->deadline != 0 || s->n_redo > 0 || s->stop ||
+         s->sc->rc->opts->live || s->sc->rc->opts->fail_fast;
 }
 
 /* How long slot c's child, with more than BATCH cases left, takes to get
  * down to BATCH (from the results' mean duration), at most TICK_MS. */
 static uint64_t tick_ns(const sv *s, const slot *c) {
-  size_t done = __atomic_load_n(&s->state[c - s->slots].finished,
-                                __ATOMIC_RELAXED);
-  size_t left = done < c->sent ? c->sent - done : 0;
+  size_t left = child_left(s, c);
   uint64_t tick = (uint64_t)TICK_MS * 1000000u, mean;
   if (s->dur_n == 0 || left <= BATCH)
     return tick;
