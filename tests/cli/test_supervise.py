@@ -807,4 +807,35 @@ def supervise__crash_in_a_long_queue_loses_nothing():
         prove_ok(out)
 
 
+
+@test
+def tap__points_reach_a_pipe_as_they_come():
+    # Each TAP point is flushed into a pipe (a reader follows it live),
+    # where a file or /dev/null gets them buffered (docs/cli.md): the
+    # first case's point arrives while the second case's kernel still
+    # pauses for ever. In process, where each case is reported as it ends.
+    import select
+    path = scene("livepipe.yaml", "sleep", after=0, before=1)
+    p = subprocess.Popen([EXE] + base("--no-supervise", path),
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         env=ENV, start_new_session=True)
+    got, deadline = b"", time.monotonic() + 60
+    try:
+        while b"ok 1 - sv::good0\n" not in got and time.monotonic() < deadline:
+            ready, _, _ = select.select([p.stdout], [], [], 1)
+            if ready:
+                chunk = os.read(p.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                got += chunk
+        running = p.poll() is None
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        p.stdout.close()
+    check(b"ok 1 - sv::good0\n" in got and running,
+          "the first point came through the pipe while the run went on: %r "
+          "(running: %r)" % (got, running))
+
+
 sys.exit(main(TMP))
