@@ -68,20 +68,6 @@ void st__wbuf_u64(st__wbuf *b, uint64_t v) {
 
 void st__wbuf_i32(st__wbuf *b, int32_t v) { st__wbuf_u32(b, (uint32_t)v); }
 
-void st__wbuf_str(st__wbuf *b, const char *s) {
-  size_t n;
-  if (s == NULL) {
-    st__wbuf_u32(b, NULL_STR);
-    return;
-  }
-  n = strlen(s);
-  if (n >= NULL_STR)
-    n = NULL_STR - 1;
-  st__wbuf_u32(b, (uint32_t)n);
-  /* With its NUL, so that a reader can use it in place. */
-  st__wbuf_bytes(b, s, n + 1);
-}
-
 void st__rbuf_init(st__rbuf *r, const void *p, size_t len) {
   r->p = p;
   r->len = len;
@@ -195,6 +181,7 @@ static size_t str_size(const char *s, size_t *n) {
   return 4 + *n + 1;
 }
 
+/* With its NUL, so that a reader can use it in place. */
 static char *put_str(char *p, const char *s, size_t n) {
   p = put32(p, (uint32_t)n);
   if (n == NULL_STR)
@@ -202,6 +189,13 @@ static char *put_str(char *p, const char *s, size_t n) {
   memcpy(p, s, n);
   p[n] = '\0';
   return p + n + 1;
+}
+
+void st__wbuf_str(st__wbuf *b, const char *s) {
+  size_t n;
+  char *p = wbuf_room(b, str_size(s, &n));
+  if (p != NULL)
+    (void)put_str(p, s, n);
 }
 
 /* Six of these a case, twice (the journal, the result): sized first and

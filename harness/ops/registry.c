@@ -142,12 +142,11 @@ static const st_module *const builtin[] = {
     &st__module_common, &st__module_reference, &st__module_cpu,
     &st__module_threads};
 
-_Static_assert(sizeof builtin / sizeof builtin[0] == 4,
-               "is_builtin names each built-in module");
-
 static int is_builtin(const st_module *mod) {
-  return mod == builtin[0] || mod == builtin[1] || mod == builtin[2] ||
-         mod == builtin[3];
+  for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+    if (mod == builtin[i])
+      return 1;
+  return 0;
 }
 
 st_status st_registry_new_builtin(st_registry **out) {

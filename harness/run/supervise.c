@@ -132,6 +132,7 @@ typedef struct slot {
   int shut; /* after out is sent, the end of the stream (a oneshot) */
   int closed; /* the stream has ended: the child takes no more cases and
                  exits after the ones it has */
+  int watched; /* its socket is in this wait's poll set (watch_sock) */
   uint64_t deadline; /* of q[0], 0: none */
   double timeout;
   int timed_out;
@@ -957,6 +958,11 @@ static void send_queued(sv *s) {
   }
 }
 
+/* The mean duration of the results so far (ns), 0 before the first. */
+static uint64_t mean_case_ns(const sv *s) {
+  return s->dur_n > 0 ? s->dur_sum / s->dur_n : 0;
+}
+
 /* The slot the next case goes to, or SIZE_MAX to wait. *fresh: start a child
  * there first. */
 static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
@@ -972,7 +978,7 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
    * travels; one where cases are long (LONG_CASE_NS on average so far),
    * where that round trip is nothing and a second case held at the end
    * of the run would keep the other children idle (issue 14's -j 2). */
-  size_t least = s->dur_n > 0 && s->dur_sum / s->dur_n >= LONG_CASE_NS ? 1 : 2;
+  size_t least = mean_case_ns(s) >= LONG_CASE_NS ? 1 : 2;
   ahead = ahead < least ? least : ahead > DEPTH ? DEPTH : ahead;
   *fresh = 0;
   if (forks) {
@@ -1084,18 +1090,15 @@ static int watch_sock(const sv *s, const slot *c) {
  * down to BATCH (from the results' mean duration), at most TICK_MS. */
 static uint64_t tick_ns(const sv *s, const slot *c) {
   size_t left = child_left(s, c);
-  uint64_t tick = (uint64_t)TICK_MS * 1000000u, mean;
-  if (s->dur_n == 0 || left <= BATCH)
-    return tick;
-  mean = s->dur_sum / s->dur_n;
-  if (mean == 0 || (uint64_t)(left - BATCH) >= tick / mean)
+  uint64_t tick = (uint64_t)TICK_MS * 1000000u, mean = mean_case_ns(s);
+  if (mean == 0 || left <= BATCH || (uint64_t)(left - BATCH) >= tick / mean)
     return tick;
   return (uint64_t)(left - BATCH) * mean;
 }
 
 static st_status wait_children(sv *s, st_error *err) {
   nfds_t nf = 0;
-  int ms = -1, ticked = 0;
+  int ms = -1;
   uint64_t now = st__now_ns(), tick = UINT64_MAX;
   struct timespec ts;
   size_t k;
@@ -1108,13 +1111,13 @@ static st_status wait_children(sv *s, st_error *err) {
     slot *c = &s->slots[k];
     if (c->pid <= 0)
       continue;
-    if (c->sock >= 0 && watch_sock(s, c)) {
+    c->watched = c->sock >= 0 && watch_sock(s, c);
+    if (c->watched) {
       s->pf[nf].fd = c->sock;
       s->pf[nf].events = POLLIN;
       s->who[nf++] = k;
     } else if (c->sock >= 0) {
       uint64_t t = tick_ns(s, c);
-      ticked = 1;
       if (t < tick)
         tick = t;
     }
@@ -1151,15 +1154,9 @@ static st_status wait_children(sv *s, st_error *err) {
       c->exited = 1; /* its end of the socket is closed: it is exiting */
   }
   /* The sockets not waited on, read on each wake-up (their tick). */
-  for (k = 0; ticked && k < s->jobs; k++) {
+  for (k = 0; k < s->jobs; k++) {
     slot *c = &s->slots[k];
-    size_t j;
-    int polled = 0;
-    if (c->pid <= 0 || c->sock < 0)
-      continue;
-    for (j = 0; j < nf && !polled; j++)
-      polled = s->pf[j].fd == c->sock;
-    if (!polled)
+    if (c->pid > 0 && c->sock >= 0 && !c->watched)
       (void)read_sock(s, k);
   }
   return ST_OK;

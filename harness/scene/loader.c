@@ -2354,48 +2354,39 @@ static const st_scene *find_scene(const loader *L, const char *name) {
  * (st__plan_same_inputs): a long list of cases with the same params
  * resolves once, and the check hook still sees every case. */
 static void resolve_cases(loader *L, const st_scene *s) {
+  const st__scene_check *chk = L->ext ? L->ext->check : NULL;
   st_error_list tmp;
-  st__plan kept;
-  size_t kept_i = 0;
-  int have_kept = 0, kept_quiet = 0;
+  st__plan plan; /* the last plan that resolved, of case plan_i */
+  size_t plan_i = 0;
+  int have_plan = 0, quiet = 0; /* quiet: the hook said nothing of it */
   st_error_list_init(&tmp);
-  memset(&kept, 0, sizeof kept);
+  memset(&plan, 0, sizeof plan);
   for (size_t i = 0; i < s->n_cases && !L->too_many; i++) {
-    st__plan plan;
-    st_status rc;
     if (L->valid_cases == NULL || !L->valid_cases[i])
       continue;
-    int alike = 0;
-    if (have_kept && st__plan_same_inputs(s, kept_i, i)) {
-      plan = kept;
-      plan.kase = &s->cases[i];
-      rc = ST_OK;
-      alike = 1;
-    } else {
-      st__plan_free(&kept);
-      have_kept = 0;
-      rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan, &tmp);
-      if (rc == ST_OK) {
-        kept = plan;
-        kept_i = i;
-        have_kept = 1;
-      }
+    int alike = have_plan && st__plan_same_inputs(s, plan_i, i);
+    if (!alike) {
+      st__plan_free(&plan);
+      st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
+                                      &tmp);
+      have_plan = rc == ST_OK;
+      plan_i = i;
+      if (!have_plan)
+        st__plan_free(&plan);
+      if (rc == ST_ENOMEM)
+        L->oom = 1;
     }
-    const st__scene_check *chk = L->ext ? L->ext->check : NULL;
     /* A hook whose verdict is the plan's (kase_by_plan) said nothing of
-     * the kept plan: nor will it of a case alike. */
-    if (rc == ST_OK && chk != NULL && chk->kase != NULL &&
-        !(alike && kept_quiet && chk->kase_by_plan)) {
+     * this plan: nor will it of a case alike. */
+    if (have_plan && chk != NULL && chk->kase != NULL &&
+        !(alike && quiet && chk->kase_by_plan)) {
       st__diag d = {L};
       size_t before = L->n_diag;
+      plan.kase = &s->cases[i];
       chk->kase(chk->data, s, i, &plan, &d);
       if (!alike)
-        kept_quiet = L->n_diag == before;
+        quiet = L->n_diag == before;
     }
-    if (!have_kept)
-      st__plan_free(&plan);
-    if (rc == ST_ENOMEM)
-      L->oom = 1;
     for (size_t e = 0; e < tmp.count; e++) {
       size_t j;
       for (j = 0; j < L->errs.count; j++)
@@ -2408,7 +2399,7 @@ static void resolve_cases(loader *L, const st_scene *s) {
     }
     tmp.count = 0;
   }
-  st__plan_free(&kept);
+  st__plan_free(&plan);
   st_error_list_free(&tmp);
 }
 
