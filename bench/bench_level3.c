@@ -27,6 +27,8 @@
 #include "case/level3/rehost.h"
 #include "case/level3/workers.h"
 
+#include "bench_util.h"
+
 #define REHOST_BYTES ((size_t)64 << 20)
 #define REPS 9
 #define ROUNDS 2000
@@ -39,11 +41,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 __attribute__((noreturn)) static void die(const char *what) {
@@ -117,7 +114,7 @@ static void dispatch_latency(st_registry *reg) {
         die(wr.message);
       st__wresult_free(&wr);
     }
-    qsort(t, ROUNDS, sizeof *t, cmp_double);
+    qsort(t, ROUNDS, sizeof *t, bench_cmp_double);
     printf("dispatch workers=%u median_us=%.1f p90_us=%.1f\n", counts[c],
            t[ROUNDS / 2] * 1e6, t[ROUNDS * 9 / 10] * 1e6);
     st__wpool_stop(wp);
@@ -265,7 +262,7 @@ static void isolate_cost(st_registry *reg) {
     if (b < best_iso)
       best_iso = b;
   }
-  qsort(ratio, ISO_REPS, sizeof *ratio, cmp_double);
+  qsort(ratio, ISO_REPS, sizeof *ratio, bench_cmp_double);
   printf("# --isolate per case (%d cases of a 64-element add; fork_wait, "
          "in_process and isolated in turn, best of %d)\n",
          ISO_CASES, ISO_REPS);

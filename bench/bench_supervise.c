@@ -77,16 +77,6 @@ static int same_events(const st_run_result *a, const st_run_result *b) {
   return 1;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* REPS pairs, alternated (which side goes first alternates too), so that
  * drift in what the shared machine gives us hits both alike: the best of
  * each side, and the median of the pairs' ratios (a pair ran under the
@@ -118,8 +108,8 @@ static void measure(const st_scene_set *set, const char *level, int lv) {
          "of each), ratio %.3f, median of pairs %.3f (target <= 1.05); "
          "CPU %.4f s vs %.4f s (the supervisor's own %.4f s), ratio %.3f, "
          "median of pairs %.3f; events identical: %s\n",
-         level, ti, ts, ts / ti, median(wall_r, REPS), ci, cs, sup, cs / ci,
-         median(cpu_r, REPS), same_events(ri, rs) ? "yes" : "NO");
+         level, ti, ts, ts / ti, bench_median(wall_r, REPS), ci, cs, sup, cs / ci,
+         bench_median(cpu_r, REPS), same_events(ri, rs) ? "yes" : "NO");
   st_run_result_free(ri);
   st_run_result_free(rs);
 }
@@ -172,7 +162,7 @@ static void measure_cli(const char *prog, const char *file, const char *level,
   printf("end to end, log level %s: wall --no-supervise %.4f s, supervised "
          "%.4f s (best of each), ratio %.3f, median of pairs %.3f (target "
          "<= 1.05)\n",
-         level, ti, ts, ts / ti, median(r, REPS));
+         level, ti, ts, ts / ti, bench_median(r, REPS));
 }
 
 int main(int argc, char **argv) {

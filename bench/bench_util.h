@@ -40,6 +40,18 @@ static inline void bench_keep_min(double *best /* IN/OUT */, double v) {
     *best = v;
 }
 
+/* qsort's order of doubles, ascending. */
+static inline int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of v[0, n), n > 0 (v is sorted in place). */
+static inline double bench_median(double *v /* IN/OUT */, size_t n) {
+  qsort(v, n, sizeof *v, bench_cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* text[0, len) loaded as file (its name in messages), or exit 3 naming
  * the benchmark. */
 static inline st_scene_set *bench_load(const char *bench /* IN */,
