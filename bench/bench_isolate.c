@@ -7,7 +7,14 @@
  * prints per-case microseconds and the ratios isolate / bare fork (target
  * <= 1.5) and isolate / plain (target <= 2), and checks that every case
  * passed. Wall-clock on a shared machine moves with its load; the CPU
- * ratio (this process and its children) is printed beside it. */
+ * ratio (this process and its children) is printed beside it.
+ *
+ * Then the fork server (run/zygote.h): the same suite with it forced from
+ * the first case, against the default (which starts it only past 8 MiB);
+ * and with a 96 MiB ballast in this process, as a harness that has
+ * gathered many results or loaded libtorch holds, --isolate with the
+ * server (the default there) against without, and a bare fork of that
+ * process, as ratios. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,20 +28,24 @@
 #include <scenetest/scenetest.h>
 
 #include "case/args.h"
+#include "run/sched.h"
 
 #include "bench_util.h"
 
 #define N_CASES 2000
 #define REPS 5
+#define BIG_CASES 1200
+#define BIG_REPS 3
+#define BALLAST ((size_t)96 << 20)
 
 
-/* N_CASES bare fork+wait, each child writing 256 bytes into a memfd. */
-static double bare_forks(double *cpu) {
+/* n bare fork+wait, each child writing 256 bytes into a memfd. */
+static double bare_forks(int n, double *cpu) {
   char msg[256], back[256];
   memset(msg, 'r', sizeof msg);
   *cpu = bench_cpu_s();
   double t0 = bench_now_s();
-  for (int i = 0; i < N_CASES; i++) {
+  for (int i = 0; i < n; i++) {
     int fd = memfd_create("bench-result", MFD_CLOEXEC);
     if (fd < 0)
       exit(3);
@@ -56,7 +67,8 @@ static double bare_forks(double *cpu) {
   return bench_now_s() - t0;
 }
 
-static double run_once(const st_scene_set *set, int isolate, double *cpu) {
+static double run_once(const st_scene_set *set, size_t n, int isolate,
+                       double *cpu) {
   st_run_options opts;
   st_run_result *res = NULL;
   st_error err;
@@ -72,7 +84,7 @@ static double run_once(const st_scene_set *set, int isolate, double *cpu) {
   t0 = bench_now_s() - t0;
   *cpu = bench_cpu_s() - *cpu;
   if (st_run_result_exit_code(res) != 0 ||
-      st_run_result_count(res) != N_CASES) {
+      st_run_result_count(res) != n) {
     fprintf(stderr, "bench_isolate: a case did not pass\n");
     exit(3);
   }
@@ -93,18 +105,29 @@ int main(void) {
   st_log_set_level(ST_LOG_WARNING);
   set = bench_add_suite("bench_isolate", "iso_add", "{uniform: [-1, 1]}",
                         N_CASES);
-  double tb = 1e30, ti = 1e30, tp = 1e30, cb = 1e30, ci = 1e30, cp = 1e30;
+  double tb = 1e30, ti = 1e30, tp = 1e30, tz = 1e30, cb = 1e30, ci = 1e30,
+         cp = 1e30, cz = 1e30;
   for (i = 0; i < REPS; i++) {
-    double c1, c2, c3;
-    double b = bare_forks(&c1);
-    double s = run_once(set, 1, &c2);
-    double p = run_once(set, 0, &c3);
+    double c1, c2, c3, c4;
+    double b = bare_forks(N_CASES, &c1);
+    double s = run_once(set, N_CASES, 1, &c2);
+    double p = run_once(set, N_CASES, 0, &c3);
+    double z;
+    size_t was = st__isolate_set_zygote_min(0);
+    z = run_once(set, N_CASES, 1, &c4);
+    if (st__isolate_spares_used() == 0) {
+      fprintf(stderr, "bench_isolate: the fork server was not used\n");
+      exit(3);
+    }
+    st__isolate_set_zygote_min(was);
     bench_keep_min(&tb, b);
     bench_keep_min(&ti, s);
     bench_keep_min(&tp, p);
+    bench_keep_min(&tz, z);
     bench_keep_min(&cb, c1);
     bench_keep_min(&ci, c2);
     bench_keep_min(&cp, c3);
+    bench_keep_min(&cz, c4);
   }
   const double us = 1e6 / N_CASES;
   printf("suite: %d float32 add cases 64x64 on cpu, -j 1, log level "
@@ -114,12 +137,67 @@ int main(void) {
          cb * us);
   printf("--isolate             %8.1f us/case (CPU %8.1f)\n", ti * us,
          ci * us);
+  printf("--isolate, zygote     %8.1f us/case (CPU %8.1f)\n", tz * us,
+         cz * us);
   printf("plain level 2         %8.1f us/case (CPU %8.1f)\n", tp * us,
          cp * us);
   printf("ratio isolate/bare-fork  %6.2fx wall, %6.2fx CPU (target <= 1.5)\n",
          ti / tb, ci / cb);
   printf("ratio isolate/plain      %6.2fx wall, %6.2fx CPU (target <= 2)\n",
          ti / tp, ci / cp);
+  printf("ratio zygote/default     %6.2fx wall, %6.2fx CPU (a small "
+         "harness: the default forks itself)\n",
+         tz / ti, cz / ci);
+
+  /* A big harness: the ballast is written, so it is resident and private,
+   * as results or libtorch's heap are. */
+  char *ballast = malloc(BALLAST);
+  if (ballast == NULL)
+    return 3;
+  memset(ballast, 1, BALLAST);
+  st_scene_set *big = bench_add_suite("bench_isolate", "iso_big",
+                                      "{uniform: [-1, 1]}", BIG_CASES);
+  size_t big_used = 0;
+  tb = tz = ti = cb = cz = ci = 1e30;
+  for (i = 0; i < BIG_REPS; i++) {
+    double c1, c2, c3;
+    double b = bare_forks(BIG_CASES, &c1);
+    double z = run_once(big, BIG_CASES, 1, &c2);
+    size_t used = st__isolate_spares_used();
+    big_used = used;
+    double d;
+    size_t was = st__isolate_set_zygote_min(SIZE_MAX);
+    d = run_once(big, BIG_CASES, 1, &c3);
+    st__isolate_set_zygote_min(was);
+    if (used == 0) {
+      fprintf(stderr, "bench_isolate: the fork server was not used\n");
+      exit(3);
+    }
+    bench_keep_min(&tb, b);
+    bench_keep_min(&tz, z);
+    bench_keep_min(&ti, d);
+    bench_keep_min(&cb, c1);
+    bench_keep_min(&cz, c2);
+    bench_keep_min(&ci, c3);
+  }
+  const double bus = 1e6 / BIG_CASES;
+  printf("with %zu MiB more in this process: %d cases, best of %d, "
+         "alternated\n",
+         BALLAST >> 20, BIG_CASES, BIG_REPS);
+  printf("bare fork+wait+memfd  %8.1f us/case (CPU %8.1f)\n", tb * bus,
+         cb * bus);
+  printf("--isolate, zygote     %8.1f us/case (CPU %8.1f)\n", tz * bus,
+         cz * bus);
+  printf("--isolate, no zygote  %8.1f us/case (CPU %8.1f)\n", ti * bus,
+         ci * bus);
+  printf("children from the zygote: %zu of %d in the last run\n",
+         big_used, BIG_CASES);
+  printf("ratio zygote/no-zygote   %6.2fx wall, %6.2fx CPU\n", tz / ti,
+         cz / ci);
+  printf("ratio zygote/bare-fork   %6.2fx wall, %6.2fx CPU\n", tz / tb,
+         cz / cb);
+  st_scene_set_free(big);
+  free(ballast);
   st_scene_set_free(set);
   close(devnull);
   return 0;

@@ -21,6 +21,7 @@
 
 #include "l3_testing.h"
 #include "case/level3/level3.h"
+#include "run/sched.h"
 
 typedef struct fixture {
   st_registry *reg;
@@ -393,9 +394,28 @@ static void st_run__isolate_grandchild_holding_output(void **state) {
   l3t_assert_no_children();
 }
 
+/* The same tests with the fork server from the first case (run/zygote.h;
+ * by default it starts only once the harness holds 8 MiB): every child
+ * but those forked while no spare was ready is the zygote's, and each
+ * test's run must have taken at least one. */
+static size_t zygote_was;
+
+static int setup_zygote(void **state) {
+  zygote_was = st__isolate_set_zygote_min(0);
+  return setup(state);
+}
+
+static int teardown_zygote(void **state) {
+  st__isolate_set_zygote_min(zygote_was);
+  assert_true(st__isolate_spares_used() > 0);
+  return teardown(state);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)                                                                  \
+  cmocka_unit_test_setup_teardown(fn, setup, teardown),                        \
+      {#fn "__zygote", fn, setup_zygote, teardown_zygote, NULL}
       T(st_run__isolate_crash_fails_only_that_case),
       T(st_run__isolate_one_record_line_per_child),
       T(st_run__timeout_kills_level2_case),

@@ -163,6 +163,26 @@ static void pid_register(void) {
   (void)pthread_atfork(NULL, NULL, pid_atfork_child);
 }
 
+size_t st__proc_private_bytes(void) {
+  char buf[128];
+  unsigned long size, resident, shared;
+  ssize_t n;
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  if (sscanf(buf, "%lu %lu %lu", &size, &resident, &shared) != 3 ||
+      shared > resident)
+    return 0;
+  return (size_t)(resident - shared) * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+void st__proc_pid_reset(void) { atomic_store(&cached_pid, (int)getpid()); }
+
 pid_t st__proc_pid(void) {
   int pid = atomic_load(&cached_pid);
   if (pid != 0)

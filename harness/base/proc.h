@@ -33,6 +33,14 @@ int st__proc_pidfd_open(pid_t pid);
  * handler re-reads it in every child fork() makes, so a child never sees
  * its parent's id. Thread-safety: any thread. */
 pid_t st__proc_pid(void);
+/* Re-reads the cached id: for a child made by a raw clone(2), which runs no
+ * atfork handler (run/zygote.c). Thread-safety: the process's only thread. */
+void st__proc_pid_reset(void);
+
+/* This process's resident memory that is not backed by a file (resident
+ * minus shared, /proc/self/statm), in bytes: what fork(2) copies page
+ * tables for. 0 where it cannot be read. Thread-safety: any thread. */
+size_t st__proc_private_bytes(void);
 
 /* Kills the process group pgid (whose leader has been waited for) with
  * SIGKILL and waits, up to 2 s, until every member has died (a zombie

@@ -150,7 +150,7 @@ static void stream_phase_begin(void *data, const st_case_info *info,
     stream_flush(data);
 }
 
-static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
+_Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
                        size_t n, int res_w, int cap_w) {
   st_observer so;
   st_case_result *r;
@@ -195,6 +195,25 @@ static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
   /* _exit: no atexit handlers or leak checks of the parent's program run
    * in its copy. */
   _exit(0);
+}
+
+void st__child_detach(pid_t parent) {
+  /* Its own process group, killed when the case ends, so that nothing
+   * a kernel started outlives the case (D10). A harness killed by a
+   * signal (SIGINT from kill(1), not the terminal's whole group) takes
+   * its children along, as it takes its level-3 workers: none is left
+   * running a hung kernel. */
+  setpgid(0, 0);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+    _exit(123);
+  st__intr_child();
+}
+
+_Noreturn void st__child_enter(st__runctx *rc, const st_case_ref *ref, size_t index,
+                     size_t total, int res_fd, int cap_w, char *fault) {
+  if (fault != NULL)
+    st__guard_note_to(fault, ST__GUARD_NOTE_MAX);
+  child_main(rc, ref, index, total, res_fd, cap_w);
 }
 
 /* ---- the parent ------------------------------------------------------- */
@@ -465,26 +484,46 @@ static st_case_result *error_result(const st_case_info *info,
   return r;
 }
 
-int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
-                    const st_case_info *info, double timeout,
-                    const st__child *all, size_t n_all,
-                    st_case_result **failed) {
-  int cp[2];
-  pid_t pid, parent = getpid();
-  size_t j;
+/* The parent's side of a started child (forked here, or a spare given
+ * its case): its group, its pidfd, its pipe, its clock. */
+void st__child_started(st__child *c, pid_t pid, int cap_r, int cap_w) {
+  c->cap_fd = cap_r;
+  /* With a pidfd, the child's exit is what wakes us, once; we hold the
+   * pipe's write end meanwhile, so that the pipe's end-of-file (which the
+   * child's exit would cause a moment before, waking us early onto a cold
+   * CPU to wait again) never comes first. Without one, the end-of-file
+   * says the child is exiting. */
+  setpgid(pid, pid); /* both sides: whichever runs first */
+  c->pid_fd = st__proc_pidfd_open(pid);
+  if (c->pid_fd >= 0)
+    c->cap_w = cap_w;
+  else
+    close(cap_w);
+  /* Only O_NONBLOCK among the status flags a pipe's read end has. */
+  fcntl(c->cap_fd, F_SETFL, O_NONBLOCK);
+  c->pid = pid;
+  c->start = st__now_ns();
+  c->deadline = c->timeout > 0 ? c->start + (uint64_t)(c->timeout * 1e9) : 0;
+}
 
+void st__child_prepare(st__child *c, const st__runctx *rc) {
+  /* --guard-pages: a page for the child's fault note, made once per slot
+   * (without one a fault is reported as the plain signal). */
+  if (rc->opts->guard_pages && c->fault == NULL)
+    c->fault = st__guard_note_new();
+}
+
+int st__child_begin(st__child *c, const st__runctx *rc,
+                    const st_case_info *info, double timeout,
+                    st_case_result **failed) {
   /* The slot's result file, made by its first case (rewound after each). */
   if (c->res_fd < 0 &&
       (c->res_fd = memfd_create("scenetest-isolate", MFD_CLOEXEC)) < 0) {
     *failed = error_result(info, "memfd_create", errno);
     return -1;
   }
-  if (pipe2(cp, O_CLOEXEC) != 0) {
-    *failed = error_result(info, "pipe", errno);
-    return -1;
-  }
   c->index = info->index;
-  c->cap_fd = cp[0];
+  c->cap_fd = -1;
   c->cap_w = -1;
   c->pid_fd = -1;
   c->exited = 0;
@@ -494,12 +533,27 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
   c->interrupted = 0;
   c->oom = 0;
   c->timeout = timeout;
-  /* --guard-pages: a page for the child's fault note, made once per slot
-   * (without one a fault is reported as the plain signal). */
-  if (rc->opts->guard_pages && c->fault == NULL)
-    c->fault = st__guard_note_new();
+  st__child_prepare(c, rc);
   if (c->fault != NULL)
     c->fault[0] = '\0';
+  return 0;
+}
+
+int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
+                    const st_case_info *info, double timeout,
+                    const st__child *all, size_t n_all,
+                    st_case_result **failed) {
+  int cp[2];
+  pid_t pid, parent = getpid();
+  size_t j;
+
+  if (st__child_begin(c, rc, info, timeout, failed) != 0)
+    return -1;
+  if (pipe2(cp, O_CLOEXEC) != 0) {
+    *failed = error_result(info, "pipe", errno);
+    return -1;
+  }
+  c->cap_fd = cp[0];
   /* Buffered output would be written twice otherwise: every stream, the
    * report's included (a kernel that calls exit() flushes the child's
    * copies). */
@@ -513,15 +567,7 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
     return -1;
   }
   if (pid == 0) {
-    /* Its own process group, killed when the case ends, so that nothing
-     * a kernel started outlives the case (D10). A harness killed by a
-     * signal (SIGINT from kill(1), not the terminal's whole group) takes
-     * its children along, as it takes its level-3 workers: none is left
-     * running a hung kernel. */
-    setpgid(0, 0);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-      _exit(123);
-    st__intr_child();
+    st__child_detach(parent);
     st__proc_close_parent_only(); /* the reports, --events, fd 1 saved */
     /* A child holds only its own descriptors (D14): not its siblings'
      * pipes, result files or pidfds. */
@@ -537,26 +583,10 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
           close(all[j].pid_fd);
       }
     close(cp[0]);
-    if (c->fault != NULL)
-      st__guard_note_to(c->fault, ST__GUARD_NOTE_MAX);
-    child_main(rc, ref, info->index, info->total, c->res_fd, cp[1]);
+    st__child_enter(rc, ref, info->index, info->total, c->res_fd, cp[1],
+                    c->fault);
   }
-  /* With a pidfd, the child's exit is what wakes us, once; we hold the
-   * pipe's write end meanwhile, so that the pipe's end-of-file (which the
-   * child's exit would cause a moment before, waking us early onto a cold
-   * CPU to wait again) never comes first. Without one, the end-of-file
-   * says the child is exiting. */
-  setpgid(pid, pid); /* both sides: whichever runs first */
-  c->pid_fd = st__proc_pidfd_open(pid);
-  if (c->pid_fd >= 0)
-    c->cap_w = cp[1];
-  else
-    close(cp[1]);
-  /* Only O_NONBLOCK among the status flags a pipe's read end has. */
-  fcntl(c->cap_fd, F_SETFL, O_NONBLOCK);
-  c->pid = pid;
-  c->start = st__now_ns();
-  c->deadline = c->timeout > 0 ? c->start + (uint64_t)(c->timeout * 1e9) : 0;
+  st__child_started(c, pid, cp[0], cp[1]);
   return 0;
 }
 

@@ -60,6 +60,32 @@ int st__child_start(st__child *c /* IN/OUT */, st__runctx *rc /* IN */,
                     const st_case_info *info /* IN */, double timeout,
                     const st__child *all /* IN */, size_t n_all,
                     st_case_result **failed /* OUT */);
+/* The slot's one-time setup that a child must inherit (--guard-pages: its
+ * fault note); st__child_start does it too. For a fork server made before
+ * the slot's first case (run/zygote.h). */
+void st__child_prepare(st__child *c /* IN/OUT */, const st__runctx *rc /* IN */);
+/* Readies the empty slot for case info (its result file made if it has
+ * none): the first half of st__child_start, for a child made elsewhere.
+ * Returns -1 with *failed the case's error result (NULL out of memory). */
+int st__child_begin(st__child *c /* IN/OUT */, const st__runctx *rc /* IN */,
+                    const st_case_info *info /* IN */, double timeout,
+                    st_case_result **failed /* OUT */);
+/* The second half: the child pid, already running the slot's case, its
+ * capture pipe's ends taken (the write end kept while its pidfd is, else
+ * closed). */
+void st__child_started(st__child *c /* IN/OUT */, pid_t pid, int cap_r,
+                       int cap_w);
+/* In a new child of the harness: its own process group, killed with the
+ * harness (PR_SET_PDEATHSIG; exits 123 if parent is already gone), the
+ * harness's signal handling undone. */
+void st__child_detach(pid_t parent);
+/* In such a child: runs case index of total (ref) with its events into
+ * res_fd, fd 1 and 2 onto cap_w, a fault note into fault (or NULL); never
+ * returns. */
+_Noreturn void st__child_enter(st__runctx *rc /* IN */,
+                               const st_case_ref *ref /* IN */, size_t index,
+                               size_t total, int res_fd, int cap_w,
+                               char *fault /* IN, borrowed */);
 /* The descriptors to poll for the running child c into pf[0..2); returns
  * how many. */
 size_t st__child_pollfds(const st__child *c /* IN */,

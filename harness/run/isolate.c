@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "case/phase.h"
+#include "base/proc.h"
 #include "case/result.h"
 #include "run/child.h"
 #include "run/interrupt.h"
 #include "run/sched.h"
+#include "run/zygote.h"
 
 /* A case with a timeout its executor does not enforce must run in a
  * child: a kernel cannot be stopped safely inside the harness's own
@@ -37,6 +39,20 @@ static int isolate_fits(const st__schedctx *sc) {
 
 /* ---- the scheduler ---------------------------------------------------- */
 
+/* The fork server is started once this process holds this much memory
+ * not backed by files (looked at every ZYGOTE_EVERY children forked here).
+ * Below it a fork here costs less than a spare's round trips; above it a
+ * fork here grows by ~17 us per MiB held, a spare's hardly at all. On a
+ * 2-vCPU VM (docs/benchmarks.md, "--isolate and the zygote"): a 2,000-case
+ * suite (4 MiB held) 0.43 s forking here, 0.59 s from spares; 20,000 cases
+ * (growing to 23 MiB) 7.5 s forking here, 6.2 s with the server from 8 MiB
+ * on; with 96 MiB held, 0.22x the time per case. */
+#define ZYGOTE_MIN_BYTES ((size_t)8 << 20)
+#define ZYGOTE_EVERY 64
+
+static size_t spares_used; /* by the last run: st__isolate_spares_used */
+static size_t zygote_min = ZYGOTE_MIN_BYTES;
+
 /* The scheduler's state for one run. */
 typedef struct iso {
   st__schedctx *sc;
@@ -47,6 +63,10 @@ typedef struct iso {
   struct pollfd *pf;     /* at most 2 per slot */
   size_t *who;           /* pf[k] is kids[who[k]]'s */
   void *block;           /* all of the above */
+  st__zygote *z;         /* the fork server, or NULL: forks here */
+  size_t to_isolate;     /* isolated cases not started yet */
+  size_t forked_here;    /* children forked by this process */
+  int zygote_tried;
   size_t next_start, next_report, running;
   int stop;
 } iso;
@@ -75,6 +95,9 @@ static st_status iso_init(iso *is, st__schedctx *sc, st_error *err) {
   is->ready = (char *)(is->pf + 2 * (size_t)jobs + 1);
   for (i = 0; i < jobs; i++)
     st__child_init(&is->kids[i]);
+  for (i = 0; i < n; i++)
+    is->to_isolate += must_isolate(sc, i) != 0;
+  spares_used = 0;
   return ST_OK;
 }
 
@@ -82,6 +105,8 @@ static st_status iso_init(iso *is, st__schedctx *sc, st_error *err) {
  * outlive the run) and frees everything. */
 static void iso_free(iso *is) {
   size_t i;
+  st__zygote_stop(is->z);
+  is->z = NULL;
   for (i = 0; i < is->jobs; i++)
     st__child_free(&is->kids[i]);
   for (i = 0; i < is->sc->n; i++)
@@ -119,6 +144,60 @@ static double child_timeout(const st__schedctx *sc, size_t i) {
   return t > 0 && st__sched_owns_timeout(sc, i) ? t + 1.0 : t;
 }
 
+size_t st__isolate_spares_used(void) { return spares_used; }
+
+size_t st__isolate_set_zygote_min(size_t bytes) {
+  size_t was = zygote_min;
+  zygote_min = bytes;
+  return was;
+}
+
+/* Starts the fork server when this process has grown past
+ * ZYGOTE_MIN_BYTES and more than one isolated case is still to come
+ * (run/zygote.h): it forks from the state of that moment, which the
+ * results gathered since do not grow. */
+static void iso_zygote(iso *is) {
+  st__schedctx *sc = is->sc;
+  size_t i;
+  if (is->z != NULL || is->zygote_tried || is->to_isolate < 2 ||
+      is->forked_here % ZYGOTE_EVERY != 0 ||
+      st__proc_private_bytes() < zygote_min)
+    return;
+  is->zygote_tried = 1;
+  for (i = 0; i < is->jobs; i++)
+    st__child_prepare(&is->kids[i], sc->rc);
+  is->z = st__zygote_start(sc->rc, sc->refs, sc->n, is->kids, is->jobs,
+                           is->to_isolate);
+}
+
+/* Starts case info's child in the empty slot: a spare of the zygote's if
+ * one is ready, else one forked here. */
+static int iso_start_child(iso *is, size_t slot, const st_case_info *info,
+                           st_case_result **failed) {
+  st__schedctx *sc = is->sc;
+  st__child *c = &is->kids[slot];
+  double t = child_timeout(sc, info->index);
+  st__spare sp;
+  iso_zygote(is);
+  if (is->to_isolate > 0)
+    is->to_isolate--;
+  if (is->z != NULL && st__zygote_take(is->z, &sp) == 0) {
+    if (st__child_begin(c, sc->rc, info, t, failed) != 0) {
+      st__zygote_discard(&sp);
+      return -1;
+    }
+    if (st__zygote_go(&sp, info->index, slot, c->res_fd) == 0) {
+      st__child_started(c, sp.pid, sp.cap_r, sp.cap_w);
+      spares_used++;
+      return 0;
+    }
+    st__zygote_discard(&sp); /* it died waiting: fork one here */
+  }
+  is->forked_here++;
+  return st__child_start(c, sc->rc, &sc->refs[info->index], info, t,
+                         is->kids, is->jobs, failed);
+}
+
 /* Starts cases while there is room. */
 static void iso_start(iso *is) {
   st__schedctx *sc = is->sc;
@@ -145,9 +224,7 @@ static void iso_start(iso *is) {
     for (slot = 0; slot < is->jobs && is->kids[slot].pid > 0; slot++)
       ;
     st__sched_info(sc, i, &info);
-    if (st__child_start(&is->kids[slot], sc->rc, &sc->refs[i], &info,
-                        child_timeout(sc, i), is->kids, is->jobs,
-                        &failed) != 0) {
+    if (iso_start_child(is, slot, &info, &failed) != 0) {
       /* The case errors (failed says why, or is NULL out of memory). */
       iso_finish(is, i, failed);
       if (sc->rc->opts->fail_fast)

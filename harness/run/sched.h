@@ -60,6 +60,13 @@ typedef struct st__scheduler {
 
 extern const st__scheduler st__sched_supervise;
 extern const st__scheduler st__sched_isolate;
+/* How many children the last run of st__sched_isolate took from its fork
+ * server (run/zygote.h); for tests. Thread-safety: after the run. */
+size_t st__isolate_spares_used(void);
+/* Sets the memory (bytes not backed by files) past which the isolate
+ * scheduler starts its fork server (default 8 MiB; 0: from the first
+ * child). For tests and benchmarks. Thread-safety: between runs. */
+size_t st__isolate_set_zygote_min(size_t bytes); /* returns the old value */
 extern const st__scheduler st__sched_threads;
 extern const st__scheduler st__sched_serial;
 

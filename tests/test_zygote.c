@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* The isolate scheduler's fork server (run/zygote.h) on its own: a spare
+ * is this process's child (waitable, killable) in a process group of its
+ * own; a spare told a case it does not have exits 124; one never told a
+ * case exits 0 when its socket closes; a zygote that dies makes take say
+ * so, then and ever after; stop reaps the zygote and every spare no case
+ * took, however many were asked for. The scheduler's use of it (every
+ * isolate test again with the zygote from the first case) is in
+ * test_isolate.c. Kept out of the ThreadSanitizer build (it forks). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run/zygote.h"
+
+static void assert_no_children(void) {
+  int status;
+  assert_int_equal(waitpid(-1, &status, WNOHANG), -1);
+  assert_int_equal(errno, ECHILD);
+}
+
+/* A zygote of a run of no cases, one slot, expecting `cases` cases. */
+static st__zygote *start(st__child *slot, size_t cases) {
+  st__zygote *z;
+  st__child_init(slot);
+  z = st__zygote_start(NULL, NULL, 0, slot, 1, cases);
+  assert_non_null(z);
+  return z;
+}
+
+static int wait_status(pid_t pid) {
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  return status;
+}
+
+static void zygote__spare_is_our_child_in_its_own_group(void **state) {
+  st__child slot;
+  st__zygote *z = start(&slot, 2);
+  st__spare sp;
+  int status;
+  (void)state;
+  /* The first take waits for the zygote's first spare. */
+  assert_int_equal(st__zygote_take(z, &sp), 0);
+  assert_true(sp.pid > 0);
+  assert_int_not_equal(sp.pid, st__zygote_pid(z));
+  assert_true(sp.cap_r >= 0 && sp.cap_w >= 0 && sp.go >= 0);
+  /* Ours to wait for: alive (not waitable yet), then killed and reaped. */
+  assert_int_equal(waitpid(sp.pid, &status, WNOHANG), 0);
+  /* Its own group: it makes it itself, and the scheduler (as here) too,
+   * whichever comes first (st__child_started); a child of another
+   * parent could not be moved. */
+  assert_int_equal(setpgid(sp.pid, sp.pid), 0);
+  assert_int_equal(getpgid(sp.pid), sp.pid);
+  st__zygote_discard(&sp);
+  assert_int_equal(kill(sp.pid, 0), -1);
+  st__zygote_stop(z);
+  assert_no_children();
+}
+
+static void zygote__spare_told_a_case_it_lacks_exits_124(void **state) {
+  st__child slot;
+  st__zygote *z = start(&slot, 1);
+  st__spare sp;
+  int status, fd = dup(2);
+  (void)state;
+  assert_int_equal(st__zygote_take(z, &sp), 0);
+  assert_int_equal(st__zygote_go(&sp, 7, 0, fd), 0);
+  assert_int_equal(sp.go, -1);
+  status = wait_status(sp.pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 124);
+  close(sp.cap_r);
+  close(sp.cap_w);
+  close(fd);
+  st__zygote_stop(z);
+  assert_no_children();
+}
+
+static void zygote__spare_without_a_case_exits_0(void **state) {
+  st__child slot;
+  st__zygote *z = start(&slot, 1);
+  st__spare sp;
+  int status;
+  (void)state;
+  assert_int_equal(st__zygote_take(z, &sp), 0);
+  close(sp.go);
+  status = wait_status(sp.pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  close(sp.cap_r);
+  close(sp.cap_w);
+  st__zygote_stop(z);
+  assert_no_children();
+}
+
+static void zygote__dead_zygote_is_gone_for_good(void **state) {
+  st__child slot;
+  st__zygote *z = start(&slot, 1000);
+  st__spare sp;
+  int got, status;
+  pid_t w;
+  (void)state;
+  assert_int_equal(st__zygote_take(z, &sp), 0);
+  st__zygote_discard(&sp);
+  assert_int_equal(kill(st__zygote_pid(z), SIGKILL), 0);
+  /* Spares it made before it died may still come (0), or none be ready
+   * (1), until its end shows; then gone, and gone after. */
+  while ((got = st__zygote_take(z, &sp)) >= 0)
+    if (got == 0)
+      st__zygote_discard(&sp);
+  assert_int_equal(st__zygote_take(z, &sp), -1);
+  st__zygote_stop(z);
+  /* A spare the zygote made but died before reporting is a zombie that
+   * only the harness's exit reaps (it holds nothing; its socket closed
+   * with the zygote, so it exits 0): waited for here. */
+  while ((w = waitpid(-1, &status, 0)) > 0) {
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  assert_no_children();
+}
+
+static void zygote__stop_reaps_spares_asked_for(void **state) {
+  st__child slots[4];
+  st__zygote *z;
+  st__spare sp;
+  size_t i;
+  (void)state;
+  for (i = 0; i < 4; i++)
+    st__child_init(&slots[i]);
+  /* Four slots: four spares asked for at once, one taken. */
+  z = st__zygote_start(NULL, NULL, 0, slots, 4, 50);
+  assert_non_null(z);
+  assert_int_equal(st__zygote_take(z, &sp), 0);
+  st__zygote_discard(&sp);
+  st__zygote_stop(z);
+  assert_no_children();
+  st__zygote_stop(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(zygote__spare_is_our_child_in_its_own_group),
+      cmocka_unit_test(zygote__spare_told_a_case_it_lacks_exits_124),
+      cmocka_unit_test(zygote__spare_without_a_case_exits_0),
+      cmocka_unit_test(zygote__dead_zygote_is_gone_for_good),
+      cmocka_unit_test(zygote__stop_reaps_spares_asked_for),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
