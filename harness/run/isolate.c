@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case/phase.h"
+#include <scenetest/log.h>
+
 #include "base/proc.h"
+#include "case/phase.h"
 #include "case/result.h"
 #include "run/child.h"
 #include "run/interrupt.h"
@@ -43,8 +45,8 @@ static int isolate_fits(const st__schedctx *sc) {
  * not backed by files (looked at every ZYGOTE_EVERY children forked here).
  * Below it a fork here costs less than a spare's round trips; above it a
  * fork here grows by ~17 us per MiB held, a spare's hardly at all. On a
- * 2-vCPU VM (docs/benchmarks.md, "--isolate and the zygote"): a 2,000-case
- * suite (4 MiB held) 0.43 s forking here, 0.59 s from spares; 20,000 cases
+ * 2-vCPU VM (docs/benchmarks.md, "Isolated cases and the zygote"): a
+ * 2,000-case suite (4 MiB held) 0.43 s forking here, 0.59 s from spares; 20,000 cases
  * (growing to 23 MiB) 7.5 s forking here, 6.2 s with the server from 8 MiB
  * on; with 96 MiB held, 0.22x the time per case. */
 #define ZYGOTE_MIN_BYTES ((size_t)8 << 20)
@@ -52,6 +54,7 @@ static int isolate_fits(const st__schedctx *sc) {
 
 static size_t spares_used; /* by the last run: st__isolate_spares_used */
 static size_t zygote_min = ZYGOTE_MIN_BYTES;
+static int zygote_min_read; /* SCENETEST_TEST_ZYGOTE_MIN looked at */
 
 /* The scheduler's state for one run. */
 typedef struct iso {
@@ -146,8 +149,28 @@ static double child_timeout(const st__schedctx *sc, size_t i) {
 
 size_t st__isolate_spares_used(void) { return spares_used; }
 
+/* SCENETEST_TEST_ZYGOTE_MIN (test-only, docs/reliability.md): bytes past
+ * which the zygote starts, instead of 8 MiB ("0": from the first child),
+ * so that the CLI's tests can run their isolated cases through it. Read
+ * once. */
+static size_t zygote_threshold(void) {
+  if (!zygote_min_read) {
+    const char *v = getenv("SCENETEST_TEST_ZYGOTE_MIN");
+    char *end;
+    unsigned long long b;
+    zygote_min_read = 1;
+    if (v != NULL && v[0] != '\0') {
+      errno = 0;
+      b = strtoull(v, &end, 10);
+      if (errno == 0 && *end == '\0' && b <= SIZE_MAX)
+        zygote_min = (size_t)b;
+    }
+  }
+  return zygote_min;
+}
+
 size_t st__isolate_set_zygote_min(size_t bytes) {
-  size_t was = zygote_min;
+  size_t was = zygote_threshold();
   zygote_min = bytes;
   return was;
 }
@@ -161,13 +184,19 @@ static void iso_zygote(iso *is) {
   size_t i;
   if (is->z != NULL || is->zygote_tried || is->to_isolate < 2 ||
       is->forked_here % ZYGOTE_EVERY != 0 ||
-      st__proc_private_bytes() < zygote_min)
+      st__proc_private_bytes() < zygote_threshold())
     return;
   is->zygote_tried = 1;
   for (i = 0; i < is->jobs; i++)
     st__child_prepare(&is->kids[i], sc->rc);
   is->z = st__zygote_start(sc->rc, sc->refs, sc->n, is->kids, is->jobs,
                            is->to_isolate);
+  if (is->z != NULL)
+    st_log(ST_LOG_INFO,
+           "isolate: the children of the %zu cases left are forked by a "
+           "zygote (pid %ld): this process holds %zu MiB",
+           is->to_isolate, (long)st__zygote_pid(is->z),
+           st__proc_private_bytes() >> 20);
 }
 
 /* Starts case info's child in the empty slot: a spare of the zygote's if

@@ -68,6 +68,12 @@ def run(args, env=None, **kw):
             p.stderr.decode("utf-8", "replace"))
 
 
+# The isolate scheduler's fork server from the first child (by default it
+# starts once the harness holds 8 MiB, which these small runs never do):
+# the isolated modes are tried both ways.
+ZYGOTE = {"SCENETEST_TEST_ZYGOTE_MIN": "0"}
+
+
 def base(*extra):
     return ["run", "--plugin", PLUGIN, "--platform", "misbehave",
             "--format", "tap"] + list(extra)
@@ -288,7 +294,7 @@ def shm():
         return set()
 
 
-def interrupted(sig, fmt, mode):
+def interrupted(sig, fmt, mode, env=None):
     """A run stopped by sig while case 'fifo' runs (it has written to the
     FIFO): every case reported once, the running one an error, the report
     finished; exit 128 + sig; nothing left in the session or /dev/shm."""
@@ -310,7 +316,8 @@ def interrupted(sig, fmt, mode):
         [EXE, "run", "--plugin", PLUGIN, "--platform", "misbehave",
          "--format", fmt, "--events", ev] + dest + mode + [path],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=dict(ENV, ST_TEST_FIFO=fifo), start_new_session=True)
+        env=dict(ENV, ST_TEST_FIFO=fifo, **(env or {})),
+        start_new_session=True)
     try:
         with open(fifo, "rb") as f:  # blocks until the kernel opens it
             check(f.read(1) == b"x", "the kernel's cue")
@@ -400,6 +407,10 @@ def interrupt__isolate_and_no_supervise_finish_every_report():
             interrupted(sig, "tap", mode)
         for fmt in ("text", "junit", "json"):
             interrupted(signal.SIGINT, fmt, mode)
+    for mode in (["--isolate"], ["--isolate", "-j", "2"]):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            interrupted(sig, "tap", mode, ZYGOTE)
+        interrupted(signal.SIGINT, "json", mode, ZYGOTE)
 
 
 @test
@@ -456,12 +467,15 @@ def process_model__eager_plugin_is_not_loaded_by_the_forking_process():
                level=3)
     pat = (r"kernel pid=(\d+) ppid=(\d+) pppid=(-?\d+) "
            r"parent_has_plugin=(-?\d)")
-    for mode in ([], ["-j", "2"], ["--isolate"], ["--isolate", "-j", "2"],
-                 ["--no-supervise"]):
+    for mode, z in (([], {}), (["-j", "2"], {}), (["--isolate"], {}),
+                    (["--isolate", "-j", "2"], {}), (["--isolate"], ZYGOTE),
+                    (["--isolate", "-j", "2"], ZYGOTE),
+                    (["--no-supervise"], {})):
         ev = os.path.join(TMP, "ep.jsonl")
         p = subprocess.Popen(
             [EXE] + base("--events", ev) + mode + [l2, l3],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=dict(ENV, **z))
         out, err = p.communicate(timeout=120)
         what = "%r rc=%d\n%s%s" % (mode, p.returncode, out.decode(),
                                    err.decode())
@@ -545,9 +559,12 @@ def d11__interrupt_ends_tap_with_bail_out():
 @test
 def d14__children_hold_only_their_own_descriptors():
     path = scene("d14.yaml", "fds", after=3, before=3)
-    for mode, own in ((["-j", "2"], ("scenetest-journal",
-                                     "scenetest-capture")),
-                      (["--isolate", "-j", "2"], ("scenetest-isolate",))):
+    for mode, own, z in ((["-j", "2"], ("scenetest-journal",
+                                        "scenetest-capture"), {}),
+                         (["--isolate", "-j", "2"], ("scenetest-isolate",),
+                          {}),
+                         (["--isolate", "-j", "2"], ("scenetest-isolate",),
+                          ZYGOTE)):
         ev = os.path.join(TMP, "d14.jsonl")
         doc = os.path.join(TMP, "d14.xml")
         # A second report to a file, the TAP one to a pipe: the child holds
@@ -555,7 +572,7 @@ def d14__children_hold_only_their_own_descriptors():
         p = subprocess.Popen([EXE] + base("--events", ev, "--report",
                                           "junit:" + doc) + mode + [path],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=ENV)
+                             env=dict(ENV, **z))
         pipe_ino = os.fstat(p.stdout.fileno()).st_ino
         out, err = p.communicate(timeout=120)
         rc, out, err = p.returncode, out.decode(), err.decode()
@@ -668,21 +685,26 @@ def d10__no_kernel_started_process_survives_its_case():
     hang = spawning_scene("d10t.yaml", [("spawnhang", "spawnhang"),
                                         ("a3", "alive")], "d10t")
     pids = os.path.join(TMP, "d10.pids")
-    for mode in ([], ["-j", "2"], ["--isolate"], ["--isolate", "-j", "2"]):
+    for mode, z in (([], {}), (["-j", "2"], {}), (["--isolate"], {}),
+                    (["--isolate", "-j", "2"], {}), (["--isolate"], ZYGOTE),
+                    (["--isolate", "-j", "2"], ZYGOTE)):
         for scn, extra, want in ((path, [], 0), (hang, ["--timeout", "1"], 1)):
             if os.path.exists(pids):
                 os.unlink(pids)
             ev = os.path.join(TMP, "d10.jsonl")
             try:
+                loud = ["--log-level", "info"] if z else []
                 rc, out, err = run(base("--events", ev) + mode + extra +
-                                   [scn], env={"ST_TEST_PIDS": pids})
+                                   loud + [scn], env=dict(z, ST_TEST_PIDS=pids))
             finally:
                 left = wait_gone(pids)
                 kill_pids(pids)
-            what = "%r %r rc=%d\n%s%s" % (mode, extra, rc, out, err)
+            what = "%r %r %r rc=%d\n%s%s" % (mode, z, extra, rc, out, err)
             check(rc == want, what)
             check(left == [], "no sleep left after the run: %r: %s" % (
                 left, what))
+            check(("forked by a zygote" in err) == bool(z),
+                  "the zygote forked the isolated children: %s" % what)
             by = {e["case"]: e for e in events(ev)}
             if extra:
                 check(by["spawnhang"]["status"] == "error" and
