@@ -472,10 +472,11 @@ static void fill_uniform_f32__matches_scalar_steps(void **state) {
   check_scalar_steps(-3.25, 7.0, 1000, 4099);
 }
 
-/* The 32-wide loop multiplies by w * 2^-24 where that is exact, and falls
- * back to the two-multiply loop where it is not (a width whose 2^-24th is
- * subnormal): the same bytes either way, for widths whose products round
- * differently, and where values reach HI and become the float below it. */
+/* The 32- and 64-wide loops (AVX2, AVX-512: whichever this machine has)
+ * multiply by w * 2^-24 where that is exact, and fall back to the
+ * two-multiply loop where it is not (a width whose 2^-24th is subnormal):
+ * the same bytes either way, for widths whose products round differently,
+ * and where values reach HI and become the float below it. */
 static void fill_uniform_f32__every_width_same_bytes(void **state) {
   (void)state;
   static const double iv[][2] = {

@@ -15,8 +15,8 @@
  * process id (base/proc.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
