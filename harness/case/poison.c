@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/hot.h"
 #include "case/poison.h"
 
 /* Host-order values; stored with memcpy, which on the little-endian hosts
@@ -78,9 +79,11 @@ void st__poison_fill(st_tensor *t) {
  * every output (nothing is still poison): one branch-free pass per element
  * width that the compiler vectorizes, typed loads instead of a memcmp call
  * per element. Only a non-zero count pays for the second pass that finds
- * the first such element. has_e is loop-invariant (unswitched). */
+ * the first such element. has_e is loop-invariant (unswitched). Built for
+ * AVX2 too (base/hot.h): at SSE2 the 64-bit count of 32-bit compares
+ * costs two unpacks per vector. */
 #define POISON_COUNT(T)                                                        \
-  static size_t count_##T(const unsigned char *restrict p,                     \
+  ST_HOT_CLONES static size_t count_##T(const unsigned char *restrict p,                     \
                           const unsigned char *restrict e, size_t n, T pat,    \
                           int has_e) {                                         \
     size_t c = 0;                                                              \
