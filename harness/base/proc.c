@@ -7,10 +7,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -161,6 +163,41 @@ static void pid_atfork_child(void) {
 
 static void pid_register(void) {
   (void)pthread_atfork(NULL, NULL, pid_atfork_child);
+}
+
+int st__proc_send_fds(int sock, const void *p, size_t n, const int *fds,
+                      size_t nfds) {
+  struct msghdr mh;
+  struct iovec iov;
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * ST__PROC_MAX_FDS)];
+    struct cmsghdr align;
+  } u;
+  ssize_t w;
+  if (nfds > ST__PROC_MAX_FDS) {
+    errno = EINVAL;
+    return -1;
+  }
+  memset(&mh, 0, sizeof mh);
+  iov.iov_base = (void *)(uintptr_t)p;
+  iov.iov_len = n;
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (nfds > 0) {
+    struct cmsghdr *c;
+    memset(&u, 0, sizeof u);
+    mh.msg_control = u.buf;
+    mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+    c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+  }
+  do
+    w = sendmsg(sock, &mh, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+  return w == (ssize_t)n ? 0 : -1;
 }
 
 size_t st__proc_private_bytes(void) {

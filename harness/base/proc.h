@@ -37,6 +37,14 @@ pid_t st__proc_pid(void);
  * atfork handler (run/zygote.c). Thread-safety: the process's only thread. */
 void st__proc_pid_reset(void);
 
+/* The most descriptors one st__proc_send_fds carries (Linux's SCM_MAX_FD). */
+#define ST__PROC_MAX_FDS 253u
+/* Sends the n bytes at p as one message on the socket sock, with nfds
+ * descriptors as SCM_RIGHTS; retries EINTR; never raises SIGPIPE. Returns
+ * 0, or -1 (errno set; EINVAL for more than ST__PROC_MAX_FDS).
+ * Thread-safety: one sender per socket. */
+int st__proc_send_fds(int sock, const void *p /* IN */, size_t n,
+                      const int *fds /* IN */, size_t nfds);
 /* This process's resident memory that is not backed by a file (resident
  * minus shared, /proc/self/statm), in bytes: what fork(2) copies page
  * tables for. 0 where it cannot be read. Thread-safety: any thread. */

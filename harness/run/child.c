@@ -506,6 +506,17 @@ void st__child_started(st__child *c, pid_t pid, int cap_r, int cap_w) {
   c->deadline = c->timeout > 0 ? c->start + (uint64_t)(c->timeout * 1e9) : 0;
 }
 
+void st__child_close_copies(const st__child *c) {
+  if (c->cap_fd >= 0)
+    close(c->cap_fd);
+  if (c->cap_w >= 0)
+    close(c->cap_w);
+  if (c->res_fd >= 0)
+    close(c->res_fd);
+  if (c->pid_fd >= 0)
+    close(c->pid_fd);
+}
+
 void st__child_prepare(st__child *c, const st__runctx *rc) {
   /* --guard-pages: a page for the child's fault note, made once per slot
    * (without one a fault is reported as the plain signal). */
@@ -572,16 +583,8 @@ int st__child_start(st__child *c, st__runctx *rc, const st_case_ref *ref,
     /* A child holds only its own descriptors (D14): not its siblings'
      * pipes, result files or pidfds. */
     for (j = 0; j < n_all; j++)
-      if (&all[j] != c) {
-        if (all[j].cap_fd >= 0)
-          close(all[j].cap_fd);
-        if (all[j].cap_w >= 0)
-          close(all[j].cap_w);
-        if (all[j].res_fd >= 0)
-          close(all[j].res_fd);
-        if (all[j].pid_fd >= 0)
-          close(all[j].pid_fd);
-      }
+      if (&all[j] != c)
+        st__child_close_copies(&all[j]);
     close(cp[0]);
     st__child_enter(rc, ref, info->index, info->total, c->res_fd, cp[1],
                     c->fault);

@@ -60,6 +60,10 @@ int st__child_start(st__child *c /* IN/OUT */, st__runctx *rc /* IN */,
                     const st_case_info *info /* IN */, double timeout,
                     const st__child *all /* IN */, size_t n_all,
                     st_case_result **failed /* OUT */);
+/* In a process forked from the slot's parent (a sibling child, the
+ * zygote): closes its copies of the slot's descriptors (D14). The slot is
+ * not changed: it is the parent's, copied. */
+void st__child_close_copies(const st__child *c /* IN */);
 /* The slot's one-time setup that a child must inherit (--guard-pages: its
  * fault note); st__child_start does it too. For a fork server made before
  * the slot's first case (run/zygote.h). */

@@ -61,35 +61,6 @@ typedef struct go_msg {
 
 #define MAX_FDS 3
 
-/* Sends len bytes of p with nfds descriptors. */
-static int send_with_fds(int sock, const void *p, size_t len, const int *fds,
-                         size_t nfds) {
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(MAX_FDS * sizeof(int))];
-  } u;
-  struct iovec iov = {(void *)(uintptr_t)p, len};
-  struct msghdr m;
-  ssize_t w;
-  memset(&m, 0, sizeof m);
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  if (nfds > 0) {
-    struct cmsghdr *c;
-    memset(&u, 0, sizeof u);
-    m.msg_control = u.buf;
-    m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-    c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-  }
-  while ((w = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-    ;
-  return w == (ssize_t)len ? 0 : -1;
-}
-
 /* Receives one message of exactly len bytes into p, its descriptors (at
  * most MAX_FDS, close-on-exec) into fds; *nfds says how many came. Returns
  * 0, or -1 at end of file, on error or on a message of another size (its
@@ -249,14 +220,14 @@ static void spawn(const st__zygote *z, int sock) {
   pid_t pid;
   if (pipe2(cap, O_CLOEXEC) != 0) {
     rp.err = errno;
-    (void)send_with_fds(sock, &rp, sizeof rp, NULL, 0);
+    (void)st__proc_send_fds(sock, &rp, sizeof rp, NULL, 0);
     return;
   }
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) != 0) {
     rp.err = errno;
     close(cap[0]);
     close(cap[1]);
-    (void)send_with_fds(sock, &rp, sizeof rp, NULL, 0);
+    (void)st__proc_send_fds(sock, &rp, sizeof rp, NULL, 0);
     return;
   }
   pid = clone_sibling();
@@ -264,7 +235,7 @@ static void spawn(const st__zygote *z, int sock) {
     spare_main(z, sock, cap, go);
   if (pid < 0) {
     rp.err = errno;
-    (void)send_with_fds(sock, &rp, sizeof rp, NULL, 0);
+    (void)st__proc_send_fds(sock, &rp, sizeof rp, NULL, 0);
   } else {
     int fds[3];
     fds[0] = cap[0];
@@ -273,7 +244,7 @@ static void spawn(const st__zygote *z, int sock) {
     rp.pid = (int32_t)pid;
     /* Not delivered (the scheduler is gone): the spare's socket closes
      * with ours, and it exits. */
-    (void)send_with_fds(sock, &rp, sizeof rp, fds, 3);
+    (void)st__proc_send_fds(sock, &rp, sizeof rp, fds, 3);
   }
   close(cap[0]);
   close(cap[1]);
@@ -294,17 +265,8 @@ _Noreturn static void zygote_main(const st__zygote *z, int sock) {
   signal(SIGTERM, SIG_IGN);
   st__proc_close_parent_only();
   collapse_anonymous();
-  for (i = 0; i < z->n_slots; i++) {
-    const st__child *c = &z->slots[i];
-    if (c->res_fd >= 0)
-      close(c->res_fd);
-    if (c->cap_fd >= 0)
-      close(c->cap_fd);
-    if (c->cap_w >= 0)
-      close(c->cap_w);
-    if (c->pid_fd >= 0)
-      close(c->pid_fd);
-  }
+  for (i = 0; i < z->n_slots; i++)
+    st__child_close_copies(&z->slots[i]);
   for (;;) {
     while ((r = read(sock, &ask, 1)) < 0 && errno == EINTR)
       ;
@@ -435,7 +397,7 @@ int st__zygote_go(st__spare *sp, size_t index, size_t slot, int res_fd) {
   int rc;
   msg.index = index;
   msg.slot = slot;
-  rc = send_with_fds(sp->go, &msg, sizeof msg, &res_fd, 1);
+  rc = st__proc_send_fds(sp->go, &msg, sizeof msg, &res_fd, 1);
   close(sp->go);
   sp->go = -1;
   return rc;

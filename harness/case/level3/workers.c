@@ -125,38 +125,6 @@ static void wresult_add_loaded(st__wresult *r, unsigned index,
   r->n_loaded++;
 }
 
-/* Sends one datagram with optional fds. */
-static int send_msg(int sock, const void *p, size_t n, const int *fds,
-                    size_t nfds) {
-  struct msghdr mh;
-  struct iovec iov;
-  union {
-    char buf[CMSG_SPACE(sizeof(int) * (ST__WORKERS_MAX_SEGMENTS + 1))];
-    struct cmsghdr align;
-  } u;
-  ssize_t w;
-  memset(&mh, 0, sizeof mh);
-  iov.iov_base = (void *)p;
-  iov.iov_len = n;
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  if (nfds > 0) {
-    struct cmsghdr *c;
-    memset(&u, 0, sizeof u);
-    mh.msg_control = u.buf;
-    mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-    c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-  }
-  do
-    w = sendmsg(sock, &mh, MSG_NOSIGNAL);
-  while (w < 0 && errno == EINTR);
-  return w == (ssize_t)n ? 0 : -1;
-}
-
 /* ---- the worker ------------------------------------------------------- */
 
 typedef struct wmap {
@@ -277,7 +245,7 @@ static void reply(int sock, st_status status, int lookup, const char *message,
   }
   st__wbuf_u64(&b, device_ns);
   st__wbuf_u64(&b, copy_ns);
-  if (b.oom || send_msg(sock, b.data, b.len, NULL, 0) != 0)
+  if (b.oom || st__proc_send_fds(sock, b.data, b.len, NULL, 0) != 0)
     _exit(4);
   st__wbuf_free(&b);
 }
@@ -1116,7 +1084,7 @@ static void send_all(st__wpool *p, const st__wbuf *b, const int *fds,
       q[2] = (unsigned char)(i >> 16);
       q[3] = (unsigned char)(i >> 24);
     }
-    rc = send_msg(w->sock, b->data, b->len, fds, nfds);
+    rc = st__proc_send_fds(w->sock, b->data, b->len, fds, nfds);
     if (rc != 0) {
       /* A worker that cannot take a command is dead or dying. */
       worker_died(p, i, out);
