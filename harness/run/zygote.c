@@ -130,14 +130,31 @@ static pid_t clone_sibling(void) {
 #endif
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
-/* [a, b), 2 MiB aligned, as huge pages where the kernel can: one at a
- * time, so that one that cannot be (part of it shared with a running
- * child, say: EAGAIN, tried again twice; EINVAL where the kernel has no
- * MADV_COLLAPSE or THP is "never") leaves the rest. */
+/* Mappings larger than this are not looked at: an address-space
+ * reservation (a sanitizer's shadow, an allocator's arena) is sparse, and
+ * collapsing it would make its holes resident. */
+#define COLLAPSE_MAX_MAPPING ((uintptr_t)1 << 30)
+
+/* [a, b), 2 MiB aligned, as huge pages where the kernel can: one chunk at
+ * a time, and only a chunk whose every page is resident (mincore), so that
+ * nothing is made resident that was not; a chunk that cannot be (part of
+ * it shared with a running child, say: EAGAIN, tried again twice; EINVAL
+ * where the kernel has no MADV_COLLAPSE or THP is "never") leaves the
+ * rest. */
 static void collapse_range(uintptr_t a, uintptr_t b) {
+  unsigned char vec[HUGE_PAGE / 4096];
   uintptr_t q;
+  if (sysconf(_SC_PAGESIZE) != 4096)
+    return;
   for (q = a; q < b; q += HUGE_PAGE) {
     int tries, rc = -1;
+    size_t k, resident = 0;
+    if (mincore((void *)q, HUGE_PAGE, vec) != 0)
+      continue;
+    for (k = 0; k < sizeof vec; k++)
+      resident += vec[k] & 1u;
+    if (resident < sizeof vec)
+      continue;
     for (tries = 0; tries < 3 && rc != 0; tries++)
       if ((rc = madvise((void *)q, HUGE_PAGE, MADV_COLLAPSE)) != 0 &&
           errno != EAGAIN)
@@ -150,12 +167,14 @@ static void collapse_range(uintptr_t a, uintptr_t b) {
  * fork copies one entry per 2 MiB instead of 512, so a spare costs the
  * same whatever the run holds; the zygote writes nothing afterwards, so
  * its huge pages stay whole (a spare's write splits only its own copy).
- * Elsewhere nothing changes. Reads /proc/self/maps without stdio (the
+ * Elsewhere nothing changes. Only mappings of at most 1 GiB holding at
+ * least 2 MiB (smaps' Rss). Reads /proc/self/smaps without stdio (the
  * zygote allocates nothing: a raw clone must not find a lock taken). */
 static void collapse_anonymous(void) {
   char buf[4096];
   size_t have = 0;
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  uintptr_t ca = 0, cb = 0; /* the mapping whose Rss line comes next */
+  int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return;
   for (;;) {
@@ -166,22 +185,26 @@ static void collapse_anonymous(void) {
     have += (size_t)r;
     buf[have] = '\0';
     while ((nl = strchr(buf, '\n')) != NULL) {
-      unsigned long lo, hi, off;
+      unsigned long lo, hi, off, kb;
       char perms[8];
       int n = 0;
       *nl = '\0';
-      /* "lo-hi perms offset dev inode [path]": anonymous private rw-p, no
-       * path or [heap]. */
+      /* A mapping's line, "lo-hi perms offset dev inode [path]": anonymous
+       * private rw-p, no path or [heap]; then its fields, "Rss: N kB". */
       if (sscanf(buf, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perms, &off,
-                 &n) == 4 &&
-          strcmp(perms, "rw-p") == 0) {
+                 &n) == 4) {
         const char *name = buf + n;
-        if (name[0] == '\0' || strcmp(name, "[heap]") == 0) {
-          uintptr_t a = ((uintptr_t)lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-          uintptr_t b = (uintptr_t)hi & ~(HUGE_PAGE - 1);
-          if (b > a)
-            collapse_range(a, b);
+        ca = cb = 0;
+        if (strcmp(perms, "rw-p") == 0 &&
+            (name[0] == '\0' || strcmp(name, "[heap]") == 0) &&
+            hi - lo <= COLLAPSE_MAX_MAPPING) {
+          ca = ((uintptr_t)lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+          cb = (uintptr_t)hi & ~(HUGE_PAGE - 1);
         }
+      } else if (cb > ca && sscanf(buf, "Rss: %lu kB", &kb) == 1) {
+        if (kb >= HUGE_PAGE / 1024)
+          collapse_range(ca, cb);
+        ca = cb = 0;
       }
       have -= (size_t)(nl + 1 - buf);
       memmove(buf, nl + 1, have + 1);
