@@ -38,7 +38,6 @@
 #define BIG_REPS 3
 #define BALLAST ((size_t)96 << 20)
 
-
 /* n bare fork+wait, each child writing 256 bytes into a memfd. */
 static double bare_forks(int n, double *cpu) {
   char msg[256], back[256];
@@ -83,8 +82,7 @@ static double run_once(const st_scene_set *set, size_t n, int isolate,
   }
   t0 = bench_now_s() - t0;
   *cpu = bench_cpu_s() - *cpu;
-  if (st_run_result_exit_code(res) != 0 ||
-      st_run_result_count(res) != n) {
+  if (st_run_result_exit_code(res) != 0 || st_run_result_count(res) != n) {
     fprintf(stderr, "bench_isolate: a case did not pass\n");
     exit(3);
   }
@@ -92,10 +90,51 @@ static double run_once(const st_scene_set *set, size_t n, int isolate,
   return t0;
 }
 
+/* The best wall and CPU seconds of a few runs of one thing. */
+typedef struct best {
+  double wall, cpu;
+} best;
+
+static void keep(best *b, double wall, double cpu) {
+  bench_keep_min(&b->wall, wall);
+  bench_keep_min(&b->cpu, cpu);
+}
+
+static void print_best(const char *what, const best *b, int n) {
+  printf("%-21s %8.1f us/case (CPU %8.1f)\n", what, b->wall * 1e6 / n,
+         b->cpu * 1e6 / n);
+}
+
+static void print_ratio(const char *what, const best *a, const best *b,
+                        const char *note) {
+  printf("ratio %-18s %6.2fx wall, %6.2fx CPU%s\n", what, a->wall / b->wall,
+         a->cpu / b->cpu, note);
+}
+
+/* An isolated run with the zygote's threshold at min (put back after);
+ * *used: the children it took from the zygote. */
+static double run_zygote(const st_scene_set *set, size_t n, size_t min,
+                         double *cpu, size_t *used) {
+  size_t was = st__isolate_set_zygote_min(min);
+  double t = run_once(set, n, 1, cpu);
+  st__isolate_set_zygote_min(was);
+  *used = st__isolate_spares_used();
+  return t;
+}
+
+static void need_spares(size_t used) {
+  if (used == 0) {
+    fprintf(stderr, "bench_isolate: the fork server was not used\n");
+    exit(3);
+  }
+}
+
 int main(void) {
-  size_t i;
+  size_t i, used;
   st_scene_set *set;
   int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const best none = {1e30, 1e30};
+  best bare = none, iso = none, plain = none, zyg = none;
 
   if (devnull < 0)
     return 3;
@@ -105,49 +144,29 @@ int main(void) {
   st_log_set_level(ST_LOG_WARNING);
   set = bench_add_suite("bench_isolate", "iso_add", "{uniform: [-1, 1]}",
                         N_CASES);
-  double tb = 1e30, ti = 1e30, tp = 1e30, tz = 1e30, cb = 1e30, ci = 1e30,
-         cp = 1e30, cz = 1e30;
   for (i = 0; i < REPS; i++) {
     double c1, c2, c3, c4;
     double b = bare_forks(N_CASES, &c1);
     double s = run_once(set, N_CASES, 1, &c2);
     double p = run_once(set, N_CASES, 0, &c3);
-    double z;
-    size_t was = st__isolate_set_zygote_min(0);
-    z = run_once(set, N_CASES, 1, &c4);
-    if (st__isolate_spares_used() == 0) {
-      fprintf(stderr, "bench_isolate: the fork server was not used\n");
-      exit(3);
-    }
-    st__isolate_set_zygote_min(was);
-    bench_keep_min(&tb, b);
-    bench_keep_min(&ti, s);
-    bench_keep_min(&tp, p);
-    bench_keep_min(&tz, z);
-    bench_keep_min(&cb, c1);
-    bench_keep_min(&ci, c2);
-    bench_keep_min(&cp, c3);
-    bench_keep_min(&cz, c4);
+    double z = run_zygote(set, N_CASES, 0, &c4, &used);
+    need_spares(used);
+    keep(&bare, b, c1);
+    keep(&iso, s, c2);
+    keep(&plain, p, c3);
+    keep(&zyg, z, c4);
   }
-  const double us = 1e6 / N_CASES;
   printf("suite: %d float32 add cases 64x64 on cpu, -j 1, log level "
          "warning, best of %d, alternated\n",
          N_CASES, REPS);
-  printf("bare fork+wait+memfd  %8.1f us/case (CPU %8.1f)\n", tb * us,
-         cb * us);
-  printf("--isolate             %8.1f us/case (CPU %8.1f)\n", ti * us,
-         ci * us);
-  printf("--isolate, zygote     %8.1f us/case (CPU %8.1f)\n", tz * us,
-         cz * us);
-  printf("plain level 2         %8.1f us/case (CPU %8.1f)\n", tp * us,
-         cp * us);
-  printf("ratio isolate/bare-fork  %6.2fx wall, %6.2fx CPU (target <= 1.5)\n",
-         ti / tb, ci / cb);
-  printf("ratio isolate/plain      %6.2fx wall, %6.2fx CPU (target <= 2)\n",
-         ti / tp, ci / cp);
-  printf("ratio zygote/default     %6.2fx wall, %6.2fx CPU (a small "
-         "harness: the default forks itself)\n",
-         tz / ti, cz / ci);
+  print_best("bare fork+wait+memfd", &bare, N_CASES);
+  print_best("--isolate", &iso, N_CASES);
+  print_best("--isolate, zygote", &zyg, N_CASES);
+  print_best("plain level 2", &plain, N_CASES);
+  print_ratio("isolate/bare-fork", &iso, &bare, " (target <= 1.5)");
+  print_ratio("isolate/plain", &iso, &plain, " (target <= 2)");
+  print_ratio("zygote/default", &zyg, &iso,
+              " (a small harness: the default forks itself)");
 
   /* A big harness: the ballast is written, so it is resident and private,
    * as results or libtorch's heap are. */
@@ -157,45 +176,33 @@ int main(void) {
   memset(ballast, 1, BALLAST);
   st_scene_set *big = bench_add_suite("bench_isolate", "iso_big",
                                       "{uniform: [-1, 1]}", BIG_CASES);
-  size_t big_used = 0;
-  tb = tz = ti = cb = cz = ci = 1e30;
+  bare = iso = zyg = none;
   for (i = 0; i < BIG_REPS; i++) {
     double c1, c2, c3;
+    size_t none_used;
     double b = bare_forks(BIG_CASES, &c1);
-    double z = run_once(big, BIG_CASES, 1, &c2);
-    size_t used = st__isolate_spares_used();
-    big_used = used;
-    double d;
-    size_t was = st__isolate_set_zygote_min(SIZE_MAX);
-    d = run_once(big, BIG_CASES, 1, &c3);
-    st__isolate_set_zygote_min(was);
-    if (used == 0) {
-      fprintf(stderr, "bench_isolate: the fork server was not used\n");
+    /* The default threshold (8 MiB), then none. */
+    double z = run_zygote(big, BIG_CASES, (size_t)8 << 20, &c2, &used);
+    double d = run_zygote(big, BIG_CASES, SIZE_MAX, &c3, &none_used);
+    if (none_used != 0) {
+      fprintf(stderr, "bench_isolate: the fork server was used\n");
       exit(3);
     }
-    bench_keep_min(&tb, b);
-    bench_keep_min(&tz, z);
-    bench_keep_min(&ti, d);
-    bench_keep_min(&cb, c1);
-    bench_keep_min(&cz, c2);
-    bench_keep_min(&ci, c3);
+    need_spares(used);
+    keep(&bare, b, c1);
+    keep(&zyg, z, c2);
+    keep(&iso, d, c3);
   }
-  const double bus = 1e6 / BIG_CASES;
   printf("with %zu MiB more in this process: %d cases, best of %d, "
          "alternated\n",
          BALLAST >> 20, BIG_CASES, BIG_REPS);
-  printf("bare fork+wait+memfd  %8.1f us/case (CPU %8.1f)\n", tb * bus,
-         cb * bus);
-  printf("--isolate, zygote     %8.1f us/case (CPU %8.1f)\n", tz * bus,
-         cz * bus);
-  printf("--isolate, no zygote  %8.1f us/case (CPU %8.1f)\n", ti * bus,
-         ci * bus);
-  printf("children from the zygote: %zu of %d in the last run\n",
-         big_used, BIG_CASES);
-  printf("ratio zygote/no-zygote   %6.2fx wall, %6.2fx CPU\n", tz / ti,
-         cz / ci);
-  printf("ratio zygote/bare-fork   %6.2fx wall, %6.2fx CPU\n", tz / tb,
-         cz / cb);
+  print_best("bare fork+wait+memfd", &bare, BIG_CASES);
+  print_best("--isolate, zygote", &zyg, BIG_CASES);
+  print_best("--isolate, no zygote", &iso, BIG_CASES);
+  printf("children from the zygote: %zu of %d in the last run\n", used,
+         BIG_CASES);
+  print_ratio("zygote/no-zygote", &zyg, &iso, "");
+  print_ratio("zygote/bare-fork", &zyg, &bare, "");
   st_scene_set_free(big);
   free(ballast);
   st_scene_set_free(set);

@@ -150,8 +150,8 @@ static void stream_phase_begin(void *data, const st_case_info *info,
     stream_flush(data);
 }
 
-_Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref, size_t i,
-                       size_t n, int res_w, int cap_w) {
+_Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
+                                 size_t i, size_t n, int res_w, int cap_w) {
   st_observer so;
   st_case_result *r;
   stream st;
@@ -209,8 +209,9 @@ void st__child_detach(pid_t parent) {
   st__intr_child();
 }
 
-_Noreturn void st__child_enter(st__runctx *rc, const st_case_ref *ref, size_t index,
-                     size_t total, int res_fd, int cap_w, char *fault) {
+_Noreturn void st__child_enter(st__runctx *rc, const st_case_ref *ref,
+                               size_t index, size_t total, int res_fd,
+                               int cap_w, char *fault) {
   if (fault != NULL)
     st__guard_note_to(fault, ST__GUARD_NOTE_MAX);
   child_main(rc, ref, index, total, res_fd, cap_w);

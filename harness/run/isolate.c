@@ -46,9 +46,9 @@ static int isolate_fits(const st__schedctx *sc) {
  * Below it a fork here costs less than a spare's round trips; above it a
  * fork here grows by ~17 us per MiB held, a spare's hardly at all. On a
  * 2-vCPU VM (docs/benchmarks.md, "Isolated cases and the zygote"): a
- * 2,000-case suite (4 MiB held) 0.43 s forking here, 0.59 s from spares; 20,000 cases
- * (growing to 23 MiB) 7.5 s forking here, 6.2 s with the server from 8 MiB
- * on; with 96 MiB held, 0.22x the time per case. */
+ * 2,000-case suite (4 MiB held) 0.43 s forking here, 0.59 s from spares;
+ * 20,000 cases (growing to 23 MiB) 7.5 s forking here, 6.2 s with the
+ * server from 8 MiB on; with 96 MiB held, 0.22x the time per case. */
 #define ZYGOTE_MIN_BYTES ((size_t)8 << 20)
 #define ZYGOTE_EVERY 64
 
@@ -69,7 +69,7 @@ typedef struct iso {
   st__zygote *z;         /* the fork server, or NULL: forks here */
   size_t to_isolate;     /* isolated cases not started yet */
   size_t forked_here;    /* children forked by this process */
-  int zygote_tried;
+  int zygote_tried;      /* started (or failed to) once: never again */
   size_t next_start, next_report, running;
   int stop;
 } iso;
@@ -181,10 +181,10 @@ size_t st__isolate_set_zygote_min(size_t bytes) {
  * results gathered since do not grow. */
 static void iso_zygote(iso *is) {
   st__schedctx *sc = is->sc;
-  size_t i;
-  if (is->z != NULL || is->zygote_tried || is->to_isolate < 2 ||
+  size_t i, held;
+  if (is->zygote_tried || is->to_isolate < 2 ||
       is->forked_here % ZYGOTE_EVERY != 0 ||
-      st__proc_private_bytes() < zygote_threshold())
+      (held = st__proc_private_bytes()) < zygote_threshold())
     return;
   is->zygote_tried = 1;
   for (i = 0; i < is->jobs; i++)
@@ -195,8 +195,7 @@ static void iso_zygote(iso *is) {
     st_log(ST_LOG_INFO,
            "isolate: the children of the %zu cases left are forked by a "
            "zygote (pid %ld): this process holds %zu MiB",
-           is->to_isolate, (long)st__zygote_pid(is->z),
-           st__proc_private_bytes() >> 20);
+           is->to_isolate, (long)st__zygote_pid(is->z), held >> 20);
 }
 
 /* Starts case info's child in the empty slot: a spare of the zygote's if
@@ -210,7 +209,7 @@ static int iso_start_child(iso *is, size_t slot, const st_case_info *info,
   iso_zygote(is);
   if (is->to_isolate > 0)
     is->to_isolate--;
-  if (is->z != NULL && st__zygote_take(is->z, &sp) == 0) {
+  if (is->z != NULL && st__zygote_take(is->z, is->to_isolate, &sp) == 0) {
     if (st__child_begin(c, sc->rc, info, t, failed) != 0) {
       st__zygote_discard(&sp);
       return -1;

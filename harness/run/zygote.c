@@ -34,10 +34,9 @@
 #include "run/zygote.h"
 
 struct st__zygote {
-  pid_t pid; /* the zygote */
-  int sock;  /* the scheduler's end; the zygote's is closed here */
+  pid_t pid;    /* the zygote */
+  int sock;     /* the scheduler's end; the zygote's is closed here */
   size_t asked; /* spares asked for and not yet taken */
-  size_t left;  /* isolated cases that may still take one */
   size_t jobs;
   int gone;
   int first; /* no spare taken yet */
@@ -216,8 +215,8 @@ static void collapse_anonymous(void) {
 }
 
 /* A spare: waits for its case, then is the case's child (run/child.h). */
-_Noreturn static void spare_main(const st__zygote *z, int sock, const int cap[2],
-                       const int go[2]) {
+_Noreturn static void spare_main(const st__zygote *z, int sock,
+                                 const int cap[2], const int go[2]) {
   go_msg msg;
   int fds[MAX_FDS];
   size_t nfds = 0;
@@ -232,8 +231,8 @@ _Noreturn static void spare_main(const st__zygote *z, int sock, const int cap[2]
   close(go[1]);
   if (msg.index >= z->n || msg.slot >= z->n_slots)
     _exit(124);
-  st__child_enter(z->rc, &z->refs[msg.index], (size_t)msg.index, z->n,
-                  fds[0], cap[1], z->slots[msg.slot].fault);
+  st__child_enter(z->rc, &z->refs[msg.index], (size_t)msg.index, z->n, fds[0],
+                  cap[1], z->slots[msg.slot].fault);
 }
 
 /* Makes one spare and tells the scheduler. */
@@ -309,6 +308,14 @@ static int ask(st__zygote *z) {
   return 0;
 }
 
+/* Asks for spares until as many are on their way as slots, but no more
+ * than the `left` cases still to start want. */
+static void ask_ahead(st__zygote *z, size_t left) {
+  while (!z->gone && z->asked < z->jobs && z->asked < left)
+    if (ask(z) != 0)
+      z->gone = 1;
+}
+
 /* The zygote's next reply: 1 with a spare, 0 for a spawn that failed
  * (errno says why), -1 at its end (or on a broken reply). */
 static int next_spare(st__zygote *z, st__spare *sp) {
@@ -343,9 +350,9 @@ void st__zygote_discard(st__spare *sp) {
     ;
 }
 
-st__zygote *st__zygote_start(st__runctx *rc, const st_case_ref *refs,
-                             size_t n, const st__child *slots,
-                             size_t n_slots, size_t cases) {
+st__zygote *st__zygote_start(st__runctx *rc, const st_case_ref *refs, size_t n,
+                             const st__child *slots, size_t n_slots,
+                             size_t cases) {
   st__zygote *z = calloc(1, sizeof *z);
   int sv[2];
   if (z == NULL)
@@ -356,7 +363,6 @@ st__zygote *st__zygote_start(st__runctx *rc, const st_case_ref *refs,
   z->slots = slots;
   z->n_slots = n_slots;
   z->jobs = n_slots;
-  z->left = cases;
   z->parent = getpid();
   z->first = 1;
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -378,21 +384,15 @@ st__zygote *st__zygote_start(st__runctx *rc, const st_case_ref *refs,
     return NULL;
   }
   z->sock = sv[0];
-  while (z->asked < z->jobs && z->asked < z->left)
-    if (ask(z) != 0) {
-      z->gone = 1;
-      break;
-    }
+  ask_ahead(z, cases);
   return z;
 }
 
-int st__zygote_take(st__zygote *z, st__spare *out) {
+int st__zygote_take(st__zygote *z, size_t left, st__spare *out) {
   struct pollfd pf;
   int got = 1;
   if (z->gone)
     return -1;
-  if (z->left > 0)
-    z->left--;
   pf.fd = z->sock;
   pf.events = POLLIN;
   pf.revents = 0;
@@ -408,10 +408,7 @@ int st__zygote_take(st__zygote *z, st__spare *out) {
   if (got)
     z->asked--;
   z->first = 0;
-  /* The next ones made while this one runs. */
-  while (!z->gone && z->asked < z->jobs && z->asked < z->left)
-    if (ask(z) != 0)
-      z->gone = 1;
+  ask_ahead(z, left); /* the next ones made while this one runs */
   return got ? 0 : 1;
 }
 

@@ -47,10 +47,12 @@ st__zygote *st__zygote_start(st__runctx *rc /* IN, borrowed */,
                              size_t n_slots, size_t cases);
 /* A case is starting: the next spare if the zygote has made it (0), else
  * 1 (the caller forks the case's child itself; the zygote keeps making
- * spares ahead); the zygote asked for more while isolated cases remain.
- * Never waits. Returns -1 when the zygote is gone (then every later call
- * does too). */
-int st__zygote_take(st__zygote *z /* IN/OUT */, st__spare *out /* OUT */);
+ * spares ahead); the zygote asked for more while any of the `left`
+ * isolated cases still to start after this one want them. Waits only for
+ * the first spare (the zygote's huge pages are made before it). Returns -1
+ * when the zygote is gone (then every later call does too). */
+int st__zygote_take(st__zygote *z /* IN/OUT */, size_t left,
+                    st__spare *out /* OUT */);
 /* Sends the spare its case: case index of the run, in slot, writing into
  * res_fd. Closes sp->go. Returns -1 if the spare cannot be told (it died). */
 int st__zygote_go(st__spare *sp /* IN/OUT */, size_t index, size_t slot,
