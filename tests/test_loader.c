@@ -462,8 +462,8 @@ static void scene_load__plan_same_inputs(void **state) {
       "  - {name: c3, params: {N: 4.0}}\n"
       "  - {name: c4, params: {M: 4}}\n"
       "  - {name: c5, params: {N: 4, M: 1}}\n"
-      "  - {name: c6, params: {N: x}}\n"
-      "  - {name: c7, params: {N: x}}\n"
+      "  - {name: c6, params: {N: int8}}\n"
+      "  - {name: c7, params: {N: int8}}\n"
       "  - {name: c8, params: {N: 4}, rtol: 0.1}\n"
       "  - {name: c9, params: {N: -0.0}}\n"
       "  - {name: c10, params: {N: 0.0}}\n"
@@ -1197,8 +1197,8 @@ static void scene_load__scalar_typing(void **state) {
   (void)state;
   const char *text =
       "scene: s\nkernel: add\nargs: []\ncases:\n"
-      "  - name: c\n    params: {A: 12, B: 1e-5, C: -0.5, D: '12', E: x12,"
-      " F: 0x10, G: 99999999999999999999}\n";
+      "  - name: c\n    params: {A: 12, B: 1e-5, C: -0.5, D: '12', E: int8,"
+      " F: 0x10, G: 99999999999999999999, H: '2 * A'}\n";
   st_scene_set *set;
   st_error_list errs;
   assert_int_equal(load_str("t.yaml", text, strlen(text), NULL, &set, &errs),
@@ -1207,9 +1207,12 @@ static void scene_load__scalar_typing(void **state) {
   assert_true(c->params[0].num.is_int && c->params[0].num.i == 12);
   assert_true(!c->params[1].num.is_int && c->params[1].num.f == 1e-5);
   assert_true(!c->params[2].num.is_int && c->params[2].num.f == -0.5);
-  assert_true(c->params[3].is_str);
-  assert_string_equal(c->params[3].str, "12");
+  /* A quoted string that is no dtype name is an expression. */
+  assert_true(!c->params[3].is_str && c->params[3].expr.kind == ST__VAL_NAME);
+  assert_string_equal(c->params[3].expr.name, "12");
   assert_true(c->params[4].is_str);
+  assert_string_equal(c->params[4].str, "int8");
+  assert_string_equal(c->params[7].expr.name, "2 * A");
   /* strtoll base 10 stops at 'x'; strtod reads hex in full. */
   assert_true(!c->params[5].is_str && !c->params[5].num.is_int &&
               c->params[5].num.f == 16.0);

@@ -507,8 +507,8 @@ static void plan_resolve__params(void **state) {
       {"{T: int16, R: 2, F: 70000}", "fill value 70000 of 'x' does not fit "
                                      "int16 in case 'c'"},
       {"{T: int16, R: -2, F: 1}", "dimension 0 of 'x' is -2 in case 'c'"},
-      {"{T: int16, R: x, F: 1}", "shape: param 'R' of case 'c' is the string "
-                                 "'x'; expected a number"},
+      {"{T: int16, R: int8, F: 1}", "shape: param 'R' of case 'c' is the "
+                                    "dtype 'int8'; expected a number"},
       {"{T: 16, R: 2, F: 1}", "dtype of 'x': param 'T' of case 'c' is 16"},
       {"{R: 2, F: 1}", "dtype 'T' of 'x' is neither a dtype nor a param of "
                        "case 'c'"},

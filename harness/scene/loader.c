@@ -29,6 +29,8 @@
 
 #include "base/buf.h"
 #include "base/options.h"
+#include "scene/expr.h"
+#include "scene/params.h"
 #include "scene/scene.h"
 #include "scene/suggest.h"
 
@@ -138,6 +140,10 @@ typedef struct node {
                            escape): found once here, not by a strlen at
                            every is_str */
   int line, col;        /* 1-based */
+  int text_col;         /* scalars: the column of the value's first
+                           character when its bytes map one to one onto
+                           columns (one line, no escapes), else 0: where
+                           an expression's error points (st__val) */
   size_t size;          /* nodes in this subtree, aliases expanded */
   /* Kept small (56 bytes): a values list of a million numbers is a
    * million nodes. */
@@ -440,6 +446,42 @@ static int fast_number(const char *s, size_t len, int64_t *iv, double *fv) {
   return S_FLOAT;
 }
 
+/* 1 if s[0..len) is word in one of YAML 1.1's three spellings of its
+ * special floats: all lower case, capitalized, all upper case. */
+static int yaml_special(const char *s, size_t len, const char *word) {
+  char cap[4], up[4];
+  if (len != 3)
+    return 0;
+  for (int i = 0; i < 3; i++) {
+    up[i] = (char)(word[i] - 'a' + 'A');
+    cap[i] = i ? word[i] : up[i];
+  }
+  return memcmp(s, word, 3) == 0 || memcmp(s, cap, 3) == 0 ||
+         memcmp(s, up, 3) == 0;
+}
+
+/* YAML 1.1's special floats (docs/scene-format.md#values-and-scalars-in-yaml):
+ * .nan .NaN .NAN, and .inf .Inf .INF with an optional sign. strtod reads
+ * the spellings without the dot (nan, inf, -inf) itself. Returns 1 with
+ * *out for one of them. */
+static int yaml_special_float(const char *s, size_t len, double *out) {
+  double sign = 1;
+  if (len == 4 && s[0] == '.' && yaml_special(s + 1, 3, "nan")) {
+    *out = NAN;
+    return 1;
+  }
+  if (len == 5 && (s[0] == '+' || s[0] == '-')) {
+    sign = s[0] == '-' ? -1 : 1;
+    s++;
+    len--;
+  }
+  if (len == 4 && s[0] == '.' && yaml_special(s + 1, 3, "inf")) {
+    *out = sign * INFINITY;
+    return 1;
+  }
+  return 0;
+}
+
 /* 1 if s[0..len) spells an infinity (strtod accepts inf and infinity in
  * any case, with a sign), as opposed to a finite number that overflows. */
 static int spelled_inf(const char *s, size_t len) {
@@ -447,6 +489,8 @@ static int spelled_inf(const char *s, size_t len) {
     s++;
     len--;
   }
+  if (len == 4 && s[0] == '.')
+    return yaml_special(s + 1, 3, "inf");
   return (len == 3 && strncasecmp(s, "inf", 3) == 0) ||
          (len == 8 && strncasecmp(s, "infinity", 8) == 0);
 }
@@ -485,6 +529,10 @@ static void scalar_type(node *n) {
                                          : (s[1] | 0x20) == 'a' &&
                                                (s[2] | 0x20) == 'n')))
     return;
+  if (len >= 4 && len <= 5 && yaml_special_float(s, len, &n->f)) {
+    n->sk = S_FLOAT;
+    return;
+  }
   /* A plain scalar holds no NUL (the reader rejects the byte and only
    * double quotes have escapes), so s is exactly len bytes. */
   int k = fast_number(s, len, &n->i, &n->f);
@@ -632,6 +680,21 @@ static void on_scalar(loader *L, yaml_event_t *ev) {
   if (n->str == NULL)
     return;
   n->len = ev->data.scalar.length;
+  {
+    /* A quoted scalar's text starts after its quote; escapes or folded
+     * lines make the text shorter than its span, and then no byte offset
+     * maps onto a column. */
+    yaml_scalar_style_t st = ev->data.scalar.style;
+    size_t q = st == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                       st == YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                   ? 1
+                   : 0;
+    if ((q || st == YAML_PLAIN_SCALAR_STYLE) &&
+        ev->start_mark.line == ev->end_mark.line &&
+        ev->end_mark.column - ev->start_mark.column == n->len + 2 * q &&
+        n->col < INT_MAX - 1)
+      n->text_col = n->col + (int)q;
+  }
   /* Only a double-quoted scalar can hold a NUL (its "\0" escape): the
    * reader rejects the byte itself. */
   n->nul = ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE &&
@@ -985,15 +1048,41 @@ static int is_num(const node *n) {
   return n->kind == N_SCALAR && (n->sk == S_INT || n->sk == S_FLOAT);
 }
 
-/* A scene's or tensor's tolerance: a number now, or a param name that
- * each case resolves (SPEC §13). */
+/* v's position: scalar n's, and where its text starts (st__val). */
+static void val_at(st__val *v, const node *n) {
+  v->line = n->line;
+  v->column = n->col;
+  v->text_column = n->kind == N_SCALAR ? n->text_col : 0;
+}
+
+/* String scalar n as a param name or an expression over params
+ * (docs/scene-format.md#params-expressions-and-lists): its syntax is
+ * checked now, at the offending token, its names by each case that
+ * resolves it (or by fn, when given). 0, or -1 after the error. */
+static int take_expr(loader *L, const node *n, const char *key, st__val *out,
+                     st__expr_name_fn fn, void *data) {
+  st__expr_error xe;
+  val_at(out, n);
+  if (n->poison) {
+    L->raised++;
+    return -1;
+  }
+  if (st__expr_check(n->str, fn, data, &xe) != 0) {
+    lerr(L, n->line, st__val_column(out, xe.offset), "%s: %s", key,
+         xe.message);
+    return -1;
+  }
+  out->kind = ST__VAL_NAME;
+  out->name = dupstr(L, n->str);
+  return out->name ? 0 : -1;
+}
+
+/* A scene's or tensor's tolerance: a number now, or a param name or an
+ * expression that each case resolves (SPEC §13). */
 static void take_tol_or_param(loader *L, const node *n, const char *key,
                               int *has, double *out, st__val *param) {
-  if (is_str(n) && ident_ok(n->str, n->len)) {
-    param->kind = ST__VAL_NAME;
-    param->line = n->line;
-    param->column = n->col;
-    param->name = dupstr(L, n->str);
+  if (is_str(n) && n->len > 0) {
+    (void)take_expr(L, n, key, param, NULL, NULL);
     return;
   }
   if (!is_num(n) || !isfinite(n->f) || n->f < 0) {
@@ -1007,25 +1096,33 @@ static void take_tol_or_param(loader *L, const node *n, const char *key,
   *out = n->f;
 }
 
-/* A number or a param name (or true/false, which are 1 and 0). */
+/* A number, a param name or an expression (or true/false, which are 1
+ * and 0). */
 static int take_val(loader *L, const node *n, const char *key,
                     st__val *out) {
-  out->line = n->line;
-  out->column = n->col;
+  val_at(out, n);
   if (n->kind == N_SCALAR &&
       (n->sk == S_INT || n->sk == S_FLOAT || n->sk == S_BOOL)) {
     out->kind = ST__VAL_NUM;
     out->num = node_num(n);
     return 0;
   }
-  if (n->kind == N_SCALAR && (n->sk == S_NAME || n->sk == S_STR) &&
-      ident_ok(n->str, n->len)) {
-    out->kind = ST__VAL_NAME;
-    out->name = dupstr(L, n->str);
-    return out->name ? 0 : -1;
-  }
-  expected(L, n, "a number or a param name", key);
+  if (is_str(n) && n->len > 0)
+    return take_expr(L, n, key, out, NULL, NULL);
+  expected(L, n, "a number, a param name or an expression", key);
   return -1;
+}
+
+/* `shape: DIMS`, `values: lens`, `ints: lens`: the name of a list param
+ * that stands for the whole list, resolved per case. 1 when n is such a
+ * name (taken into out), 0 when n is something else. */
+static int take_list_name(loader *L, const node *n, st__val *out) {
+  if (!is_str(n) || !ident_ok(n->str, n->len))
+    return 0;
+  val_at(out, n);
+  out->kind = ST__VAL_NAME;
+  out->name = dupstr(L, n->str);
+  return 1;
 }
 
 /* The values of the known keys of a mapping; unknown and duplicate keys
@@ -1236,8 +1333,11 @@ static void *take_seq(loader *L, const node *n, const char *what,
 }
 
 static void take_shape(loader *L, const node *n, st__arg *a) {
+  if (take_list_name(L, n, &a->shape_list))
+    return;
   if (n->kind != N_SEQ) {
-    expected(L, n, "a list of dimensions", "shape");
+    expected(L, n, "a list of dimensions or the name of a list param",
+             "shape");
     return;
   }
   if (n->n > ST_MAX_DIMS) {
@@ -1256,8 +1356,7 @@ static void take_shape(loader *L, const node *n, st__arg *a) {
       a->shape[i].num = node_num(d);
       a->shape[i].line = d->line;
       a->shape[i].column = d->col;
-    } else if (d->kind == N_SCALAR && d->sk == S_NAME &&
-               ident_ok(d->str, d->len)) {
+    } else if (is_str(d) && d->len > 0) {
       (void)take_val(L, d, "shape", &a->shape[i]);
     } else {
       expected(L, d, "a non-negative integer or a param name", "shape");
@@ -1384,8 +1483,10 @@ static void take_init(loader *L, const node *n, st__arg *a) {
   } else if (vals[I_VALUES]) {
     const node *v = vals[I_VALUES];
     in->kind = ST__INIT_VALUES;
-    in->values = take_seq(L, v, "a list of numbers", "values",
-                          sizeof *in->values);
+    if (take_list_name(L, v, &in->values_list))
+      return;
+    in->values = take_seq(L, v, "a list of numbers or the name of a list "
+                          "param", "values", sizeof *in->values);
     if (in->values == NULL)
       return;
     in->n_values = v->n;
@@ -1479,8 +1580,10 @@ static void take_scalar_form(loader *L, const node *const *v,
   if (v[A_INTS]) {
     const node *l = v[A_INTS];
     a->scalar_kind = ST_SCALAR_INTS;
-    a->ints = take_seq(L, l, "a list of integers or param names", "ints",
-                       sizeof *a->ints);
+    if (take_list_name(L, l, &a->ints_list))
+      return;
+    a->ints = take_seq(L, l, "a list of integers or param names, or the "
+                       "name of a list param", "ints", sizeof *a->ints);
     if (a->ints == NULL)
       return;
     a->n_ints = l->n;
@@ -1606,16 +1709,116 @@ static char **take_platforms(loader *L, const node *n, const char *key,
   return v;
 }
 
-/* A param's value: a number or a string. */
-static void take_param_value(loader *L, const node *v, st__param *p) {
+/* "; did you mean the dtype 'float16'?" when an unknown name is near a
+ * dtype name (a typo in `T: float61` makes an expression), else "". */
+static const char *dtype_hint(const char *name, char *buf, size_t size) {
+  const char *names[ST_DTYPE_COUNT];
+  for (int i = 0; i < ST_DTYPE_COUNT; i++)
+    names[i] = st_dtype_name((st_dtype)i);
+  const char *dym = st__suggest(name, names, ST_DTYPE_COUNT);
+  if (dym == NULL)
+    buf[0] = '\0';
+  else
+    snprintf(buf, size, ": did you mean the dtype '%s'?", dym);
+  return buf;
+}
+
+/* What a param's expression may name (docs/scene-format.md#params-
+ * expressions-and-lists): in `params`, the params written before it;
+ * NULL (a matrix value, checked by take_matrix): anything. */
+typedef struct prior {
+  const st__case *c;
+  size_t n;        /* params of c written before this one */
+  const node *map; /* the params mapping, to tell a later name apart */
+} prior;
+
+static int prior_name(void *data, const char *name, size_t offset,
+                      st__expr_error *err) {
+  const prior *pr = data;
+  (void)offset;
+  for (size_t i = 0; i < pr->n; i++)
+    if (pr->c->params[i].name && strcmp(pr->c->params[i].name, name) == 0)
+      return 0;
+  for (size_t i = 2 * (pr->n + 1); i + 1 < pr->map->n; i += 2)
+    if (is_str(pr->map->kids[i]) && strcmp(pr->map->kids[i]->str, name) == 0) {
+      snprintf(err->message, sizeof err->message,
+               "'%s' is written after it; expected only params written "
+               "before it",
+               name);
+      return -1;
+    }
+  char hint[64];
+  dtype_hint(name, hint, sizeof hint);
+  snprintf(err->message, sizeof err->message,
+           "'%s' is not a param written before it%s%s expected a number, a "
+           "dtype name or the name of an earlier param",
+           name, hint, hint[0] ? "" : ";");
+  return -1;
+}
+
+/* One number of a param: a number, or an expression (checked against pr
+ * unless pr is NULL). */
+static void take_param_num(loader *L, const node *v, const char *key,
+                           st__val *out, const prior *pr) {
   if (is_num(v)) {
-    p->num = node_num(v);
-  } else if (is_str(v)) {
+    val_at(out, v);
+    out->kind = ST__VAL_NUM;
+    out->num = node_num(v);
+  } else if (is_str(v) && v->len > 0 && pr == NULL) {
+    val_at(out, v);
+    out->kind = ST__VAL_NAME;
+    out->name = dupstr(L, v->str);
+  } else if (is_str(v) && v->len > 0) {
+    (void)take_expr(L, v, key, out, prior_name, (void *)pr);
+  } else {
+    expected(L, v, "a number or an expression", key);
+  }
+}
+
+/* A param's value: a number, a dtype name, an expression over params or
+ * a list of numbers (docs/scene-format.md#params-expressions-and-lists).
+ * pr: what an expression may name (NULL: a matrix value, whose names
+ * take_matrix checked). */
+static void take_param_value(loader *L, const node *v, st__param *p,
+                             const prior *pr) {
+  char key[MAX_IDENT + 32];
+  st_dtype dt;
+  snprintf(key, sizeof key, "param '%s'", p->name ? p->name : "?");
+  if (is_str(v) && st_dtype_parse(v->str, &dt) == ST_OK) {
     p->is_str = 1;
     p->str = dupstr(L, v->str);
+  } else if (is_num(v) || (is_str(v) && v->len > 0)) {
+    take_param_num(L, v, key, &p->expr, pr);
+    if (p->expr.kind == ST__VAL_NUM) {
+      p->num = p->expr.num;
+      memset(&p->expr, 0, sizeof p->expr);
+    }
+  } else if (v->kind == N_SEQ) {
+    p->is_list = 1;
+    p->list = seq_alloc(L, v, sizeof *p->list);
+    if (p->list == NULL)
+      return;
+    p->n_list = v->n;
+    for (size_t i = 0; i < v->n; i++) {
+      char ek[MAX_IDENT + 48];
+      snprintf(ek, sizeof ek, "param '%s' [%zu]", p->name ? p->name : "?", i);
+      take_param_num(L, v->kids[i], ek, &p->list[i], pr);
+    }
   } else {
-    expected(L, v, "a number or a string", p->name ? p->name : "params");
+    expected(L, v, "a number, a dtype name, an expression or a list of "
+             "numbers", p->name ? p->name : "params");
   }
+}
+
+/* A param name must not be a dtype name: `dtype: T` reads T as a dtype
+ * first. 0, or -1 after the error. */
+static int param_name_ok(loader *L, const node *k) {
+  st_dtype dt;
+  if (st_dtype_parse(k->str, &dt) != ST_OK)
+    return 0;
+  nerr(L, k, "param name '%s' is a dtype name; expected a name that is "
+       "not a dtype", k->str);
+  return -1;
 }
 
 /* Copies scalar n's value into the case block at *at (room made for it
@@ -1688,8 +1891,10 @@ static void take_params(loader *L, const node *n, st__case *c, char **at) {
       names[n_names].col = k->col;
       names[n_names].idx = i;
       n_names++;
+      (void)param_name_ok(L, k);
     }
-    take_param_value(L, v, p);
+    prior pr = {c, i, n};
+    take_param_value(L, v, p, &pr);
   }
   /* A param name that failed validation is left NULL; st__plan_resolve
    * only runs on scenes without errors, so it never sees one. */
@@ -1778,43 +1983,47 @@ static void take_case(loader *L, const node *n, st__case *c,
          "'exclude' without 'matrix'; expected it only in a matrix case");
 }
 
-static st__param *case_param(st__case *c, const char *name) {
-  for (size_t i = 0; i < c->n_params; i++)
-    if (c->params[i].name && strcmp(c->params[i].name, name) == 0)
-      return &c->params[i];
-  return NULL;
+static int use_cb(void *data, const char *name, size_t offset,
+                  st__expr_error *err) {
+  (void)offset;
+  (void)err;
+  st__case_param_use(data, name);
+  return 0;
 }
 
-/* A case-level number: a literal, or the name of one of the case's
- * params (SPEC §13). Returns 0 with *out, -1 after an error, 1 when n is
- * neither (the caller says what it expected). *via is the param's name. */
+/* Marks every param the text of v names (and what those reach) used. */
+static void use_val(st__case *c, const st__val *v) {
+  st__expr_error xe;
+  if (v->kind == ST__VAL_NAME && v->name)
+    (void)st__expr_check(v->name, use_cb, c, &xe);
+}
+
+/* A case-level number: a literal, a param name or an expression over the
+ * case's params (docs/scene-format.md#params-expressions-and-lists),
+ * evaluated in dom. Returns 0 with *out, -1 after an error, 1 when n is
+ * neither (the caller says what it expected). *via is the text. */
 static int case_num(loader *L, st__case *c, const node *n, const char *key,
-                    st__num *out, const char **via) {
+                    st__expr_domain dom, st__num *out, const char **via) {
+  st__val v;
+  st__val_error e;
   *via = NULL;
   if (is_num(n)) {
     *out = node_num(n);
     return 0;
   }
-  if (!is_str(n) || !ident_ok(n->str, n->len))
+  if (!is_str(n) || n->len == 0)
     return 1;
-  st__param *p = case_param(c, n->str);
-  if (p == NULL) {
-    nerr(L, n,
-         "'%s' names '%s', which is not a param of case '%s'; expected a "
-         "number or the name of a param",
-         key, n->str, c->name ? c->name : "?");
+  memset(&v, 0, sizeof v);
+  if (take_expr(L, n, key, &v, NULL, NULL) != 0)
+    return -1;
+  use_val(c, &v);
+  int rc = st__val_eval(c, &v, dom, key, out, NULL, &e);
+  free(v.name);
+  if (rc != 0) {
+    lerr(L, e.line, e.column, "%s", e.message);
     return -1;
   }
-  p->used = 1;
-  if (p->is_str) {
-    nerr(L, n,
-         "'%s' names param '%s' of case '%s', which is the string '%s'; "
-         "expected a number",
-         key, p->name, c->name ? c->name : "?", p->str);
-    return -1;
-  }
-  *out = p->num;
-  *via = p->name;
+  *via = n->str;
   return 0;
 }
 
@@ -1831,8 +2040,9 @@ static void case_num_bad(loader *L, const st__case *c, const node *n,
     snprintf(nb, sizeof nb, "%" PRId64, x->i);
   else
     snprintf(nb, sizeof nb, "%.17g", x->f);
-  nerr(L, n, "expected %s for '%s', got %s (param '%s' of case '%s')", what,
-       key, nb, via, c->name ? c->name : "?");
+  nerr(L, n, "expected %s for '%s', got %s (%s '%s' of case '%s')", what,
+       key, nb, ident_ok(via, strlen(via)) ? "param" : "expression", via,
+       c->name ? c->name : "?");
 }
 
 /* rounds, rtol, atol and timeout of one concrete case. */
@@ -1844,7 +2054,7 @@ static void finish_case(loader *L, st__case *c, const case_src *src) {
   if (v[C_ROUNDS]) {
     /* The bound is --rounds's, and the message names it (D16). */
     const char *what = "an integer from 1 to 1000000000";
-    r = case_num(L, c, v[C_ROUNDS], "rounds", &x, &via);
+    r = case_num(L, c, v[C_ROUNDS], "rounds", ST__EXPR_INT, &x, &via);
     if (r == 1)
       expected(L, v[C_ROUNDS],
                "an integer from 1 to 1000000000 or a param name", "rounds");
@@ -1858,7 +2068,7 @@ static void finish_case(loader *L, st__case *c, const case_src *src) {
     const node *n = v[t ? C_ATOL : C_RTOL];
     if (n == NULL)
       continue;
-    r = case_num(L, c, n, tol_key[t], &x, &via);
+    r = case_num(L, c, n, tol_key[t], ST__EXPR_FLOAT, &x, &via);
     if (r == 1)
       expected(L, n, "a finite number >= 0 or a param name", tol_key[t]);
     else if (r == 0 && (!isfinite(x.f) || x.f < 0))
@@ -1869,7 +2079,7 @@ static void finish_case(loader *L, st__case *c, const case_src *src) {
       c->has_atol = 1, c->atol = x.f;
   }
   if (v[C_TIMEOUT]) {
-    r = case_num(L, c, v[C_TIMEOUT], "timeout", &x, &via);
+    r = case_num(L, c, v[C_TIMEOUT], "timeout", ST__EXPR_INT, &x, &via);
     if (r == 1)
       expected(L, v[C_TIMEOUT], "a number of seconds > 0 or a param name",
                "timeout");
@@ -1913,7 +2123,9 @@ static st__case *casevec_push(loader *L, casevec *cv, size_t hint) {
 }
 
 /* A matrix value must read back as itself inside a case name, a TAP
- * line, a shell word and a --case selector: numbers and names only. */
+ * line and a --case selector: numbers, names and expressions, whose
+ * characters are these (a space among them: the places that quote case
+ * names quote those, docs/scene-format.md#matrix-cases). */
 static int matrix_text_ok(const node *n) {
   if (n->kind != N_SCALAR || n->len == 0 || strlen(n->str) != n->len ||
       !(is_num(n) || is_str(n)))
@@ -1922,10 +2134,36 @@ static int matrix_text_ok(const node *n) {
     char ch = n->str[i];
     if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
           (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '+' ||
-          ch == '-'))
+          ch == '-' || ch == ' ' || ch == '*' || ch == '/' || ch == '%' ||
+          ch == '(' || ch == ')' || ch == ','))
       return 0;
   }
   return 1;
+}
+
+/* The names a matrix value's expression may use: the case's params and
+ * the matrix's keys (a cycle among them is found when a case resolves). */
+typedef struct mx_names {
+  const st__case *t;
+  const node *mx;
+} mx_names;
+
+static int matrix_name(void *data, const char *name, size_t offset,
+                       st__expr_error *err) {
+  const mx_names *m = data;
+  (void)offset;
+  if (st__case_param(m->t, name) != NULL)
+    return 0;
+  for (size_t i = 0; i + 1 < m->mx->n; i += 2)
+    if (is_str(m->mx->kids[i]) && strcmp(m->mx->kids[i]->str, name) == 0)
+      return 0;
+  char hint[64];
+  dtype_hint(name, hint, sizeof hint);
+  snprintf(err->message, sizeof err->message,
+           "'%s' is not a param of case '%s'%s%s expected a number, a dtype "
+           "name or the name of a param or matrix key",
+           name, m->t->name ? m->t->name : "?", hint, hint[0] ? "" : ";");
+  return -1;
 }
 
 typedef struct matrix {
@@ -2004,12 +2242,24 @@ static int take_matrix(loader *L, const node *mx, const node *ex,
       L->oom = 1;
       return -1;
     }
+    (void)param_name_ok(L, k);
     for (size_t j = 0; j < l->n; j++) {
       const node *e = l->kids[j];
+      st_dtype dt;
+      st__val tmp;
+      mx_names mn = {t, mx};
       if (!matrix_text_ok(e))
         expected(L, e,
-                 "a number or a name (letters, digits, '_', '.', '+', '-')",
+                 "a number, a name or an expression (letters, digits, "
+                 "spaces and _ . + - * / % ( ) ,)",
                  k->str);
+      else if (is_str(e) && st_dtype_parse(e->str, &dt) != ST_OK) {
+        char key[MAX_IDENT + 32];
+        memset(&tmp, 0, sizeof tmp);
+        snprintf(key, sizeof key, "matrix '%s'", k->str);
+        if (take_expr(L, e, key, &tmp, matrix_name, &mn) == 0)
+          free(tmp.name);
+      }
       names[j].name = e->kind == N_SCALAR ? e->str : "";
       names[j].line = e->line;
       names[j].col = e->col;
@@ -2139,9 +2389,22 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
   }
   c->n_params = t->n_params + m->n;
   for (size_t i = 0; i < t->n_params; i++) {
-    c->params[i] = t->params[i];
-    c->params[i].name = dupstr(L, t->params[i].name);
-    c->params[i].str = t->params[i].str ? dupstr(L, t->params[i].str) : NULL;
+    const st__param *tp = &t->params[i];
+    st__param *p = &c->params[i];
+    *p = *tp;
+    p->name = dupstr(L, tp->name);
+    p->str = tp->str ? dupstr(L, tp->str) : NULL;
+    p->expr.name = tp->expr.name ? dupstr(L, tp->expr.name) : NULL;
+    p->list = NULL;
+    if (tp->list && (p->list = st__zalloc(tp->n_list ? tp->n_list : 1,
+                                          sizeof *p->list)) == NULL) {
+      L->oom = 1;
+      p->n_list = 0;
+    }
+    for (size_t j = 0; p->list && j < tp->n_list; j++) {
+      p->list[j] = tp->list[j];
+      p->list[j].name = tp->list[j].name ? dupstr(L, tp->list[j].name) : NULL;
+    }
   }
   size_t len = strlen(t->name) + 3;
   for (size_t i = 0; i < m->n; i++)
@@ -2160,7 +2423,7 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
     p->name = dupstr(L, m->keys[i]->str);
     p->line = m->keys[i]->line;
     p->column = m->keys[i]->col;
-    take_param_value(L, val, p);
+    take_param_value(L, val, p, NULL);
   }
   snprintf(c->name + off, len - off, "]");
   c->base_len = strlen(t->name);
@@ -2348,6 +2611,64 @@ static const st_scene *find_scene(const loader *L, const char *name) {
   return s;
 }
 
+/* The names the scene's fields use, gathered once per scene. */
+typedef struct namelist {
+  loader *L;
+  const char **v;
+  size_t n, cap;
+} namelist;
+
+static int gather_cb(void *data, const char *name, size_t offset,
+                     st__expr_error *err) {
+  namelist *nl = data;
+  (void)offset;
+  (void)err;
+  if (nl->n == nl->cap) {
+    const char **v = st__array_grow(nl->v, &nl->cap, nl->n, sizeof *v, 16);
+    if (v == NULL) {
+      nl->L->oom = 1;
+      return 0;
+    }
+    nl->v = v;
+  }
+  const char *copy = arena_str(nl->L, name, strlen(name));
+  if (copy)
+    nl->v[nl->n++] = copy;
+  return 0;
+}
+
+static void gather(namelist *nl, const st__val *v) {
+  st__expr_error xe;
+  if (v->kind == ST__VAL_NAME && v->name)
+    (void)st__expr_check(v->name, gather_cb, nl, &xe);
+}
+
+/* Marks used each case's params that a field names, directly or through
+ * other params' expressions (the unused-param warning reads `used`). */
+static void mark_used(loader *L, st_scene *s) {
+  namelist nl = {L, NULL, 0, 0};
+  gather(&nl, &s->rtol_param);
+  gather(&nl, &s->atol_param);
+  for (size_t i = 0; s->args && i < s->n_args; i++) {
+    const st__arg *a = &s->args[i];
+    const st__val *one[] = {&a->dtype,      &a->value,     &a->rtol_param,
+                            &a->atol_param, &a->init.a,    &a->init.b,
+                            &a->shape_list, &a->ints_list, &a->init.values_list};
+    for (size_t j = 0; j < sizeof one / sizeof one[0]; j++)
+      gather(&nl, one[j]);
+    for (size_t d = 0; a->shape && d < a->ndim; d++)
+      gather(&nl, &a->shape[d]);
+    for (size_t k = 0; a->init.values && k < a->init.n_values; k++)
+      gather(&nl, &a->init.values[k]);
+    for (size_t k = 0; a->ints && k < a->n_ints; k++)
+      gather(&nl, &a->ints[k]);
+  }
+  for (size_t c = 0; c < s->n_cases; c++)
+    for (size_t j = 0; j < nl.n; j++)
+      st__case_param_use(&s->cases[c], nl.v[j]);
+  free(nl.v);
+}
+
 /* Every case's plan, so that every case's params are checked now. The
  * same problem found in several cases is reported once. A plan without
  * errors is kept for the next case while that one resolves alike
@@ -2401,6 +2722,32 @@ static void resolve_cases(loader *L, const st_scene *s) {
   }
   st__plan_free(&plan);
   st_error_list_free(&tmp);
+}
+
+/* `workers`: an integer from 1 to 64, or an expression of numbers (a
+ * scene has no params of its own). */
+static int take_workers(loader *L, const node *n, int64_t *out) {
+  st__val v;
+  st__expr_error xe;
+  st__num x;
+  if (!is_str(n) || n->len == 0)
+    return take_int(L, n, "workers", "an integer from 1 to 64", 1, 64, out);
+  memset(&v, 0, sizeof v);
+  val_at(&v, n);
+  if (st__expr_eval(n->str, ST__EXPR_INT, NULL, NULL, &x, &xe) != 0) {
+    lerr(L, n->line, st__val_column(&v, xe.offset), "workers: %s%s",
+         xe.message,
+         strncmp(xe.message, "unknown name", 12) == 0
+             ? "; expected numbers only (a scene has no params)"
+             : "");
+    return -1;
+  }
+  if (!x.is_int || x.i < 1 || x.i > 64) {
+    expected(L, n, "an integer from 1 to 64", "workers");
+    return -1;
+  }
+  *out = x.i;
+  return 0;
 }
 
 /* One scene document into L->scenes. Long because: it takes each of the
@@ -2474,8 +2821,7 @@ static void take_scene(loader *L, const node *root) {
       s->expect_fail = e;
   }
   if (v[K_WORKERS]) {
-    if (take_int(L, v[K_WORKERS], "workers", "an integer from 1 to 64", 1, 64,
-                 &x) == 0)
+    if (take_workers(L, v[K_WORKERS], &x) == 0)
       s->workers = (unsigned)x;
     /* With a bad level, which one was meant is unknown: that error is
      * enough (the first cause wins). */
@@ -2494,6 +2840,7 @@ static void take_scene(loader *L, const node *root) {
     take_args(L, v[K_ARGS], s);
   if (v[K_CASES])
     take_cases(L, v[K_CASES], s);
+  mark_used(L, s);
   if (s->name) {
     const st_scene *prev = find_scene(L, s->name);
     if (prev)

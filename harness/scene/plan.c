@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "scene/params.h"
 #include "scene/scene.h"
 
 /* ------------------------------------------------------------------ */
@@ -214,35 +215,37 @@ static const char *in_case(const rctx *c, int dep, char *buf, size_t size) {
   return buf;
 }
 
-/* Resolves a number-or-param value. Returns 0 on success. */
-static int resolve_num(rctx *c, const st__val *v, const char *what,
-                       st__num *out, int *dep) {
+/* Resolves a number, a param name or an expression over params
+ * (harness/scene/params.c) in domain. Returns 0 on success. */
+static int resolve_num(rctx *c, const st__val *v, st__expr_domain dom,
+                       const char *what, st__num *out, int *dep) {
+  st__val_error e;
   if (v->kind == ST__VAL_NUM) {
     *out = v->num;
     return 0;
   }
-  if (v->kind != ST__VAL_NAME) {
-    rerr(c, v->line, v->column, "%s: expected a number or a param name",
-         what);
-    return -1;
-  }
-  *dep = 1;
-  const st__param *p = param_find(c, v->name);
-  if (p == NULL) {
-    rerr(c, v->line, v->column,
-         "%s: '%s' is not a param of case '%s'; expected a number or the "
-         "name of a param",
-         what, v->name, c->kase->name);
-    return -1;
-  }
-  if (p->is_str) {
-    rerr(c, v->line, v->column,
-         "%s: param '%s' of case '%s' is the string '%s'; expected a number",
-         what, v->name, c->kase->name, p->str);
-    return -1;
-  }
-  *out = p->num;
-  return 0;
+  if (st__val_eval(c->kase, v, dom, what, out, dep, &e) == 0)
+    return 0;
+  rerr(c, e.line, e.column, "%s", e.message);
+  return -1;
+}
+
+/* The list param a whole-list field names (shape: DIMS), or NULL after
+ * the error. */
+static const st__param *resolve_list(rctx *c, const st__val *v,
+                                     const char *what) {
+  const st__param *p;
+  st__val_error e;
+  if (st__val_list(c->kase, v, what, &p, &e) == 0)
+    return p;
+  rerr(c, e.line, e.column, "%s", e.message);
+  return NULL;
+}
+
+/* Values of an integer dtype are computed in int64, of a float dtype in
+ * double (docs/scene-format.md#params-expressions-and-lists). */
+static st__expr_domain dom_of(st_dtype dt) {
+  return st_dtype_is_float(dt) ? ST__EXPR_FLOAT : ST__EXPR_INT;
 }
 
 #define DTYPE_LIST                                                            \
@@ -269,8 +272,13 @@ static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out,
     return -1;
   }
   if (!p->is_str) {
-    char nb[64];
-    num_str(&p->num, nb, sizeof nb);
+    char nb[160];
+    if (p->is_list)
+      snprintf(nb, sizeof nb, "a list");
+    else if (p->expr.kind == ST__VAL_NAME)
+      snprintf(nb, sizeof nb, "the expression '%.100s'", p->expr.name);
+    else
+      num_str(&p->num, nb, sizeof nb);
     rerr(c, v->line, v->column,
          "dtype of '%s': param '%s' of case '%s' is %s; expected a dtype "
          "name, one of: " DTYPE_LIST,
@@ -305,13 +313,30 @@ static int check_fits(rctx *c, const st__val *where, st_dtype dt,
 static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
   uint64_t numel = 1;
   int overflow = 0, bad = 0;
-  r->ndim = (int)a->ndim;
-  for (size_t d = 0; d < a->ndim; d++) {
-    const st__val *v = &a->shape[d];
+  const st__val *dims = a->shape;
+  size_t ndim = a->ndim;
+  if (a->shape_list.kind == ST__VAL_NAME) {
+    const st__param *p = resolve_list(c, &a->shape_list, "shape");
+    if (p == NULL)
+      return -1;
+    *dep = 1;
+    if (p->n_list > ST_MAX_DIMS) {
+      rerr(c, a->shape_list.line, a->shape_list.column,
+           "shape of '%s': list param '%s' of case '%s' has %zu entries; "
+           "expected at most %d dimensions",
+           a->name, p->name, c->kase->name, p->n_list, ST_MAX_DIMS);
+      return -1;
+    }
+    dims = p->list;
+    ndim = p->n_list;
+  }
+  r->ndim = (int)ndim;
+  for (size_t d = 0; d < ndim; d++) {
+    const st__val *v = &dims[d];
     st__num n;
     int64_t dim;
-    int pdep = 0;
-    if (resolve_num(c, v, "shape", &n, &pdep) != 0) {
+    int pdep = a->shape_list.kind == ST__VAL_NAME;
+    if (resolve_num(c, v, ST__EXPR_INT, "shape", &n, &pdep) != 0) {
       bad = 1;
       continue;
     }
@@ -360,12 +385,13 @@ static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
 /* An init's two numbers, in->a into r->a and in->b into r->b (what_a and
  * what_b name them in messages), each resolved even when the other
  * fails, so that both errors are told; -1 if either failed. */
-static int resolve_pair(rctx *c, const st__init *in, const char *what_a,
-                        const char *what_b, st__rarg *r, int *da, int *db) {
+static int resolve_pair(rctx *c, const st__init *in, st__expr_domain dom,
+                        const char *what_a, const char *what_b, st__rarg *r,
+                        int *da, int *db) {
   int rc = 0;
-  if (resolve_num(c, &in->a, what_a, &r->a, da) != 0)
+  if (resolve_num(c, &in->a, dom, what_a, &r->a, da) != 0)
     rc = -1;
-  if (resolve_num(c, &in->b, what_b, &r->b, db) != 0)
+  if (resolve_num(c, &in->b, dom, what_b, &r->b, db) != 0)
     rc = -1;
   return rc;
 }
@@ -376,7 +402,7 @@ static int resolve_pair(rctx *c, const st__init *in, const char *what_a,
 
 static int init_fill(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   const st__init *in = &a->init;
-  if (resolve_num(c, &in->a, "fill", &r->a, &dep) != 0)
+  if (resolve_num(c, &in->a, dom_of(r->dtype), "fill", &r->a, &dep) != 0)
     return -1;
   return check_fits(c, &in->a, r->dtype, &r->a, dep, "fill value", a->name);
 }
@@ -421,7 +447,8 @@ static int init_range(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   const st__init *in = &a->init;
   int da = dep, db = dep;
   char cb[200], nb[64], eb[96];
-  if (resolve_pair(c, in, "range start", "range step", r, &da, &db) != 0)
+  if (resolve_pair(c, in, dom_of(r->dtype), "range start", "range step", r,
+                   &da, &db) != 0)
     return -1;
   if (check_fits(c, &in->a, r->dtype, &r->a, da, "range start", a->name) != 0)
     return -1;
@@ -457,7 +484,7 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r,
          form, a->name, st_dtype_name(dt), in_case(c, dep, cb, sizeof cb));
     return -1;
   }
-  if (resolve_pair(c, in, form, form, r, &da, &db) != 0)
+  if (resolve_pair(c, in, ST__EXPR_FLOAT, form, form, r, &da, &db) != 0)
     return -1;
   double x = num_f(&r->a), y = num_f(&r->b);
   if (in->kind == ST__INIT_UNIFORM) {
@@ -491,7 +518,7 @@ static int init_randint(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   int da = dep, db = dep;
   char cb[200], nb[64], eb[96];
   int64_t lo, hi;
-  if (resolve_pair(c, in, "randint", "randint", r, &da, &db) != 0)
+  if (resolve_pair(c, in, ST__EXPR_INT, "randint", "randint", r, &da, &db) != 0)
     return -1;
   if (!num_integral(&r->a, &lo) || !num_integral(&r->b, &hi)) {
     rerr(c, in->line, in->column, "randint bounds of '%s' must be integers%s",
@@ -533,26 +560,37 @@ static int init_values(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   st_dtype dt = r->dtype;
   int rc = 0;
   char cb[200], nb[64], eb[96];
-  if (in->n_values != r->numel) {
+  const st__val *vals = in->values;
+  size_t n = in->n_values;
+  if (in->values_list.kind == ST__VAL_NAME) {
+    const st__param *p = resolve_list(c, &in->values_list, "values");
+    if (p == NULL)
+      return -1;
+    vals = p->list;
+    n = p->n_list;
+    dep = 1;
+  }
+  if (n != r->numel) {
     rerr(c, in->line, in->column,
          "values of '%s' has %zu entries%s; expected %zu (the element count "
          "of its shape)",
-         a->name, in->n_values, in_case(c, dep, cb, sizeof cb), r->numel);
+         a->name, n, in_case(c, dep, cb, sizeof cb), r->numel);
     return -1;
   }
-  r->values = malloc((in->n_values ? in->n_values : 1) * sizeof *r->values);
+  r->values = malloc((n ? n : 1) * sizeof *r->values);
   if (r->values == NULL) {
     c->oom = 1;
     return -1;
   }
-  r->n_values = in->n_values;
+  r->n_values = n;
   size_t bad = 0, first_bad = 0;
-  for (size_t i = 0; i < in->n_values; i++) {
-    const st__val *v = &in->values[i];
+  for (size_t i = 0; i < n; i++) {
+    const st__val *v = &vals[i];
     int vd = dep;
     if (v->kind == ST__VAL_NUM) {
       r->values[i] = v->num;
-    } else if (resolve_num(c, v, "values", &r->values[i], &vd) != 0) {
+    } else if (resolve_num(c, v, dom_of(dt), "values", &r->values[i],
+                           &vd) != 0) {
       rc = -1;
       continue;
     }
@@ -562,14 +600,14 @@ static int init_values(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   if (bad) {
     /* One error per list, not one per entry: a list of a million entries
      * must not turn into a million lines. */
-    const st__val *v = &in->values[first_bad];
+    const st__val *v = &vals[first_bad];
     num_str(&r->values[first_bad], nb, sizeof nb);
     fit_expect(dt, eb, sizeof eb);
     rerr(c, v->line, v->column,
          "values[%zu] of '%s' is %s, which does not fit %s%s; expected %s "
          "(%zu of %zu values do not fit)",
          first_bad, a->name, nb, st_dtype_name(dt),
-         in_case(c, dep, cb, sizeof cb), eb, bad, in->n_values);
+         in_case(c, dep, cb, sizeof cb), eb, bad, n);
     return -1;
   }
   return rc;
@@ -636,15 +674,16 @@ static int tol_param(rctx *c, const st__val *v, const char *key,
   int dep = 0;
   char what[64];
   snprintf(what, sizeof what, "%s", key);
-  if (resolve_num(c, v, what, &n, &dep) != 0)
+  if (resolve_num(c, v, ST__EXPR_FLOAT, what, &n, &dep) != 0)
     return -1;
   double f = num_f(&n);
   if (!isfinite(f) || f < 0) {
     char nb[64];
     num_str(&n, nb, sizeof nb);
     rerr(c, v->line, v->column,
-         "%s: param '%s' of case '%s' is %s; expected a finite number >= 0",
-         key, v->name, c->kase->name, nb);
+         "%s: %s '%s' of case '%s' is %s; expected a finite number >= 0",
+         key, st__expr_is_name(v->name) ? "param" : "expression", v->name,
+         c->kase->name, nb);
     return -1;
   }
   *out = f;
@@ -698,19 +737,28 @@ static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
   r->string = a->string;
   if (a->scalar_kind != ST_SCALAR_INTS)
     return 0;
-  r->ints = malloc((a->n_ints ? a->n_ints : 1) * sizeof *r->ints);
+  const st__val *ints = a->ints;
+  size_t n = a->n_ints;
+  if (a->ints_list.kind == ST__VAL_NAME) {
+    const st__param *p = resolve_list(c, &a->ints_list, "ints");
+    if (p == NULL)
+      return -1;
+    ints = p->list;
+    n = p->n_list;
+  }
+  r->ints = malloc((n ? n : 1) * sizeof *r->ints);
   if (r->ints == NULL) {
     c->oom = 1;
     return -1;
   }
-  r->n_ints = a->n_ints;
-  for (size_t i = 0; i < a->n_ints; i++) {
+  r->n_ints = n;
+  for (size_t i = 0; i < n; i++) {
     st__num v;
     int dep = 0;
-    if (resolve_num(c, &a->ints[i], "ints", &v, &dep) != 0)
+    if (resolve_num(c, &ints[i], ST__EXPR_INT, "ints", &v, &dep) != 0)
       return -1;
     if (!v.is_int) {
-      rerr(c, a->ints[i].line, a->ints[i].column,
+      rerr(c, ints[i].line, ints[i].column,
            "ints of '%s': %g is not an integer; expected integers", a->name,
            v.f);
       return -1;
@@ -737,7 +785,8 @@ static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
     return -1;
   if (!a->is_tensor) {
     int vd = dep;
-    if (resolve_num(c, &a->value, "value", &r->value, &vd) != 0)
+    if (resolve_num(c, &a->value, dom_of(r->dtype), "value", &r->value,
+                    &vd) != 0)
       return -1;
     return check_fits(c, &a->value, r->dtype, &r->value, vd, "value",
                       a->name);
@@ -815,6 +864,20 @@ out:
   return rc;
 }
 
+static int same_val(const st__val *a, const st__val *b) {
+  if (a->kind != b->kind)
+    return 0;
+  if (a->kind == ST__VAL_NONE)
+    return 1;
+  if (a->line != b->line || a->column != b->column)
+    return 0;
+  if (a->kind == ST__VAL_NAME)
+    return strcmp(a->name, b->name) == 0;
+  return a->kind != ST__VAL_NUM ||
+         (a->num.is_int == b->num.is_int && a->num.i == b->num.i &&
+          memcmp(&a->num.f, &b->num.f, sizeof a->num.f) == 0);
+}
+
 /* Keep in step with what rctx's users read of c->kase: its params
  * through param_find, and resolve_tolerance's fields. */
 int st__plan_same_inputs(const st_scene *scene, size_t a, size_t b) {
@@ -834,6 +897,14 @@ int st__plan_same_inputs(const st_scene *scene, size_t a, size_t b) {
                   : p->num.is_int != q->num.is_int || p->num.i != q->num.i ||
                         memcmp(&p->num.f, &q->num.f, sizeof p->num.f) != 0)
       return 0;
+    /* An expression or a list resolves alike only from the same text at
+     * the same place (its messages carry the position). */
+    if (!same_val(&p->expr, &q->expr) || p->is_list != q->is_list ||
+        p->n_list != q->n_list)
+      return 0;
+    for (size_t j = 0; j < p->n_list; j++)
+      if (!same_val(&p->list[j], &q->list[j]))
+        return 0;
   }
   return 1;
 }

@@ -126,6 +126,9 @@ static void arg_free(st__arg *a) {
     free(a->ints);
   }
   free(a->string);
+  val_free(&a->shape_list);
+  val_free(&a->ints_list);
+  val_free(&a->init.values_list);
 }
 
 void st__case_free_fields(st__case *c) {
@@ -136,6 +139,10 @@ void st__case_free_fields(st__case *c) {
       if (c->block == NULL)
         free(c->params[i].name);
       free(c->params[i].str);
+      val_free(&c->params[i].expr);
+      for (size_t j = 0; c->params[i].list && j < c->params[i].n_list; j++)
+        val_free(&c->params[i].list[j]);
+      free(c->params[i].list);
     }
     if (c->block == NULL)
       free(c->params);

@@ -24,12 +24,19 @@ typedef enum st__val_kind {
   ST__VAL_NAME = 2
 } st__val_kind;
 
+/* ST__VAL_NAME holds a param name or an expression over params
+ * (docs/scene-format.md#params-expressions-and-lists): one grammar,
+ * harness/scene/expr.c, reads both. */
 typedef struct st__val {
   st__val_kind kind;
   st__num num;
   char *name; /* ST__VAL_NAME; owned */
   int line;   /* 1-based position of the value in the file */
   int column;
+  int text_column; /* column of the text's first character when its byte
+                      offsets map one to one onto columns (one line, no
+                      quote escapes), so that an expression's error points
+                      at its token; 0: point at column */
 } st__val;
 
 typedef enum st__init_kind {
@@ -59,6 +66,8 @@ typedef struct st__init {
   int given;        /* 1 when the scene wrote `init:` (0: the default
                        zeros), so that outputs with no explicit init can be
                        poisoned (SPEC §13) */
+  st__val values_list; /* `values: lens`: a list param (ST__VAL_NAME) that
+                          gives every value, resolved per case */
 } st__init;
 
 typedef struct st__arg {
@@ -82,6 +91,9 @@ typedef struct st__arg {
   st__val *ints;    /* ST_SCALAR_INTS: numbers or param names; owned */
   size_t n_ints;
   char *string;     /* ST_SCALAR_STRING; owned */
+  st__val shape_list; /* `shape: DIMS`: the list param that gives the whole
+                         shape (ST__VAL_NAME), resolved per case */
+  st__val ints_list;  /* `ints: lens` likewise */
   int invalid;      /* loader only: this arg had errors, so plans skip it
                        (every other arg is still checked). Added by the
                        loader; never set on a loaded scene. */
@@ -89,12 +101,21 @@ typedef struct st__arg {
 
 typedef struct st__param {
   char *name; /* owned */
-  int is_str;
+  int is_str; /* a dtype name (the only strings a param holds) */
   st__num num;
   char *str;  /* owned, is_str */
   int line;
   int column;
-  int used;   /* a case-level field (rtol, atol, rounds, timeout) named it */
+  int used;   /* some field names it, directly or through another param's
+                 expression (set by the loader) */
+  st__val expr; /* ST__VAL_NAME: an expression over the params written
+                   before it (or, in a matrix, over the case's others),
+                   evaluated in the domain of the field that uses it;
+                   ST__VAL_NONE otherwise. Text owned. */
+  st__val *list; /* a list param (lens: [33, 17, 128]): numbers or
+                    expressions; owned, each entry's text too */
+  size_t n_list;
+  int is_list;
 } st__param;
 
 typedef struct st__case {
