@@ -301,6 +301,20 @@ FIXTURE_TEST(complex_key)
 FIXTURE_TEST(many_errors)
 FIXTURE_TEST(column_characters)
 FIXTURE_TEST(every_case_checked)
+/* Param expressions and lists (docs/scene-format.md#params-expressions-and-lists). */
+FIXTURE_TEST(expr_unknown_name)
+FIXTURE_TEST(expr_forward_name)
+FIXTURE_TEST(expr_syntax)
+FIXTURE_TEST(expr_inexact)
+FIXTURE_TEST(expr_div_zero)
+FIXTURE_TEST(expr_overflow)
+FIXTURE_TEST(list_in_number)
+FIXTURE_TEST(list_in_rounds)
+FIXTURE_TEST(number_for_list)
+FIXTURE_TEST(expr_cycle)
+FIXTURE_TEST(expr_quoted_columns)
+FIXTURE_TEST(param_dtype_name)
+FIXTURE_TEST(expr_workers)
 
 /* ------------------------------------------------------------------ */
 /* Generated hostile inputs                                            */
@@ -1351,6 +1365,19 @@ int main(void) {
       cmocka_unit_test(scene_load__many_errors),
       cmocka_unit_test(scene_load__column_characters),
       cmocka_unit_test(scene_load__every_case_checked),
+      cmocka_unit_test(scene_load__expr_unknown_name),
+      cmocka_unit_test(scene_load__expr_forward_name),
+      cmocka_unit_test(scene_load__expr_syntax),
+      cmocka_unit_test(scene_load__expr_inexact),
+      cmocka_unit_test(scene_load__expr_div_zero),
+      cmocka_unit_test(scene_load__expr_overflow),
+      cmocka_unit_test(scene_load__list_in_number),
+      cmocka_unit_test(scene_load__list_in_rounds),
+      cmocka_unit_test(scene_load__number_for_list),
+      cmocka_unit_test(scene_load__expr_cycle),
+      cmocka_unit_test(scene_load__expr_quoted_columns),
+      cmocka_unit_test(scene_load__param_dtype_name),
+      cmocka_unit_test(scene_load__expr_workers),
       cmocka_unit_test(scene_load__alias_bomb_generated),
       cmocka_unit_test(scene_load__merge_bomb),
       cmocka_unit_test(scene_load__merge_keys),

@@ -112,6 +112,9 @@ static void got(const parser *p, char *buf, size_t size) {
   if (is_alpha(*t) || is_digit(*t) || *t == '.') {
     while (is_alpha(t[n]) || is_digit(t[n]) || t[n] == '.')
       n++;
+  } else if (*t == '\'') {
+    snprintf(buf, size, "\"'\"");
+    return;
   } else {
     n = 1;
   }

@@ -70,9 +70,9 @@ static int lookup(void *data, const char *name, st__expr_domain dom,
   }
   if (c->depth >= c->k->n_params) {
     snprintf(xe->message, sizeof xe->message,
-             "param '%s' of case '%s' refers to itself through its "
-             "expression; expected params that end in numbers",
-             name, kname(c->k));
+             "'%s' refers back to itself through the params' "
+             "expressions; expected params that end in numbers",
+             name);
     return -1;
   }
   c->depth++;
