@@ -446,18 +446,18 @@ static int fast_number(const char *s, size_t len, int64_t *iv, double *fv) {
   return S_FLOAT;
 }
 
-/* 1 if s[0..len) is word in one of YAML 1.1's three spellings of its
- * special floats: all lower case, capitalized, all upper case. */
+/* 1 if s[0..len) is one of YAML 1.1's three spellings of word (nan:
+ * nan NaN NAN; inf: inf Inf INF). */
 static int yaml_special(const char *s, size_t len, const char *word) {
-  char cap[4], up[4];
+  static const char *const nan3[] = {"nan", "NaN", "NAN"};
+  static const char *const inf3[] = {"inf", "Inf", "INF"};
+  const char *const *v = word[0] == 'n' ? nan3 : inf3;
   if (len != 3)
     return 0;
-  for (int i = 0; i < 3; i++) {
-    up[i] = (char)(word[i] - 'a' + 'A');
-    cap[i] = i ? word[i] : up[i];
-  }
-  return memcmp(s, word, 3) == 0 || memcmp(s, cap, 3) == 0 ||
-         memcmp(s, up, 3) == 0;
+  for (int i = 0; i < 3; i++)
+    if (memcmp(s, v[i], 3) == 0)
+      return 1;
+  return 0;
 }
 
 /* YAML 1.1's special floats (docs/scene-format.md#values-and-scalars-in-yaml):
