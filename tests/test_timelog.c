@@ -14,6 +14,7 @@
 
 #include <scenetest/record.h>
 
+#include "case/record.h"
 #include "tools/timelog.h"
 
 static st__tl_kind parse(const char *s, st__tl_line *l) {
@@ -230,6 +231,50 @@ static void timelog_parse__raw_round_trip(void **state) {
   }
 }
 
+/* A scene= or case= value with a space (a matrix case named by an
+ * expression, docs/scene-format.md#matrix-cases), a quote, a backslash
+ * or a control byte is printed quoted (case/record.c st__timing_name)
+ * and read back whole; a plain name stays bare. */
+static void timelog_parse__quoted_names(void **state) {
+  static const char *const names[] = {
+      "rows[M=2 * TILE]", "a\"b", "back\\slash", "tab\there",
+      "grid[X=max(A, B),Y=1]", "\x01\x7f\xc3\xa9", "plain[N=4]"};
+  char line[1024];
+  st__tl_line l;
+  (void)state;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char *hs, *hc;
+    const char *qs = st__timing_name("my scene", &hs);
+    const char *qc = st__timing_name(names[i], &hc);
+    assert_non_null(qs);
+    assert_non_null(qc);
+    snprintf(line, sizeof line,
+             "[TIMING] phase pid=1 scene=%s case=%s name=run round=0 "
+             "dur_ns=5 status=ok",
+             qs, qc);
+    if (parse(line, &l) != ST__TL_PHASE)
+      fail_msg("%s at %zu: %s", l.error, l.column, line);
+    assert_string_equal(l.u.phase.scene, "my scene");
+    assert_string_equal(l.u.phase.kase, names[i]);
+    assert_int_equal(hc == NULL, i == 6); /* only plain[N=4] is bare */
+    free(hs);
+    free(hc);
+  }
+  /* Unterminated, unknown escape, a bare quote inside, nothing after. */
+  expect_bad("[TIMING] phase pid=1 scene=\"s t case=c name=run round=0 "
+             "dur_ns=1 status=ok",
+             0);
+  expect_bad("[TIMING] phase pid=1 scene=\"s\\q\" case=c name=run round=0 "
+             "dur_ns=1 status=ok",
+             0);
+  expect_bad("[TIMING] phase pid=1 scene=s case=\"a\"b\" name=run round=0 "
+             "dur_ns=1 status=ok",
+             0);
+  expect_bad("[TIMING] phase pid=1 scene=s case=\"\" name=run round=0 "
+             "dur_ns=1 status=ok",
+             0);
+}
+
 static void timelog_parse__raw_truncated(void **state) {
   char line[512];
   st__tl_line l;
@@ -397,6 +442,7 @@ int main(void) {
       cmocka_unit_test(timelog_parse__record),
       cmocka_unit_test(timelog_parse__raw_escapes),
       cmocka_unit_test(timelog_parse__raw_round_trip),
+      cmocka_unit_test(timelog_parse__quoted_names),
       cmocka_unit_test(timelog_parse__raw_truncated),
       cmocka_unit_test(timelog_parse__bad_record),
       cmocka_unit_test(timelog_parse__too_many_modules),

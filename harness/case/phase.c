@@ -15,6 +15,7 @@
 #include "base/proc.h"
 #include "base/loadwatch.h"
 #include "case/phase.h"
+#include "case/record.h"
 #include "case/result.h"
 
 uint64_t st__now_ns(void) {
@@ -57,12 +58,19 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
   /* SPEC §11: with --repeat, `timing` tells iterations apart. */
   if (cc->run->repeat > 1)
     snprintf(iter, sizeof iter, " iter=%u", cc->info.iteration);
+  /* A matrix case's name may hold spaces (`rows[M=2 * TILE]`): quoted
+   * then, so that the line still splits into KEY=VALUE words. */
+  char *sq, *cq;
+  const char *scene = st__timing_name(cc->info.scene, &sq);
+  const char *kase = st__timing_name(cc->info.name, &cq);
   st_log(ST_LOG_TIMING,
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
          "status=%s%s%s",
-         (long)st__proc_pid(), cc->info.scene, cc->info.name, ev->name, round,
-         (unsigned long long)ev->dur_ns, st_phase_status_name(ev->status),
-         dev, iter);
+         (long)st__proc_pid(), scene ? scene : "?", kase ? kase : "?",
+         ev->name, round, (unsigned long long)ev->dur_ns,
+         st_phase_status_name(ev->status), dev, iter);
+  free(sq);
+  free(cq);
   /* The kernel runs next: what the case logged so far reaches the
    * --log-file before it, should it crash the process. */
   if (strcmp(ev->name, "record") == 0)

@@ -74,32 +74,59 @@ int st_autoload_effective(const char *value) {
   return value == NULL || strcmp(value, "1") == 0;
 }
 
+size_t st__timing_escape(const char *value, size_t len, char *out) {
+  size_t i, o = 0;
+  for (i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)value[i];
+    /* C's short escapes for these five, at the same index. */
+    static const char plain[] = "\\\"\n\t\r", escaped[] = "\\\"ntr";
+    const char *hit = c != 0 ? strchr(plain, c) : NULL;
+    if (hit != NULL) {
+      out[o++] = '\\';
+      out[o++] = escaped[hit - plain];
+    } else if (c < 0x20 || c >= 0x7f) {
+      snprintf(out + o, 5, "\\%03o", c);
+      o += 4;
+    } else {
+      out[o++] = (char)c;
+    }
+  }
+  out[o] = '\0';
+  return o;
+}
+
+const char *st__timing_name(const char *name, char **heap) {
+  size_t len = strlen(name), i;
+  *heap = NULL;
+  for (i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (c == ' ' || c == '"' || c == '\\' || c < 0x20 || c > 0x7e)
+      break;
+  }
+  if (i == len && len > 0)
+    return name;
+  *heap = malloc(4 * len + 3);
+  if (*heap == NULL)
+    return NULL;
+  (*heap)[0] = '"';
+  size_t o = 1 + st__timing_escape(name, len, *heap + 1);
+  (*heap)[o++] = '"';
+  (*heap)[o] = '\0';
+  return *heap;
+}
+
 void st_autoload_format_raw(const char *value, char *buf, size_t size) {
   /* First 64 bytes, then "..." inside the quotes; escaped after
    * truncation. Worst case 64 * 4 + 3 + 2 + 1 bytes. */
   char tmp[512];
-  size_t i, o = 0, len;
+  size_t o = 0, len;
   if (value == NULL) {
     snprintf(buf, size, "-");
     return;
   }
   len = strlen(value);
   tmp[o++] = '"';
-  for (i = 0; i < len && i < 64; i++) {
-    unsigned char c = (unsigned char)value[i];
-    /* C's short escapes for these five, at the same index. */
-    static const char plain[] = "\\\"\n\t\r", escaped[] = "\\\"ntr";
-    const char *hit = c != 0 ? strchr(plain, c) : NULL;
-    if (hit != NULL) {
-      tmp[o++] = '\\';
-      tmp[o++] = escaped[hit - plain];
-    } else if (c < 0x20 || c >= 0x7f) {
-      snprintf(tmp + o, 5, "\\%03o", c);
-      o += 4;
-    } else {
-      tmp[o++] = (char)c;
-    }
-  }
+  o += st__timing_escape(value, len < 64 ? len : 64, tmp + o);
   if (len > 64) {
     memcpy(tmp + o, "...", 3);
     o += 3;

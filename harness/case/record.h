@@ -16,4 +16,19 @@
 int st__record_emit_line(const st_watch *list /* IN */, size_t count,
                          char *keep /* OUT, may be NULL */, size_t size);
 
+/* Escapes len bytes of value as the record's `raw` does (\\ \" \n \t \r,
+ * \ooo for every other byte below 0x20 or from 0x7f) into out, which has
+ * room for 4 * len + 1 bytes; returns the bytes written (out is
+ * NUL-terminated). Thread-safety: any thread. */
+size_t st__timing_escape(const char *value /* IN */, size_t len,
+                         char *out /* OUT */);
+
+/* A TIMING `scene=` or `case=` value (docs/logging.md): name as it is,
+ * or, when it holds a space, '"', '\\' or a byte outside 0x20..0x7e,
+ * double-quoted and escaped as `raw` (never truncated; a matrix case's
+ * name may hold spaces). Returns name itself or *heap (malloc'd; free
+ * it), or NULL when out of memory. Thread-safety: any thread. */
+const char *st__timing_name(const char *name /* IN */,
+                            char **heap /* OUT: owned by the caller */);
+
 #endif

@@ -121,6 +121,8 @@ static void strip_repeat(char *kase) {
   *at = '\0';
 }
 
+static int name_value(cursor *c, char *dst, size_t cap, const char **v);
+
 static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
   st__tl_phase *ph = &out->u.phase;
   unsigned seen = 0;
@@ -140,16 +142,19 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
     if (c->pos >= c->len || c->s[c->pos] != '=')
       return bad(out, c, "expected KEY=VALUE");
     c->pos++;
-    vn = word(c, &v, 0);
-    if (word_is(k, kn, "pid")) {
+    if (word_is(k, kn, "scene") || word_is(k, kn, "case")) {
+      bit = k[0] == 's' ? F_SCENE : F_CASE;
+      r = name_value(c, bit == F_SCENE ? ph->scene : ph->kase,
+                     bit == F_SCENE ? sizeof ph->scene : sizeof ph->kase, &v);
+      vn = 0;
+    } else {
+      vn = word(c, &v, 0);
+    }
+    if (bit != 0) {
+      /* read above */
+    } else if (word_is(k, kn, "pid")) {
       bit = F_PID;
       r = parse_long(v, vn, 0x7fffffffL, &ph->pid);
-    } else if (word_is(k, kn, "scene")) {
-      bit = F_SCENE;
-      r = copy_name(ph->scene, sizeof ph->scene, v, vn);
-    } else if (word_is(k, kn, "case")) {
-      bit = F_CASE;
-      r = copy_name(ph->kase, sizeof ph->kase, v, vn);
     } else if (word_is(k, kn, "name")) {
       bit = F_NAME;
       r = copy_name(ph->name, sizeof ph->name, v, vn);
@@ -218,22 +223,14 @@ static int expect_key(cursor *c, const char *key) {
   return 0;
 }
 
-/* The raw field exactly as SPEC §4 prints it: `-`, or a double-quoted
- * string of the value's first 64 bytes (then `...` inside the quotes),
- * escaped as \\ \" \n \t \r and \ooo for every other byte below 0x20 or
- * from 0x7f; nothing else may appear unescaped. Copies the printed text
- * and the decoded value. */
-static int parse_raw(cursor *c, st__tl_record *rec) {
-  size_t b = c->pos, n = 0;
-  char tmp[64 + 3];
-
-  if (c->pos < c->len && c->s[c->pos] == '-' &&
-      (c->pos + 1 == c->len || c->s[c->pos + 1] == ' ')) {
-    c->pos++;
-    strcpy(rec->raw, "-");
-    rec->value_len = 0;
-    return 0;
-  }
+/* A double-quoted value as the record's raw and the phase line's quoted
+ * names print it (case/record.c st__timing_escape): escaped as \\ \" \n
+ * \t \r and \ooo for every other byte below 0x20 or from 0x7f; nothing
+ * else may appear unescaped, and a space or the end follows. Decodes
+ * into dst (at most cap bytes, no NUL added) with the cursor on the
+ * opening quote. */
+static int decode_quoted(cursor *c, char *dst, size_t cap, size_t *len) {
+  size_t n = 0;
   if (c->pos >= c->len || c->s[c->pos] != '"')
     return -1;
   c->pos++;
@@ -291,11 +288,50 @@ static int parse_raw(cursor *c, st__tl_record *rec) {
     } else {
       c->pos++;
     }
-    if (n >= sizeof tmp)
-      return -1; /* longer than 64 bytes plus "..." */
-    tmp[n++] = (char)ch;
+    if (n >= cap)
+      return -1;
+    dst[n++] = (char)ch;
   }
   if (c->pos < c->len && c->s[c->pos] != ' ')
+    return -1;
+  *len = n;
+  return 0;
+}
+
+/* A phase line's scene= or case= value: a bare word, or a quoted one
+ * (a name holding a space, a quote, a backslash or a byte outside
+ * 0x20..0x7e). */
+static int name_value(cursor *c, char *dst, size_t cap, const char **v) {
+  size_t n;
+  *v = c->s + c->pos;
+  if (c->pos < c->len && c->s[c->pos] == '"') {
+    if (decode_quoted(c, dst, cap - 1, &n) != 0 || n == 0 ||
+        memchr(dst, '\0', n) != NULL)
+      return -1;
+    dst[n] = '\0';
+    return 0;
+  }
+  n = word(c, v, 0);
+  return copy_name(dst, cap, *v, n);
+}
+
+/* The raw field exactly as SPEC §4 prints it: `-`, or a double-quoted
+ * string of the value's first 64 bytes (then `...` inside the quotes),
+ * escaped as decode_quoted reads. Copies the printed text and the
+ * decoded value. */
+static int parse_raw(cursor *c, st__tl_record *rec) {
+  size_t b = c->pos, n = 0;
+  char tmp[64 + 3];
+
+  if (c->pos < c->len && c->s[c->pos] == '-' &&
+      (c->pos + 1 == c->len || c->s[c->pos + 1] == ' ')) {
+    c->pos++;
+    strcpy(rec->raw, "-");
+    rec->value_len = 0;
+    return 0;
+  }
+  /* Longer than 64 bytes plus "..." fails the cap. */
+  if (decode_quoted(c, tmp, sizeof tmp, &n) != 0)
     return -1;
   if (n > 64) {
     /* Only a truncated value is longer than 64 bytes, and it is exactly

@@ -300,5 +300,56 @@ cases:
           "errors in check", r)
 
 
+# Matrix values that are expressions name their cases by the values' text
+# (docs/scene-format.md#matrix-cases), spaces included: kernel add,
+# golden sub, so B = 2 - 2 passes and B = 1 * 1 fails.
+SPACES = write("spaces.yaml", """\
+scene: sp
+kernel: add
+golden: sub
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {fill: 1}}
+  - {tensor: b, dtype: float32, shape: [N], init: {fill: B}}
+  - {tensor: out, dtype: float32, shape: [N], role: output}
+cases:
+  - name: grid
+    params: {N: 4}
+    matrix: {B: ["2 - 2", "1 * 1"]}
+""")
+
+
+@test
+def case_names_with_spaces_survive():
+    log = os.path.join(TMP, "spaces.log")
+    rep = os.path.join(TMP, "spaces.json")
+    r = Run(["run", "--no-default-plugins", "--format", "text",
+             "--log-file", log, "--report", "json:" + rep, SPACES])
+    check(r.rc == 1, "one case fails", r)
+    check("PASS  sp::grid[B=2 - 2]" in r.out and
+          "FAIL  sp::grid[B=1 * 1]" in r.out, "names as written", r)
+    with open(log) as f:
+        phases = [l for l in f if " phase " in l]
+    check(phases and all(' scene=sp case="grid[B=' in l for l in phases),
+          "TIMING quotes the case names:\n" + "".join(phases[:3]))
+    # The rerun command, as printed, runs that case alone.
+    m = re.search(r"rerun: (.*)\n", r.out)
+    check(m is not None, "a rerun command", r)
+    again = Run(shlex.split(m.group(1))[1:] + ["--format", "tap"])
+    check(again.rc == 1 and "1..1\nnot ok 1 - sp::grid[B=1 * 1]\n" in
+          again.out, "the rerun command reruns it", again)
+    lf = Run(["run", "--no-default-plugins", "--format", "tap",
+              "--rerun-failed", rep, SPACES])
+    check(lf.rc == 1 and "1..1\nnot ok 1 - sp::grid[B=1 * 1]\n" in lf.out,
+          "--rerun-failed finds it in the JSON report", lf)
+    sel = Run(["run", "--no-default-plugins", "--format", "tap", "--case",
+               "sp::grid[B=2 - 2]", SPACES])
+    check(sel.rc == 0 and "1..1\nok 1 - sp::grid[B=2 - 2]\n" in sel.out,
+          "--case selects it literally", sel)
+    t = Run(["timing", log])
+    check(t.rc == 0 and "sp::grid[B=1 * 1]  run" in t.out and
+          "sp::grid[B=2 - 2]  run" in t.out, "timing reads the quoted names",
+          t)
+
+
 if __name__ == "__main__":
     sys.exit(main(TMP))
