@@ -43,6 +43,13 @@ SpecLoader.add_implicit_resolver(
     re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)$"),
     list("-+0123456789."))
 
+# strtod also reads nan, inf and infinity (any case, signed): numbers to
+# the loader. PyYAML already takes YAML's own .nan and .inf spellings.
+SpecLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?i:[-+]?(?:nan|inf|infinity))$"),
+    list("-+nNiI"))
+
 points = []
 
 
@@ -91,7 +98,8 @@ def errors(path):
 
 good = sorted(glob.glob(os.path.join(ROOT, "scenes", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "good", "*.y*ml")) +
-              glob.glob(os.path.join(ROOT, "tests", "scenes", "matrix", "*.yaml")))
+              glob.glob(os.path.join(ROOT, "tests", "scenes", "matrix", "*.yaml")) +
+              glob.glob(os.path.join(ROOT, "tests", "scenes", "params", "*.yaml")))
 for path in good:
     errs = errors(path)
     point(not errs, "validates " + os.path.relpath(path, ROOT), "\n".join(errs))
