@@ -248,12 +248,42 @@ static int golden_reads_only(const char *op, const char *backend) {
   return 0;
 }
 
+/* The golden call on d->gold; a decline is an error from the reference
+ * backend, a skip from another. */
+static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
+                                   st_op_fn golden, st__casedata *d) {
+  st_phase_status ps;
+  st__call call;
+  if (st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
+                    cc->run->golden_threads) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "golden: out of memory");
+    return ST_PHASE_ERROR;
+  }
+  ps = st__dispatch(cc, golden, &call, "golden");
+  if (ps == ST_PHASE_SKIP &&
+      strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
+    /* The reference backend cannot decline: that is an error. */
+    st__case_result_override(cc->res, ST_CASE_ERROR,
+                             "golden declined the case");
+    ps = ST_PHASE_ERROR;
+  } else if (ps == ST_PHASE_SKIP) {
+    /* Another golden backend may decline what it cannot compute (torch
+     * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
+    char msg[ST_OP_MESSAGE_MAX + 32];
+    snprintf(msg, sizeof msg, "golden declined: %s",
+             call.message[0] ? call.message : "no reason given");
+    st__case_result_override(cc->res, ST_CASE_SKIP, msg);
+  }
+  st__call_free(&call);
+  return ps;
+}
+
 int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                      st__casedata *d) {
   const st_run_options *opts = cc->run->opts;
   const st__case *k = &scene->cases[ci];
   st_error err;
-  st__call call;
   st_op_fn golden = NULL;
   st_phase_status ps = ST_PHASE_OK;
   st_status rs;
@@ -326,28 +356,8 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
     st__case_result_set_status(cc->res, ST_CASE_ERROR,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
-  } else if (st__call_init(&call, scene->golden, d->golden_backend,
-                           &d->gold, cc->run->golden_threads) != ST_OK) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "golden: out of memory");
-    ps = ST_PHASE_ERROR;
   } else {
-    ps = st__dispatch(cc, golden, &call, "golden");
-    if (ps == ST_PHASE_SKIP &&
-        strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
-      /* The reference backend cannot decline: that is an error. */
-      st__case_result_override(cc->res, ST_CASE_ERROR,
-                               "golden declined the case");
-      ps = ST_PHASE_ERROR;
-    } else if (ps == ST_PHASE_SKIP) {
-      /* Another golden backend may decline what it cannot compute (torch
-       * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
-      char msg[ST_OP_MESSAGE_MAX + 32];
-      snprintf(msg, sizeof msg, "golden declined: %s",
-               call.message[0] ? call.message : "no reason given");
-      st__case_result_override(cc->res, ST_CASE_SKIP, msg);
-    }
-    st__call_free(&call);
+    ps = call_golden(cc, scene, golden, d);
   }
   st__phase_end(cc, "golden", -1, t0, ps, 0);
   return ps == ST_PHASE_OK;
