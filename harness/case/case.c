@@ -15,6 +15,7 @@
 #include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/args.h"
+#include "case/call.h"
 #include "case/case.h"
 #include "case/compare.h"
 #include "case/exec.h"
@@ -27,64 +28,58 @@
 #include "ops/backends.h"
 #include "scene/scene.h"
 
-void st__call_init(st_op_call *call, const char *op, const char *backend,
-                      st__argset *set, unsigned max_threads) {
-  st_op_call_init(call);
-  call->op = op;
-  call->backend = backend;
-  call->tensors = set->tensors;
-  call->n_tensors = set->n_tensors;
-  call->scalars = set->scalars;
-  call->n_scalars = set->n_scalars;
-  call->shard_index = 0;
-  call->shard_count = 1;
-  call->max_threads = max_threads;
-}
-
 /* Validates and calls fn; maps the outcome to a phase status and, on
- * failure, the case's status and message (prefixed with what). */
-st_phase_status st__dispatch(st__casectx *cc, st_op_fn fn, st_op_call *call,
-                                const char *what) {
-  st_status rc = st_op_check(call);
-  if (rc == ST_OK)
-    rc = fn(call);
+ * failure, the case's status and message (prefixed with what). What fn
+ * left in its call is not read back but its bounded message (call.h). */
+st_phase_status st__dispatch(st__casectx *cc, st_op_fn fn, st__call *call,
+                             const char *what) {
+  const char *msg;
+  st_status rc = st_op_check(&call->op);
+  if (rc == ST_OK) {
+    rc = fn(&call->op);
+    msg = st__call_returned(call, what);
+  } else {
+    msg = st__call_message_copy(&call->op, call->message);
+  }
   if (rc == ST_OK)
     return ST_PHASE_OK;
   if (rc == ST_ESKIP) {
     st__case_result_set_status(cc->res, ST_CASE_SKIP, "%s",
-                               call->message[0] ? call->message
-                                                : "kernel declined the case");
+                               msg ? msg : "kernel declined the case");
     return ST_PHASE_SKIP;
   }
   st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s: %s", what,
-                             call->message[0] ? call->message
-                                              : st_status_str(rc));
+                             msg ? msg : st_status_str(rc));
   return ST_PHASE_ERROR;
 }
 
 void st__case_guard_error(st__casectx *cc, const char *name, size_t nbytes,
                          const st__tbuf_damage *dmg, const char *where) {
+  char msg[1024];
   /* The kernel's own verdict does not matter: memory it did not own was
    * written, so the case is an error, and this is its first cause
    * unless the kernel already failed. */
   if (dmg->after != 0 && dmg->before != 0)
-    st__case_result_set_status(
-        cc->res, ST_CASE_ERROR,
-        "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
-        "its start and %zu bytes past its end (%zu bytes long; guard zones%s)",
-        name, dmg->before, dmg->after, nbytes, where);
+    snprintf(msg, sizeof msg,
+             "run: kernel wrote out of bounds of tensor '%s': %zu bytes "
+             "before its start and %zu bytes past its end (%zu bytes long; "
+             "guard zones%s)",
+             name, dmg->before, dmg->after, nbytes, where);
   else if (dmg->after != 0)
-    st__case_result_set_status(
-        cc->res, ST_CASE_ERROR,
-        "run: kernel wrote out of bounds of tensor '%s': %zu bytes past its "
-        "end (%zu bytes long; guard zone%s)",
-        name, dmg->after, nbytes, where);
+    snprintf(msg, sizeof msg,
+             "run: kernel wrote out of bounds of tensor '%s': %zu bytes past "
+             "its end (%zu bytes long; guard zone%s)",
+             name, dmg->after, nbytes, where);
   else
-    st__case_result_set_status(
-        cc->res, ST_CASE_ERROR,
-        "run: kernel wrote out of bounds of tensor '%s': %zu bytes before "
-        "its start (guard zone%s)",
-        name, dmg->before, where);
+    snprintf(msg, sizeof msg,
+             "run: kernel wrote out of bounds of tensor '%s': %zu bytes "
+             "before its start (guard zone%s)",
+             name, dmg->before, where);
+  /* A decline is no failure of the kernel's: the write is the cause. */
+  if (st_case_result_status(cc->res) == ST_CASE_SKIP)
+    st__case_result_override(cc->res, ST_CASE_ERROR, msg);
+  else
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", msg);
 }
 
 st_phase_status st__case_guard_check(st__casectx *cc, st__argset *args,
@@ -165,7 +160,8 @@ static void check_record(st__casectx *cc) {
 static st_phase_status bind_kernel(st__casectx *cc, const st_scene *scene,
                                    st__casedata *d) {
   const char *platform = cc->run->opts->platform;
-  st_op_call call;
+  const char *msg;
+  st__call call;
   st_error err;
   st_status rc;
 
@@ -175,46 +171,61 @@ static st_phase_status bind_kernel(st__casectx *cc, const st_scene *scene,
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
     return ST_PHASE_ERROR;
   }
-  st__call_init(&call, scene->kernel, platform, &d->args, 0);
-  rc = st_op_check(&call);
+  if (st__call_init(&call, scene->kernel, platform, &d->args, 0) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: out of memory");
+    return ST_PHASE_ERROR;
+  }
+  rc = st_op_check(&call.op);
   if (rc != ST_OK) {
+    msg = st__call_message_copy(&call.op, call.message);
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "kernel: %s",
-                               call.message[0] ? call.message
-                                               : st_status_str(rc));
+                               msg ? msg : st_status_str(rc));
+    st__call_free(&call);
     return ST_PHASE_ERROR;
   }
   d->hooks = st_registry_platform_hooks(cc->run->reg, platform);
-  if (d->hooks == NULL || d->hooks->prepare == NULL)
+  if (d->hooks == NULL || d->hooks->prepare == NULL) {
+    st__call_free(&call);
     return ST_PHASE_OK;
-  rc = d->hooks->prepare(&call, &d->platform_state);
+  }
+  rc = d->hooks->prepare(&call.op, &d->platform_state);
+  msg = st__call_returned(&call, "platform's prepare hook");
+  st__call_free(&call);
   if (rc == ST_OK) {
     d->prepared = 1;
     return ST_PHASE_OK;
   }
   if (rc == ST_ESKIP) {
     st__case_result_set_status(cc->res, ST_CASE_SKIP, "%s",
-                               call.message[0] ? call.message
-                                               : "platform declined the case");
+                               msg ? msg : "platform declined the case");
     return ST_PHASE_SKIP;
   }
   st__case_result_set_status(cc->res, ST_CASE_ERROR,
                              "args: platform '%s' prepare: %s", platform,
-                             call.message[0] ? call.message
-                                             : st_status_str(rc));
+                             msg ? msg : st_status_str(rc));
   return ST_PHASE_ERROR;
 }
 
 void st__case_release(st__casectx *cc, st__casedata *d) {
-  st_op_call call;
+  st__argset none;
+  st__call call;
   if (!d->prepared)
     return;
   d->prepared = 0;
   if (d->hooks->release == NULL)
     return;
-  st__call_init(&call, d->plan.scene->kernel, cc->run->opts->platform,
-                &d->args, 0);
-  call.platform_state = d->platform_state;
-  d->hooks->release(&call, d->platform_state);
+  /* Out of memory for the copies, the hook still runs, without tensors
+   * (a call over none allocates nothing). */
+  memset(&none, 0, sizeof none);
+  if (st__call_init(&call, d->plan.scene->kernel, cc->run->opts->platform,
+                    &d->args, 0) != ST_OK &&
+      st__call_init(&call, d->plan.scene->kernel, cc->run->opts->platform,
+                    &none, 0) != ST_OK)
+    return;
+  call.op.platform_state = d->platform_state;
+  d->hooks->release(&call.op, d->platform_state);
+  (void)st__call_returned(&call, "platform's release hook");
+  st__call_free(&call);
   d->platform_state = NULL;
 }
 
@@ -237,12 +248,42 @@ static int golden_reads_only(const char *op, const char *backend) {
   return 0;
 }
 
+/* The golden call on d->gold; a decline is an error from the reference
+ * backend, a skip from another. */
+static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
+                                   st_op_fn golden, st__casedata *d) {
+  st_phase_status ps;
+  st__call call;
+  if (st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
+                    cc->run->golden_threads) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "golden: out of memory");
+    return ST_PHASE_ERROR;
+  }
+  ps = st__dispatch(cc, golden, &call, "golden");
+  if (ps == ST_PHASE_SKIP &&
+      strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
+    /* The reference backend cannot decline: that is an error. */
+    st__case_result_override(cc->res, ST_CASE_ERROR,
+                             "golden declined the case");
+    ps = ST_PHASE_ERROR;
+  } else if (ps == ST_PHASE_SKIP) {
+    /* Another golden backend may decline what it cannot compute (torch
+     * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
+    char msg[ST_OP_MESSAGE_MAX + 32];
+    snprintf(msg, sizeof msg, "golden declined: %s",
+             call.message[0] ? call.message : "no reason given");
+    st__case_result_override(cc->res, ST_CASE_SKIP, msg);
+  }
+  st__call_free(&call);
+  return ps;
+}
+
 int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                      st__casedata *d) {
   const st_run_options *opts = cc->run->opts;
   const st__case *k = &scene->cases[ci];
   st_error err;
-  st_op_call call;
   st_op_fn golden = NULL;
   st_phase_status ps = ST_PHASE_OK;
   st_status rs;
@@ -316,23 +357,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
   } else {
-    st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
-                  cc->run->golden_threads);
-    ps = st__dispatch(cc, golden, &call, "golden");
-    if (ps == ST_PHASE_SKIP &&
-        strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
-      /* The reference backend cannot decline: that is an error. */
-      st__case_result_override(cc->res, ST_CASE_ERROR,
-                               "golden declined the case");
-      ps = ST_PHASE_ERROR;
-    } else if (ps == ST_PHASE_SKIP) {
-      /* Another golden backend may decline what it cannot compute (torch
-       * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
-      char msg[ST_OP_MESSAGE_MAX + 32];
-      snprintf(msg, sizeof msg, "golden declined: %s",
-               call.message[0] ? call.message : "no reason given");
-      st__case_result_override(cc->res, ST_CASE_SKIP, msg);
-    }
+    ps = call_golden(cc, scene, golden, d);
   }
   st__phase_end(cc, "golden", -1, t0, ps, 0);
   return ps == ST_PHASE_OK;

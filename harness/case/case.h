@@ -11,6 +11,7 @@
 #include <scenetest/run.h>
 
 #include "case/args.h"
+#include "case/call.h"
 #include "case/tbuf.h"
 #include "scene/scene.h"
 
@@ -119,22 +120,17 @@ uint64_t st__case_run_begin(st__casectx *cc /* IN/OUT */,
 int st__case_compare(st__casectx *cc /* IN/OUT */,
                      st__casedata *d /* IN */, unsigned round);
 
-/* Prepares an op call over set (shard 0 of 1). */
-void st__call_init(st_op_call *call /* OUT */, const char *op /* IN */,
-                   const char *backend /* IN */,
-                   st__argset *set /* IN: borrowed by call */,
-                   unsigned max_threads);
 /* Validates (st_op_check) and calls fn; maps the outcome to a phase status
  * and, on failure, sets the case's status and message (prefixed with
- * what). */
+ * what). Only the process that made the call returns (case/call.h). */
 st_phase_status st__dispatch(st__casectx *cc /* IN/OUT */, st_op_fn fn,
-                             st_op_call *call /* IN/OUT */,
+                             st__call *call /* IN/OUT */,
                              const char *what /* IN */);
 /* Checks the guard zones of every tensor of args (case/tbuf.h) after a
- * kernel ran on them: a write before the start or past the end of a
- * tensor is a case error naming the tensor, the side and how many bytes
- * it reached (the zones are re-armed). Returns ST_PHASE_ERROR then, else
- * ps unchanged. Only for buffers from the tensor allocator (level 2; the
+ * kernel ran on them, whatever it returned: a write before the start or
+ * past the end of a tensor is a case error naming the tensor, the side and
+ * how many bytes it reached (the zones are re-armed; a decline becomes
+ * that error). Returns ST_PHASE_ERROR then, else ps unchanged. Only for buffers from the tensor allocator (level 2; the
  * level-3 segments have zones of their own: case/level3/rehost.h). */
 st_phase_status st__case_guard_check(st__casectx *cc /* IN/OUT */,
                                      st__argset *args /* IN/OUT */,

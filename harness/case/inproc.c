@@ -15,9 +15,9 @@
 static void inproc_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   const st_run_options *opts = cc->run->opts;
   st__casedata d;
-  st_op_call call;
+  st__call call;
   st_phase_status ps;
-  uint64_t t0;
+  uint64_t t0, dev, copy;
   unsigned r;
 
   /* args ends with the kernel resolved and bound and the platform's
@@ -27,13 +27,25 @@ static void inproc_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   st__case_record(cc);
   for (r = 0; r < d.rounds; r++) {
     t0 = st__case_run_begin(cc, &d, r);
-    st__call_init(&call, scene->kernel, opts->platform, &d.args, 0);
-    call.platform_state = d.platform_state;
-    ps = st__dispatch(cc, d.kernel, &call, "kernel");
-    if (ps != ST_PHASE_SKIP)
-      ps = st__case_guard_check(cc, &d.args, ps);
-    st__phase_end_dev(cc, "run", (int)r, t0, ps, 0, NULL, 0, call.device_ns,
-                      call.copy_ns);
+    dev = copy = ST_NS_NONE;
+    if (st__call_init(&call, scene->kernel, opts->platform, &d.args, 0) !=
+        ST_OK) {
+      st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                                 "run: out of memory");
+      ps = ST_PHASE_ERROR;
+    } else {
+      /* The kernel runs on copies of the descriptors (case/call.h): the
+       * zones, the compare and the free go by the harness's own. */
+      call.op.platform_state = d.platform_state;
+      ps = st__dispatch(cc, d.kernel, &call, "kernel");
+      dev = call.op.device_ns;
+      copy = call.op.copy_ns;
+      st__call_free(&call);
+    }
+    /* Whatever the kernel returned: a decline after a write past an
+     * output is that write's error. */
+    ps = st__case_guard_check(cc, &d.args, ps);
+    st__phase_end_dev(cc, "run", (int)r, t0, ps, 0, NULL, 0, dev, copy);
     if (ps != ST_PHASE_OK || !st__case_compare(cc, &d, r))
       goto out;
   }

@@ -241,6 +241,7 @@ static void child_phase_begin(void *data, const st_case_info *info,
   size_t n = strnlen(phase, sizeof ch->state->phase - 1);
   (void)info;
   ch->state->round = round;
+  ch->state->phase_ns = st__now_ns();
   /* No snprintf: this runs six times a case. */
   memcpy(ch->state->phase, phase, n);
   ch->state->phase[n] = '\0';
@@ -381,6 +382,7 @@ static void child_run_one(child *ch, size_t i) {
 
   ch->state->phase[0] = '\0';
   ch->state->round = -1;
+  ch->state->case_ns = st__now_ns();
   ch->state->running = (uint32_t)i + 1;
   if (ch->live) {
     /* Someone watches: the case's begin now (its progress line). */
@@ -527,27 +529,33 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
   child_main(&ch);
 }
 
-/* Forks slot k's child. Returns 0, or errno. */
-static int slot_start(sv *s, size_t k, int oneshot) {
+/* Forks slot k's child. Returns 0, or errno with *what the call that
+ * failed (most often a descriptor, not the fork). */
+static int slot_start(sv *s, size_t k, int oneshot, const char **what) {
   slot *c = &s->slots[k];
   int sp[2];
   pid_t pid, parent = getpid();
 
+  *what = "memfd_create (journal)";
   if (c->journal < 0 &&
       (c->journal = memfd_create("scenetest-journal", MFD_CLOEXEC)) < 0)
     return errno;
   if (c->jmap == NULL) {
     void *m = mmap(NULL, ST__SV_JOURNAL, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    *what = "mmap (journal)";
     if (m == MAP_FAILED)
       return errno;
     c->jmap = m;
   }
+  *what = "memfd_create (capture)";
   if (c->capture < 0 &&
       (c->capture = memfd_create("scenetest-capture", MFD_CLOEXEC)) < 0)
     return errno;
+  *what = "socketpair";
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
     return errno;
+  *what = "fork";
   /* Every stream, the report's included: a kernel that calls exit()
    * flushes the child's copies of what is buffered. */
   fflush(NULL);
@@ -810,6 +818,38 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
   *partial = r;
 }
 
+/* The begun case r of a child that died (state st) lasted from its start
+ * until now, and so did the phase it was in: that phase gets an error
+ * event (unless its own is there), for the reports' timelines. Returns 0,
+ * or -1 out of memory. */
+static int time_the_death(st_case_result *r, const st__sv_state *st) {
+  uint64_t now = st__now_ns();
+  size_t i, n;
+  st_event ev;
+  char name[sizeof st->phase];
+  if (st->case_ns == 0 || now < st->case_ns)
+    return 0;
+  st__case_result_set_duration(r, now - st->case_ns);
+  n = strnlen(st->phase, sizeof st->phase - 1);
+  if (n == 0 || st->phase_ns < st->case_ns || now < st->phase_ns)
+    return 0;
+  memcpy(name, st->phase, n);
+  name[n] = '\0';
+  for (i = 0; i < st_case_result_event_count(r); i++) {
+    const st_event *e = st_case_result_event(r, i);
+    if (strcmp(e->name, name) == 0 && e->round == st->round)
+      return 0;
+  }
+  memset(&ev, 0, sizeof ev);
+  ev.name = name;
+  ev.round = st->round;
+  ev.start_ns = st->phase_ns;
+  ev.dur_ns = now - st->phase_ns;
+  ev.status = ST_PHASE_ERROR;
+  ev.device_ns = ev.copy_ns = ST_NS_NONE;
+  return st__case_result_add_event(r, &ev) == ST_OK ? 0 : -1;
+}
+
 /* Slot k's child ended with status (interrupted: by the signal sig, which
  * we sent). Its running case, if any, is an error naming how and where;
  * the cases queued behind it go to the next child. */
@@ -850,6 +890,8 @@ static void child_died(sv *s, size_t k, int status, int sig) {
                  st->phase, (int)st->round);
       else
         snprintf(where, sizeof where, "during phase '%.31s'", st->phase);
+      if (r != NULL && begun && time_the_death(r, st) != 0)
+        s->oom = 1;
       if (r != NULL) {
         st__case_result_set_pid(r, (long)c->pid);
         char msg[640];
@@ -1024,6 +1066,7 @@ static void dispatch_queue(sv *s) {
   size_t i;
   while (!st__intr_signal() && peek_next(s, &i)) {
     int forks = st__sched_forks(sc, i), fresh, e;
+    const char *what = "fork";
     double tmo = st__sched_owns_timeout(sc, i) ? 0 : st__sched_timeout(sc, i);
     int alone = tmo > 0 || sc->rc->opts->fail_fast;
     size_t k;
@@ -1037,13 +1080,13 @@ static void dispatch_queue(sv *s) {
     if (k == SIZE_MAX)
       return;
     c = &s->slots[k];
-    if (fresh && (e = slot_start(s, k, forks)) != 0) {
+    if (fresh && (e = slot_start(s, k, forks, &what)) != 0) {
       take_next(s, i);
       if (e == ENOMEM)
         s->oom = 1;
       finish(s, i, error_result(s, i, "cannot start a supervised child: "
                                       "%s: %s",
-                                "fork", e));
+                                what, e));
       continue;
     }
     take_next(s, i);

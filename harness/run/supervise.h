@@ -44,6 +44,10 @@ typedef struct st__sv_state {
   uint32_t running; /* the case's index + 1; 0 between cases */
   int32_t round;    /* the phase's round, -1 outside rounds */
   char phase[32];   /* the phase that began last ("" before the first) */
+  /* When the running case and that phase began (st__now_ns): a case whose
+   * child died lasted until the death. */
+  uint64_t case_ns;
+  uint64_t phase_ns;
   /* 1: the child ended itself between cases, because the case before
    * left processes running (run/supervise.c); the cases sent to it are
    * not begun and go to the next child. */

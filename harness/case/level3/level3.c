@@ -325,16 +325,17 @@ static void run_rounds(st__casectx *cc, l3case *c) {
     t0 = st__case_run_begin(cc, &c->d, r);
     ps = ST_PHASE_OK;
     st__wpool_run(c->wp, r, c->deadline, c->timeout, &wr);
-    if (wr.status == ST_OK) {
-      ps = check_zones(cc, c, ps);
-      if (ps == ST_PHASE_OK && c->reduce)
-        combine_partials(&c->d.args.tensors[1],
-                         c->scratch ? c->scratch->map : NULL,
-                         c->wc.n_blocks);
-    } else {
+    if (wr.status != ST_OK) {
       fail_from(cc, &wr, "kernel");
       ps = wr.status == ST_ESKIP ? ST_PHASE_SKIP : ST_PHASE_ERROR;
     }
+    /* Whatever the workers answered: a decline after a write past an
+     * output is that write's error. The segments are the harness's own
+     * mappings, there whether the workers live or not. */
+    ps = check_zones(cc, c, ps);
+    if (ps == ST_PHASE_OK && c->reduce)
+      combine_partials(&c->d.args.tensors[1],
+                       c->scratch ? c->scratch->map : NULL, c->wc.n_blocks);
     st__phase_end_dev(cc, "run", (int)r, t0, ps, 0, wr.loaded, wr.n_loaded,
                       wr.device_ns, wr.copy_ns);
     st__wresult_free(&wr);

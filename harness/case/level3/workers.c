@@ -41,6 +41,7 @@
 #include "base/proc.h"
 #include "ops/ops_impl.h"
 #include "base/pool.h"
+#include "case/call.h"
 #include "case/wire.h"
 #include "case/level3/workers.h"
 
@@ -174,6 +175,7 @@ static void layout_call(const wstate *ws, st_op_call *call,
 
 /* The platform's release hook, once, if prepare succeeded. */
 static void device_release(wstate *ws) {
+  pid_t self = st__proc_pid();
   st_op_call call;
   st_tensor *t;
   if (!ws->prepared)
@@ -188,6 +190,7 @@ static void device_release(wstate *ws) {
   if (t == NULL)
     call.n_tensors = 0;
   ws->hooks->release(&call, ws->platform_state);
+  st__call_stray_check(self, "platform's release hook");
   ws->platform_state = NULL;
   free(t);
 }
@@ -312,6 +315,7 @@ static void read_layout(wstate *ws, st__rbuf *r) {
  * runs the platform's prepare hook with this worker's shard. */
 static st_status bind_kernel(wstate *ws, char *msg, size_t size,
                              int *lookup) {
+  pid_t self = st__proc_pid();
   st_op_call call;
   st_tensor *t;
   st_error err;
@@ -341,6 +345,7 @@ static st_status bind_kernel(wstate *ws, char *msg, size_t size,
   ws->hooks = st_registry_platform_hooks(ws->reg, ws->backend);
   if (rc == ST_OK && ws->hooks != NULL && ws->hooks->prepare != NULL) {
     rc = ws->hooks->prepare(&call, &ws->platform_state);
+    st__call_stray_check(self, "platform's prepare hook");
     if (rc == ST_OK)
       ws->prepared = 1;
   }
@@ -458,6 +463,7 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
   size_t kb0, kb1, k;
   st_tensor priv = t[1];
   unsigned char *scratch = ws->scratch;
+  pid_t self = st__proc_pid();
   priv.data = &cell;
   st_shard_range((size_t)ws->n_blocks, shard_index, shard_count, &kb0, &kb1);
   for (k = kb0; k < kb1 && rc == ST_OK; k++) {
@@ -471,6 +477,7 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
     bc.message[0] = '\0';
     bc.device_ns = bc.copy_ns = ST_NS_NONE;
     rc = ws->fn(&bc);
+    st__call_stray_check(self, "kernel");
     /* The block calls' times add up to the round's. */
     if (bc.device_ns != ST_NS_NONE)
       dev = (dev == ST_NS_NONE ? 0 : dev) + bc.device_ns;
@@ -480,11 +487,13 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
       memcpy(call->message, bc.message, sizeof call->message);
       break;
     }
-    if (st__dtype_is_int(pair[1].dtype)) {
-      uint64_t v = (uint64_t)st_tensor_get_i64(&pair[1], 0);
+    /* From the worker's own cell, by its own descriptor: what the
+     * kernel left in pair[1] is not read back (case/call.h). */
+    if (st__dtype_is_int(priv.dtype)) {
+      uint64_t v = (uint64_t)st_tensor_get_i64(&priv, 0);
       memcpy(scratch + 8 * k, &v, 8);
     } else {
-      double v = st_tensor_get_f64(&pair[1], 0);
+      double v = st_tensor_get_f64(&priv, 0);
       memcpy(scratch + 8 * k, &v, 8);
     }
   }
@@ -494,6 +503,8 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
 }
 
 static void worker_run(wstate *ws, int sock, st__rbuf *r) {
+  pid_t self = st__proc_pid();
+  char msg[ST_OP_MESSAGE_MAX + 1];
   unsigned shard_index, shard_count;
   st_op_call call;
   st_tensor *t = NULL;
@@ -529,6 +540,7 @@ static void worker_run(wstate *ws, int sock, st__rbuf *r) {
     goto out;
   if (!ws->reduce) {
     rc = ws->fn(&call);
+    st__call_stray_check(self, "kernel");
   } else {
     rc = run_reduce_blocks(ws, &call, t, shard_index, shard_count);
   }
@@ -542,8 +554,10 @@ out:
     loaded = NULL;
     n_loaded = 0;
   }
-  reply(sock, rc, 0, call.message, loaded, n_loaded, call.device_ns,
-        call.copy_ns);
+  /* Within its field: the kernel may have left it without a NUL. */
+  if (st__call_message_copy(&call, msg) == NULL)
+    msg[0] = '\0';
+  reply(sock, rc, 0, msg, loaded, n_loaded, call.device_ns, call.copy_ns);
   st__loadwatch_free(loaded, n_loaded);
 }
 
