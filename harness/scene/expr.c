@@ -112,6 +112,10 @@ static void got(const parser *p, char *buf, size_t size) {
   if (is_alpha(*t) || is_digit(*t) || *t == '.') {
     while (is_alpha(t[n]) || is_digit(t[n]) || t[n] == '.')
       n++;
+  } else if ((unsigned char)*t < 0x20 || (unsigned char)*t >= 0x7f) {
+    /* One byte of a character: shown as a byte, never as half of one. */
+    snprintf(buf, size, "the byte 0x%02x", (unsigned char)*t);
+    return;
   } else if (*t == '\'') {
     snprintf(buf, size, "\"'\"");
     return;
