@@ -207,6 +207,15 @@ static void expr_eval__names(void **state) {
   st__expr_error e;
   assert_int_not_equal(st__expr_eval("N", ST__EXPR_INT, NULL, NULL, &v, &e), 0);
   assert_non_null(strstr(e.message, "unknown name 'N'"));
+  /* A lookup's message has no "expression '...'" head; an arithmetic
+   * error's head ends where the caller may insert the case. */
+  assert_int_not_equal(
+      st__expr_eval("2 * ERR", ST__EXPR_INT, lookup, NULL, &v, &e), 0);
+  assert_int_equal(e.head, 0);
+  assert_int_not_equal(
+      st__expr_eval("N / 0", ST__EXPR_INT, lookup, NULL, &v, &e), 0);
+  assert_int_equal(e.head, strlen("expression 'N / 0'"));
+  assert_string_equal(e.message + e.head, ": division by zero in 64 / 0");
 }
 
 static void expr_eval__syntax_errors(void **state) {
