@@ -67,8 +67,8 @@ static void fails(const char *text, st__expr_domain dom, size_t offset,
   if (st__expr_eval(text, dom, lookup, NULL, &v, &e) == 0)
     fail_msg("%s: evaluated, expected an error '%s'", text, needle);
   if (strstr(e.message, needle) == NULL || e.offset != offset)
-    fail_msg("%s: expected '%s' at %zu, got '%s' at %zu", text, needle,
-             offset, e.message, e.offset);
+    fail_msg("%s: expected '%s' at %zu, got '%s' at %zu", text, needle, offset,
+             e.message, e.offset);
 }
 
 static void expr_eval__every_integer_operator(void **state) {
@@ -143,8 +143,7 @@ static void expr_eval__single_operand_unchanged(void **state) {
   assert_int_equal(st__expr_eval("(2.5)", ST__EXPR_INT, lookup, NULL, &v, &e),
                    0);
   assert_true(!v.is_int && v.f == 2.5);
-  assert_int_equal(st__expr_eval("3", ST__EXPR_FLOAT, lookup, NULL, &v, &e),
-                   0);
+  assert_int_equal(st__expr_eval("3", ST__EXPR_FLOAT, lookup, NULL, &v, &e), 0);
   assert_true(v.is_int && v.i == 3);
 }
 
@@ -206,20 +205,30 @@ static void expr_eval__names(void **state) {
   fails("2 * ERR", ST__EXPR_INT, 4, "ERR is a list");
   st__num v;
   st__expr_error e;
-  assert_int_not_equal(
-      st__expr_eval("N", ST__EXPR_INT, NULL, NULL, &v, &e), 0);
+  assert_int_not_equal(st__expr_eval("N", ST__EXPR_INT, NULL, NULL, &v, &e), 0);
   assert_non_null(strstr(e.message, "unknown name 'N'"));
+  /* A lookup's message has no "expression '...'" head; an arithmetic
+   * error's head ends where the caller may insert the case. */
+  assert_int_not_equal(
+      st__expr_eval("2 * ERR", ST__EXPR_INT, lookup, NULL, &v, &e), 0);
+  assert_int_equal(e.head, 0);
+  assert_int_not_equal(
+      st__expr_eval("N / 0", ST__EXPR_INT, lookup, NULL, &v, &e), 0);
+  assert_int_equal(e.head, strlen("expression 'N / 0'"));
+  assert_string_equal(e.message + e.head, ": division by zero in 64 / 0");
 }
 
 static void expr_eval__syntax_errors(void **state) {
   (void)state;
   fails("", ST__EXPR_INT, 0, "empty");
   fails("   ", ST__EXPR_INT, 0, "empty");
-  fails("1 +", ST__EXPR_INT, 3, "expected a number, a name, '-' or '(', got "
-                                "the end");
+  fails("1 +", ST__EXPR_INT, 3,
+        "expected a number, a name, '-' or '(', got "
+        "the end");
   fails("(1", ST__EXPR_INT, 2, "expected ')', got the end");
-  fails("1 2", ST__EXPR_INT, 2, "expected an operator (+ - * / %) or the end, "
-                                "got '2'");
+  fails("1 2", ST__EXPR_INT, 2,
+        "expected an operator (+ - * / %) or the end, "
+        "got '2'");
   fails("2x", ST__EXPR_INT, 0, "'2x' is not a number");
   fails("1..2", ST__EXPR_INT, 0, "'1..2' is not a number");
   fails("foo(1, 2)", ST__EXPR_INT, 0, "unknown function 'foo'");
@@ -228,6 +237,8 @@ static void expr_eval__syntax_errors(void **state) {
   fails("*3", ST__EXPR_INT, 0, "got '*'");
   fails("N + +3", ST__EXPR_INT, 4, "got '+'");
   fails("N ; 3", ST__EXPR_INT, 2, "got ';'");
+  fails("N \xc3\xa9", ST__EXPR_INT, 2, "got the byte 0xc3");
+  fails("'N'", ST__EXPR_INT, 0, "got \"'\"");
   fails("1e999", ST__EXPR_FLOAT, 0, "out of the range of a double");
   /* Every message names the expression. */
   fails("1 +", ST__EXPR_INT, 3, "expression '1 +': ");
@@ -278,9 +289,8 @@ static void expr_check__lists_names(void **state) {
   seen s;
   st__expr_error e;
   memset(&s, 0, sizeof s);
-  assert_int_equal(st__expr_check("ceil_div(A, 0) + min(B, A) / 7", note_name,
-                                  &s, &e),
-                   0);
+  assert_int_equal(
+      st__expr_check("ceil_div(A, 0) + min(B, A) / 7", note_name, &s, &e), 0);
   assert_int_equal(s.n, 3);
   assert_string_equal(s.names[0], "A");
   assert_string_equal(s.names[1], "B");

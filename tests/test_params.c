@@ -220,9 +220,8 @@ static void params__domain_is_the_fields(void **state) {
   v.line = 9;
   v.column = 5;
   v.text_column = 5;
-  assert_int_equal(st__val_eval(&k, &v, ST__EXPR_FLOAT, "value", &out, &dep,
-                                &e),
-                   0);
+  assert_int_equal(
+      st__val_eval(&k, &v, ST__EXPR_FLOAT, "value", &out, &dep, &e), 0);
   assert_true(!out.is_int && out.f == 3.5);
   assert_int_equal(dep, 1);
   assert_int_not_equal(

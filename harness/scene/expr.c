@@ -84,8 +84,12 @@ static void fail(parser *p, size_t at, const char *fmt, ...) {
   va_end(ap);
   p->err->offset = at;
   p->err->elsewhere = 0;
-  snprintf(p->err->message, sizeof p->err->message, "expression '%.80s%s': %s",
-           p->s, strlen(p->s) > 80 ? "..." : "", msg);
+  int head =
+      snprintf(p->err->message, sizeof p->err->message, "expression '%.80s%s'",
+               p->s, strlen(p->s) > 80 ? "..." : "");
+  p->err->head = head > 0 ? (size_t)head : 0;
+  snprintf(p->err->message + p->err->head,
+           sizeof p->err->message - p->err->head, ": %s", msg);
 }
 
 static int is_space(char c) {
@@ -112,6 +116,10 @@ static void got(const parser *p, char *buf, size_t size) {
   if (is_alpha(*t) || is_digit(*t) || *t == '.') {
     while (is_alpha(t[n]) || is_digit(t[n]) || t[n] == '.')
       n++;
+  } else if ((unsigned char)*t < 0x20 || (unsigned char)*t >= 0x7f) {
+    /* One byte of a character: shown as a byte, never as half of one. */
+    snprintf(buf, size, "the byte 0x%02x", (unsigned char)*t);
+    return;
   } else if (*t == '\'') {
     snprintf(buf, size, "\"'\"");
     return;
@@ -395,6 +403,7 @@ static int parse_name(parser *p, val *out) {
   }
   p->err->message[0] = '\0';
   p->err->elsewhere = 0;
+  p->err->head = 0;
   if (p->lookup != NULL &&
       p->lookup(p->data, name, p->dom, &out->n, p->err) == 0)
     return 0;

@@ -28,6 +28,9 @@ typedef struct st__expr_error {
   int elsewhere;     /* a lookup reported an error at a place of its own (a
                         derived param's expression): offset is meaningless
                         and the message is the lookup's */
+  size_t head;       /* bytes of message's "expression '...'" head, before
+                        its ": " (a grammar or arithmetic error), so that a
+                        caller can insert the case; 0: a lookup's message */
   char message[320]; /* one line, no position */
 } st__expr_error;
 

@@ -108,9 +108,10 @@ static int eval_in(ectx *c, const st__val *v, const st__param *via,
     snprintf(c->err->message, sizeof c->err->message,
              "%s: param '%s' of case '%s': %s", c->what, via->name, kname(c->k),
              xe.message);
-  else if (*c->dep && strncmp(xe.message, "expression '", 12) == 0)
-    snprintf(c->err->message, sizeof c->err->message, "%s: %s (in case '%s')",
-             c->what, xe.message, kname(c->k));
+  else if (*c->dep && xe.head > 0)
+    snprintf(c->err->message, sizeof c->err->message, "%s: %.*s in case '%s'%s",
+             c->what, (int)xe.head, xe.message, kname(c->k),
+             xe.message + xe.head);
   else
     snprintf(c->err->message, sizeof c->err->message, "%s: %s", c->what,
              xe.message);

@@ -30,8 +30,31 @@ EXE, SCENES = sys.argv[1], sys.argv[2]
 # plugin.
 SCENE_FILES = ["--ignore", "torch", SCENES]
 TMP = tempfile.mkdtemp(prefix="scenetest-scipy-")
-LINE = re.compile(r"\[TIMING\] phase pid=(\d+) scene=(\S+) case=(\S+) "
-                  r"name=(\S+) round=(\S+) dur_ns=(\d+) status=ok")
+# A scene= or case= value is a bare word, or double-quoted and escaped
+# (\\ \" \n \t \r \ooo) when it holds a space or such (docs/measuring.md).
+NAME = r'("(?:[^"\\]|\\.)*"|\S+)'
+LINE = re.compile(r"\[TIMING\] phase pid=(\d+) scene=" + NAME + " case=" +
+                  NAME + r" name=(\S+) round=(\S+) dur_ns=(\d+) status=ok")
+ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", "\\": b"\\", '"': b'"'}
+
+
+def unquote(v):
+    """A name as the TIMING line prints it, decoded (octal escapes are
+    bytes of the UTF-8 name)."""
+    if not v.startswith('"'):
+        return v
+    out, body, i = bytearray(), v[1:-1], 0
+    while i < len(body):
+        if body[i] != "\\":
+            out += body[i].encode()
+            i += 1
+        elif body[i + 1] in ESCAPES:
+            out += ESCAPES[body[i + 1]]
+            i += 2
+        else:
+            out.append(int(body[i + 1:i + 4], 8))
+            i += 4
+    return out.decode("utf-8", "replace")
 
 
 def samples(path):
@@ -44,6 +67,7 @@ def samples(path):
             if not m:
                 continue
             _, scene, case, phase, rnd, dur = m.groups()
+            scene, case = unquote(scene), unquote(case)
             if phase in ("reset", "run", "compare") and rnd == "0":
                 continue
             out.setdefault((scene, case, phase), []).append(int(dur))
