@@ -25,6 +25,7 @@
 #include "case/result.h"
 #include "case/tbuf.h"
 #include "ops/backends.h"
+#include "scene/golden_view.h"
 #include "scene/scene.h"
 
 void st__call_init(st_op_call *call, const char *op, const char *backend,
@@ -60,6 +61,17 @@ st_phase_status st__dispatch(st__casectx *cc, st_op_fn fn, st_op_call *call,
                              call->message[0] ? call->message
                                               : st_status_str(rc));
   return ST_PHASE_ERROR;
+}
+
+void st__case_kernel_failed(st__casectx *cc, const char *message) {
+  const char *m = message != NULL && message[0] != '\0'
+                      ? message
+                      : st_case_result_message(cc->res);
+  if (cc->kernel_failed)
+    return;
+  cc->kernel_failed = 1;
+  snprintf(cc->kernel_message, sizeof cc->kernel_message, "%s",
+           m != NULL ? m : "");
 }
 
 void st__case_guard_error(st__casectx *cc, const char *name, size_t nbytes,
@@ -237,12 +249,98 @@ static int golden_reads_only(const char *op, const char *backend) {
   return 0;
 }
 
+/* The gold set of a case whose every compared output has `expected:`
+ * (golden_view.h): no golden runs; inputs are init's own buffers (nobody
+ * writes them), outputs the expected values. */
+static st_phase_status expected_gold(st__casectx *cc, st__casedata *d,
+                                     st_error *err) {
+  if (st__argset_clone_gold(&d->init, &d->plan, 1, &d->gold) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "args: out of memory");
+    return ST_PHASE_ERROR;
+  }
+  if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
+                               err) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: expected: %s",
+                               err->message);
+    return ST_PHASE_ERROR;
+  }
+  return ST_PHASE_OK;
+}
+
+/* The golden op called on its view of the gold set (golden_view.h: the
+ * args it binds to, in its order), then the outputs that have `expected:`
+ * overwritten with it. A declined golden is an error on the reference
+ * backend (which cannot decline), else a skip (SPEC §6). */
+static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
+                                   st__casedata *d, st_op_fn golden) {
+  const size_t n = d->plan.n_args ? d->plan.n_args : 1;
+  st_op_call call;
+  st_phase_status ps;
+  st_error err;
+  size_t *idx = NULL;
+  st_tensor *vt = NULL;
+  st_scalar *vs = NULL;
+
+  st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
+                cc->run->golden_threads);
+  if (!st__golden_view_is_all(scene, d->plan.kase)) {
+    size_t m, nt = d->gold.n_tensors;
+    idx = malloc(n * sizeof *idx);
+    vt = calloc(n, sizeof *vt);
+    vs = calloc(n, sizeof *vs);
+    if (idx == NULL || vt == NULL || vs == NULL) {
+      st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                                 "golden: out of memory");
+      ps = ST_PHASE_ERROR;
+      goto out;
+    }
+    m = st__golden_view(scene, d->plan.kase, idx);
+    call.tensors = vt;
+    call.scalars = vs;
+    call.n_tensors = call.n_scalars = 0;
+    for (size_t i = 0; i < m; i++) {
+      if (idx[i] < nt)
+        vt[call.n_tensors++] = d->gold.tensors[idx[i]];
+      else if (idx[i] - nt < d->gold.n_scalars)
+        vs[call.n_scalars++] = d->gold.scalars[idx[i] - nt];
+    }
+  }
+  ps = st__dispatch(cc, golden, &call, "golden");
+  if (ps == ST_PHASE_SKIP &&
+      strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
+    /* The reference backend cannot decline: that is an error. */
+    st__case_result_override(cc->res, ST_CASE_ERROR,
+                             "golden declined the case");
+    ps = ST_PHASE_ERROR;
+  } else if (ps == ST_PHASE_SKIP) {
+    /* Another golden backend may decline what it cannot compute (torch
+     * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
+    char msg[ST_OP_MESSAGE_MAX + 32];
+    snprintf(msg, sizeof msg, "golden declined: %s",
+             call.message[0] ? call.message : "no reason given");
+    st__case_result_override(cc->res, ST_CASE_SKIP, msg);
+  }
+  st_error_clear(&err);
+  if (ps == ST_PHASE_OK &&
+      st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
+                               &err) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: expected: %s",
+                               err.message);
+    ps = ST_PHASE_ERROR;
+  }
+out:
+  free(idx);
+  free(vt);
+  free(vs);
+  return ps;
+}
+
 int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                      st__casedata *d) {
   const st_run_options *opts = cc->run->opts;
   const st__case *k = &scene->cases[ci];
   st_error err;
-  st_op_call call;
   st_op_fn golden = NULL;
   st_phase_status ps = ST_PHASE_OK;
   st_status rs;
@@ -254,6 +352,10 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   d->skip_golden = opts->skip_golden      ? 1
                    : k->skip_golden >= 0 ? k->skip_golden
                                          : scene->skip_golden;
+  /* A negative test's verdict is the kernel's status: no golden, no
+   * compare (docs/scene-format.md, expect). */
+  if (k->expect_error)
+    d->skip_golden = 1;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
   d->golden_backend = opts->golden_platform    ? opts->golden_platform
                       : k->golden_platform     ? k->golden_platform
@@ -289,10 +391,15 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                                err.message);
   else if (!(st__executor_for(scene)->flags & ST__EXEC_OWN_KERNEL))
     ps = bind_kernel(cc, scene, d);
+  /* Every compared output has `expected:`: compare's values are made
+   * here, and no golden phase runs. */
+  const int need_golden = st__golden_needed(scene, k);
+  if (ps == ST_PHASE_OK && !d->skip_golden && !need_golden)
+    ps = expected_gold(cc, d, &err);
   st__phase_end(cc, "args", -1, t0, ps, 0);
   if (ps != ST_PHASE_OK)
     return 0;
-  if (d->skip_golden)
+  if (d->skip_golden || !need_golden)
     return 1;
 
   /* golden: on the golden backend (reference unless --golden-platform or
@@ -316,23 +423,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
   } else {
-    st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
-                  cc->run->golden_threads);
-    ps = st__dispatch(cc, golden, &call, "golden");
-    if (ps == ST_PHASE_SKIP &&
-        strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
-      /* The reference backend cannot decline: that is an error. */
-      st__case_result_override(cc->res, ST_CASE_ERROR,
-                               "golden declined the case");
-      ps = ST_PHASE_ERROR;
-    } else if (ps == ST_PHASE_SKIP) {
-      /* Another golden backend may decline what it cannot compute (torch
-       * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
-      char msg[ST_OP_MESSAGE_MAX + 32];
-      snprintf(msg, sizeof msg, "golden declined: %s",
-               call.message[0] ? call.message : "no reason given");
-      st__case_result_override(cc->res, ST_CASE_SKIP, msg);
-    }
+    ps = call_golden(cc, scene, d, golden);
   }
   st__phase_end(cc, "golden", -1, t0, ps, 0);
   return ps == ST_PHASE_OK;
@@ -433,6 +524,12 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
   if (live != NULL && live->case_begin != NULL)
     live->case_begin(live->data, &cc.info);
   st__executor_for(scene)->run(&cc, scene, ref->index);
+  if (scene->cases[ref->index].expect_error) {
+    const st__case *k = &scene->cases[ref->index];
+    st__case_result_apply_expect_error(
+        cc.res, cc.kernel_failed ? cc.kernel_message : NULL,
+        k->expect_message ? k->expect_message : scene->expect_message);
+  }
   check_record(&cc);
   if (cc.oom)
     st__case_result_set_status(cc.res, ST_CASE_ERROR,

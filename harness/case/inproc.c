@@ -30,6 +30,8 @@ static void inproc_run(st__casectx *cc, const st_scene *scene, size_t ci) {
     st__call_init(&call, scene->kernel, opts->platform, &d.args, 0);
     call.platform_state = d.platform_state;
     ps = st__dispatch(cc, d.kernel, &call, "kernel");
+    if (ps == ST_PHASE_ERROR)
+      st__case_kernel_failed(cc, call.message);
     if (ps != ST_PHASE_SKIP)
       ps = st__case_guard_check(cc, &d.args, ps);
     st__phase_end_dev(cc, "run", (int)r, t0, ps, 0, NULL, 0, call.device_ns,

@@ -334,6 +334,9 @@ static void run_rounds(st__casectx *cc, l3case *c) {
     } else {
       fail_from(cc, &wr, "kernel");
       ps = wr.status == ST_ESKIP ? ST_PHASE_SKIP : ST_PHASE_ERROR;
+      /* A worker that died or timed out is no report of the kernel's. */
+      if (ps == ST_PHASE_ERROR && !wr.broken && !wr.is_lookup)
+        st__case_kernel_failed(cc, wr.message);
     }
     st__phase_end_dev(cc, "run", (int)r, t0, ps, 0, wr.loaded, wr.n_loaded,
                       wr.device_ns, wr.copy_ns);
