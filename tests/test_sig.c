@@ -100,6 +100,26 @@ static st_status probe_kernel(st_op_call *call) {
   return ST_OK;
 }
 
+/* A kernel (cpu) and its golden (reference) over a, out, out2: both
+ * write out = 2a; the kernel writes out2 = 7 everywhere, the golden 0. */
+static st_status dual_kernel(st_op_call *call) {
+  for (size_t i = 0; i < call->tensors[1].numel; i++) {
+    st_tensor_set_f64(&call->tensors[1], i,
+                      2 * st_tensor_get_f64(&call->tensors[0], i));
+    st_tensor_set_f64(&call->tensors[2], i, 7);
+  }
+  return ST_OK;
+}
+
+static st_status dual_golden(st_op_call *call) {
+  for (size_t i = 0; i < call->tensors[1].numel; i++) {
+    st_tensor_set_f64(&call->tensors[1], i,
+                      2 * st_tensor_get_f64(&call->tensors[0], i));
+    st_tensor_set_f64(&call->tensors[2], i, 0);
+  }
+  return ST_OK;
+}
+
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   st_error err;
@@ -112,6 +132,12 @@ static int setup(void **state) {
                    ST_OK);
   assert_int_equal(st_registry_register(f->reg, "sigtest", "probe", "cpu",
                                         probe_kernel, &err),
+                   ST_OK);
+  assert_int_equal(st_registry_register(f->reg, "sigtest", "dual", "cpu",
+                                        dual_kernel, &err),
+                   ST_OK);
+  assert_int_equal(st_registry_register(f->reg, "sigtest", "dual_golden",
+                                        "reference", dual_golden, &err),
                    ST_OK);
   st_log_set_level(ST_LOG_WARNING);
   calls = 0;
@@ -326,6 +352,42 @@ static void expected__wrong_kernel_fails(void **state) {
   assert_message_has(r, "5 of 6 elements differ", INPROC);
 }
 
+/* With a golden for the other outputs, an output's expected value is
+ * taken over golden's: golden says out2 is 0, expected says 7 (the
+ * kernel's), and the case passes with its golden phase; without expected
+ * the same case fails on out2. */
+static void expected__over_golden_for_its_output(void **state) {
+  fixture *f = *state;
+  static const char *const fmt =
+      "scene: dual\nkernel: dual\ngolden: dual_golden\n"
+      "args:\n"
+      "  - {tensor: a, dtype: float64, shape: [5], init: {range: {start: 0, "
+      "step: 1}}}\n"
+      "  - {tensor: out, dtype: float64, shape: [5], role: output}\n"
+      "  - {tensor: out2, dtype: float64, shape: [5], role: output%s}\n"
+      "cases:\n  - name: c\n";
+  char text[1024];
+  st_error_list errs;
+  for (int with = 1; with >= 0; with--) {
+    st_error_list_init(&errs);
+    snprintf(text, sizeof text, fmt, with ? ", expected: {fill: 7}" : "");
+    assert_int_equal(st_scene_set_new(&f->set), ST_OK);
+    assert_int_equal(st_scene_set_load_string(f->set, "dual.yaml", text,
+                                              strlen(text), NULL, &errs),
+                     ST_OK);
+    st_error_list_free(&errs);
+    const st_case_result *r = run(f, INPROC, "cpu");
+    st_assert_phases(r, "args", "golden", "record", "run", "compare");
+    if (with) {
+      assert_status(r, ST_CASE_PASS, INPROC);
+    } else {
+      assert_status(r, ST_CASE_FAIL, INPROC);
+      assert_message_has(r, "tensor 'out2'", INPROC);
+    }
+    next_mode(f);
+  }
+}
+
 /* ------------------------------------------------------------------ */
 /* expect: error                                                       */
 
@@ -435,6 +497,7 @@ int main(void) {
       T(expected__only_scene_runs_no_golden),
       T(expected__wrong_value_fails),
       T(expected__wrong_kernel_fails),
+      T(expected__over_golden_for_its_output),
       T(expect_error__refused_as_expected_passes),
       T(expect_error__kernel_passes_fails),
       T(expect_error__other_message_fails),
