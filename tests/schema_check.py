@@ -92,6 +92,7 @@ def errors(path):
 good = sorted(glob.glob(os.path.join(ROOT, "scenes", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "good", "*.y*ml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "matrix", "*.yaml")) +
+              glob.glob(os.path.join(ROOT, "tests", "scenes", "sig", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "examples", "plugins", "scenes", "*.yaml")))
 for path in good:
     errs = errors(path)

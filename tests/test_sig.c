@@ -487,6 +487,40 @@ static void expect_error__other_errors_stay(void **state) {
   st_assert_phases(r, "args");
 }
 
+/* tests/scenes/sig/kernel_signatures.yaml, every new key in one scene
+ * (schema_check validates it), runs on the sig plugin: all three cases
+ * pass, none with a golden phase (out has expected; refused expects an
+ * error). */
+static void scene_file__every_key_runs(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  st_error_list errs;
+  st_error err;
+  st_error_list_init(&errs);
+  st_error_clear(&err);
+  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
+  assert_int_equal(st_scene_set_load_path(f->set,
+                                          ST_SOURCE_ROOT
+                                          "/tests/scenes/sig/"
+                                          "kernel_signatures.yaml",
+                                          NULL, &errs),
+                   ST_OK);
+  st_error_list_free(&errs);
+  st_run_options_init(&opts);
+  opts.registry = f->reg;
+  opts.platform = "sig";
+  assert_int_equal(st_run(f->set, &opts, NULL, 0, &f->run, &err), ST_OK);
+  assert_int_equal(st_run_result_count(f->run), 3);
+  for (size_t i = 0; i < 3; i++) {
+    const st_case_result *r = st_run_result_get(f->run, i);
+    assert_status(r, ST_CASE_PASS, INPROC);
+    if (i < 2)
+      st_assert_phases(r, "args", "record", "run", "compare");
+    else
+      st_assert_phases(r, "args", "record", "run");
+  }
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -504,6 +538,7 @@ int main(void) {
       T(expect_error__later_round),
       T(expect_error__skip_stays_and_case_overrides),
       T(expect_error__other_errors_stay),
+      T(scene_file__every_key_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
