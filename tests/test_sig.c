@@ -25,8 +25,8 @@
 
 /* Where a case runs. */
 enum { INPROC, ISOLATE, SUPERVISE, LEVEL3, N_MODES };
-static const char *const mode_name[N_MODES] = {"inproc", "isolate",
-                                               "supervise", "level3"};
+static const char *const mode_name[N_MODES] = {"inproc", "isolate", "supervise",
+                                               "level3"};
 
 typedef struct fixture {
   st_registry *reg;
@@ -91,12 +91,10 @@ static st_status probe_kernel(st_op_call *call) {
       work_poisoned_every_run = 0;
   memset(t[4].data, 0, t[4].nbytes);
   if (fail_at > 0 && calls >= fail_at)
-    return st_op_call_fail(call, ST_EKERNEL, "probe refuses call %d",
-                           calls);
+    return st_op_call_fail(call, ST_EKERNEL, "probe refuses call %d", calls);
   for (size_t i = 0; i < t[3].numel; i++)
-    st_tensor_set_f64(&t[3], i,
-                      st_tensor_get_f64(&t[0], i) +
-                          st_tensor_get_f64(&t[1], i));
+    st_tensor_set_f64(
+        &t[3], i, st_tensor_get_f64(&t[0], i) + st_tensor_get_f64(&t[1], i));
   return ST_OK;
 }
 
@@ -133,9 +131,9 @@ static int setup(void **state) {
   assert_int_equal(st_registry_register(f->reg, "sigtest", "probe", "cpu",
                                         probe_kernel, &err),
                    ST_OK);
-  assert_int_equal(st_registry_register(f->reg, "sigtest", "dual", "cpu",
-                                        dual_kernel, &err),
-                   ST_OK);
+  assert_int_equal(
+      st_registry_register(f->reg, "sigtest", "dual", "cpu", dual_kernel, &err),
+      ST_OK);
   assert_int_equal(st_registry_register(f->reg, "sigtest", "dual_golden",
                                         "reference", dual_golden, &err),
                    ST_OK);
@@ -181,8 +179,7 @@ static void load(fixture *f, int mode, const char *head, const char *out,
            "  - {scalar: unroll, dtype: int32, value: %d}\n"
            "cases:\n"
            "  - name: c\n%s",
-           mode == LEVEL3 ? "level: 3\n" : "", head, tile, out, unroll,
-           kase);
+           mode == LEVEL3 ? "level: 3\n" : "", head, tile, out, unroll, kase);
   assert_int_equal(st_scene_set_new(&f->set), ST_OK);
   if (st_scene_set_load_string(f->set, "sig.yaml", text, strlen(text), NULL,
                                &errs) != ST_OK) {
@@ -259,8 +256,8 @@ static void golden_args__builtin_golden_of_a_config_kernel(void **state) {
       st_assert_phases(r, "args", "golden", "rehost", "record", "run",
                        "compare", "reset", "run", "compare", "release");
     else
-      st_assert_phases(r, "args", "golden", "record", "run", "compare",
-                       "reset", "run", "compare");
+      st_assert_phases(r, "args", "golden", "record", "run", "compare", "reset",
+                       "run", "compare");
     next_mode(f);
   }
 }
@@ -281,8 +278,8 @@ static void scratch__untouched_passes(void **state) {
  * later rounds (after the kernel wrote it), in this process. */
 static void scratch__poisoned_before_every_run(void **state) {
   fixture *f = *state;
-  load(f, INPROC, "kernel: probe\ngolden: add\ngolden_args: [a, b, out]\n",
-       "", 4, 2, "    rounds: 3\n");
+  load(f, INPROC, "kernel: probe\ngolden: add\ngolden_args: [a, b, out]\n", "",
+       4, 2, "    rounds: 3\n");
   assert_status(run(f, INPROC, "cpu"), ST_CASE_PASS, INPROC);
   assert_int_equal(calls, 3);
   assert_true(work_poisoned_every_run);
@@ -317,8 +314,8 @@ static void expected__only_scene_runs_no_golden(void **state) {
     const st_case_result *r = run(f, m, "sig");
     assert_status(r, ST_CASE_PASS, m);
     if (m == LEVEL3)
-      st_assert_phases(r, "args", "rehost", "record", "run", "compare",
-                       "reset", "run", "compare", "release");
+      st_assert_phases(r, "args", "rehost", "record", "run", "compare", "reset",
+                       "run", "compare", "release");
     else
       st_assert_phases(r, "args", "record", "run", "compare", "reset", "run",
                        "compare");
@@ -414,8 +411,7 @@ static void expect_error__refused_as_expected_passes(void **state) {
 static void expect_error__kernel_passes_fails(void **state) {
   fixture *f = *state;
   for (int m = 0; m < N_MODES; m++) {
-    load(f, m, "kernel: sig_add\nexpect: error\n", "", 4, 2,
-         "    rounds: 2\n");
+    load(f, m, "kernel: sig_add\nexpect: error\n", "", 4, 2, "    rounds: 2\n");
     const st_case_result *r = run(f, m, "sig");
     assert_status(r, ST_CASE_FAIL, m);
     assert_string_equal(st_case_result_message(r),
@@ -429,8 +425,8 @@ static void expect_error__kernel_passes_fails(void **state) {
 static void expect_error__other_message_fails(void **state) {
   fixture *f = *state;
   for (int m = 0; m < N_MODES; m++) {
-    load(f, m, "kernel: sig_add\nexpect: error\nexpect_message: tile\n", "",
-         4, 9, "");
+    load(f, m, "kernel: sig_add\nexpect: error\nexpect_message: tile\n", "", 4,
+         9, "");
     const st_case_result *r = run(f, m, "sig");
     assert_status(r, ST_CASE_FAIL, m);
     assert_string_equal(st_case_result_message(r),
@@ -457,21 +453,27 @@ static void expect_error__later_round(void **state) {
 static void expect_error__skip_stays_and_case_overrides(void **state) {
   fixture *f = *state;
   decline = 1;
-  load(f, INPROC, "kernel: probe\ngolden: add\ngolden_args: [a, b, out]\n"
-       "expect: error\n", "", 4, 2, "");
+  load(f, INPROC,
+       "kernel: probe\ngolden: add\ngolden_args: [a, b, out]\n"
+       "expect: error\n",
+       "", 4, 2, "");
   assert_status(run(f, INPROC, "cpu"), ST_CASE_SKIP, INPROC);
   next_mode(f);
   decline = 0;
-  load(f, INPROC, "kernel: sig_add\ngolden: add\ngolden_args: [a, b, out]\n"
-       "expect: error\nexpect_message: tile\n", "", 4, 2, "");
+  load(f, INPROC,
+       "kernel: sig_add\ngolden: add\ngolden_args: [a, b, out]\n"
+       "expect: error\nexpect_message: tile\n",
+       "", 4, 2, "");
   const st_case_result *r = run(f, INPROC, "sig");
   assert_status(r, ST_CASE_FAIL, INPROC);
   assert_string_equal(st_case_result_message(r),
                       "expected an error whose message contains 'tile', but "
                       "the kernel's call reported none");
   next_mode(f);
-  load(f, INPROC, "kernel: sig_add\ngolden: add\ngolden_args: [a, b, out]\n"
-       "expect: error\n", "", 4, 2, "    expect: pass\n");
+  load(f, INPROC,
+       "kernel: sig_add\ngolden: add\ngolden_args: [a, b, out]\n"
+       "expect: error\n",
+       "", 4, 2, "    expect: pass\n");
   r = run(f, INPROC, "sig");
   assert_status(r, ST_CASE_PASS, INPROC);
   st_assert_phases(r, "args", "golden", "record", "run", "compare");

@@ -57,8 +57,7 @@ int st__golden_needed(const st_scene *scene, const st__case *kase) {
     return 0;
   for (size_t i = 0; i < scene->n_args; i++) {
     const st__arg *a = &scene->args[i];
-    if (!a->is_tensor || a->role == ST_ROLE_INPUT ||
-        a->role == ST_ROLE_SCRATCH)
+    if (!a->is_tensor || a->role == ST_ROLE_INPUT || a->role == ST_ROLE_SCRATCH)
       continue;
     if (a->has_expected)
       any = 1;

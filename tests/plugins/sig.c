@@ -34,8 +34,8 @@ static st_status check_args(st_op_call *call, int64_t *tile) {
                            call->op);
   *tile = st_tensor_get_i64(&call->tensors[CFG], 0);
   if (*tile < 1)
-    return st_op_call_fail(call, ST_EKERNEL,
-                           "tile must be positive, got %lld", (long long)*tile);
+    return st_op_call_fail(call, ST_EKERNEL, "tile must be positive, got %lld",
+                           (long long)*tile);
   unroll = &call->scalars[0];
   if (unroll->i < 1 || unroll->i > 8)
     return st_op_call_fail(call, ST_EKERNEL, "unroll must be 1..8, got %lld",
@@ -80,14 +80,14 @@ static st_status sig_add_wrong(st_op_call *call) {
 static const char *const platforms[] = {"sig", NULL};
 
 static st_status sig_init(st_registry *reg, st_error *err) {
-  st_status rc = st_registry_register(reg, "sig", "sig_add", "sig", sig_add,
-                                      err);
+  st_status rc =
+      st_registry_register(reg, "sig", "sig_add", "sig", sig_add, err);
   if (rc == ST_OK)
     rc = st_registry_register(reg, "sig", "sig_add_lazy", "sig", sig_add_lazy,
                               err);
   if (rc == ST_OK)
-    rc = st_registry_register(reg, "sig", "sig_add_wrong", "sig",
-                              sig_add_wrong, err);
+    rc = st_registry_register(reg, "sig", "sig_add_wrong", "sig", sig_add_wrong,
+                              err);
   return rc;
 }
 
