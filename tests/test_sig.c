@@ -118,6 +118,12 @@ static st_status dual_golden(st_op_call *call) {
   return ST_OK;
 }
 
+/* A kernel that dies. */
+static st_status crash_kernel(st_op_call *call) {
+  (void)call;
+  abort();
+}
+
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   st_error err;
@@ -134,6 +140,9 @@ static int setup(void **state) {
   assert_int_equal(
       st_registry_register(f->reg, "sigtest", "dual", "cpu", dual_kernel, &err),
       ST_OK);
+  assert_int_equal(st_registry_register(f->reg, "sigtest", "crash", "cpu",
+                                        crash_kernel, &err),
+                   ST_OK);
   assert_int_equal(st_registry_register(f->reg, "sigtest", "dual_golden",
                                         "reference", dual_golden, &err),
                    ST_OK);
@@ -489,6 +498,20 @@ static void expect_error__other_errors_stay(void **state) {
   st_assert_phases(r, "args");
 }
 
+/* A kernel that crashes is no expected error: the case stays an error,
+ * in an isolated child and in a supervised one. */
+static void expect_error__crash_stays_error(void **state) {
+  fixture *f = *state;
+  static const int modes[] = {ISOLATE, SUPERVISE};
+  for (size_t i = 0; i < 2; i++) {
+    load(f, modes[i], "kernel: crash\nexpect: error\n", "", 4, 2, "");
+    const st_case_result *r = run(f, modes[i], "cpu");
+    assert_status(r, ST_CASE_ERROR, modes[i]);
+    assert_message_has(r, "SIGABRT", modes[i]);
+    next_mode(f);
+  }
+}
+
 /* tests/scenes/sig/kernel_signatures.yaml, every new key in one scene
  * (schema_check validates it), runs on the sig plugin: all three cases
  * pass, none with a golden phase (out has expected; refused expects an
@@ -540,6 +563,7 @@ int main(void) {
       T(expect_error__later_round),
       T(expect_error__skip_stays_and_case_overrides),
       T(expect_error__other_errors_stay),
+      T(expect_error__crash_stays_error),
       T(scene_file__every_key_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
