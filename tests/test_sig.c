@@ -512,6 +512,36 @@ static void expect_error__crash_stays_error(void **state) {
   }
 }
 
+/* expected: {file: F} (tests/scenes/sig/expected_file.yaml): the right
+ * input passes, the wrong one fails compare (an xfail, as marked), and
+ * neither runs a golden. */
+static void expected__file_form(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  st_error_list errs;
+  st_error err;
+  st_error_list_init(&errs);
+  st_error_clear(&err);
+  assert_int_equal(st_scene_set_new(&f->set), ST_OK);
+  assert_int_equal(st_scene_set_load_path(
+                       f->set,
+                       ST_SOURCE_ROOT "/tests/scenes/sig/expected_file.yaml",
+                       NULL, &errs),
+                   ST_OK);
+  st_error_list_free(&errs);
+  st_run_options_init(&opts);
+  opts.registry = f->reg;
+  assert_int_equal(st_run(f->set, &opts, NULL, 0, &f->run, &err), ST_OK);
+  assert_int_equal(st_run_result_count(f->run), 2);
+  assert_status(st_run_result_get(f->run, 0), ST_CASE_PASS, INPROC);
+  assert_status(st_run_result_get(f->run, 1), ST_CASE_XFAIL, INPROC);
+  assert_message_has(st_run_result_get(f->run, 1),
+                     "tensor 'y': 1 of 4 elements differ", INPROC);
+  for (size_t i = 0; i < 2; i++)
+    st_assert_phases(st_run_result_get(f->run, i), "args", "record", "run",
+                     "compare");
+}
+
 /* tests/scenes/sig/kernel_signatures.yaml, every new key in one scene
  * (schema_check validates it), runs on the sig plugin: all three cases
  * pass, none with a golden phase (out has expected; refused expects an
@@ -564,6 +594,7 @@ int main(void) {
       T(expect_error__skip_stays_and_case_overrides),
       T(expect_error__other_errors_stay),
       T(expect_error__crash_stays_error),
+      T(expected__file_form),
       T(scene_file__every_key_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

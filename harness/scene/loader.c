@@ -1436,8 +1436,8 @@ static void take_expected(loader *L, const node *n, const node *key,
   }
   if (compare != NULL && !a->compare) {
     nerr(L, key,
-         "'expected' on output '%s' with compare: false; expected one of "
-         "them",
+         "'expected' on output '%s', which has compare: false; expected "
+         "'expected' only on a compared output",
          a->name ? a->name : "?");
     return;
   }
