@@ -99,7 +99,9 @@ def errors(path):
 good = sorted(glob.glob(os.path.join(ROOT, "scenes", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "good", "*.y*ml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "matrix", "*.yaml")) +
-              glob.glob(os.path.join(ROOT, "tests", "scenes", "params", "*.yaml")))
+              glob.glob(os.path.join(ROOT, "tests", "scenes", "params", "*.yaml")) +
+              glob.glob(os.path.join(ROOT, "tests", "scenes", "sig", "*.yaml")) +
+              glob.glob(os.path.join(ROOT, "examples", "plugins", "scenes", "*.yaml")))
 for path in good:
     errs = errors(path)
     point(not errs, "validates " + os.path.relpath(path, ROOT), "\n".join(errs))
@@ -109,6 +111,7 @@ for path in good:
 BAD = ["unknown_key", "unknown_case_key", "init_unknown_form",
        "kernel_not_string", "args_not_list", "cases_not_list", "bad_role",
        "bad_level", "expect_bad", "equal_nan_bad", "matrix_not_mapping",
+       "sig_expect_forms", "sig_golden_args_unknown",
        "matrix_empty_list", "merge_unknown_key", "missing_key", "no_cases"]
 for name in BAD:
     path = os.path.join(ROOT, "tests", "scenes", "bad", name + ".yaml")

@@ -289,6 +289,17 @@ static void init__sets_size_and_defaults(void **state) {
   assert_null(ob.case_finish);
 }
 
+/* Enums grow only at their end within an ABI (docs/api.md): st_role's
+ * values are fixed, ST_ROLE_SCRATCH appended, and the ABI still 2. */
+static void role__values_fixed_scratch_appended(void **state) {
+  (void)state;
+  assert_int_equal(ST_ABI_VERSION, 2);
+  assert_int_equal(ST_ROLE_INPUT, 0);
+  assert_int_equal(ST_ROLE_OUTPUT, 1);
+  assert_int_equal(ST_ROLE_INOUT, 2);
+  assert_int_equal(ST_ROLE_SCRATCH, 3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(run_options__size_below_first_layout_is_einval),
@@ -297,6 +308,7 @@ int main(void) {
       cmocka_unit_test(observers__stepped_by_size),
       cmocka_unit_test(load_options__size_checked_and_newer_read),
       cmocka_unit_test(init__sets_size_and_defaults),
+      cmocka_unit_test(role__values_fixed_scratch_appended),
   };
   st_log_set_level(ST_LOG_NULL);
   return cmocka_run_group_tests(tests, NULL, NULL);

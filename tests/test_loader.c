@@ -258,6 +258,12 @@ FIXTURE_TEST(params_not_map)
 FIXTURE_TEST(param_value_list)
 FIXTURE_TEST(param_duplicate)
 FIXTURE_TEST(scene_not_mapping)
+/* Kernel signatures golden does not share (docs/scene-format.md). */
+FIXTURE_TEST(sig_scratch_keys)
+FIXTURE_TEST(sig_golden_args_unknown)
+FIXTURE_TEST(sig_expected_misplaced)
+FIXTURE_TEST(sig_expect_forms)
+FIXTURE_TEST(check_sig_golden_args)
 FIXTURE_TEST(empty_file)
 FIXTURE_TEST(comments_only)
 FIXTURE_TEST(null_document)
@@ -1293,6 +1299,11 @@ int main(void) {
       cmocka_unit_test(scene_load__plan_hook_once_per_alike_run),
       cmocka_unit_test(scene_load__duplicate_arg),
       cmocka_unit_test(scene_load__bad_role),
+      cmocka_unit_test(scene_load__sig_scratch_keys),
+      cmocka_unit_test(scene_load__sig_golden_args_unknown),
+      cmocka_unit_test(scene_load__sig_expected_misplaced),
+      cmocka_unit_test(scene_load__sig_expect_forms),
+      cmocka_unit_test(scene_load__check_sig_golden_args),
       cmocka_unit_test(scene_load__compare_false_input),
       cmocka_unit_test(scene_load__bad_tolerance),
       cmocka_unit_test(scene_load__unknown_dtype),

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The example plugin: platform `example`, which implements only `add`.
- * It is the template to copy: a descriptor named `scenetest_module`, an
+/* The example plugin: platform `example`, which implements `add` and
+ * `example_axpy_tiled`, a fused kernel whose signature its golden does not
+ * share (a workspace and a config tensor; scenes/example_axpy_tiled.yaml
+ * beside this file tests it against the built-in axpy through
+ * golden_args). It is the template to copy: a descriptor named
+ * `scenetest_module`, an
  * init that registers implementations, and an ELF note declaring the
  * platforms so that `--plugin lazy:PATH` can find them without loading the
  * plugin. Every other op falls back to its `common` implementation (copy
@@ -39,11 +43,54 @@ static st_status example_add(st_op_call *call) {
   return ST_OK;
 }
 
+/* y = alpha * x + y, tile by tile: a tile of alpha * x goes through the
+ * workspace `work` (role scratch: nobody checks it, the golden never sees
+ * it) before it is added, as a device kernel stages data in its local
+ * memory. The tile size comes from the config tensor `cfg` (int32, one
+ * element), as a kernel reads its tiling from device memory; the golden,
+ * the built-in axpy, reads neither. Arguments: x, y (inout), cfg, work;
+ * scalar alpha. */
+static st_status example_axpy_tiled(st_op_call *call) {
+  const st_tensor *x = &call->tensors[0];
+  st_tensor *y = &call->tensors[1], *work = &call->tensors[3];
+  double alpha;
+  int64_t tile;
+  size_t i, j, begin, end;
+
+  if (call->n_tensors != 4 || call->n_scalars != 1 ||
+      call->tensors[2].dtype != ST_DTYPE_INT32 ||
+      call->tensors[2].numel != 1 || work->numel < y->numel)
+    return st_op_call_fail(call, ST_EBIND,
+                           "example_axpy_tiled takes x, y, cfg (int32, one "
+                           "element), work (y's size) and scalar alpha");
+  tile = st_tensor_get_i64(&call->tensors[2], 0);
+  if (tile < 1)
+    return st_op_call_fail(call, ST_EKERNEL,
+                           "cfg: tile must be positive, got %lld",
+                           (long long)tile);
+  alpha = call->scalars[0].f;
+  st_shard_range(y->numel, call->shard_index, call->shard_count, &begin,
+                 &end);
+  for (i = begin; i < end; i += (size_t)tile) {
+    size_t stop = end - i > (size_t)tile ? i + (size_t)tile : end;
+    for (j = i; j < stop; j++)
+      st_tensor_set_f64(work, j, alpha * st_tensor_get_f64(x, j));
+    for (j = i; j < stop; j++)
+      st_tensor_set_f64(y, j,
+                        st_tensor_get_f64(y, j) + st_tensor_get_f64(work, j));
+  }
+  return ST_OK;
+}
+
 static const char *const platforms[] = {"example", NULL};
 
 static st_status example_init(st_registry *reg, st_error *err) {
-  return st_registry_register(reg, "example", "add", "example", example_add,
-                              err);
+  st_status rc = st_registry_register(reg, "example", "add", "example",
+                                      example_add, err);
+  if (rc == ST_OK)
+    rc = st_registry_register(reg, "example", "example_axpy_tiled", "example",
+                              example_axpy_tiled, err);
+  return rc;
 }
 
 /* The one symbol scenetest looks for (plugin ABI 2, docs/plugins.md).

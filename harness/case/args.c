@@ -380,6 +380,20 @@ fail:
   return rc;
 }
 
+st_status st__argset_fill_expected(const st__plan *plan, uint64_t seed,
+                                   st__argset *gold, st_error *err) {
+  for (size_t i = 0; i < gold->n_tensors && i < plan->n_args; i++) {
+    const st__rarg *x = plan->args[i].expected;
+    st_status rc;
+    if (x == NULL || gold->tensors[i].data == NULL)
+      continue;
+    rc = fill_tensor(&gold->tensors[i], plan, x, seed, err);
+    if (rc != ST_OK)
+      return rc;
+  }
+  return ST_OK;
+}
+
 /* How clone_as makes each tensor of the copy. */
 enum { COPY, NONE, ZERO, SHARE };
 

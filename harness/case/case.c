@@ -26,6 +26,7 @@
 #include "case/result.h"
 #include "case/tbuf.h"
 #include "ops/backends.h"
+#include "scene/golden_view.h"
 #include "scene/scene.h"
 
 /* Validates and calls fn; maps the outcome to a phase status and, on
@@ -51,6 +52,17 @@ st_phase_status st__dispatch(st__casectx *cc, st_op_fn fn, st__call *call,
   st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s: %s", what,
                              msg ? msg : st_status_str(rc));
   return ST_PHASE_ERROR;
+}
+
+void st__case_kernel_failed(st__casectx *cc, const char *message) {
+  const char *m = message != NULL && message[0] != '\0'
+                      ? message
+                      : st_case_result_message(cc->res);
+  if (cc->kernel_failed)
+    return;
+  cc->kernel_failed = 1;
+  snprintf(cc->kernel_message, sizeof cc->kernel_message, "%s",
+           m != NULL ? m : "");
 }
 
 void st__case_guard_error(st__casectx *cc, const char *name, size_t nbytes,
@@ -248,17 +260,69 @@ static int golden_reads_only(const char *op, const char *backend) {
   return 0;
 }
 
-/* The golden call on d->gold; a decline is an error from the reference
- * backend, a skip from another. */
+/* The gold set of a case whose every compared output has `expected:`
+ * (golden_view.h): no golden runs; inputs are init's own buffers (nobody
+ * writes them), outputs the expected values. */
+static st_phase_status expected_gold(st__casectx *cc, st__casedata *d,
+                                     st_error *err) {
+  if (st__argset_clone_gold(&d->init, &d->plan, 1, &d->gold) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                               "args: out of memory");
+    return ST_PHASE_ERROR;
+  }
+  if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
+                               err) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: expected: %s",
+                               err->message);
+    return ST_PHASE_ERROR;
+  }
+  return ST_PHASE_OK;
+}
+
+/* The golden op called on its view of the gold set (golden_view.h: the
+ * args it binds to, in its order), then the outputs that have `expected:`
+ * overwritten with it. A declined golden is an error on the reference
+ * backend (which cannot decline), else a skip. */
 static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
-                                   st_op_fn golden, st__casedata *d) {
-  st_phase_status ps;
+                                   st__casedata *d, st_op_fn golden) {
+  const size_t n = d->plan.n_args ? d->plan.n_args : 1;
+  st__argset view = d->gold;
   st__call call;
-  if (st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
+  st_phase_status ps;
+  st_error err;
+  size_t *idx = NULL;
+  st_tensor *vt = NULL;
+  st_scalar *vs = NULL;
+
+  memset(&call, 0, sizeof call);
+  if (!st__golden_view_is_all(scene, d->plan.kase)) {
+    size_t m, nt = d->gold.n_tensors;
+    idx = malloc(n * sizeof *idx);
+    vt = calloc(n, sizeof *vt);
+    vs = calloc(n, sizeof *vs);
+    if (idx == NULL || vt == NULL || vs == NULL) {
+      st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                                 "golden: out of memory");
+      ps = ST_PHASE_ERROR;
+      goto out;
+    }
+    m = st__golden_view(scene, d->plan.kase, idx);
+    view.tensors = vt;
+    view.scalars = vs;
+    view.n_tensors = view.n_scalars = 0;
+    for (size_t i = 0; i < m; i++) {
+      if (idx[i] < nt)
+        vt[view.n_tensors++] = d->gold.tensors[idx[i]];
+      else if (idx[i] - nt < d->gold.n_scalars)
+        vs[view.n_scalars++] = d->gold.scalars[idx[i] - nt];
+    }
+  }
+  if (st__call_init(&call, scene->golden, d->golden_backend, &view,
                     cc->run->golden_threads) != ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR,
                                "golden: out of memory");
-    return ST_PHASE_ERROR;
+    ps = ST_PHASE_ERROR;
+    goto out;
   }
   ps = st__dispatch(cc, golden, &call, "golden");
   if (ps == ST_PHASE_SKIP &&
@@ -275,7 +339,19 @@ static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
              call.message[0] ? call.message : "no reason given");
     st__case_result_override(cc->res, ST_CASE_SKIP, msg);
   }
+  st_error_clear(&err);
+  if (ps == ST_PHASE_OK &&
+      st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
+                               &err) != ST_OK) {
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: expected: %s",
+                               err.message);
+    ps = ST_PHASE_ERROR;
+  }
+out:
   st__call_free(&call);
+  free(idx);
+  free(vt);
+  free(vs);
   return ps;
 }
 
@@ -295,6 +371,10 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   d->skip_golden = opts->skip_golden      ? 1
                    : k->skip_golden >= 0 ? k->skip_golden
                                          : scene->skip_golden;
+  /* A negative test's verdict is the kernel's status: no golden, no
+   * compare (docs/scene-format.md, expect). */
+  if (k->expect_error)
+    d->skip_golden = 1;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
   d->golden_backend = opts->golden_platform    ? opts->golden_platform
                       : k->golden_platform     ? k->golden_platform
@@ -330,10 +410,15 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                                err.message);
   else if (!(st__executor_for(scene)->flags & ST__EXEC_OWN_KERNEL))
     ps = bind_kernel(cc, scene, d);
+  /* Every compared output has `expected:`: compare's values are made
+   * here, and no golden phase runs. */
+  const int need_golden = st__golden_needed(scene, k);
+  if (ps == ST_PHASE_OK && !d->skip_golden && !need_golden)
+    ps = expected_gold(cc, d, &err);
   st__phase_end(cc, "args", -1, t0, ps, 0);
   if (ps != ST_PHASE_OK)
     return 0;
-  if (d->skip_golden)
+  if (d->skip_golden || !need_golden)
     return 1;
 
   /* golden: on the golden backend (reference unless --golden-platform or
@@ -357,7 +442,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
   } else {
-    ps = call_golden(cc, scene, golden, d);
+    ps = call_golden(cc, scene, d, golden);
   }
   st__phase_end(cc, "golden", -1, t0, ps, 0);
   return ps == ST_PHASE_OK;
@@ -458,6 +543,12 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
   if (live != NULL && live->case_begin != NULL)
     live->case_begin(live->data, &cc.info);
   st__executor_for(scene)->run(&cc, scene, ref->index);
+  if (scene->cases[ref->index].expect_error) {
+    const st__case *k = &scene->cases[ref->index];
+    st__case_result_apply_expect_error(
+        cc.res, cc.kernel_failed ? cc.kernel_message : NULL,
+        k->expect_message ? k->expect_message : scene->expect_message);
+  }
   check_record(&cc);
   if (cc.oom)
     st__case_result_set_status(cc.res, ST_CASE_ERROR,

@@ -48,6 +48,11 @@ typedef struct st__casectx {
    * the case is only recorded, its events replayed later. Borrowed. */
   const st_observer *live;
   int oom;
+  /* The kernel's call reported an error (not a skip, a crash or a write
+   * out of bounds), with this message: what `expect: error` checks
+   * (st__case_kernel_failed). */
+  int kernel_failed;
+  char kernel_message[ST_OP_MESSAGE_MAX];
 } st__casectx;
 
 /* What a case holds between its phases. */
@@ -119,6 +124,12 @@ uint64_t st__case_run_begin(st__casectx *cc /* IN/OUT */,
  * the case may go on. */
 int st__case_compare(st__casectx *cc /* IN/OUT */,
                      st__casedata *d /* IN */, unsigned round);
+
+/* Records that the kernel's own call reported an error with message
+ * (the case's message when it is empty), for `expect: error`; the first
+ * one wins. Executors call it where the kernel's status comes back. */
+void st__case_kernel_failed(st__casectx *cc /* IN/OUT */,
+                            const char *message /* IN */);
 
 /* Validates (st_op_check) and calls fn; maps the outcome to a phase status
  * and, on failure, sets the case's status and message (prefixed with

@@ -38,6 +38,8 @@ static void inproc_run(st__casectx *cc, const st_scene *scene, size_t ci) {
        * zones, the compare and the free go by the harness's own. */
       call.op.platform_state = d.platform_state;
       ps = st__dispatch(cc, d.kernel, &call, "kernel");
+      if (ps == ST_PHASE_ERROR)
+        st__case_kernel_failed(cc, call.message);
       dev = call.op.device_ns;
       copy = call.op.copy_ns;
       st__call_free(&call);

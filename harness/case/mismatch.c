@@ -189,6 +189,8 @@ static void dump_all(FILE *out, const st__dump *dump, const st__plan *plan,
   snprintf(dir, sizeof dir, "%s/%s/%s", dump->dir, dump->scene, dump->kase);
   for (size_t i = 0; i < args->n_tensors; i++) {
     const st__rarg *ra = &plan->args[i];
+    if (args->tensors[i].role == ST_ROLE_SCRATCH)
+      continue;
     if (args->tensors[i].role == ST_ROLE_INPUT) {
       dump_one(out, dir, ra->name, "input", &init->tensors[i], &first);
       continue;
@@ -218,6 +220,8 @@ size_t st__mismatch_report(const st__plan *plan, const st__argset *args,
     const st_tensor *a = &args->tensors[i];
     st_status rc;
     int unwritten = 0;
+    if (a->role == ST_ROLE_SCRATCH)
+      continue; /* a workspace: nobody checks it */
     if (a->role == ST_ROLE_INPUT)
       rc = st__compare_exact(a, &init->tensors[i], line, sizeof line);
     else if (!ra->compare)

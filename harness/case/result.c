@@ -351,6 +351,33 @@ void st__case_result_apply_expect(st_case_result *r) {
                              "fail");
 }
 
+void st__case_result_apply_expect_error(st_case_result *r,
+                                        const char *kernel_error,
+                                        const char *text) {
+  char msg[2 * ST_OP_MESSAGE_MAX + 256];
+  if (r->status == ST_CASE_PASS || r->status == ST_CASE_FAIL) {
+    snprintf(msg, sizeof msg,
+             "expected an error%s%s%s, but the kernel's call reported none",
+             text ? " whose message contains '" : "", text ? text : "",
+             text ? "'" : "");
+    st__case_result_override(r, ST_CASE_FAIL, msg);
+    return;
+  }
+  if (r->status != ST_CASE_ERROR || kernel_error == NULL)
+    return;
+  if (text == NULL || strstr(kernel_error, text) != NULL) {
+    snprintf(msg, sizeof msg, "the kernel reported the expected error: %s",
+             kernel_error);
+    st__case_result_override(r, ST_CASE_PASS, msg);
+    return;
+  }
+  snprintf(msg, sizeof msg,
+           "expected an error whose message contains '%s'; the kernel's "
+           "error was: '%s'",
+           text, kernel_error);
+  st__case_result_override(r, ST_CASE_FAIL, msg);
+}
+
 const char *st_phase_status_name(st_phase_status s) {
   switch (s) {
   case ST_PHASE_OK:

@@ -33,6 +33,15 @@ void st__case_result_override(st_case_result *res /* IN/OUT */,
 /* For a case marked `expect: fail`: fail becomes xfail (the message
  * kept), pass becomes xpass; error and skip stay (SPEC §13). */
 void st__case_result_apply_expect(st_case_result *res /* IN/OUT */);
+/* For a case marked `expect: error` (docs/scene-format.md): kernel_error
+ * is the message of the error the kernel's call reported (NULL: none did).
+ * An error the kernel reported whose message contains text (any, when
+ * text is NULL) passes; another message fails naming both; a pass or a
+ * fail becomes a fail, "expected an error"; a skip and any other error
+ * (a crash, bad arguments, a write out of bounds) stay. */
+void st__case_result_apply_expect_error(st_case_result *res /* IN/OUT */,
+                                        const char *kernel_error /* IN */,
+                                        const char *text /* IN */);
 void st__case_result_set_output(st_case_result *res /* IN/OUT */,
                                 const char *text /* IN */, size_t length);
 void st__case_result_set_duration(st_case_result *res /* IN/OUT */,

@@ -21,6 +21,7 @@
 #include "ops/backends.h"
 #include "ops/registry_internal.h"
 #include "ops/validate.h"
+#include "scene/golden_view.h"
 #include "scene/suggest.h"
 
 static int is_builtin_op(const char *op) {
@@ -133,6 +134,9 @@ static int scene_names(const st_scene *s, names *ns) {
       rc |= names_add(ns, &a->shape[d]);
     for (size_t k = 0; a->init.values && k < a->init.n_values; k++)
       rc |= names_add(ns, &a->init.values[k]);
+    rc |= names_add(ns, &a->expected.a) | names_add(ns, &a->expected.b);
+    for (size_t k = 0; a->expected.values && k < a->expected.n_values; k++)
+      rc |= names_add(ns, &a->expected.values[k]);
   }
   if (ns->n > 1)
     qsort(ns->v, ns->n, sizeof *ns->v, str_cmp);
@@ -188,7 +192,8 @@ static void on_scene(void *data, const st_scene *s,
 static unsigned char no_data;
 
 static void bind_op(const char *op, const char *key, const st__plan *plan,
-                    st_tensor *tensors, st_scalar *scalars, st__diag *d) {
+                    st_tensor *tensors, size_t n_tensors, st_scalar *scalars,
+                    size_t n_scalars, st__diag *d) {
   st_op_call call;
   if (op == NULL || !is_builtin_op(op))
     return;
@@ -196,14 +201,40 @@ static void bind_op(const char *op, const char *key, const st__plan *plan,
   call.op = op;
   call.backend = "static";
   call.tensors = tensors;
-  call.n_tensors = plan->n_tensors;
+  call.n_tensors = n_tensors;
   call.scalars = scalars;
-  call.n_scalars = plan->n_args - plan->n_tensors;
+  call.n_scalars = n_scalars;
   call.shard_count = 1;
   if (st_op_check(&call) != ST_OK)
     st__diag_error(d, plan->kase->line, plan->kase->column,
                    "case '%s': the arguments do not bind to %s op '%s': %s",
                    plan->kase->name, key, op, call.message);
+}
+
+/* The golden binds to its view of the args (golden_view.h), not to
+ * every arg: a kernel's scratch and config args are not its. */
+static void bind_golden(const st_scene *s, const st__plan *plan,
+                        const st_tensor *t, size_t nt, const st_scalar *sc,
+                        st__diag *d) {
+  size_t n = plan->n_args ? plan->n_args : 1;
+  size_t *idx = calloc(n, sizeof *idx);
+  st_tensor *vt = calloc(n, sizeof *vt);
+  st_scalar *vs = calloc(n, sizeof *vs);
+  size_t m, gt = 0, gs = 0;
+  if (idx == NULL || vt == NULL || vs == NULL)
+    goto out; /* the run binds again */
+  m = st__golden_view(s, plan->kase, idx);
+  for (size_t i = 0; i < m; i++) {
+    if (idx[i] < nt)
+      vt[gt++] = t[idx[i]];
+    else if (idx[i] - nt < plan->n_args - nt)
+      vs[gs++] = sc[idx[i] - nt];
+  }
+  bind_op(s->golden, "golden", plan, vt, gt, vs, gs, d);
+out:
+  free(idx);
+  free(vt);
+  free(vs);
 }
 
 static void on_case(void *data, const st_scene *s, size_t ci,
@@ -243,9 +274,11 @@ static void on_case(void *data, const st_scene *s, size_t ci,
       y->f = r->value.is_int ? (double)r->value.i : r->value.f;
     }
   }
-  bind_op(s->kernel, "kernel", plan, t, sc, d);
-  if (s->golden && (s->kernel == NULL || strcmp(s->golden, s->kernel) != 0))
-    bind_op(s->golden, "golden", plan, t, sc, d);
+  bind_op(s->kernel, "kernel", plan, t, nt, sc, ns, d);
+  if (s->golden && st__golden_needed(s, plan->kase) &&
+      (s->kernel == NULL || strcmp(s->golden, s->kernel) != 0 ||
+       !st__golden_view_is_all(s, plan->kase)))
+    bind_golden(s, plan, t, nt, sc, d);
   free(t);
   free(sc);
 }

@@ -1279,9 +1279,10 @@ static void check_unique(loader *L, named *items, size_t n,
 
 static const char *const tensor_keys[] = {"tensor", "dtype",   "shape",
                                           "init",   "role",    "rtol",
-                                          "atol",   "compare", "equal_nan"};
+                                          "atol",   "compare", "equal_nan",
+                                          "expected"};
 enum { T_TENSOR, T_DTYPE, T_SHAPE, T_INIT, T_ROLE, T_RTOL, T_ATOL, T_COMPARE,
-       T_EQNAN, T_NKEYS };
+       T_EQNAN, T_EXPECTED, T_NKEYS };
 static const char *const scalar_keys[] = {"scalar", "dtype", "value",
                                           "ints", "string"};
 enum { A_SCALAR, A_DTYPE, A_VALUE, A_INTS, A_STRING };
@@ -1432,8 +1433,7 @@ out:
   free(real);
 }
 
-static void take_init(loader *L, const node *n, st__arg *a) {
-  st__init *in = &a->init;
+static void take_init(loader *L, const node *n, st__init *in) {
   in->line = n->line;
   in->column = n->col;
   if (n->kind == N_SCALAR && is_str(n) && strcmp(n->str, "zeros") == 0) {
@@ -1509,6 +1509,44 @@ static void take_init(loader *L, const node *n, st__arg *a) {
   }
 }
 
+/* A scratch arg (docs/scene-format.md, role) is a workspace nobody
+ * reads or checks: the keys that set its values or its comparison are
+ * errors at the key, not ignored. */
+static void check_scratch(loader *L, const node *const *v,
+                          const node *const *k, const st__arg *a) {
+  static const int keys[] = {T_INIT, T_EXPECTED, T_RTOL, T_ATOL, T_EQNAN,
+                             T_COMPARE};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (v[keys[i]] != NULL)
+      nerr(L, k[keys[i]],
+           "scratch arg '%s' takes no '%s': nobody reads or checks a "
+           "scratch tensor; expected only tensor, dtype, shape and role",
+           a->name ? a->name : "?", tensor_keys[keys[i]]);
+}
+
+/* `expected:` (docs/scene-format.md): an output's or inout's expected
+ * value, in any init form, instead of golden's. */
+static void take_expected(loader *L, const node *n, const node *key,
+                          const node *compare, st__arg *a) {
+  if (a->role == ST_ROLE_INPUT) {
+    nerr(L, key,
+         "'expected' on input '%s'; expected it only on outputs and inouts "
+         "(role: output or inout)",
+         a->name ? a->name : "?");
+    return;
+  }
+  if (compare != NULL && !a->compare) {
+    nerr(L, key,
+         "'expected' on output '%s', which has compare: false; expected "
+         "'expected' only on a compared output",
+         a->name ? a->name : "?");
+    return;
+  }
+  take_init(L, n, &a->expected);
+  a->expected.given = 1;
+  a->has_expected = 1;
+}
+
 static void take_tensor(loader *L, const node *n, st__arg *a) {
   const node *v[T_NKEYS], *k[T_NKEYS];
   a->is_tensor = 1;
@@ -1526,7 +1564,7 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
   if (v[T_SHAPE])
     take_shape(L, v[T_SHAPE], a);
   if (v[T_INIT]) {
-    take_init(L, v[T_INIT], a);
+    take_init(L, v[T_INIT], &a->init);
     a->init.given = 1;
   } else {
     a->init.kind = ST__INIT_ZEROS; /* SPEC §1: the default */
@@ -1541,8 +1579,15 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
       a->role = ST_ROLE_OUTPUT;
     else if (is_str(r) && strcmp(r->str, "inout") == 0)
       a->role = ST_ROLE_INOUT;
+    else if (is_str(r) && strcmp(r->str, "scratch") == 0)
+      a->role = ST_ROLE_SCRATCH;
     else
-      expected(L, r, "one of: input, output, inout", "role");
+      expected(L, r, "one of: input, output, inout, scratch", "role");
+  }
+  if (a->role == ST_ROLE_SCRATCH) {
+    a->compare = 0;
+    check_scratch(L, v, k, a);
+    return;
   }
   if (v[T_RTOL])
     take_tol_or_param(L, v[T_RTOL], "rtol", &a->has_rtol, &a->rtol,
@@ -1559,6 +1604,8 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
          "output), since inputs and inouts are always checked",
          a->role == ST_ROLE_INOUT ? "inout" : "input",
          a->name ? a->name : "?");
+  if (v[T_EXPECTED])
+    take_expected(L, v[T_EXPECTED], k[T_EXPECTED], v[T_COMPARE], a);
 }
 
 /* SPEC §12's two forms for ATen schemas, besides {scalar, dtype, value}:
@@ -1687,10 +1734,10 @@ static void take_args(loader *L, const node *n, st_scene *s) {
 static const char *const case_keys[] = {
     "name",   "params", "matrix", "exclude",   "platforms", "manual",
     "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
-    "golden_platform"};
+    "golden_platform", "golden_args", "expect_message"};
 enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
        C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
-       C_NKEYS };
+       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_NKEYS };
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -1904,14 +1951,79 @@ static void take_params(loader *L, const node *n, st__case *c, char **at) {
     free(names);
 }
 
-/* `expect: pass|fail` (SPEC §13); 1 for fail, 0 for pass, -1 on error. */
+/* What `expect` says of a case (docs/scene-format.md). */
+enum { EXPECT_PASS = 0, EXPECT_FAIL = 1, EXPECT_ERROR = 2 };
+
+/* `expect: pass|fail|error`; EXPECT_*, -1 on error. Its scalar forms
+ * only: a mapping form would be taken here, before the scalar check. */
 static int take_expect(loader *L, const node *n) {
   if (is_str(n) && strcmp(n->str, "fail") == 0)
-    return 1;
+    return EXPECT_FAIL;
   if (is_str(n) && strcmp(n->str, "pass") == 0)
-    return 0;
-  expected(L, n, "pass or fail", "expect");
+    return EXPECT_PASS;
+  if (is_str(n) && strcmp(n->str, "error") == 0)
+    return EXPECT_ERROR;
+  expected(L, n, "pass, fail or error", "expect");
   return -1;
+}
+
+/* `golden_args: [NAME, ...]` (docs/scene-format.md): the args an op
+ * golden binds to, as indices into the scene's args, in the order
+ * written. Every entry names an arg of the scene that is not scratch,
+ * once. */
+static size_t *take_golden_args(loader *L, const node *n, const st_scene *s,
+                                size_t *count) {
+  size_t *idx;
+  if (n->kind == N_SEQ && n->n == 0) {
+    nerr(L, n, "golden_args is empty; expected the names of the args the "
+         "golden binds to");
+    return NULL;
+  }
+  idx = take_seq(L, n, "a list of arg names", "golden_args", sizeof *idx);
+  if (idx == NULL)
+    return NULL;
+  for (size_t i = 0; i < n->n; i++) {
+    const node *e = n->kids[i];
+    size_t j;
+    if (!is_str(e)) {
+      expected(L, e, "an arg name", "golden_args");
+      continue;
+    }
+    for (j = 0; j < s->n_args; j++)
+      if (s->args[j].name && strcmp(s->args[j].name, e->str) == 0)
+        break;
+    if (j == s->n_args) {
+      nerr(L, e, "golden_args names '%.100s', which is not an arg of scene "
+           "'%s'; expected one of its args", e->str,
+           s->name ? s->name : "?");
+      continue;
+    }
+    if (s->args[j].role == ST_ROLE_SCRATCH && s->args[j].is_tensor) {
+      nerr(L, e, "golden_args names scratch arg '%s'; expected no scratch "
+           "arg (a golden never sees one)", e->str);
+      continue;
+    }
+    for (size_t p = 0; p < i; p++)
+      if (idx[p] == j + 1)
+        nerr(L, e, "golden_args names '%s' twice; expected each arg once",
+             e->str);
+    idx[i] = j + 1; /* 0 marks an entry in error */
+  }
+  for (size_t i = 0; i < n->n; i++)
+    idx[i] = idx[i] ? idx[i] - 1 : 0;
+  *count = n->n;
+  return idx;
+}
+
+/* `expect_message` only with `expect: error`: a check that nothing
+ * would make is an error, not ignored. */
+static void take_expect_message(loader *L, const node *n, const node *key,
+                                int expect_error, char **out) {
+  *out = take_string(L, n, "a text the kernel's error message contains",
+                     "expect_message");
+  if (!expect_error)
+    nerr(L, key, "'expect_message' without 'expect: error'; expected it "
+         "only on a negative test");
 }
 
 /* A case's keys, as nodes: the fields that may name a param (rounds,
@@ -1927,6 +2039,7 @@ static void take_case(loader *L, const node *n, st__case *c,
   c->skip_golden = -1;
   c->equal_nan = -1;
   c->expect_fail = s->expect_fail;
+  c->expect_error = s->expect_error;
   map_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
   const node **v = src->v;
   require(L, n, "case", "name", v[C_NAME]);
@@ -1975,9 +2088,17 @@ static void take_case(loader *L, const node *n, st__case *c,
     (void)take_bool(L, v[C_EQNAN], "equal_nan", &c->equal_nan);
   if (v[C_EXPECT]) {
     int e = take_expect(L, v[C_EXPECT]);
-    if (e >= 0)
-      c->expect_fail = e;
+    if (e >= 0) {
+      c->expect_fail = e == EXPECT_FAIL;
+      c->expect_error = e == EXPECT_ERROR;
+    }
   }
+  if (v[C_EXPECT_MESSAGE])
+    take_expect_message(L, v[C_EXPECT_MESSAGE], src->k[C_EXPECT_MESSAGE],
+                        c->expect_error, &c->expect_message);
+  if (v[C_GOLDEN_ARGS])
+    c->golden_args =
+        take_golden_args(L, v[C_GOLDEN_ARGS], s, &c->n_golden_args);
   if (v[C_EXCLUDE] && v[C_MATRIX] == NULL)
     nerr(L, src->k[C_EXCLUDE],
          "'exclude' without 'matrix'; expected it only in a matrix case");
@@ -2382,6 +2503,15 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
   c->manual_platforms = copy_strv(L, t->manual_platforms, t->n_manual);
   c->golden_platform =
       t->golden_platform ? dupstr(L, t->golden_platform) : NULL;
+  c->expect_message =
+      t->expect_message ? dupstr(L, t->expect_message) : NULL;
+  if (t->golden_args != NULL &&
+      (c->golden_args = st__zalloc(t->n_golden_args,
+                                   sizeof *c->golden_args)) != NULL)
+    memcpy(c->golden_args, t->golden_args,
+           t->n_golden_args * sizeof *c->golden_args);
+  else if (t->golden_args != NULL)
+    L->oom = 1;
   c->params = st__zalloc(t->n_params + m->n, sizeof *c->params);
   if (c->params == NULL) {
     L->oom = 1;
@@ -2558,10 +2688,10 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
 static const char *const scene_keys[] = {
     "scene", "level",   "kernel",      "golden", "rtol",  "atol",
     "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
-    "golden_platform"};
+    "golden_platform", "golden_args", "expect_message"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
        K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
-       K_NKEYS };
+       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -2817,9 +2947,14 @@ static void take_scene(loader *L, const node *root) {
     (void)take_bool(L, v[K_EQNAN], "equal_nan", &s->equal_nan);
   if (v[K_EXPECT]) {
     int e = take_expect(L, v[K_EXPECT]);
-    if (e >= 0)
-      s->expect_fail = e;
+    if (e >= 0) {
+      s->expect_fail = e == EXPECT_FAIL;
+      s->expect_error = e == EXPECT_ERROR;
+    }
   }
+  if (v[K_EXPECT_MESSAGE])
+    take_expect_message(L, v[K_EXPECT_MESSAGE], k[K_EXPECT_MESSAGE],
+                        s->expect_error, &s->expect_message);
   if (v[K_WORKERS]) {
     if (take_workers(L, v[K_WORKERS], &x) == 0)
       s->workers = (unsigned)x;
@@ -2838,6 +2973,9 @@ static void take_scene(loader *L, const node *root) {
                                      "a platform name", "golden_platform");
   if (v[K_ARGS])
     take_args(L, v[K_ARGS], s);
+  if (v[K_GOLDEN_ARGS])
+    s->golden_args =
+        take_golden_args(L, v[K_GOLDEN_ARGS], s, &s->n_golden_args);
   if (v[K_CASES])
     take_cases(L, v[K_CASES], s);
   mark_used(L, s);

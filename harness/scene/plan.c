@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "scene/params.h"
+#include "scene/golden_view.h"
 #include "scene/scene.h"
 
 /* ------------------------------------------------------------------ */
@@ -768,6 +769,26 @@ static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
   return 0;
 }
 
+/* `expected:` (docs/scene-format.md): an init of the tensor's own dtype
+ * and shape, resolved as its init is, into r->expected. */
+static int resolve_expected(rctx *c, const st__arg *a, st__rarg *r,
+                            int dep) {
+  st__arg as_init = *a;
+  st__rarg *x = malloc(sizeof *x);
+  if (x == NULL) {
+    c->oom = 1;
+    return -1;
+  }
+  *x = *r;
+  x->values = NULL;
+  x->n_values = 0;
+  x->ints = NULL;
+  x->expected = NULL;
+  r->expected = x;
+  as_init.init = a->expected;
+  return resolve_init(c, &as_init, x, dep);
+}
+
 static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
   int dep = 0;
   r->arg = a;
@@ -775,7 +796,9 @@ static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
   r->is_tensor = a->is_tensor;
   r->role = a->role;
   r->compare = a->compare;
-  r->poison = a->role == ST_ROLE_OUTPUT && !a->init.given;
+  /* A scratch arg takes no init: it is always poisoned. */
+  r->poison = (a->role == ST_ROLE_OUTPUT || a->role == ST_ROLE_SCRATCH) &&
+              !a->init.given;
   r->scalar_kind = a->scalar_kind;
   if (!a->is_tensor && a->scalar_kind != ST_SCALAR_NUMBER)
     return resolve_scalar_form(c, a, r);
@@ -793,7 +816,9 @@ static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
   }
   if (resolve_shape(c, a, r, &dep) != 0)
     return -1;
-  return resolve_init(c, a, r, dep);
+  if (resolve_init(c, a, r, dep) != 0)
+    return -1;
+  return a->has_expected ? resolve_expected(c, a, r, dep) : 0;
 }
 
 st_status st__plan_resolve(const st_scene *scene, size_t case_index,
@@ -885,7 +910,8 @@ int st__plan_same_inputs(const st_scene *scene, size_t a, size_t b) {
   if (x->n_params != y->n_params || x->has_rtol != y->has_rtol ||
       x->has_atol != y->has_atol || x->equal_nan != y->equal_nan ||
       (x->has_rtol && memcmp(&x->rtol, &y->rtol, sizeof x->rtol) != 0) ||
-      (x->has_atol && memcmp(&x->atol, &y->atol, sizeof x->atol) != 0))
+      (x->has_atol && memcmp(&x->atol, &y->atol, sizeof x->atol) != 0) ||
+      !st__golden_view_same(scene, x, y))
     return 0;
   for (size_t i = 0; i < x->n_params; i++) {
     const st__param *p = &x->params[i], *q = &y->params[i];
@@ -916,6 +942,9 @@ void st__plan_free(st__plan *plan) {
     for (size_t i = 0; i < plan->n_args; i++) {
       free(plan->args[i].values);
       free(plan->args[i].ints);
+      if (plan->args[i].expected != NULL)
+        free(plan->args[i].expected->values);
+      free(plan->args[i].expected);
     }
     free(plan->args);
   }

@@ -100,7 +100,20 @@ static void free_strv(char **v, size_t n) {
 
 static void val_free(st__val *v) { free(v->name); }
 
+static void init_free(st__init *in) {
+  val_free(&in->a);
+  val_free(&in->b);
+  if (in->values) {
+    for (size_t i = 0; i < in->n_values; i++)
+      val_free(&in->values[i]);
+    free(in->values);
+  }
+  free(in->path);
+  free(in->path_given);
+}
+
 static void arg_free(st__arg *a) {
+  init_free(&a->expected);
   free(a->name);
   val_free(&a->dtype);
   if (a->shape) {
@@ -151,6 +164,8 @@ void st__case_free_fields(st__case *c) {
   free_strv(c->platforms, c->n_platforms);
   free_strv(c->manual_platforms, c->n_manual);
   free(c->golden_platform);
+  free(c->expect_message);
+  free(c->golden_args);
 }
 
 void st__scene_free(st_scene *scene) {
@@ -164,6 +179,8 @@ void st__scene_free(st_scene *scene) {
   val_free(&scene->rtol_param);
   val_free(&scene->atol_param);
   free(scene->golden_platform);
+  free(scene->expect_message);
+  free(scene->golden_args);
   if (scene->args) {
     for (size_t i = 0; i < scene->n_args; i++)
       arg_free(&scene->args[i]);

@@ -94,6 +94,9 @@ typedef struct st__arg {
   st__val shape_list; /* `shape: DIMS`: the list param that gives the whole
                          shape (ST__VAL_NAME), resolved per case */
   st__val ints_list;  /* `ints: lens` likewise */
+  st__init expected; /* outputs and inouts: `expected:`, the value compare
+                        wants instead of golden's (has_expected) */
+  int has_expected;
   int invalid;      /* loader only: this arg had errors, so plans skip it
                        (every other arg is still checked). Added by the
                        loader; never set on a loaded scene. */
@@ -143,6 +146,12 @@ typedef struct st__case {
   int platforms_line, platforms_column; /* where the lists are written */
   int manual_line, manual_column;
   char *golden_platform;     /* owned; NULL unset */
+  int expect_error;          /* resolved like expect_fail: `expect: error`
+                                (docs/scene-format.md) */
+  char *expect_message;      /* owned; NULL: the scene's */
+  size_t *golden_args;       /* owned: indices into the scene's args, in
+                                the order written; NULL: the scene's */
+  size_t n_golden_args;
   void *block;               /* owned; when set, name, params and the
                                 params' names live in it, not owned one
                                 by one (a case as written: one allocation
@@ -168,6 +177,11 @@ struct st_scene {
   int equal_nan;    /* default 0 */
   int expect_fail;  /* default 0 */
   char *golden_platform; /* owned; NULL: reference (or the CLI's) */
+  int expect_error;      /* default 0 */
+  char *expect_message;  /* owned; NULL: any message */
+  size_t *golden_args;   /* owned: indices into args; NULL: every arg but
+                            scratch (scene/golden_view.h) */
+  size_t n_golden_args;
   st__arg *args;    /* owned */
   size_t n_args;
   st__case *cases;  /* owned */
@@ -220,6 +234,9 @@ typedef struct st__rarg {
   int64_t *ints;      /* ST_SCALAR_INTS; owned by the plan */
   size_t n_ints;
   const char *string; /* ST_SCALAR_STRING; borrowed from arg */
+  struct st__rarg *expected; /* `expected:` resolved as an init of this
+                                tensor's dtype and shape; owned by the
+                                plan; NULL: golden's */
 } st__rarg;
 
 /* One case, resolved: what args, golden and compare need. */

@@ -42,7 +42,12 @@ ST_EXTERN int st_dtype_is_float(st_dtype dtype /* IN */);
 typedef enum st_role {
   ST_ROLE_INPUT = 0,
   ST_ROLE_OUTPUT = 1,
-  ST_ROLE_INOUT = 2
+  ST_ROLE_INOUT = 2,
+  /* A workspace the kernel may write and nobody checks: poisoned before
+   * each run, never compared, never bound to a golden (docs/scene-format.md,
+   * role). Appended in ABI 2: a plugin built before it never sees one
+   * unless a scene gives its kernel a scratch arg. */
+  ST_ROLE_SCRATCH = 3
 } st_role;
 
 #define ST_MAX_DIMS 8

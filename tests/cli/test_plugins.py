@@ -6,6 +6,11 @@ Usage: test_plugins.py SCENETEST PLUGIN_DIR EXAMPLE_PLUGIN SCENES_DIR
 
 - the example plugin: add passes on `example`, copy passes through its
   `common` implementation, matmul errors with the exact message;
+- the example's fused kernel (workspace, config tensor) against the
+  built-in axpy through golden_args, and its negative case, supervised,
+  --no-supervise and --isolate, with their event sequences; the sig test
+  plugin's negative tests (expect: error passing and failing) and an
+  unknown golden_args name (exit 2, the exact line);
 - lazy loading through the CLI, and the refusals (exit 2, path and reason:
   another ABI, ABI 1, no name, no descriptor, a C++ descriptor without
   extern "C");
@@ -119,6 +124,91 @@ def example__add_passes_copy_via_common_matmul_missing():
           "required implementation: kernel for op 'matmul' (implemented by: "
           "cpu, reference, threads)" in out,
           "exact missing-implementation message", r)
+
+
+# examples/plugins/scenes: the example's fused kernel, with a workspace
+# and a config tensor, against the built-in axpy through golden_args.
+EXAMPLE_SCENES = os.path.join(os.path.dirname(os.path.abspath(SCENES)),
+                              "examples", "plugins", "scenes")
+
+
+def event_names(path, case):
+    with open(path) as f:
+        for line in f:
+            o = json.loads(line)
+            if o["case"] == case:
+                return [e["name"] for e in o["events"] if e["name"] != "load"]
+    return None
+
+
+@test
+def example__fused_kernel_against_builtin_golden_every_mode():
+    for mode in ([], ["--no-supervise"], ["--isolate"]):
+        path = os.path.join(TMP, "fused%s.jsonl" % "".join(mode))
+        r, rc, out, err = run("run", "--format", "tap", "--log-level",
+                              "warning", "--plugin", EXAMPLE, "--platform",
+                              "example", "--events", path, *mode,
+                              EXAMPLE_SCENES)
+        lines = tap_lines(out)
+        check(rc == 0 and len(lines) == 10 and
+              all(l.startswith("ok ") for l in lines),
+              "every case passes %r" % mode, r)
+        check(event_names(path, "tiles[N=100,TILE=64]") ==
+              ["args", "golden", "record", "run", "compare", "reset", "run",
+               "compare"], "golden runs on the view %r" % mode, r)
+        check(event_names(path, "tile_zero") == ["args", "record", "run"],
+              "the negative case ends at its run %r" % mode, r)
+
+
+SIG_SCENE = """scene: sig
+kernel: sig_add
+golden: add
+golden_args: [a, b, out]
+args:
+  - {tensor: a, dtype: float32, shape: [8], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float32, shape: [8], init: {uniform: [-1, 1]}}
+  - {tensor: cfg, dtype: int32, shape: [1], init: {fill: TILE}}
+  - {tensor: out, dtype: float32, shape: [8], role: output}
+  - {tensor: work, dtype: float32, shape: [8], role: scratch}
+  - {scalar: unroll, dtype: int32, value: 2}
+cases:
+  - {name: passes, params: {TILE: 3}}
+  - {name: refused, params: {TILE: 0}, expect: error,
+     expect_message: "tile must be positive"}
+  - {name: not_refused, params: {TILE: 3}, expect: error}
+  - {name: other_refusal, params: {TILE: -1}, expect: error,
+     expect_message: unroll}
+"""
+
+
+@test
+def sig__negative_tests_through_the_cli():
+    path = write("sig.yaml", SIG_SCENE)
+    for mode in ([], ["--no-supervise"], ["--isolate"]):
+        r, rc, out, err = run("run", "--format", "tap", "--log-level",
+                              "warning", "--plugin", plugin("sig"),
+                              "--platform", "sig", *mode, path)
+        lines = tap_lines(out)
+        check(rc == 1, "exit 1: two negative tests fail %r" % mode, r)
+        check(lines[:2] == ["ok 1 - sig::passes", "ok 2 - sig::refused"],
+              "the passing ones pass %r" % mode, r)
+        check(lines[2:] == ["not ok 3 - sig::not_refused",
+                            "not ok 4 - sig::other_refusal"],
+              "the failing ones fail %r" % mode, r)
+        check("expected an error, but the kernel's call reported none" in out
+              and "expected an error whose message contains 'unroll'; the "
+              "kernel's error was: 'tile must be positive, got -1'" in out,
+              "both messages %r" % mode, r)
+
+
+@test
+def sig__golden_args_unknown_is_a_load_error_at_the_entry():
+    path = write("sig_bad.yaml", SIG_SCENE.replace(
+        "golden_args: [a, b, out]", "golden_args: [a, bb, out]"))
+    r, rc, out, err = run("check", "--plugin", plugin("sig"), path)
+    check(rc == 2 and err.startswith(
+        path + ":4:18: error: golden_args names 'bb', which is not an arg of "
+        "scene 'sig'; expected one of its args\n"), "exact line, exit 2", r)
 
 
 @test

@@ -328,6 +328,9 @@ static void run_rounds(st__casectx *cc, l3case *c) {
     if (wr.status != ST_OK) {
       fail_from(cc, &wr, "kernel");
       ps = wr.status == ST_ESKIP ? ST_PHASE_SKIP : ST_PHASE_ERROR;
+      /* A worker that died or timed out is no report of the kernel's. */
+      if (ps == ST_PHASE_ERROR && !wr.broken && !wr.is_lookup)
+        st__case_kernel_failed(cc, wr.message);
     }
     /* Whatever the workers answered: a decline after a write past an
      * output is that write's error. The segments are the harness's own
