@@ -22,7 +22,70 @@ ST_PLUGIN_PLATFORMS("torch");
 
 namespace st_torch {
 
+/* The new dtypes of docs/scene-format.md#dtypes exist in ATen from
+ * PyTorch 2.1 (Float8_e4m3fn, Float8_e5m2) and 2.3 (UInt16, UInt32,
+ * UInt64); an older libtorch (Debian's 1.13) has none of them. */
+#define ST_TORCH_AT_LEAST(major, minor)                                        \
+  (TORCH_VERSION_MAJOR > (major) ||                                            \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+static at::ScalarType aten_dtype_classic(st_dtype dtype);
+
+/* false when this libtorch has no ScalarType for dtype. */
+static bool map_dtype(st_dtype dtype, at::ScalarType *out) {
+  switch (dtype) {
+#if ST_TORCH_AT_LEAST(2, 1)
+  case ST_DTYPE_FLOAT8_E4M3FN:
+    *out = at::kFloat8_e4m3fn;
+    return true;
+  case ST_DTYPE_FLOAT8_E5M2:
+    *out = at::kFloat8_e5m2;
+    return true;
+#else
+  case ST_DTYPE_FLOAT8_E4M3FN:
+  case ST_DTYPE_FLOAT8_E5M2:
+    return false;
+#endif
+#if ST_TORCH_AT_LEAST(2, 3)
+  case ST_DTYPE_UINT16:
+    *out = at::kUInt16;
+    return true;
+  case ST_DTYPE_UINT32:
+    *out = at::kUInt32;
+    return true;
+  case ST_DTYPE_UINT64:
+    *out = at::kUInt64;
+    return true;
+#else
+  case ST_DTYPE_UINT16:
+  case ST_DTYPE_UINT32:
+  case ST_DTYPE_UINT64:
+    return false;
+#endif
+  default:
+    *out = aten_dtype_classic(dtype);
+    return true;
+  }
+}
+
+bool has_aten_dtype(st_dtype dtype) {
+  at::ScalarType t;
+  return map_dtype(dtype, &t);
+}
+
 at::ScalarType aten_dtype(st_dtype dtype) {
+  at::ScalarType t;
+  if (!map_dtype(dtype, &t)) {
+    const char *name = st_dtype_name(dtype);
+    throw no_aten_dtype(std::string("libtorch ") + TORCH_VERSION +
+                        " has no dtype " + (name ? name : "?") +
+                        " (float8 needs PyTorch 2.1, uint16/32/64 2.3)");
+  }
+  return t;
+}
+
+/* The dtypes every libtorch has. */
+static at::ScalarType aten_dtype_classic(st_dtype dtype) {
   switch (dtype) {
   case ST_DTYPE_FLOAT32:
     return at::kFloat;
@@ -43,6 +106,11 @@ at::ScalarType aten_dtype(st_dtype dtype) {
   case ST_DTYPE_UINT8:
     return at::kByte;
   case ST_DTYPE_BOOL:
+  case ST_DTYPE_UINT16:
+  case ST_DTYPE_UINT32:
+  case ST_DTYPE_UINT64:
+  case ST_DTYPE_FLOAT8_E4M3FN:
+  case ST_DTYPE_FLOAT8_E5M2:
   case ST_DTYPE_COUNT:
     break;
   }
@@ -51,7 +119,7 @@ at::ScalarType aten_dtype(st_dtype dtype) {
 
 bool st_dtype_of(at::ScalarType type, st_dtype *out) {
   for (int d = 0; d < (int)ST_DTYPE_COUNT; d++)
-    if (aten_dtype((st_dtype)d) == type) {
+    if (has_aten_dtype((st_dtype)d) && aten_dtype((st_dtype)d) == type) {
       *out = (st_dtype)d;
       return true;
     }
