@@ -787,7 +787,8 @@ static void op_check__unsupported_dtype(void **state) {
                     mk("c", ST_DTYPE_INT32, OUT, c, 2, SHAPE(2, 2))};
   expect_bind("matmul", t, 3, NULL, 0,
               "op 'matmul': tensor 'a' has dtype int32, expected a float "
-              "dtype (float32, float64, float16, bfloat16)");
+              "dtype (float32, float64, float16, bfloat16, float8_e4m3fn, "
+              "float8_e5m2)");
   uint8_t x[2] = {0}, y[2] = {0};
   st_tensor u[3] = {mk("a", ST_DTYPE_BOOL, IN, x, 1, SHAPE(2)),
                     mk("b", ST_DTYPE_BOOL, IN, x, 1, SHAPE(2)),
