@@ -23,7 +23,7 @@
  * and fractional parts of a number below 2^53 are exact in double. */
 static unsigned round_mag(double a, int bias, int mbits) {
   int e;
-  (void)frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+  (void)frexp(a, &e);    /* a = f * 2^e, f in [0.5, 1) */
   const int exp = e - 1; /* a = 1.x * 2^exp */
   const int emin = 1 - bias;
   if (exp > bias + 1) /* beyond the top binade even as an exponent field */
