@@ -185,6 +185,22 @@ at::Scalar op_scalar(const st_op_call *call) {
   return at::Scalar((int64_t)(s.is_int ? s.i : (int64_t)s.f));
 }
 
+/* Mixed precision (docs/scene-format.md#ops): an output of another float
+ * dtype than the inputs'. The reference computes in double from the
+ * inputs' exact values and rounds once to the output; torch would compute
+ * in the inputs' dtype and round again when storing, so such a call
+ * computes in double here (widen), and the store is the one rounding. */
+bool mixed(const st_op_call *call) {
+  for (size_t i = 1; i < call->n_tensors; i++)
+    if (call->tensors[i].dtype != call->tensors[0].dtype)
+      return true;
+  return false;
+}
+
+at::Tensor widen(const at::Tensor &x, bool mix) {
+  return mix ? x.to(at::kDouble) : x;
+}
+
 enum class Ew { copy, add, sub, mul, scale, axpy, relu };
 
 st_status elementwise(st_op_call *call, Ew kind) {
@@ -197,20 +213,21 @@ st_status elementwise(st_op_call *call, Ew kind) {
     const st_tensor &out = binary ? t[2] : t[1];
     size_t b, e;
     shard(call, out.numel, &b, &e);
-    at::Tensor x = wrap_range(t[0], b, e);
+    const bool mix = mixed(call);
+    at::Tensor x = widen(wrap_range(t[0], b, e), mix);
     at::Tensor y = wrap_range(out, b, e);
     switch (kind) {
     case Ew::copy:
       y.copy_(x);
       break;
     case Ew::add:
-      at::add_out(y, x, wrap_range(t[1], b, e));
+      at::add_out(y, x, widen(wrap_range(t[1], b, e), mix));
       break;
     case Ew::sub:
-      at::sub_out(y, x, wrap_range(t[1], b, e));
+      at::sub_out(y, x, widen(wrap_range(t[1], b, e), mix));
       break;
     case Ew::mul:
-      at::mul_out(y, x, wrap_range(t[1], b, e));
+      at::mul_out(y, x, widen(wrap_range(t[1], b, e), mix));
       break;
     case Ew::scale:
       /* A 0-dim tensor takes part in type promotion as a scalar does: the
@@ -249,7 +266,11 @@ st_status t_matmul(st_op_call *call) {
     size_t r0, r1;
     shard(call, (size_t)t[2].shape[0], &r0, &r1);
     at::Tensor c = wrap_rows(t[2], r0, r1);
-    at::matmul_out(c, wrap_rows(t[0], r0, r1), wrap(t[1]));
+    if (mixed(call))
+      c.copy_(at::matmul(widen(wrap_rows(t[0], r0, r1), true),
+                         widen(wrap(t[1]), true)));
+    else
+      at::matmul_out(c, wrap_rows(t[0], r0, r1), wrap(t[1]));
     return ST_OK;
   });
 }
@@ -262,7 +283,8 @@ st_status t_softmax(st_op_call *call) {
     const st_tensor *t = call->tensors;
     size_t r0, r1;
     shard(call, (size_t)t[1].shape[0], &r0, &r1);
-    wrap_rows(t[1], r0, r1).copy_(at::softmax(wrap_rows(t[0], r0, r1), 1));
+    wrap_rows(t[1], r0, r1)
+        .copy_(at::softmax(widen(wrap_rows(t[0], r0, r1), mixed(call)), 1));
     return ST_OK;
   });
 }
@@ -305,7 +327,7 @@ st_status t_reduce_sum(st_op_call *call) {
     /* torch sums integers in int64 (then wraps storing into the output's
      * dtype) and floats in its own (cascade) order, accumulating halves in
      * float. */
-    at::Tensor s = at::sum(wrap_range(t[0], b, e));
+    at::Tensor s = at::sum(widen(wrap_range(t[0], b, e), mixed(call)));
     wrap(t[1]).copy_(s.reshape(wrap(t[1]).sizes()));
     return ST_OK;
   });

@@ -15,6 +15,7 @@ Usage: test_torch.py SCENETEST TORCH_PLUGIN LATE_LOAD_PLUGIN SCENES_DIR
   in rehost; the harness's record is unaffected);
 - aten:: binding errors, each naming the schema;
 - the new dtypes (FP8, uint16/32/64) declined where libtorch lacks them;
+  mixed precision against the torch golden (one rounding);
 - TORCH_DEVICE_BACKEND_AUTOLOAD with real libtorch loaded;
 - default plugin directories, --no-default-plugins, --platform torch
   without the plugin;
@@ -209,6 +210,51 @@ def new_dtypes_declined_where_libtorch_lacks_them():
                       "%s: %s" % (case, why), r)
             else:
                 check("has no CPU kernel" in why, "%s: %s" % (case, why), r)
+
+
+MIXED = write(TMP, "mixed.yaml", """\
+scene: mx_add
+kernel: add
+golden_platform: torch
+args:
+  - {tensor: a, dtype: float16, shape: [1000], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float16, shape: [1000], init: {uniform: [-1, 1]}}
+  - {tensor: out, dtype: float32, shape: [1000], role: output}
+cases:
+  - {name: half_in}
+---
+scene: mx_matmul
+kernel: matmul
+golden_platform: torch
+args:
+  - {tensor: a, dtype: bfloat16, shape: [16, 64], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: bfloat16, shape: [64, 8], init: {uniform: [-1, 1]}}
+  - {tensor: c, dtype: float32, shape: [16, 8], role: output}
+cases:
+  - {name: bf16_in}
+---
+scene: mx_sum
+kernel: reduce_sum
+golden_platform: torch
+args:
+  - {tensor: x, dtype: float16, shape: [5000], init: {uniform: [-1, 1]}}
+  - {tensor: out, dtype: float64, shape: [1], role: output}
+cases:
+  - {name: half_in}
+""")
+
+
+@test
+def mixed_precision_torch_golden_rounds_once():
+    # float16/bfloat16 in, float32/float64 out at the default tolerances:
+    # the torch golden computes in double and rounds once, as the
+    # reference does (computing in half and widening fails all three).
+    r = run(LAZY + ["--platform", "cpu", "--log-level", "warning", MIXED])
+    check(r.rc == 0 and "not ok" not in r.out and "SKIP" not in r.out,
+          "mixed precision against the torch golden", r)
+    for name in ("mx_add::half_in", "mx_matmul::bf16_in", "mx_sum::half_in"):
+        check(re.search(r"^ok \d+ - %s$" % re.escape(name), r.out, re.M),
+              name, r)
 
 
 # ------------------------------------------------- records and sequences
