@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The `cpu` platform: every built-in op on one thread, with typed loops
- * per dtype that the compiler can vectorise. float16/bfloat16 take the
- * reference kernels (one element at a time through double) as their slow
- * path. Accumulations (matmul, softmax, reduce_sum) are in double, summed
- * in the golden's order, so float32 results stay within the default
+ * per dtype that the compiler can vectorise. float16/bfloat16/FP8 and
+ * mixed precision (an output of another float dtype) take the reference
+ * kernels (one element at a time through double) as their slow path.
+ * Accumulations (matmul, softmax, reduce_sum) are in double, summed in
+ * the golden's order, so float32 results stay within the default
  * tolerances at any size (a float accumulator over K = 256 terms already
  * drifts past torch's float32 atol of 1e-5). Integer arithmetic wraps: it
  * is done in an unsigned type of at least the width (uint32_t for 8, 16
@@ -80,12 +81,10 @@ void st__cpu_elementwise(st__ew kind, st_op_call *call, size_t begin,
                          size_t end) {
   if (end <= begin)
     return;
-  const st_tensor *out = &call->tensors[kind == ST__EW_ADD ||
-                                               kind == ST__EW_SUB ||
-                                               kind == ST__EW_MUL
-                                           ? 2
-                                           : 1];
-  if (kind == ST__EW_COPY || out->dtype != call->tensors[0].dtype) {
+  const int binary =
+      kind == ST__EW_ADD || kind == ST__EW_SUB || kind == ST__EW_MUL;
+  const st_dtype out_dtype = call->tensors[binary ? 2 : 1].dtype;
+  if (kind == ST__EW_COPY || out_dtype != call->tensors[0].dtype) {
     /* Copy: any dtype, bool included, bytes (or a float conversion).
      * Mixed precision: the reference's loop, which rounds once to the
      * output's dtype. */
