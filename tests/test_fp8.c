@@ -91,6 +91,23 @@ static void check_tables(const char *what, size_t n[2]) {
   fclose(f);
 }
 
+/* The fixture says which generator made it and the exact command. */
+static void fp8_tables__header_names_generator_and_command(void **state) {
+  FILE *f = fopen(TABLES, "r");
+  char line[512];
+  int generator = 0, command = 0;
+  (void)state;
+  assert_non_null(f);
+  while (fgets(line, sizeof line, f) != NULL && line[0] == '#') {
+    generator |= strncmp(line, "# generator: ", 13) == 0;
+    command |= strcmp(line, "# command: python3 tests/fixtures/gen_fp8.py > "
+                            "tests/fixtures/fp8_tables.txt\n") == 0;
+  }
+  fclose(f);
+  assert_true(generator);
+  assert_true(command);
+}
+
 static void fp8_decode__every_pattern_matches_fixture(void **state) {
   size_t n[2];
   (void)state;
@@ -357,6 +374,7 @@ static void npy_write__fp8_as_float32_and_unsigned(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(fp8_tables__header_names_generator_and_command),
       cmocka_unit_test(fp8_decode__every_pattern_matches_fixture),
       cmocka_unit_test(fp8_encode__probes_match_fixture),
       cmocka_unit_test(fp8_encode__round_trips_every_pattern),
