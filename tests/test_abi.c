@@ -300,6 +300,40 @@ static void role__values_fixed_scratch_appended(void **state) {
   assert_int_equal(ST_ROLE_SCRATCH, 3);
 }
 
+/* st_dtype values are ABI (docs/api.md#dtypes-are-abi): a plugin built
+ * against older headers passes these numbers. New dtypes are appended,
+ * never renumbered. */
+static void dtype__values_are_pinned(void **state) {
+  (void)state;
+  static const struct {
+    st_dtype d;
+    int value;
+    const char *name;
+  } pinned[] = {
+      {ST_DTYPE_FLOAT32, 0, "float32"},
+      {ST_DTYPE_FLOAT64, 1, "float64"},
+      {ST_DTYPE_FLOAT16, 2, "float16"},
+      {ST_DTYPE_BFLOAT16, 3, "bfloat16"},
+      {ST_DTYPE_INT8, 4, "int8"},
+      {ST_DTYPE_INT16, 5, "int16"},
+      {ST_DTYPE_INT32, 6, "int32"},
+      {ST_DTYPE_INT64, 7, "int64"},
+      {ST_DTYPE_UINT8, 8, "uint8"},
+      {ST_DTYPE_BOOL, 9, "bool"},
+      {ST_DTYPE_UINT16, 10, "uint16"},
+      {ST_DTYPE_UINT32, 11, "uint32"},
+      {ST_DTYPE_UINT64, 12, "uint64"},
+      {ST_DTYPE_FLOAT8_E4M3FN, 13, "float8_e4m3fn"},
+      {ST_DTYPE_FLOAT8_E5M2, 14, "float8_e5m2"},
+  };
+  const size_t n = sizeof pinned / sizeof pinned[0];
+  assert_int_equal(ST_DTYPE_COUNT, n);
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal((int)pinned[i].d, pinned[i].value);
+    assert_string_equal(st_dtype_name(pinned[i].d), pinned[i].name);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(run_options__size_below_first_layout_is_einval),
@@ -309,6 +343,7 @@ int main(void) {
       cmocka_unit_test(load_options__size_checked_and_newer_read),
       cmocka_unit_test(init__sets_size_and_defaults),
       cmocka_unit_test(role__values_fixed_scratch_appended),
+      cmocka_unit_test(dtype__values_are_pinned),
   };
   st_log_set_level(ST_LOG_NULL);
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -319,6 +319,70 @@ static void compare_close__integers_and_bool(void **state) {
   pair_free(&p);
 }
 
+/* docs/scene-format.md#compare: integers with rtol = atol = 0 compare as
+ * integers, so neighbours beyond 2^53 (equal once rounded to double)
+ * differ; uint64 prints and subtracts as unsigned. */
+static void compare_close__integers_beyond_2_53_exact(void **state) {
+  (void)state;
+  pair p;
+  char msg[512];
+  pair_init(&p, "k", ST_DTYPE_INT64, 1, 2, 0, 0);
+  st_tensor_set_i64(&p.a, 1, INT64_C(9007199254740993));
+  st_tensor_set_i64(&p.e, 1, INT64_C(9007199254740992));
+  assert_int_equal(cmp(&p, 0, 0, msg), ST_EMISMATCH);
+  assert_string_equal(msg, "tensor 'k': 1 of 2 elements differ; first at "
+                           "[1]: actual 9007199254740993, expected "
+                           "9007199254740992; max abs diff 1; rtol 0, atol 0");
+  st_tensor_set_i64(&p.a, 0, INT64_MIN);
+  st_tensor_set_i64(&p.e, 0, INT64_MAX);
+  assert_int_equal(cmp(&p, 0, 0, msg), ST_EMISMATCH);
+  assert_non_null(strstr(msg, "2 of 2 elements differ; first at [0]: actual "
+                              "-9223372036854775808, expected "
+                              "9223372036854775807; max abs diff "
+                              "1.84467441e+19;"));
+  pair_free(&p);
+
+  pair_init(&p, "u", ST_DTYPE_UINT64, 1, 3, 0, 0);
+  st_tensor_set_i64(&p.a, 2, (int64_t)UINT64_MAX);
+  st_tensor_set_i64(&p.e, 2, (int64_t)(UINT64_MAX - 1));
+  assert_int_equal(cmp(&p, 0, 0, msg), ST_EMISMATCH);
+  assert_string_equal(msg, "tensor 'u': 1 of 3 elements differ; first at "
+                           "[2]: actual 18446744073709551615, expected "
+                           "18446744073709551614; max abs diff 1; rtol 0, "
+                           "atol 0");
+  st_tensor_set_i64(&p.e, 2, (int64_t)UINT64_MAX);
+  assert_int_equal(cmp(&p, 0, 0, msg), ST_OK);
+  pair_free(&p);
+
+  const st_dtype narrow[2] = {ST_DTYPE_UINT16, ST_DTYPE_UINT32};
+  for (int k = 0; k < 2; k++) {
+    pair_init(&p, "w", narrow[k], 1, 2, 0, 0);
+    st_tensor_set_i64(&p.a, 0, 65535);
+    st_tensor_set_i64(&p.e, 0, 65534);
+    assert_int_equal(cmp(&p, 0, 0, msg), ST_EMISMATCH);
+    assert_non_null(strstr(msg, "actual 65535, expected 65534"));
+    assert_int_equal(cmp(&p, 0, 1, msg), ST_OK);
+    pair_free(&p);
+  }
+}
+
+/* FP8: equal NaN bits are not close (no bytewise shortcut), equal numbers
+ * are. */
+static void compare_close__fp8_nan_bits_not_close(void **state) {
+  (void)state;
+  pair p;
+  char msg[512];
+  pair_init(&p, "f", ST_DTYPE_FLOAT8_E4M3FN, 1, 2, 0, 0);
+  p.abuf[0] = p.ebuf[0] = 0x38;
+  p.abuf[1] = p.ebuf[1] = 0x7f;
+  assert_int_equal(cmp(&p, 0.125, 0x1p-6, msg), ST_EMISMATCH);
+  assert_non_null(strstr(msg, "first at [1]: actual nan, expected nan"));
+  assert_int_equal(
+      st__compare_close_nan(&p.a, &p.e, 0.125, 0x1p-6, 1, msg, sizeof msg),
+      ST_OK);
+  pair_free(&p);
+}
+
 static void compare_close__float16_values(void **state) {
   (void)state;
   pair p;
@@ -488,6 +552,8 @@ int main(void) {
           compare_close__float32_fast_path_agrees_with_double_rule),
       cmocka_unit_test(compare_close__large_tensor_both_halves),
       cmocka_unit_test(compare_close__integers_and_bool),
+      cmocka_unit_test(compare_close__integers_beyond_2_53_exact),
+      cmocka_unit_test(compare_close__fp8_nan_bits_not_close),
       cmocka_unit_test(compare_close__float16_values),
       cmocka_unit_test(compare_close__equal_nan),
       cmocka_unit_test(compare_close__equal_bits_blocks),

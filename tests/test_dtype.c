@@ -35,16 +35,18 @@ static void dtype_name__every_dtype_round_trips(void **state) {
   (void)state;
   static const char *names[] = {"float32", "float64", "float16", "bfloat16",
                                 "int8",    "int16",   "int32",   "int64",
-                                "uint8",   "bool"};
-  static const size_t sizes[] = {4, 8, 2, 2, 1, 2, 4, 8, 1, 1};
-  assert_int_equal(ST_DTYPE_COUNT, 10);
+                                "uint8",   "bool",    "uint16",  "uint32",
+                                "uint64",  "float8_e4m3fn", "float8_e5m2"};
+  static const size_t sizes[] = {4, 8, 2, 2, 1, 2, 4, 8, 1, 1, 2, 4, 8, 1, 1};
+  assert_int_equal(ST_DTYPE_COUNT, 15);
   for (int d = 0; d < ST_DTYPE_COUNT; d++) {
     st_dtype parsed = ST_DTYPE_COUNT;
     assert_string_equal(st_dtype_name((st_dtype)d), names[d]);
     assert_int_equal(st_dtype_size((st_dtype)d), sizes[d]);
     assert_int_equal(st_dtype_parse(names[d], &parsed), ST_OK);
     assert_int_equal(parsed, d);
-    assert_int_equal(st_dtype_is_float((st_dtype)d), d <= ST_DTYPE_BFLOAT16);
+    assert_int_equal(st_dtype_is_float((st_dtype)d),
+                     d <= ST_DTYPE_BFLOAT16 || d >= ST_DTYPE_FLOAT8_E4M3FN);
   }
 }
 
@@ -371,11 +373,13 @@ static void dtype_is_int__integer_dtypes_only(void **state) {
   int n = 0;
   for (int d = 0; d < ST_DTYPE_COUNT; d++)
     n += st__dtype_is_int((st_dtype)d);
-  assert_int_equal(n, 5);
+  assert_int_equal(n, 8);
   assert_true(
       st__dtype_is_int(ST_DTYPE_INT8) && st__dtype_is_int(ST_DTYPE_INT16) &&
       st__dtype_is_int(ST_DTYPE_INT32) && st__dtype_is_int(ST_DTYPE_INT64) &&
-      st__dtype_is_int(ST_DTYPE_UINT8));
+      st__dtype_is_int(ST_DTYPE_UINT8) && st__dtype_is_int(ST_DTYPE_UINT16) &&
+      st__dtype_is_int(ST_DTYPE_UINT32) && st__dtype_is_int(ST_DTYPE_UINT64));
+  assert_false(st__dtype_is_int(ST_DTYPE_FLOAT8_E4M3FN));
   assert_false(st__dtype_is_int(ST_DTYPE_BOOL));
   assert_false(st__dtype_is_int(ST_DTYPE_FLOAT16));
 }

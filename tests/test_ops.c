@@ -303,6 +303,123 @@ static void relu__nan_stays_nan(void **state) {
   }
 }
 
+/* Unsigned integers: relu is the identity (uint64's top bit is a value
+ * bit), arithmetic wraps at the width. */
+static void relu_add_mul__unsigned_wide(void **state) {
+  (void)state;
+  uint64_t x64[3] = {UINT64_C(0x8000000000000001), UINT64_MAX, 5};
+  uint64_t b64[3] = {1, 2, 3}, sum64[3] = {UINT64_C(0x8000000000000002), 1, 8};
+  uint16_t x16[2] = {300, 65535}, want16[2] = {24464, 1};
+  uint32_t x32[2] = {UINT32_MAX, 7}, want32[2] = {UINT32_MAX - 1, 14};
+  st_scalar two = scalar_i("s", 2);
+  for (size_t k = 0; k < N_BACKENDS; k++) {
+    uint64_t y64[3] = {0};
+    uint16_t y16[2] = {0};
+    uint32_t y32[2] = {0};
+    st_tensor t[2] = {mk("x", ST_DTYPE_UINT64, IN, x64, 1, SHAPE(3)),
+                      mk("y", ST_DTYPE_UINT64, OUT, y64, 1, SHAPE(3))};
+    run_ok(backends[k], "relu", t, 2, NULL, 0);
+    assert_memory_equal(y64, x64, sizeof x64);
+    st_tensor u[3] = {mk("a", ST_DTYPE_UINT64, IN, x64, 1, SHAPE(3)),
+                      mk("b", ST_DTYPE_UINT64, IN, b64, 1, SHAPE(3)),
+                      mk("out", ST_DTYPE_UINT64, OUT, y64, 1, SHAPE(3))};
+    run_ok(backends[k], "add", u, 3, NULL, 0);
+    assert_memory_equal(y64, sum64, sizeof sum64);
+    st_tensor v[3] = {mk("a", ST_DTYPE_UINT16, IN, x16, 1, SHAPE(2)),
+                      mk("b", ST_DTYPE_UINT16, IN, x16, 1, SHAPE(2)),
+                      mk("out", ST_DTYPE_UINT16, OUT, y16, 1, SHAPE(2))};
+    run_ok(backends[k], "mul", v, 3, NULL, 0); /* 90000 mod 2^16 */
+    assert_memory_equal(y16, want16, sizeof want16);
+    st_tensor w[2] = {mk("x", ST_DTYPE_UINT32, IN, x32, 1, SHAPE(2)),
+                      mk("y", ST_DTYPE_UINT32, OUT, y32, 1, SHAPE(2))};
+    run_ok(backends[k], "scale", w, 2, &two, 1);
+    assert_memory_equal(y32, want32, sizeof want32);
+  }
+}
+
+/* docs/scene-format.md#ops, mixed precision: float16 in, float32 out is
+ * rounded once, from double: 1 + 2^-11 and 1.5 * (1 + 2^-10) are float32
+ * values that float16 cannot hold, so a kernel that rounded to the
+ * inputs' dtype first would give 1 and 1.5. Every element-wise and
+ * structured op, every backend. */
+static void mixed__float16_in_float32_out_rounds_once(void **state) {
+  (void)state;
+  const uint16_t one = st_f32_to_f16(1.0f), tiny = st_f32_to_f16(0x1p-11f);
+  uint16_t a[2] = {one, tiny}, b[2] = {tiny, one};
+  uint16_t xs[1] = {st_f32_to_f16(1.0f + 0x1p-10f)};
+  uint16_t col[2] = {one, one};
+  st_scalar s = scalar_f("s", 1.5);
+  for (size_t k = 0; k < N_BACKENDS; k++) {
+    float out[2] = {0}, y[1] = {0}, c[1] = {0}, r[1] = {0}, cp[2] = {0};
+    st_tensor t[3] = {mk("a", ST_DTYPE_FLOAT16, IN, a, 1, SHAPE(2)),
+                      mk("b", ST_DTYPE_FLOAT16, IN, b, 1, SHAPE(2)),
+                      mk("out", ST_DTYPE_FLOAT32, OUT, out, 1, SHAPE(2))};
+    run_ok(backends[k], "add", t, 3, NULL, 0);
+    assert_true(out[0] == 1.0f + 0x1p-11f && out[1] == 1.0f + 0x1p-11f);
+    st_tensor u[2] = {mk("x", ST_DTYPE_FLOAT16, IN, xs, 1, SHAPE(1)),
+                      mk("y", ST_DTYPE_FLOAT32, OUT, y, 1, SHAPE(1))};
+    run_ok(backends[k], "scale", u, 2, &s, 1);
+    assert_true(y[0] == 1.5f + 0x1p-10f + 0x1p-11f);
+    st_tensor m[3] = {mk("a", ST_DTYPE_FLOAT16, IN, a, 2, SHAPE(1, 2)),
+                      mk("b", ST_DTYPE_FLOAT16, IN, col, 2, SHAPE(2, 1)),
+                      mk("c", ST_DTYPE_FLOAT32, OUT, c, 2, SHAPE(1, 1))};
+    run_ok(backends[k], "matmul", m, 3, NULL, 0);
+    assert_true(c[0] == 1.0f + 0x1p-11f);
+    st_tensor rs[2] = {mk("x", ST_DTYPE_FLOAT16, IN, a, 1, SHAPE(2)),
+                       mk("out", ST_DTYPE_FLOAT32, OUT, r, 1, SHAPE(1))};
+    run_ok(backends[k], "reduce_sum", rs, 2, NULL, 0);
+    assert_true(r[0] == 1.0f + 0x1p-11f);
+    st_tensor cpy[2] = {mk("x", ST_DTYPE_FLOAT16, IN, a, 1, SHAPE(2)),
+                        mk("y", ST_DTYPE_FLOAT32, OUT, cp, 1, SHAPE(2))};
+    run_ok(backends[k], "copy", cpy, 2, NULL, 0);
+    assert_true(cp[0] == 1.0f && cp[1] == 0x1p-11f);
+    memset(cp, 0, sizeof cp);
+    st_tensor tr[2] = {mk("x", ST_DTYPE_FLOAT16, IN, a, 2, SHAPE(1, 2)),
+                       mk("y", ST_DTYPE_FLOAT32, OUT, cp, 2, SHAPE(2, 1))};
+    run_ok(backends[k], "transpose", tr, 2, NULL, 0);
+    assert_true(cp[0] == 1.0f && cp[1] == 0x1p-11f);
+    float sm[2] = {0};
+    st_tensor so[2] = {mk("x", ST_DTYPE_FLOAT16, IN, col, 2, SHAPE(1, 2)),
+                       mk("y", ST_DTYPE_FLOAT32, OUT, sm, 2, SHAPE(1, 2))};
+    run_ok(backends[k], "softmax", so, 2, NULL, 0);
+    assert_true(sm[0] == 0.5f && sm[1] == 0.5f);
+  }
+  /* The common module's copy converts too. */
+  float cp[2] = {0};
+  st_tensor cpy[2] = {mk("x", ST_DTYPE_FLOAT16, IN, a, 1, SHAPE(2)),
+                      mk("y", ST_DTYPE_FLOAT32, OUT, cp, 1, SHAPE(2))};
+  run_ok(ST_BACKEND_COMMON, "copy", cpy, 2, NULL, 0);
+  assert_true(cp[0] == 1.0f && cp[1] == 0x1p-11f);
+}
+
+/* FP8 in and out: float32 inputs rounded once into float8_e4m3fn (1.0625
+ * + 2^-20 is above the tie, so 1.125), float8_e5m2 overflowing to
+ * infinity, and float8_e4m3fn inputs summed into float32 exactly. */
+static void mixed__fp8_outputs_and_inputs(void **state) {
+  (void)state;
+  float a[2] = {1.0f, 60000.0f}, b[2] = {0.0625f + 0x1p-20f, 2000.0f};
+  uint8_t e4[2] = {st_f64_to_e4m3fn(1.0), st_f64_to_e4m3fn(0.0625)};
+  for (size_t k = 0; k < N_BACKENDS; k++) {
+    uint8_t o4[2] = {0}, o5[2] = {0};
+    float f[2] = {0};
+    st_tensor t[3] = {mk("a", ST_DTYPE_FLOAT32, IN, a, 1, SHAPE(2)),
+                      mk("b", ST_DTYPE_FLOAT32, IN, b, 1, SHAPE(2)),
+                      mk("out", ST_DTYPE_FLOAT8_E4M3FN, OUT, o4, 1, SHAPE(2))};
+    run_ok(backends[k], "add", t, 3, NULL, 0);
+    assert_int_equal(o4[0], 0x39);
+    assert_int_equal(o4[1], 0x7f); /* 62000: e4m3fn has no infinity */
+    t[2] = mk("out", ST_DTYPE_FLOAT8_E5M2, OUT, o5, 1, SHAPE(2));
+    run_ok(backends[k], "add", t, 3, NULL, 0);
+    assert_int_equal(o5[0], st_f64_to_e5m2(1.0625));
+    assert_int_equal(o5[1], 0x7c);
+    st_tensor u[3] = {mk("a", ST_DTYPE_FLOAT8_E4M3FN, IN, e4, 1, SHAPE(2)),
+                      mk("b", ST_DTYPE_FLOAT8_E4M3FN, IN, e4, 1, SHAPE(2)),
+                      mk("out", ST_DTYPE_FLOAT32, OUT, f, 1, SHAPE(2))};
+    run_ok(backends[k], "mul", u, 3, NULL, 0);
+    assert_true(f[0] == 1.0f && f[1] == 0x1p-8f);
+  }
+}
+
 static void copy__every_dtype_and_common(void **state) {
   (void)state;
   static const char *const copiers[] = {"reference", "cpu", "threads",
@@ -779,6 +896,46 @@ static void op_check__dtype_mismatch(void **state) {
               "dtype of tensor 'a')");
 }
 
+/* Mixed precision's binding rules: the tensors an op reads share one
+ * dtype; an output only written may be any float dtype when they are
+ * float; integer ops keep one dtype; axpy reads y, so y shares x's. */
+static void op_check__mixed_precision_rules(void **state) {
+  (void)state;
+  uint16_t h[2] = {0};
+  float f[2] = {0};
+  int32_t i[2] = {0};
+  st_tensor t[3] = {mk("a", ST_DTYPE_INT32, IN, i, 1, SHAPE(2)),
+                    mk("b", ST_DTYPE_INT32, IN, i, 1, SHAPE(2)),
+                    mk("out", ST_DTYPE_FLOAT32, OUT, f, 1, SHAPE(2))};
+  expect_bind("add", t, 3, NULL, 0,
+              "op 'add': tensor 'out' has dtype float32, expected int32 (the "
+              "dtype of tensor 'a')");
+  t[0] = mk("a", ST_DTYPE_FLOAT16, IN, h, 1, SHAPE(2));
+  t[1] = mk("b", ST_DTYPE_FLOAT16, IN, h, 1, SHAPE(2));
+  t[2] = mk("out", ST_DTYPE_INT32, OUT, i, 1, SHAPE(2));
+  expect_bind("add", t, 3, NULL, 0,
+              "op 'add': tensor 'out' has dtype int32, expected a float dtype "
+              "(tensor 'a' is float16; the output of float inputs may be any "
+              "float dtype)");
+  t[1] = mk("b", ST_DTYPE_FLOAT32, IN, f, 1, SHAPE(2));
+  t[2] = mk("out", ST_DTYPE_FLOAT32, OUT, f, 1, SHAPE(2));
+  expect_bind("add", t, 3, NULL, 0,
+              "op 'add': tensor 'b' has dtype float32, expected float16 (the "
+              "dtype of tensor 'a')");
+  st_scalar s = scalar_f("alpha", 1.0);
+  st_tensor u[2] = {mk("x", ST_DTYPE_FLOAT16, IN, h, 1, SHAPE(2)),
+                    mk("y", ST_DTYPE_FLOAT32, INOUT, f, 1, SHAPE(2))};
+  expect_bind("axpy", u, 2, &s, 1,
+              "op 'axpy': tensor 'y' has dtype float32, expected float16 (the "
+              "dtype of tensor 'x')");
+  uint8_t bo[2] = {0};
+  st_tensor v[2] = {mk("x", ST_DTYPE_BOOL, IN, bo, 1, SHAPE(2)),
+                    mk("y", ST_DTYPE_UINT8, OUT, bo, 1, SHAPE(2))};
+  expect_bind("copy", v, 2, NULL, 0,
+              "op 'copy': tensor 'y' has dtype uint8, expected bool (the "
+              "dtype of tensor 'x')");
+}
+
 static void op_check__unsupported_dtype(void **state) {
   (void)state;
   int32_t a[4] = {0}, b[4] = {0}, c[4] = {0};
@@ -787,7 +944,8 @@ static void op_check__unsupported_dtype(void **state) {
                     mk("c", ST_DTYPE_INT32, OUT, c, 2, SHAPE(2, 2))};
   expect_bind("matmul", t, 3, NULL, 0,
               "op 'matmul': tensor 'a' has dtype int32, expected a float "
-              "dtype (float32, float64, float16, bfloat16)");
+              "dtype (float32, float64, float16, bfloat16, float8_e4m3fn, "
+              "float8_e5m2)");
   uint8_t x[2] = {0}, y[2] = {0};
   st_tensor u[3] = {mk("a", ST_DTYPE_BOOL, IN, x, 1, SHAPE(2)),
                     mk("b", ST_DTYPE_BOOL, IN, x, 1, SHAPE(2)),
@@ -991,6 +1149,9 @@ int main(void) {
       cmocka_unit_test(axpy__float64_and_int8_wrap),
       cmocka_unit_test(relu__float_int_uint8),
       cmocka_unit_test(relu__nan_stays_nan),
+      cmocka_unit_test(relu_add_mul__unsigned_wide),
+      cmocka_unit_test(mixed__float16_in_float32_out_rounds_once),
+      cmocka_unit_test(mixed__fp8_outputs_and_inputs),
       cmocka_unit_test(copy__every_dtype_and_common),
       cmocka_unit_test(add__float16_and_bfloat16_slow_path),
       cmocka_unit_test(half_precision__matmul_softmax_reduce_scale),
@@ -1007,6 +1168,7 @@ int main(void) {
       cmocka_unit_test(shard_range__splits_evenly),
       cmocka_unit_test(op_check__wrong_count),
       cmocka_unit_test(op_check__dtype_mismatch),
+      cmocka_unit_test(op_check__mixed_precision_rules),
       cmocka_unit_test(op_check__unsupported_dtype),
       cmocka_unit_test(op_check__matmul_shapes),
       cmocka_unit_test(op_check__transpose_shape),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Dtypes: names and sizes from ST_DTYPE_MAP, element access through double
- * and int64, and the IEEE half / bfloat16 conversions. Every narrowing
+ * and int64, and the IEEE half / bfloat16 conversions (FP8's are
+ * base/fp8.c's). Every narrowing
  * conversion rounds exactly once (round to nearest, ties to even), from
  * the widest exact source: a double rounded to float first and then to
  * half would round twice and be wrong near ties. */
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/fp8.h"
 
 const char *st_dtype_name(st_dtype dtype) {
   switch (dtype) {
@@ -50,7 +52,8 @@ st_status st_dtype_parse(const char *name, st_dtype *out) {
 
 int st_dtype_is_float(st_dtype dtype) {
   return dtype == ST_DTYPE_FLOAT32 || dtype == ST_DTYPE_FLOAT64 ||
-         dtype == ST_DTYPE_FLOAT16 || dtype == ST_DTYPE_BFLOAT16;
+         dtype == ST_DTYPE_FLOAT16 || dtype == ST_DTYPE_BFLOAT16 ||
+         dtype == ST_DTYPE_FLOAT8_E4M3FN || dtype == ST_DTYPE_FLOAT8_E5M2;
 }
 
 int st__dtype_is_int(st_dtype dtype) {
@@ -60,10 +63,18 @@ int st__dtype_is_int(st_dtype dtype) {
   case ST_DTYPE_INT32:
   case ST_DTYPE_INT64:
   case ST_DTYPE_UINT8:
+  case ST_DTYPE_UINT16:
+  case ST_DTYPE_UINT32:
+  case ST_DTYPE_UINT64:
     return 1;
   default:
     return 0;
   }
+}
+
+int st__dtype_is_unsigned(st_dtype dtype) {
+  return dtype == ST_DTYPE_UINT8 || dtype == ST_DTYPE_UINT16 ||
+         dtype == ST_DTYPE_UINT32 || dtype == ST_DTYPE_UINT64;
 }
 
 /* ---- half and bfloat16 ------------------------------------------------- */
@@ -257,6 +268,12 @@ double st_tensor_get_f64(const st_tensor *t, size_t i) {
     return st_f16_to_f32(ld16(p, i));
   case ST_DTYPE_BFLOAT16:
     return st_bf16_to_f32(ld16(p, i));
+  case ST_DTYPE_FLOAT8_E4M3FN:
+    return st_e4m3fn_to_f64(p[i]);
+  case ST_DTYPE_FLOAT8_E5M2:
+    return st_e5m2_to_f64(p[i]);
+  case ST_DTYPE_UINT64:
+    return (double)ld64(p, i); /* as unsigned, rounding beyond 2^53 */
   default:
     /* int64 beyond 2^53 rounds here; st_tensor_get_i64 is exact. */
     return (double)st_tensor_get_i64(t, i);
@@ -278,6 +295,12 @@ int64_t st_tensor_get_i64(const st_tensor *t, size_t i) {
     return (int32_t)ld32(p, i);
   case ST_DTYPE_INT64:
     return (int64_t)ld64(p, i);
+  case ST_DTYPE_UINT16:
+    return ld16(p, i);
+  case ST_DTYPE_UINT32:
+    return ld32(p, i);
+  case ST_DTYPE_UINT64:
+    return (int64_t)ld64(p, i); /* the bits: values >= 2^63 read negative */
   default:
     return (int64_t)f64_to_u64_wrap(st_tensor_get_f64(t, i));
   }
@@ -293,12 +316,15 @@ static void store_int(st_tensor *t, size_t i, uint64_t u) {
     p[i] = (unsigned char)u;
     break;
   case ST_DTYPE_INT16:
+  case ST_DTYPE_UINT16:
     st16(p, i, (uint16_t)u);
     break;
   case ST_DTYPE_INT32:
+  case ST_DTYPE_UINT32:
     st32(p, i, (uint32_t)u);
     break;
   case ST_DTYPE_INT64:
+  case ST_DTYPE_UINT64:
     st64(p, i, u);
     break;
   default:
@@ -321,6 +347,12 @@ void st_tensor_set_f64(st_tensor *t, size_t i, double v) {
   case ST_DTYPE_BFLOAT16:
     st16(p, i, st_f64_to_bf16(v));
     break;
+  case ST_DTYPE_FLOAT8_E4M3FN:
+    p[i] = st_f64_to_e4m3fn(v);
+    break;
+  case ST_DTYPE_FLOAT8_E5M2:
+    p[i] = st_f64_to_e5m2(v);
+    break;
   case ST_DTYPE_BOOL:
     p[i] = v != 0.0; /* NaN is true, as bool(float('nan')) */
     break;
@@ -341,6 +373,8 @@ void st_tensor_set_i64(st_tensor *t, size_t i, int64_t v) {
     break;
   case ST_DTYPE_FLOAT16:
   case ST_DTYPE_BFLOAT16:
+  case ST_DTYPE_FLOAT8_E4M3FN:
+  case ST_DTYPE_FLOAT8_E5M2:
     st_tensor_set_f64(t, i, i64_to_f64_odd(v));
     break;
   case ST_DTYPE_BOOL:

@@ -7,9 +7,11 @@
 
 #include <scenetest/tensor.h>
 
-/* 1 for int8..int64 and uint8 (not bool, not the float dtypes): the dtypes
- * whose arithmetic is two's complement and wraps. Thread-safety: any
- * thread. */
+/* 1 for int8..int64 and uint8..uint64 (not bool, not the float dtypes):
+ * the dtypes whose arithmetic is two's complement and wraps.
+ * Thread-safety: any thread. */
 int st__dtype_is_int(st_dtype dtype);
+/* 1 for uint8, uint16, uint32, uint64. Thread-safety: any thread. */
+int st__dtype_is_unsigned(st_dtype dtype);
 
 #endif

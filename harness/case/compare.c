@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "case/compare.h"
+#include "base/dtype.h"
 #include "base/hot.h"
 #include "base/pool.h"
 
@@ -34,6 +35,32 @@ static inline int is_close(double a, double e, double rtol, double atol) {
 int st__compare_element_close(double a, double e, double rtol, double atol,
                               int equal_nan) {
   return is_close(a, e, rtol, atol) || (equal_nan && isnan(a) && isnan(e));
+}
+
+/* Integers with both tolerances 0 compare as integers
+ * (docs/scene-format.md#compare): through int64, uint64 as its bits, so
+ * values beyond 2^53 that double would merge stay apart. */
+int st__compare_at(const st_tensor *a, const st_tensor *e, size_t i,
+                   double rtol, double atol, int equal_nan) {
+  if (st__dtype_is_int(a->dtype) && rtol == 0 && atol == 0)
+    return st_tensor_get_i64(a, i) == st_tensor_get_i64(e, i);
+  return st__compare_element_close(st_tensor_get_f64(a, i),
+                                   st_tensor_get_f64(e, i), rtol, atol,
+                                   equal_nan);
+}
+
+double st__compare_abs_diff(const st_tensor *a, const st_tensor *e,
+                            size_t i) {
+  if (st__dtype_is_int(a->dtype) && a->dtype == e->dtype) {
+    /* Exact in uint64 (int64's extremes are 2^64 - 1 apart), then one
+     * rounding to double. */
+    const uint64_t x = (uint64_t)st_tensor_get_i64(a, i);
+    const uint64_t y = (uint64_t)st_tensor_get_i64(e, i);
+    const int less =
+        st__dtype_is_unsigned(a->dtype) ? x < y : (int64_t)x < (int64_t)y;
+    return (double)(less ? y - x : x - y);
+  }
+  return fabs(st_tensor_get_f64(a, i) - st_tensor_get_f64(e, i));
 }
 
 /* float32 in float32 arithmetic, 8 lanes with AVX2, conservatively: an
@@ -195,7 +222,9 @@ static int same_layout(const st_tensor *a, const st_tensor *b) {
  * tell neighbours apart, narrower floats with %.9g. */
 void st__compare_value_str(const st_tensor *t, size_t i, char *buf,
                            size_t size) {
-  if (!st_dtype_is_float(t->dtype))
+  if (st__dtype_is_unsigned(t->dtype))
+    snprintf(buf, size, "%" PRIu64, (uint64_t)st_tensor_get_i64(t, i));
+  else if (!st_dtype_is_float(t->dtype))
     snprintf(buf, size, "%" PRId64, st_tensor_get_i64(t, i));
   else if (t->dtype == ST_DTYPE_FLOAT64)
     snprintf(buf, size, "%.17g", st_tensor_get_f64(t, i));
@@ -212,13 +241,11 @@ static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
   size_t count = 0, first = 0;
   double maxd = 0.0;
   for (size_t i = 0; i < act->numel; i++) {
-    const double a = st_tensor_get_f64(act, i);
-    const double e = st_tensor_get_f64(exp, i);
-    if (is_close(a, e, rtol, atol) || (equal_nan && isnan(a) && isnan(e)))
+    if (st__compare_at(act, exp, i, rtol, atol, equal_nan))
       continue;
     if (count++ == 0)
       first = i;
-    const double d = fabs(a - e);
+    const double d = st__compare_abs_diff(act, exp, i);
     if (isnan(d) || isnan(maxd))
       maxd = NAN;
     else if (d > maxd)
@@ -281,7 +308,9 @@ st_status st__compare_close_nan(const st_tensor *actual,
     break;
   case ST_DTYPE_FLOAT16:
   case ST_DTYPE_BFLOAT16:
-    break;
+  case ST_DTYPE_FLOAT8_E4M3FN:
+  case ST_DTYPE_FLOAT8_E5M2:
+    break; /* equal bits may be NaN, never close: the element pass */
   default:
     /* Integers and bool: equal bytes are equal values, which are close
      * under any tolerance (bool bytes other than 0/1 fall through to the

@@ -31,6 +31,14 @@ st_status st__compare_exact(const st_tensor *after /* IN */,
 /* The element rule itself, for reports that look at single elements
  * (harness/case/mismatch.c), so that they can never disagree with the
  * verdict. */
+/* The verdict on element i of a against e: st__compare_element_close in
+ * double, except integers with rtol and atol both 0, which compare as
+ * integers (exact beyond 2^53). Thread-safety: any thread. */
+int st__compare_at(const st_tensor *a /* IN */, const st_tensor *e /* IN */,
+                   size_t i, double rtol, double atol, int equal_nan);
+/* |a[i] - e[i]|: exact for integers before its one rounding to double. */
+double st__compare_abs_diff(const st_tensor *a /* IN */,
+                            const st_tensor *e /* IN */, size_t i);
 int st__compare_element_close(double a, double e, double rtol, double atol,
                               int equal_nan);
 /* Formats flat index i of t as "[i0, i1, ...]". */

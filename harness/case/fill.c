@@ -23,6 +23,7 @@
 
 #include "case/args.h"
 #include "case/fill.h"
+#include "base/fp8.h"
 #include "base/hot.h"
 
 /* Constants of splitmix64 (Steele, Lea, Flood 2014; the finalizer is
@@ -358,6 +359,29 @@ static uint16_t below16(uint16_t h, double hi, float (*decode)(uint16_t)) {
   return h;
 }
 
+/* The same for FP8 (sign bit 0x80). */
+static uint8_t below8(uint8_t h, double hi, double (*decode)(uint8_t)) {
+  while (decode(h) >= hi) {
+    if (h == 0x00u)
+      h = 0x81u;
+    else if (h & 0x80u)
+      h++;
+    else
+      h--;
+  }
+  return h;
+}
+
+/* Stores a random value: float8_e4m3fn saturates to its largest finite
+ * value instead of becoming NaN (it has no infinity); every other dtype
+ * as st_tensor_set_f64 (float8_e5m2 and float16 overflow to infinity). */
+static void store_random(st_tensor *t, size_t i, double v) {
+  if (t->dtype == ST_DTYPE_FLOAT8_E4M3FN)
+    ((unsigned char *)t->data)[i] = st__f64_to_e4m3fn_sat(v);
+  else
+    st_tensor_set_f64(t, i, v);
+}
+
 static double u53(uint64_t bits) { return (double)(bits >> 11) * 0x1p-53; }
 
 static void fill_uniform(st_tensor *t, double lo, double hi, uint64_t key,
@@ -386,6 +410,28 @@ static void fill_uniform(st_tensor *t, double lo, double hi, uint64_t key,
           h = below;
       }
       memcpy(p + i * 2, &h, 2);
+    }
+    return;
+  }
+  case ST_DTYPE_FLOAT8_E4M3FN:
+  case ST_DTYPE_FLOAT8_E5M2: {
+    /* As float16: the 32-bit stream's 24-bit u, one rounding. */
+    const int e4 = t->dtype == ST_DTYPE_FLOAT8_E4M3FN;
+    double (*decode)(uint8_t) = e4 ? st_e4m3fn_to_f64 : st_e5m2_to_f64;
+    uint8_t (*encode)(double) = e4 ? st__f64_to_e4m3fn_sat : st_f64_to_e5m2;
+    const uint8_t below = below8(encode(hi), hi, decode);
+    for (size_t k = 0; k < n; k++) {
+      const uint64_t i = first + k;
+      uint8_t h;
+      if (empty) {
+        h = encode(lo);
+      } else {
+        const double u = (double)(st__rng_bits32(key, i) >> 8) * 0x1p-24;
+        h = encode(lo + (hi - lo) * u);
+        if (decode(h) >= hi)
+          h = below;
+      }
+      p[i] = h;
     }
     return;
   }
@@ -418,7 +464,7 @@ static void fill_normal(st_tensor *t, double mean, double std, uint64_t key,
     const double u1 = (double)((st__rng_bits(key, 2 * i) >> 11) + 1) * 0x1p-53;
     const double u2 = u53(st__rng_bits(key, 2 * i + 1));
     const double z = sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
-    st_tensor_set_f64(t, i, mean + std * z);
+    store_random(t, i, mean + std * z);
   }
 }
 
@@ -434,7 +480,11 @@ static void fill_randint(st_tensor *t, int64_t lo, int64_t hi, uint64_t key,
     const uint64_t i = first + k;
     __extension__ typedef unsigned __int128 u128;
     const uint64_t off = (uint64_t)(((u128)st__rng_bits(key, i) * span) >> 64);
-    st_tensor_set_i64(t, i, (int64_t)((uint64_t)lo + off));
+    const int64_t v = (int64_t)((uint64_t)lo + off);
+    if (t->dtype == ST_DTYPE_FLOAT8_E4M3FN)
+      store_random(t, i, (double)v); /* |v| <= 448: exact in double */
+    else
+      st_tensor_set_i64(t, i, v);
   }
 }
 

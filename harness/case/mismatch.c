@@ -67,11 +67,10 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
   double max_abs = 0, max_rel = 0;
   int have = 0;
   for (size_t i = 0; i < a->numel; i++) {
-    const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
-    if (st__compare_element_close(x, y, ra->rtol, ra->atol, ra->equal_nan))
+    if (st__compare_at(a, e, i, ra->rtol, ra->atol, ra->equal_nan))
       continue;
-    const double ad = fabs(x - y);
-    const double rd = ad / fabs(y);
+    const double ad = st__compare_abs_diff(a, e, i);
+    const double rd = ad / fabs(st_tensor_get_f64(e, i));
     if (count < TABLE_ROWS)
       rows[count] = i;
     if (count++ == 0)
@@ -107,10 +106,10 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
           "expected", "abs diff", "rel diff");
   for (size_t r = 0; r < count && r < TABLE_ROWS; r++) {
     const size_t i = rows[r];
-    const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
+    const double d = st__compare_abs_diff(a, e, i);
     element_strs(a, e, i, ix, va, ve);
-    fprintf(out, "\n  %-14s %-16s %-16s %-12.6g %.6g", ix, va, ve,
-            fabs(x - y), fabs(x - y) / fabs(y));
+    fprintf(out, "\n  %-14s %-16s %-16s %-12.6g %.6g", ix, va, ve, d,
+            d / fabs(st_tensor_get_f64(e, i)));
   }
   if (count > TABLE_ROWS)
     fprintf(out, "\n  ... %zu more", count - TABLE_ROWS);

@@ -5,8 +5,9 @@
  * little-endian uint16 header length, an ASCII dict literal with 'descr',
  * 'fortran_order' and 'shape', padded with spaces and ended by '\n' so
  * that the data starts at a multiple of 64 bytes (numpy pads so; 1.0
- * requires 16), then the data in C order. bfloat16 has no numpy dtype: it
- * is written as float32, which holds every bfloat16 value exactly. */
+ * requires 16), then the data in C order. bfloat16 and FP8 have no numpy
+ * dtype: they are written as float32, which holds every value of theirs
+ * exactly. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,15 @@ static const char *descr(st_dtype dt) {
     return "<i8";
   case ST_DTYPE_UINT8:
     return "|u1";
+  case ST_DTYPE_UINT16:
+    return "<u2";
+  case ST_DTYPE_UINT32:
+    return "<u4";
+  case ST_DTYPE_UINT64:
+    return "<u8";
+  case ST_DTYPE_FLOAT8_E4M3FN: /* written as float32 */
+  case ST_DTYPE_FLOAT8_E5M2:
+    return "<f4";
   case ST_DTYPE_BOOL:
     return "|b1";
   default:
@@ -70,12 +80,17 @@ st_status st__npy_write(const char *dir, const char *stem, const st_tensor *t,
                         char *path, size_t size) {
   const char *d = descr(t->dtype);
   char header[512];
-  int bf16 = t->dtype == ST_DTYPE_BFLOAT16;
+  /* Dtypes numpy lacks, written as their exact float32 values, say so in
+   * the file name. */
+  const char *as_f32 = t->dtype == ST_DTYPE_BFLOAT16        ? ".bf16-as-f32"
+                       : t->dtype == ST_DTYPE_FLOAT8_E4M3FN ? ".float8_e4m3fn-as-f32"
+                       : t->dtype == ST_DTYPE_FLOAT8_E5M2   ? ".float8_e5m2-as-f32"
+                                                            : NULL;
   if (d == NULL || !host_is_little_endian())
     return ST_EINVAL;
   if (make_dirs(dir) != 0)
     return ST_EIO;
-  snprintf(path, size, "%s/%s%s.npy", dir, stem, bf16 ? ".bf16-as-f32" : "");
+  snprintf(path, size, "%s/%s%s.npy", dir, stem, as_f32 ? as_f32 : "");
   size_t len = (size_t)snprintf(header, sizeof header,
                                 "{'descr': '%s', 'fortran_order': False, "
                                 "'shape': (",
@@ -101,7 +116,7 @@ st_status st__npy_write(const char *dir, const char *stem, const st_tensor *t,
     return ST_EIO;
   int ok = fwrite(pre, 1, 10, f) == 10 &&
            fwrite(header, 1, total - 10, f) == total - 10;
-  if (ok && bf16) {
+  if (ok && as_f32 != NULL) {
     for (size_t i = 0; ok && i < t->numel; i++) {
       float v = (float)st_tensor_get_f64(t, i);
       ok = fwrite(&v, sizeof v, 1, f) == 1;

@@ -6,8 +6,9 @@
 #include <scenetest/tensor.h>
 
 /* Writes t to dir/stem.npy in the NPY format version 1.0, or, for
- * bfloat16 (which numpy lacks), its exact float32 values to
- * dir/stem.bf16-as-f32.npy (SPEC §13). dir is created (with parents).
+ * bfloat16 and FP8 (which numpy lacks), their exact float32 values to
+ * dir/stem.bf16-as-f32.npy, dir/stem.float8_e4m3fn-as-f32.npy or
+ * dir/stem.float8_e5m2-as-f32.npy (docs/scene-format.md#compare). dir is created (with parents).
  * The file's path goes to path (size bytes). Thread-safety: any thread. */
 st_status st__npy_write(const char *dir /* IN */, const char *stem /* IN */,
                         const st_tensor *t /* IN */, char *path /* OUT */,

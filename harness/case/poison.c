@@ -19,6 +19,12 @@
 #define POISON_BF16 UINT16_C(0x7FE5)
 #define POISON_INT_BYTE 0xA5u
 #define POISON_BOOL 2u
+/* FP8 (docs/reliability.md#guard-zones-guard-pages-and-poisoning):
+ * float8_e4m3fn has only two NaNs, 0x7f and 0xff, so its poison is the
+ * negative one; float8_e5m2's 0xfd is a negative NaN with a payload no
+ * conversion makes (they give 0x7f / 0xff). */
+#define POISON_E4M3FN 0xFFu
+#define POISON_E5M2 0xFDu
 
 size_t st__poison_bytes(st_dtype dtype, unsigned char *out) {
   const size_t es = st_dtype_size(dtype);
@@ -45,6 +51,12 @@ size_t st__poison_bytes(st_dtype dtype, unsigned char *out) {
   }
   case ST_DTYPE_BOOL:
     out[0] = POISON_BOOL;
+    break;
+  case ST_DTYPE_FLOAT8_E4M3FN:
+    out[0] = POISON_E4M3FN;
+    break;
+  case ST_DTYPE_FLOAT8_E5M2:
+    out[0] = POISON_E5M2;
     break;
   default:
     memset(out, (int)POISON_INT_BYTE, es);
@@ -126,6 +138,16 @@ size_t st__poison_find(const st_tensor *t, const st_tensor *expected,
   *count = 0;
   if (es == 0 || p == NULL || t->numel == 0)
     return first;
+  if (t->dtype == ST_DTYPE_FLOAT8_E4M3FN) {
+    /* Its poison is a NaN kernels compute too: an element counts as
+     * unwritten only where golden is not NaN (either NaN). */
+    for (i = 0; i < t->numel; i++)
+      if (p[i] == POISON_E4M3FN && (!has_e || (e[i] & 0x7fu) != 0x7fu) &&
+          n++ == 0)
+        first = i;
+    *count = n;
+    return first;
+  }
   switch (es) {
   case 1:
     memcpy(&p8, pat, 1);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The `cpu` platform: every built-in op on one thread, with typed loops
- * per dtype that the compiler can vectorise. float16/bfloat16 take the
- * reference kernels (one element at a time through double) as their slow
- * path. Accumulations (matmul, softmax, reduce_sum) are in double, summed
- * in the golden's order, so float32 results stay within the default
+ * per dtype that the compiler can vectorise. float16/bfloat16/FP8 and
+ * mixed precision (an output of another float dtype) take the reference
+ * kernels (one element at a time through double) as their slow path.
+ * Accumulations (matmul, softmax, reduce_sum) are in double, summed in
+ * the golden's order, so float32 results stay within the default
  * tolerances at any size (a float accumulator over K = 256 terms already
  * drifts past torch's float32 atol of 1e-5). Integer arithmetic wraps: it
  * is done in an unsigned type of at least the width (uint32_t for 8, 16
@@ -32,7 +33,10 @@
   XX(INT16, int16_t, uint32_t, uint32_t, st__scalar_u64, RELU_SIGNED, i16)     \
   XX(INT32, int32_t, uint32_t, uint32_t, st__scalar_u64, RELU_SIGNED, i32)     \
   XX(INT64, int64_t, uint64_t, uint64_t, st__scalar_u64, RELU_SIGNED, i64)     \
-  XX(UINT8, uint8_t, uint32_t, uint32_t, st__scalar_u64, RELU_UNSIGNED, u8)
+  XX(UINT8, uint8_t, uint32_t, uint32_t, st__scalar_u64, RELU_UNSIGNED, u8)    \
+  XX(UINT16, uint16_t, uint32_t, uint32_t, st__scalar_u64, RELU_UNSIGNED, u16) \
+  XX(UINT32, uint32_t, uint32_t, uint32_t, st__scalar_u64, RELU_UNSIGNED, u32) \
+  XX(UINT64, uint64_t, uint64_t, uint64_t, st__scalar_u64, RELU_UNSIGNED, u64)
 
 #define RELU_SIGNED(v) ((v) < 0 ? 0 : (v))
 #define RELU_UNSIGNED(v) (v)
@@ -77,8 +81,13 @@ void st__cpu_elementwise(st__ew kind, st_op_call *call, size_t begin,
                          size_t end) {
   if (end <= begin)
     return;
-  if (kind == ST__EW_COPY) {
-    /* Any dtype, bool included: bytes. */
+  const int binary =
+      kind == ST__EW_ADD || kind == ST__EW_SUB || kind == ST__EW_MUL;
+  const st_dtype out_dtype = call->tensors[binary ? 2 : 1].dtype;
+  if (kind == ST__EW_COPY || out_dtype != call->tensors[0].dtype) {
+    /* Copy: any dtype, bool included, bytes (or a float conversion).
+     * Mixed precision: the reference's loop, which rounds once to the
+     * output's dtype. */
     st__ref_elementwise(kind, call, begin, end);
     return;
   }
@@ -151,7 +160,9 @@ CPU_SOFTMAX(float, f32)
 CPU_SOFTMAX(double, f64)
 
 void st__cpu_softmax_rows(st_op_call *call, size_t r0, size_t r1, double *tmp) {
-  if (call->tensors[0].dtype == ST_DTYPE_FLOAT32)
+  if (call->tensors[1].dtype != call->tensors[0].dtype)
+    st__ref_softmax_rows(call, r0, r1); /* mixed precision */
+  else if (call->tensors[0].dtype == ST_DTYPE_FLOAT32)
     softmax_f32(call, r0, r1, tmp);
   else if (call->tensors[0].dtype == ST_DTYPE_FLOAT64)
     softmax_f64(call, r0, r1, tmp);
@@ -224,7 +235,8 @@ static ST_WUR st_status cpu_row_op(st_op_call *call, size_t out, size_t wide,
   if (rc != ST_OK)
     return rc;
   st_dtype dt = call->tensors[0].dtype;
-  if (dt != ST_DTYPE_FLOAT32 && dt != ST_DTYPE_FLOAT64) {
+  if ((dt != ST_DTYPE_FLOAT32 && dt != ST_DTYPE_FLOAT64) ||
+      call->tensors[out].dtype != dt) {
     ref(call, r0, r1);
     return ST_OK;
   }

@@ -34,6 +34,14 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
   st_tensor *out = is_binary(kind) ? &t[2] : &t[1];
   if (kind == ST__EW_COPY) {
     size_t size = st_dtype_size(t[0].dtype);
+    if (out->dtype != t[0].dtype) {
+      /* Float to another float dtype (st_op_check allows no other mixed
+       * copy): one rounding through double, which holds every float
+       * dtype's values exactly. */
+      for (size_t i = begin; i < end; i++)
+        st_tensor_set_f64(out, i, st_tensor_get_f64(&t[0], i));
+      return;
+    }
     if (end > begin)
       memcpy((char *)out->data + begin * size,
              (const char *)t[0].data + begin * size, (end - begin) * size);
@@ -76,6 +84,7 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
   }
   uint64_t s =
       (kind == ST__EW_SCALE || kind == ST__EW_AXPY) ? st__scalar_u64(call) : 0;
+  const int is_unsigned = st__dtype_is_unsigned(t[0].dtype);
   for (size_t i = begin; i < end; i++) {
     uint64_t a = (uint64_t)st_tensor_get_i64(&t[0], i), r = 0;
     switch (kind) {
@@ -95,9 +104,10 @@ void st__ref_elementwise(st__ew kind, st_op_call *call, size_t begin,
       r = s * a + (uint64_t)st_tensor_get_i64(&t[1], i);
       break;
     case ST__EW_RELU:
-      /* Signed values are sign-extended: the top bit is the sign. uint8
-       * never has it, so relu is the identity there. */
-      r = (a >> 63) ? 0 : a;
+      /* Signed values are sign-extended: the top bit is the sign. An
+       * unsigned value has no sign (uint64's top bit is a value bit), so
+       * relu is the identity there. */
+      r = (a >> 63) && !is_unsigned ? 0 : a;
       break;
     case ST__EW_COPY:
       break;
@@ -172,6 +182,13 @@ void st__ref_transpose_rows(st_op_call *call, size_t r0, size_t r1) {
   st_tensor *y = &call->tensors[1];
   size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
   size_t size = st_dtype_size(x->dtype);
+  if (y->dtype != x->dtype) {
+    /* Float to another float dtype: one rounding through double. */
+    for (size_t r = r0; r < r1 && r < cols; r++)
+      for (size_t j = 0; j < rows; j++)
+        st_tensor_set_f64(y, r * rows + j, st_tensor_get_f64(x, j * cols + r));
+    return;
+  }
   for (size_t r = r0; r < r1 && r < cols; r++)
     for (size_t j = 0; j < rows; j++)
       memcpy((char *)y->data + (r * rows + j) * size,

@@ -8,27 +8,31 @@
 #define SCENETEST_HARNESS_OP_LIST_H
 
 /* XX(name, n_tensors, tensor0, tensor1, tensor2, scalar, dtypes, shapes,
- *    written):
+ *    written, widen):
  * - tensor names in call order (NULL past n_tensors), the scalar's name or
  *   NULL;
  * - dtypes: ANY (bool included), NUMERIC (float and integer, not bool) or
- *   FLOAT, the dtype class of every tensor (they share one dtype);
+ *   FLOAT, the dtype class of every tensor (they share one dtype, but
+ *   see widen);
  * - shapes: SAME (every tensor the first one's shape), MATMUL (a[M,K],
  *   b[K,N], c[M,N]), ROWS (x[R,C], y[R,C]), TRANSPOSE (x[R,C], y[C,R]) or
  *   REDUCE (x any shape, out one element);
  * - written: bit i set when tensor i is written (so it must not be an
- *   input). */
+ *   input);
+ * - widen: 1 when a written tensor may have any float dtype while the
+ *   tensors read share another float dtype (mixed precision,
+ *   docs/scene-format.md#ops); 0 when it shares theirs (axpy reads y). */
 #define ST__BUILTIN_OP_MAP(XX)                                                 \
-  XX(copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u)                             \
-  XX(add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u)                         \
-  XX(sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u)                         \
-  XX(mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u)                         \
-  XX(scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u)                         \
-  XX(axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u)                      \
-  XX(relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u)                         \
-  XX(matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u)                        \
-  XX(softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u)                        \
-  XX(reduce_sum, 2, "x", "out", NULL, NULL, NUMERIC, REDUCE, 2u)               \
-  XX(transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u)
+  XX(copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1)                          \
+  XX(add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1)                      \
+  XX(sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1)                      \
+  XX(mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1)                      \
+  XX(scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u, 1)                      \
+  XX(axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u, 0)                   \
+  XX(relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u, 1)                      \
+  XX(matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u, 1)                     \
+  XX(softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u, 1)                     \
+  XX(reduce_sum, 2, "x", "out", NULL, NULL, NUMERIC, REDUCE, 2u, 1)            \
+  XX(transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1)
 
 #endif

@@ -23,7 +23,7 @@
 typedef enum st__dtype_class {
   CLASS_ANY = 0,     /* every dtype, bool included */
   CLASS_NUMERIC = 1, /* float and integer dtypes, not bool */
-  CLASS_FLOAT = 2    /* float32, float64, float16, bfloat16 */
+  CLASS_FLOAT = 2    /* float32, float64, float16, bfloat16, FP8 */
 } st__dtype_class;
 
 typedef enum st__shape_rule {
@@ -42,12 +42,14 @@ typedef struct st__op_sig {
   st__dtype_class dtypes;
   st__shape_rule shapes;
   unsigned written; /* bit i: tensor i is written (must not be an input) */
+  int widen;        /* a written tensor may be any float dtype */
 } st__op_sig;
 
 /* The built-in signatures, from the one op list. */
 static const st__op_sig sigs[] = {
-#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written)               \
-  {#name, {t0, t1, t2}, n, scalar, CLASS_##dtypes, SHAPE_##shapes, written},
+#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, widen)        \
+  {#name,  {t0, t1, t2},  n,      scalar, CLASS_##dtypes,                      \
+   SHAPE_##shapes, written, widen},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
 };
@@ -113,7 +115,8 @@ static const char *class_str(st__dtype_class c) {
   case CLASS_NUMERIC:
     return "a float or integer dtype (not bool)";
   case CLASS_FLOAT:
-    return "a float dtype (float32, float64, float16, bfloat16)";
+    return "a float dtype (float32, float64, float16, bfloat16, "
+           "float8_e4m3fn, float8_e5m2)";
   }
   return "?";
 }
@@ -326,8 +329,20 @@ st_status st_op_check(st_op_call *call) {
     return st_op_call_fail(
         call, ST_EBIND, "op '%s': tensor '%s' has dtype %s, expected %s",
         call->op, tname(&t[0]), dtype_str(t[0].dtype), class_str(s->dtypes));
+  /* Mixed precision (docs/scene-format.md#ops): the tensors the op reads
+   * share one dtype; a tensor it only writes may have any float dtype when
+   * they are float, and the reference rounds once to it. */
   for (size_t i = 1; i < s->n_tensors; i++)
-    if (t[i].dtype != t[0].dtype)
+    if (s->widen && (s->written & (1u << i)) &&
+        st_dtype_is_float(t[0].dtype)) {
+      if (!st_dtype_is_float(t[i].dtype))
+        return st_op_call_fail(call, ST_EBIND,
+                               "op '%s': tensor '%s' has dtype %s, expected "
+                               "a float dtype (tensor '%s' is %s; the output "
+                               "of float inputs may be any float dtype)",
+                               call->op, tname(&t[i]), dtype_str(t[i].dtype),
+                               tname(&t[0]), dtype_str(t[0].dtype));
+    } else if (t[i].dtype != t[0].dtype)
       return st_op_call_fail(call, ST_EBIND,
                              "op '%s': tensor '%s' has dtype %s, expected %s "
                              "(the dtype of tensor '%s')",

@@ -198,13 +198,16 @@ int st__ref_matmul_rows_typed(st_op_call *call, size_t r0, size_t r1) {
   XX(INT16, int16_t, i16)                                                     \
   XX(INT32, int32_t, i32)                                                     \
   XX(INT64, int64_t, i64)                                                     \
-  XX(UINT8, uint8_t, u8)
+  XX(UINT8, uint8_t, u8)                                                      \
+  XX(UINT16, uint16_t, u16)                                                   \
+  XX(UINT32, uint32_t, u32)                                                   \
+  XX(UINT64, uint64_t, u64)
 
 #define REF_SUM_INT(DTYPE, T, SUF)                                            \
   static uint64_t sum_##SUF(const T *p, size_t b, size_t e) {                 \
     uint64_t s = 0;                                                           \
     for (size_t i = b; i < e; i++)                                            \
-      s += (uint64_t)(int64_t)p[i];                                           \
+      s += (uint64_t)p[i]; /* signed: sign-extends, then wraps */                                           \
     return s;                                                                 \
   }
 

@@ -177,8 +177,16 @@ st_status st__reduce_sum_pool(st_op_call *call, st__sum_f64_fn sum_f,
 void st__transpose_by_size(st_op_call *call, size_t r0, size_t r1,
                            const st__transpose_fn kernels[4]) {
   const st_tensor *x = &call->tensors[0];
-  void *y = call->tensors[1].data;
+  st_tensor *yt = &call->tensors[1];
+  void *y = yt->data;
   size_t rows = (size_t)x->shape[0], cols = (size_t)x->shape[1];
+  if (yt->dtype != x->dtype) {
+    /* Mixed precision: float to another float dtype, one rounding. */
+    for (size_t r = r0; r < r1 && r < cols; r++)
+      for (size_t j = 0; j < rows; j++)
+        st_tensor_set_f64(yt, r * rows + j, st_tensor_get_f64(x, j * cols + r));
+    return;
+  }
   switch (st_dtype_size(x->dtype)) {
   case 1:
     kernels[0](x->data, y, rows, cols, r0, r1);

@@ -1309,7 +1309,8 @@ static void take_dtype(loader *L, const node *n, st__val *out) {
   }
   expected(L, n,
            "a dtype (float32, float64, float16, bfloat16, int8, int16, "
-           "int32, int64, uint8, bool) or a param name",
+           "int32, int64, uint8, bool, uint16, uint32, uint64, "
+           "float8_e4m3fn, float8_e5m2) or a param name",
            "dtype");
 }
 

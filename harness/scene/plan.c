@@ -44,6 +44,18 @@ void st__default_tolerance(st_dtype dtype, double *rtol, double *atol) {
     *rtol = 1e-7;
     *atol = 1e-7;
     return;
+  /* FP8: torch.testing has no defaults for them; these are one unit in
+   * the last place (0.125 = 2^-3 for e4m3fn's 3 fraction bits, 0.25 for
+   * e5m2's 2) and about the smallest normal (2^-6 for e4m3fn, 2^-14 for
+   * e5m2), docs/scene-format.md#compare. */
+  case ST_DTYPE_FLOAT8_E4M3FN:
+    *rtol = 0.125;
+    *atol = 0x1p-6;
+    return;
+  case ST_DTYPE_FLOAT8_E5M2:
+    *rtol = 0.25;
+    *atol = 0x1p-14;
+    return;
   default:
     *rtol = 0;
     *atol = 0;
@@ -68,6 +80,17 @@ static int dtype_int_range(st_dtype dt, int64_t *lo, int64_t *hi) {
   case ST_DTYPE_UINT8:
     *lo = 0, *hi = UINT8_MAX;
     return 1;
+  case ST_DTYPE_UINT16:
+    *lo = 0, *hi = UINT16_MAX;
+    return 1;
+  case ST_DTYPE_UINT32:
+    *lo = 0, *hi = UINT32_MAX;
+    return 1;
+  case ST_DTYPE_UINT64:
+    /* A scene's numbers are int64 (docs/scene-format.md#dtypes): values
+     * of 2^63 and above come only from kernels and random inits. */
+    *lo = 0, *hi = INT64_MAX;
+    return 1;
   case ST_DTYPE_BOOL:
     *lo = 0, *hi = 1;
     return 1;
@@ -85,6 +108,10 @@ static double dtype_float_max(st_dtype dt) {
     return 3.38953138925153547590470800371487866880e38;
   case ST_DTYPE_FLOAT32:
     return FLT_MAX;
+  case ST_DTYPE_FLOAT8_E4M3FN:
+    return 448.0;
+  case ST_DTYPE_FLOAT8_E5M2:
+    return 57344.0;
   default:
     return DBL_MAX;
   }
@@ -126,8 +153,10 @@ static void fit_expect(st_dtype dt, char *buf, size_t size) {
     snprintf(buf, size, "0, 1, true or false");
   else if (dtype_int_range(dt, &lo, &hi))
     snprintf(buf, size, "an integer in [%" PRId64 ", %" PRId64 "]", lo, hi);
-  else if (dt == ST_DTYPE_FLOAT16)
-    snprintf(buf, size, "a value of magnitude at most 65504");
+  else if (dt == ST_DTYPE_FLOAT16 || dt == ST_DTYPE_FLOAT8_E4M3FN ||
+           dt == ST_DTYPE_FLOAT8_E5M2)
+    snprintf(buf, size, "a value of magnitude at most %.0f",
+             dtype_float_max(dt));
   else if (dt == ST_DTYPE_BFLOAT16)
     snprintf(buf, size, "a value of magnitude at most 3.38953e+38");
   else
@@ -251,7 +280,7 @@ static st__expr_domain dom_of(st_dtype dt) {
 
 #define DTYPE_LIST                                                            \
   "float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, "  \
-  "bool"
+  "bool, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2"
 
 static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out,
                          int *dep) {
@@ -481,7 +510,7 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r,
   if (!st_dtype_is_float(dt)) {
     rerr(c, in->line, in->column,
          "%s init of '%s' needs a float dtype, got %s%s; expected one of: "
-         "float32, float64, float16, bfloat16",
+         "float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2",
          form, a->name, st_dtype_name(dt), in_case(c, dep, cb, sizeof cb));
     return -1;
   }

@@ -799,6 +799,10 @@ static cudaError_t poison_range(void *p, st_dtype dt, size_t len,
     return launch_fill<uint16_t>(p, len, POISON_BF16, s);
   case ST_DTYPE_BOOL:
     return cudaMemsetAsync(p, 0x02, len, s);
+  case ST_DTYPE_FLOAT8_E4M3FN: /* FP8: the harness's (case/poison.c) */
+    return cudaMemsetAsync(p, 0xFF, len, s);
+  case ST_DTYPE_FLOAT8_E5M2:
+    return cudaMemsetAsync(p, 0xFD, len, s);
   default:
     return cudaMemsetAsync(p, 0xA5, len, s);
   }
@@ -971,6 +975,15 @@ static st_status cu_run(st_op_call *call, int op, int ew) {
 
   if ((rc = st_op_check(call)) != ST_OK)
     return rc;
+  /* The kernels take one dtype throughout: mixed precision
+   * (docs/scene-format.md#ops) is declined. */
+  for (i = 1; i < call->n_tensors; i++)
+    if (t[i].dtype != t[0].dtype)
+      return st_op_call_fail(call, ST_ESKIP,
+                             "cuda: op '%s' has no mixed-precision kernel "
+                             "(%s in, %s out)",
+                             call->op, st_dtype_name(t[0].dtype),
+                             st_dtype_name(t[i].dtype));
   if (st == NULL || st->n != call->n_tensors)
     return st_op_call_fail(call, ST_EINTERNAL,
                            "cuda: no device state for this call (prepare did "

@@ -22,7 +22,70 @@ ST_PLUGIN_PLATFORMS("torch");
 
 namespace st_torch {
 
+/* The new dtypes of docs/scene-format.md#dtypes exist in ATen from
+ * PyTorch 2.1 (Float8_e4m3fn, Float8_e5m2) and 2.3 (UInt16, UInt32,
+ * UInt64); an older libtorch (Debian's 1.13) has none of them. */
+#define ST_TORCH_AT_LEAST(major, minor)                                        \
+  (TORCH_VERSION_MAJOR > (major) ||                                            \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+static at::ScalarType aten_dtype_classic(st_dtype dtype);
+
+/* false when this libtorch has no ScalarType for dtype. */
+static bool map_dtype(st_dtype dtype, at::ScalarType *out) {
+  switch (dtype) {
+#if ST_TORCH_AT_LEAST(2, 1)
+  case ST_DTYPE_FLOAT8_E4M3FN:
+    *out = at::kFloat8_e4m3fn;
+    return true;
+  case ST_DTYPE_FLOAT8_E5M2:
+    *out = at::kFloat8_e5m2;
+    return true;
+#else
+  case ST_DTYPE_FLOAT8_E4M3FN:
+  case ST_DTYPE_FLOAT8_E5M2:
+    return false;
+#endif
+#if ST_TORCH_AT_LEAST(2, 3)
+  case ST_DTYPE_UINT16:
+    *out = at::kUInt16;
+    return true;
+  case ST_DTYPE_UINT32:
+    *out = at::kUInt32;
+    return true;
+  case ST_DTYPE_UINT64:
+    *out = at::kUInt64;
+    return true;
+#else
+  case ST_DTYPE_UINT16:
+  case ST_DTYPE_UINT32:
+  case ST_DTYPE_UINT64:
+    return false;
+#endif
+  default:
+    *out = aten_dtype_classic(dtype);
+    return true;
+  }
+}
+
+bool has_aten_dtype(st_dtype dtype) {
+  at::ScalarType t;
+  return map_dtype(dtype, &t);
+}
+
 at::ScalarType aten_dtype(st_dtype dtype) {
+  at::ScalarType t;
+  if (!map_dtype(dtype, &t)) {
+    const char *name = st_dtype_name(dtype);
+    throw no_aten_dtype(std::string("libtorch ") + TORCH_VERSION +
+                        " has no dtype " + (name ? name : "?") +
+                        " (float8 needs PyTorch 2.1, uint16/32/64 2.3)");
+  }
+  return t;
+}
+
+/* The dtypes every libtorch has. */
+static at::ScalarType aten_dtype_classic(st_dtype dtype) {
   switch (dtype) {
   case ST_DTYPE_FLOAT32:
     return at::kFloat;
@@ -43,6 +106,11 @@ at::ScalarType aten_dtype(st_dtype dtype) {
   case ST_DTYPE_UINT8:
     return at::kByte;
   case ST_DTYPE_BOOL:
+  case ST_DTYPE_UINT16:
+  case ST_DTYPE_UINT32:
+  case ST_DTYPE_UINT64:
+  case ST_DTYPE_FLOAT8_E4M3FN:
+  case ST_DTYPE_FLOAT8_E5M2:
   case ST_DTYPE_COUNT:
     break;
   }
@@ -51,7 +119,7 @@ at::ScalarType aten_dtype(st_dtype dtype) {
 
 bool st_dtype_of(at::ScalarType type, st_dtype *out) {
   for (int d = 0; d < (int)ST_DTYPE_COUNT; d++)
-    if (aten_dtype((st_dtype)d) == type) {
+    if (has_aten_dtype((st_dtype)d) && aten_dtype((st_dtype)d) == type) {
       *out = (st_dtype)d;
       return true;
     }
@@ -117,6 +185,22 @@ at::Scalar op_scalar(const st_op_call *call) {
   return at::Scalar((int64_t)(s.is_int ? s.i : (int64_t)s.f));
 }
 
+/* Mixed precision (docs/scene-format.md#ops): an output of another float
+ * dtype than the inputs'. The reference computes in double from the
+ * inputs' exact values and rounds once to the output; torch would compute
+ * in the inputs' dtype and round again when storing, so such a call
+ * computes in double here (widen), and the store is the one rounding. */
+bool mixed(const st_op_call *call) {
+  for (size_t i = 1; i < call->n_tensors; i++)
+    if (call->tensors[i].dtype != call->tensors[0].dtype)
+      return true;
+  return false;
+}
+
+at::Tensor widen(const at::Tensor &x, bool mix) {
+  return mix ? x.to(at::kDouble) : x;
+}
+
 enum class Ew { copy, add, sub, mul, scale, axpy, relu };
 
 st_status elementwise(st_op_call *call, Ew kind) {
@@ -129,20 +213,21 @@ st_status elementwise(st_op_call *call, Ew kind) {
     const st_tensor &out = binary ? t[2] : t[1];
     size_t b, e;
     shard(call, out.numel, &b, &e);
-    at::Tensor x = wrap_range(t[0], b, e);
+    const bool mix = mixed(call);
+    at::Tensor x = widen(wrap_range(t[0], b, e), mix);
     at::Tensor y = wrap_range(out, b, e);
     switch (kind) {
     case Ew::copy:
       y.copy_(x);
       break;
     case Ew::add:
-      at::add_out(y, x, wrap_range(t[1], b, e));
+      at::add_out(y, x, widen(wrap_range(t[1], b, e), mix));
       break;
     case Ew::sub:
-      at::sub_out(y, x, wrap_range(t[1], b, e));
+      at::sub_out(y, x, widen(wrap_range(t[1], b, e), mix));
       break;
     case Ew::mul:
-      at::mul_out(y, x, wrap_range(t[1], b, e));
+      at::mul_out(y, x, widen(wrap_range(t[1], b, e), mix));
       break;
     case Ew::scale:
       /* A 0-dim tensor takes part in type promotion as a scalar does: the
@@ -181,7 +266,11 @@ st_status t_matmul(st_op_call *call) {
     size_t r0, r1;
     shard(call, (size_t)t[2].shape[0], &r0, &r1);
     at::Tensor c = wrap_rows(t[2], r0, r1);
-    at::matmul_out(c, wrap_rows(t[0], r0, r1), wrap(t[1]));
+    if (mixed(call))
+      c.copy_(at::matmul(widen(wrap_rows(t[0], r0, r1), true),
+                         widen(wrap(t[1]), true)));
+    else
+      at::matmul_out(c, wrap_rows(t[0], r0, r1), wrap(t[1]));
     return ST_OK;
   });
 }
@@ -194,7 +283,8 @@ st_status t_softmax(st_op_call *call) {
     const st_tensor *t = call->tensors;
     size_t r0, r1;
     shard(call, (size_t)t[1].shape[0], &r0, &r1);
-    wrap_rows(t[1], r0, r1).copy_(at::softmax(wrap_rows(t[0], r0, r1), 1));
+    wrap_rows(t[1], r0, r1)
+        .copy_(at::softmax(widen(wrap_rows(t[0], r0, r1), mixed(call)), 1));
     return ST_OK;
   });
 }
@@ -237,7 +327,7 @@ st_status t_reduce_sum(st_op_call *call) {
     /* torch sums integers in int64 (then wraps storing into the output's
      * dtype) and floats in its own (cascade) order, accumulating halves in
      * float. */
-    at::Tensor s = at::sum(wrap_range(t[0], b, e));
+    at::Tensor s = at::sum(widen(wrap_range(t[0], b, e), mixed(call)));
     wrap(t[1]).copy_(s.reshape(wrap(t[1]).sizes()));
     return ST_OK;
   });

@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
+#include <stdexcept>
 #include <string>
 
 #include <scenetest/scenetest.h>
@@ -19,7 +20,18 @@ namespace st_torch {
  * with `--golden-platform torch`. */
 constexpr const char *kBackend = "torch";
 
-/* The ATen scalar type of a scenetest dtype (every one has one). */
+/* Thrown by aten_dtype for a dtype this libtorch has no ScalarType for
+ * (docs/torch.md#dtypes); guarded() turns it into ST_ESKIP, so the case
+ * says "golden declined" (or the kernel declines) instead of failing. */
+struct no_aten_dtype : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/* true when this libtorch has a ScalarType for dtype. */
+bool has_aten_dtype(st_dtype dtype);
+/* The ATen scalar type of a scenetest dtype; throws no_aten_dtype when
+ * this libtorch has none (FP8 before PyTorch 2.1, uint16/32/64 before
+ * 2.3). */
 at::ScalarType aten_dtype(st_dtype dtype);
 /* The scenetest dtype of an ATen scalar type; returns false for a type
  * scenetest has no dtype for. */
@@ -45,6 +57,8 @@ st_status guarded(st_op_call *call /* IN/OUT */, const std::string &context,
   const std::string pre = context.empty() ? "" : context + ": ";
   try {
     return body();
+  } catch (const no_aten_dtype &e) {
+    return st_op_call_fail(call, ST_ESKIP, "%s%s", pre.c_str(), e.what());
   } catch (const c10::Error &e) {
     std::string m = first_line(e.what_without_backtrace());
     if (m.find("not implemented for") != std::string::npos)

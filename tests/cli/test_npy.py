@@ -8,7 +8,9 @@ A case per dtype fails on purpose (kernel copy, golden transpose of a
 non-symmetric 2x2 matrix); the files the report names must load with
 numpy.load with the right dtype, shape and values: the input as it was
 before the run, the actual output (the copy) and the expected one (the
-transpose); bfloat16 as exact float32 in NAME.bf16-as-f32.npy.
+transpose); bfloat16 and FP8 as exact float32 in NAME.bf16-as-f32.npy,
+NAME.float8_e4m3fn-as-f32.npy, NAME.float8_e5m2-as-f32.npy; uint16/32/64
+as numpy's.
 """
 
 import os
@@ -35,7 +37,13 @@ taptest.EXE = EXE
 DTYPES = {"float32": np.float32, "float64": np.float64,
           "float16": np.float16, "bfloat16": np.float32, "int8": np.int8,
           "int16": np.int16, "int32": np.int32, "int64": np.int64,
-          "uint8": np.uint8, "bool": np.bool_}
+          "uint8": np.uint8, "bool": np.bool_, "uint16": np.uint16,
+          "uint32": np.uint32, "uint64": np.uint64,
+          "float8_e4m3fn": np.float32, "float8_e5m2": np.float32}
+# Dtypes numpy lacks: written as exact float32, the file name says so.
+AS_F32 = {"bfloat16": ".bf16-as-f32.npy",
+          "float8_e4m3fn": ".float8_e4m3fn-as-f32.npy",
+          "float8_e5m2": ".float8_e5m2-as-f32.npy"}
 
 SCENE = taptest.write(TMP, "dump.yaml", """\
 scene: dump
@@ -60,7 +68,7 @@ def npy_files_load_in_numpy():
     check(len(named) == len(DTYPES), "every report names its files", r)
     for dt, npdt in DTYPES.items():
         d = os.path.join(out, "dump", "c[DT=%s]" % dt)
-        suffix = ".bf16-as-f32.npy" if dt == "bfloat16" else ".npy"
+        suffix = AS_F32.get(dt, ".npy")
         files = {k: os.path.join(d, "%s%s" % (k, suffix))
                  for k in ("x.input", "y.actual", "y.expected")}
         line = [n for n in named if "c[DT=%s]" % dt in n]

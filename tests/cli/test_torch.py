@@ -14,6 +14,8 @@ Usage: test_torch.py SCENETEST TORCH_PLUGIN LATE_LOAD_PLUGIN SCENES_DIR
   error), --isolate (each child's record), level 3 (the workers load it
   in rehost; the harness's record is unaffected);
 - aten:: binding errors, each naming the schema;
+- the new dtypes (FP8, uint16/32/64) declined where libtorch lacks them;
+  mixed precision against the torch golden (one rounding);
 - TORCH_DEVICE_BACKEND_AUTOLOAD with real libtorch loaded;
 - default plugin directories, --no-default-plugins, --platform torch
   without the plugin;
@@ -149,6 +151,108 @@ def aten_scenes_pass():
           "aten scenes", r)
     for name in ("aten_gelu::float32", "aten_layer_norm::rows",
                  "aten_addmm::float64", "aten_layer_norm_plain::two_dims"):
+        check(re.search(r"^ok \d+ - %s$" % re.escape(name), r.out, re.M),
+              name, r)
+
+
+# ------------------------------------------------------------ new dtypes
+
+NEW_DTYPES = write(TMP, "new_dtypes.yaml", """\
+scene: nd
+kernel: add
+golden_platform: torch
+args:
+  - {tensor: a, dtype: T, shape: [8], init: {randint: [0, 4]}}
+  - {tensor: b, dtype: T, shape: [8], init: {randint: [0, 4]}}
+  - {tensor: out, dtype: T, shape: [8], role: output}
+cases:
+  - {name: e4m3fn, params: {T: float8_e4m3fn}}
+  - {name: e5m2, params: {T: float8_e5m2}}
+  - {name: u16, params: {T: uint16}}
+  - {name: u32, params: {T: uint32}}
+  - {name: u64, params: {T: uint64}}
+""")
+
+# The PyTorch release that brought each dtype to ATen (docs/torch.md#dtypes).
+SINCE = {"e4m3fn": (2, 1), "e5m2": (2, 1), "u16": (2, 3), "u32": (2, 3),
+         "u64": (2, 3)}
+
+
+@test
+def new_dtypes_declined_where_libtorch_lacks_them():
+    # Asked of the plugin, not pinned to 1.13: a case passes, or skips
+    # because this libtorch lacks the dtype (its version, in the message,
+    # older than the release that added it) or an add kernel for it.
+    golden = ["--platform", "cpu"]
+    kernel = ["--platform", "torch", "--golden-platform", "reference"]
+    for extra in (golden, kernel):
+        r = run(LAZY + extra + [NEW_DTYPES])
+        check(r.rc == 0 and "not ok" not in r.out, "new dtypes %s" % extra, r)
+        for case, since in SINCE.items():
+            m = re.search(r"^ok \d+ - nd::%s( # SKIP (.*))?$" % case, r.out,
+                          re.M)
+            check(m is not None, "case %s reported" % case, r)
+            if m.group(1) is None:
+                continue
+            why = m.group(2)
+            lacks = re.search(r"libtorch (\d+)\.(\d+)\S* has no dtype (\S+) ",
+                              why)
+            if lacks:
+                have = (int(lacks.group(1)), int(lacks.group(2)))
+                check(have < since, "%s: libtorch %s should have it" %
+                      (case, have), r)
+                check(lacks.group(3) == {"e4m3fn": "float8_e4m3fn",
+                                         "e5m2": "float8_e5m2",
+                                         "u16": "uint16", "u32": "uint32",
+                                         "u64": "uint64"}[case], why, r)
+                check(why.startswith("golden declined: ") ==
+                      (extra is golden),
+                      "%s: %s" % (case, why), r)
+            else:
+                check("has no CPU kernel" in why, "%s: %s" % (case, why), r)
+
+
+MIXED = write(TMP, "mixed.yaml", """\
+scene: mx_add
+kernel: add
+golden_platform: torch
+args:
+  - {tensor: a, dtype: float16, shape: [1000], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float16, shape: [1000], init: {uniform: [-1, 1]}}
+  - {tensor: out, dtype: float32, shape: [1000], role: output}
+cases:
+  - {name: half_in}
+---
+scene: mx_matmul
+kernel: matmul
+golden_platform: torch
+args:
+  - {tensor: a, dtype: bfloat16, shape: [16, 64], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: bfloat16, shape: [64, 8], init: {uniform: [-1, 1]}}
+  - {tensor: c, dtype: float32, shape: [16, 8], role: output}
+cases:
+  - {name: bf16_in}
+---
+scene: mx_sum
+kernel: reduce_sum
+golden_platform: torch
+args:
+  - {tensor: x, dtype: float16, shape: [5000], init: {uniform: [-1, 1]}}
+  - {tensor: out, dtype: float64, shape: [1], role: output}
+cases:
+  - {name: half_in}
+""")
+
+
+@test
+def mixed_precision_torch_golden_rounds_once():
+    # float16/bfloat16 in, float32/float64 out at the default tolerances:
+    # the torch golden computes in double and rounds once, as the
+    # reference does (computing in half and widening fails all three).
+    r = run(LAZY + ["--platform", "cpu", "--log-level", "warning", MIXED])
+    check(r.rc == 0 and "not ok" not in r.out and "SKIP" not in r.out,
+          "mixed precision against the torch golden", r)
+    for name in ("mx_add::half_in", "mx_matmul::bf16_in", "mx_sum::half_in"):
         check(re.search(r"^ok \d+ - %s$" % re.escape(name), r.out, re.M),
               name, r)
 

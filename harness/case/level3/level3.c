@@ -193,11 +193,14 @@ static void combine_partials(st_tensor *out, const void *scratch,
 }
 
 /* 1 when the case is a built-in-shaped reduce_sum (x, one-element out of
- * the same numeric dtype): the harness then combines block partials. */
+ * the same numeric dtype, or of any float dtype for a float x): the
+ * harness then combines block partials. */
 static int is_reduce(const char *op, const st__argset *a) {
   return strcmp(op, "reduce_sum") == 0 && a->n_tensors == 2 &&
          a->tensors[1].numel == 1 &&
-         a->tensors[0].dtype == a->tensors[1].dtype &&
+         (a->tensors[0].dtype == a->tensors[1].dtype ||
+          (st_dtype_is_float(a->tensors[0].dtype) &&
+           st_dtype_is_float(a->tensors[1].dtype))) &&
          (unsigned)a->tensors[0].dtype < (unsigned)ST_DTYPE_COUNT &&
          a->tensors[0].dtype != ST_DTYPE_BOOL;
 }
