@@ -161,10 +161,11 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
           "delta", "p");
   for (i = 0; i < n_rows; i++) {
     const row *r = &rows[i];
-    char name[2 * ST__TL_NAME_MAX + 4], delta[32];
-    snprintf(name, sizeof name, "%s::%s", r->b->scene, r->b->kase);
-    fprintf(out, "%s%-*s  %-10s %6zu %6zu", mk, (int)w, name, r->b->phase,
-            r->b->n, r->n->n);
+    char delta[32];
+    size_t l = strlen(r->b->scene) + 2 + strlen(r->b->kase);
+    /* The name in parts: a case name is as long as its log holds it. */
+    fprintf(out, "%s%s::%s%*s  %-10s %6zu %6zu", mk, r->b->scene, r->b->kase,
+            (int)(w - l), "", r->b->phase, r->b->n, r->n->n);
     if (r->b->n == 0 || r->n->n == 0) {
       fprintf(out, " %12s %12s %9s %10s  (no samples: cold rounds only?)\n",
               "-", "-", "~", "-");

@@ -52,13 +52,29 @@ static int word_is(const char *w, size_t n, const char *lit) {
   return strlen(lit) == n && memcmp(w, lit, n) == 0;
 }
 
-static int copy_name(char *dst, size_t cap, const char *w, size_t n) {
+/* A name: at least one byte, no control byte (a NUL among them). */
+static int name_ok(const char *w, size_t n) {
   size_t i;
-  if (n == 0 || n >= cap)
+  if (n == 0)
     return -1;
   for (i = 0; i < n; i++)
     if ((unsigned char)w[i] < 0x20 || (unsigned char)w[i] == 0x7f)
       return -1;
+  return 0;
+}
+
+/* A name as long as the line holds it, borrowed from the line. */
+static int take_name(st__tl_text *dst, const char *w, size_t n) {
+  if (name_ok(w, n) != 0)
+    return -1;
+  dst->s = w;
+  dst->n = n;
+  return 0;
+}
+
+static int copy_name(char *dst, size_t cap, const char *w, size_t n) {
+  if (name_ok(w, n) != 0 || n >= cap)
+    return -1;
   memcpy(dst, w, n);
   dst[n] = '\0';
   return 0;
@@ -109,16 +125,13 @@ enum {
 
 static const char *const statuses[] = {"ok", "fail", "error", "skip"};
 
-/* Drops a "@k" repeat suffix (SPEC §10) from a case name. */
-static void strip_repeat(char *kase) {
-  char *at = strrchr(kase, '@');
-  char *p;
-  if (at == NULL || at == kase || at[1] == '\0')
-    return;
-  for (p = at + 1; *p != '\0'; p++)
-    if (*p < '0' || *p > '9')
-      return;
-  *at = '\0';
+/* Drops a "@k" repeat suffix (docs/cli.md) from a case name. */
+static void strip_repeat(st__tl_text *kase) {
+  size_t k = kase->n;
+  while (k > 0 && kase->s[k - 1] >= '0' && kase->s[k - 1] <= '9')
+    k--;
+  if (k > 1 && k < kase->n && kase->s[k - 1] == '@')
+    kase->n = k - 1;
 }
 
 static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
@@ -146,13 +159,13 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
       r = parse_long(v, vn, 0x7fffffffL, &ph->pid);
     } else if (word_is(k, kn, "scene")) {
       bit = F_SCENE;
-      r = copy_name(ph->scene, sizeof ph->scene, v, vn);
+      r = take_name(&ph->scene, v, vn);
     } else if (word_is(k, kn, "case")) {
       bit = F_CASE;
-      r = copy_name(ph->kase, sizeof ph->kase, v, vn);
+      r = take_name(&ph->kase, v, vn);
     } else if (word_is(k, kn, "name")) {
       bit = F_NAME;
-      r = copy_name(ph->name, sizeof ph->name, v, vn);
+      r = take_name(&ph->name, v, vn);
     } else if (word_is(k, kn, "round")) {
       long rv;
       bit = F_ROUND;
@@ -200,7 +213,7 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
     return bad(out, c,
                "phase line lacks one of pid, scene, case, name, round, "
                "dur_ns, status");
-  strip_repeat(ph->kase);
+  strip_repeat(&ph->kase);
   out->kind = ST__TL_PHASE;
   return ST__TL_PHASE;
 }
