@@ -53,6 +53,13 @@ int st__log_fd(void);
 typedef void (*st__log_sink_fn)(void *data, const char *line, size_t len);
 void st__log_set_sink(st__log_sink_fn fn, void *data /* IN: borrowed */);
 
+/* Writes "[TIMING] MESSAGE" as it is: the harness's own phase and record
+ * lines (docs/measuring.md), whose fields it formats from checked names.
+ * Everything else goes through st_log, which escapes the token.
+ * Thread-safety: any thread. */
+void st__log_timing(const char *fmt /* IN */, ...)
+    __attribute__((format(printf, 1, 2)));
+
 /* write(2) all of buf to fd, retrying on EINTR and short writes; 0 or -1. */
 int st__log_write_fd(int fd, const char *buf /* IN */, size_t len);
 

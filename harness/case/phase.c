@@ -57,7 +57,7 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
   /* SPEC §11: with --repeat, `timing` tells iterations apart. */
   if (cc->run->repeat > 1)
     snprintf(iter, sizeof iter, " iter=%u", cc->info.iteration);
-  st_log(ST_LOG_TIMING,
+  st__log_timing(
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
          "status=%s%s%s",
          (long)st__proc_pid(), cc->info.scene, cc->info.name, ev->name, round,

@@ -571,7 +571,7 @@ static int starts(const char *line, size_t n, const char *s) {
  * directive is TODO (an expected failure, docs/reports.md). -1 when the
  * line is not such a point of ours. */
 static int tap_point(const char *line, size_t n, names *out) {
-  size_t i = 6, d;
+  size_t i = 7, d; /* past "not ok " */
   const char *desc, *sep, *hash;
   if (i >= n || line[i] < '0' || line[i] > '9')
     return -1;

@@ -389,9 +389,15 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     rw->b = b;
     rw->n = n;
     rw->p = NAN;
-    rw->delta = b->n && n->n && b->median > 0
-                    ? 100.0 * (n->median / b->median - 1.0)
-                    : NAN;
+    /* docs/measuring.md: from a base median of 0 ns, any new median
+     * above 0 is an increase larger than every threshold (+inf, which
+     * --fail-above trips on when significant); 0 to 0 is no change. */
+    if (b->n == 0 || n->n == 0)
+      rw->delta = NAN;
+    else if (b->median > 0)
+      rw->delta = 100.0 * (n->median / b->median - 1.0);
+    else
+      rw->delta = n->median > 0 ? INFINITY : 0.0;
     rw->few = b->n < o->min_samples || n->n < o->min_samples;
     if (b->n > 0 && n->n > 0 &&
         st__stats_mwu(b->values, b->n, n->values, n->n, &rw->p, NULL,
