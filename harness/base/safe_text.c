@@ -60,9 +60,9 @@ size_t st__safe_text(char *dst, size_t cap, const char *s, size_t n,
   return o;
 }
 
-void st__safe_text_put(FILE *f, const char *s, unsigned flags) {
+void st__safe_text_put(FILE *f, const char *s, size_t n, unsigned flags) {
   const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0, n = strlen(s);
+  size_t i = 0;
   while (i < n) {
     char esc[8];
     size_t used;

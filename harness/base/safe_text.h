@@ -31,9 +31,9 @@ int st__safe_text_mark_at(const char *s /* IN */, size_t n);
 size_t st__safe_text(char *dst /* OUT */, size_t cap, const char *s /* IN */,
                      size_t n, unsigned flags);
 
-/* The same to f, for the NUL-terminated s. Thread-safety: one thread per
- * f. */
-void st__safe_text_put(FILE *f /* IN */, const char *s /* IN */,
+/* The same to f, for s[0..n), without a bound. Thread-safety: one thread
+ * per f. */
+void st__safe_text_put(FILE *f /* IN */, const char *s /* IN */, size_t n,
                        unsigned flags);
 
 #endif
