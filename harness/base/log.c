@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <scenetest/log.h>
@@ -97,11 +98,25 @@ static const char *level_label(int level) {
   return "DEBUG";
 }
 
+/* The first error writing the --log-file, of this process or of any
+ * child forked after the file was set (each writes its own lines): an
+ * errno in a MAP_SHARED page they all inherit, 0 while every write
+ * succeeded (docs/reliability.md: a torn log is never a green run). */
+static atomic_int *file_errno_shared;
+static atomic_int file_errno_local;
+
+static void file_failed(int err) {
+  int expected = 0;
+  if (file_errno_shared != NULL)
+    atomic_compare_exchange_strong(file_errno_shared, &expected,
+                                   err != 0 ? err : EIO);
+}
+
 /* Caller holds file_lock. */
 static void file_flush_locked(void) {
   int fd = atomic_load(&file_fd);
-  if (file_len > 0 && fd >= 0)
-    (void)st__log_write_fd(fd, file_buf, file_len);
+  if (file_len > 0 && fd >= 0 && st__log_write_fd(fd, file_buf, file_len) != 0)
+    file_failed(errno);
   file_len = 0;
 }
 
@@ -118,7 +133,8 @@ static void file_append(const char *line, size_t len, int urgent) {
   if (file_len + len > FILE_BUF_CAP)
     file_flush_locked();
   if (len > FILE_BUF_CAP) {
-    (void)st__log_write_fd(atomic_load(&file_fd), line, len);
+    if (st__log_write_fd(atomic_load(&file_fd), line, len) != 0)
+      file_failed(errno);
   } else {
     memcpy(file_buf + file_len, line, len);
     file_len += len;
@@ -152,9 +168,24 @@ void st__log_set_file(int fd) {
   pthread_once(&file_once, file_register);
   pthread_mutex_lock(&file_lock);
   file_flush_locked();
+  if (fd >= 0 && file_errno_shared == NULL) {
+    void *page = mmap(NULL, sizeof *file_errno_shared, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    /* Without the page this process still sees its own errors. */
+    file_errno_shared = page != MAP_FAILED ? page : &file_errno_local;
+  }
+  if (fd >= 0)
+    atomic_store(file_errno_shared, 0);
   atomic_store(&file_pid, (long)st__proc_pid());
   atomic_store(&file_fd, fd);
   pthread_mutex_unlock(&file_lock);
+}
+
+int st__log_file_error(void) {
+  int err;
+  st__log_flush();
+  err = file_errno_shared != NULL ? atomic_load(file_errno_shared) : 0;
+  return err;
 }
 
 void st__log_set_hook(st__log_hook fn, void *data) {

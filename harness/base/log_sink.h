@@ -19,6 +19,12 @@ void st__log_set_file(int fd);
  * file. Thread-safety: any thread. */
 void st__log_flush(void);
 
+/* The first error (an errno) writing the --log-file since it was set,
+ * by this process or a child forked after (they share it), after writing
+ * out this process's buffer; 0 when every write succeeded.
+ * Thread-safety: any thread. */
+int st__log_file_error(void);
+
 /* Called for every line the level lets through, in the process that set
  * it (a forked child never calls its parent's hook): line[0..len) is the
  * whole "[LEVEL] message\n". When to_terminal is 1 the hook writes the
