@@ -10,13 +10,15 @@ compare, with --repeat's iter field) and times, best of 3:
 - `timing --format json LOG` at 1/8 of the lines and at all of them: the
   ratio of the two is 8 when the work is linear;
 - `compare BASE NEW` at all of them.
-Each is printed in seconds and as a ratio to the baseline.
+Each is printed in seconds, wall and CPU (user + system, steadier on a
+shared machine), and as a ratio to the baseline.
 
 Usage: bench_timing.py PATH/TO/scenetest [LINES]   (a benchmark, run by
 `meson test --benchmark`; not a timed unit test)
 """
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -54,9 +56,17 @@ def write_log(path, lines, seed):
     return cases * PER_CASE + PROCS
 
 
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def best_of(cmd, n=3):
-    best = float("inf")
+    """The best wall time and the best CPU time (user + system) of n runs:
+    on a shared machine the CPU time is the steadier figure."""
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(n):
+        c0 = children_cpu()
         t0 = time.perf_counter()
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE)
@@ -65,7 +75,8 @@ def best_of(cmd, n=3):
             sys.exit("bench_timing: %r failed (%d): %s"
                      % (cmd, p.returncode, p.stderr.decode()[:500]))
         best = min(best, dt)
-    return best
+        best_cpu = min(best_cpu, children_cpu() - c0)
+    return best, best_cpu
 
 
 def main():
@@ -77,22 +88,29 @@ def main():
         n_small = write_log(small, LINES // 8, 3)
         n = write_log(base, LINES, 3)
         write_log(new, LINES, 5)
-        read = best_of(["wc", "-l", base])
-        read_small = best_of(["wc", "-l", small])
-        t_small = best_of([EXE, "timing", "--format", "json", small])
-        t = best_of([EXE, "timing", "--format", "json", base])
-        c = best_of([EXE, "compare", "--format", "json", base, new])
-        print("lines: %d (and %d); %d bytes" % (n, n_small,
-                                                 os.path.getsize(base)))
-        print("baseline (wc -l, a plain read): %.3f s (%.3f s at 1/8)"
-              % (read, read_small))
-        print("timing: %.3f s = %.1f x the baseline" % (t, t / read))
-        print("timing at 1/8 of the lines: %.3f s = %.1f x its baseline"
-              % (t_small, t_small / read_small))
-        print("timing, all lines over 1/8: %.2f (8 when linear)"
-              % (t / t_small))
-        print("compare (two logs): %.3f s = %.1f x the baseline of one"
-              % (c, c / read))
+        runs = [("baseline (wc -l, a plain read)", ["wc", "-l", base]),
+                ("baseline at 1/8", ["wc", "-l", small]),
+                ("timing", [EXE, "timing", "--format", "json", base]),
+                ("timing at 1/8", [EXE, "timing", "--format", "json",
+                                   small]),
+                ("compare (two logs)", [EXE, "compare", "--format", "json",
+                                        base, new])]
+        got = {name: best_of(cmd) for name, cmd in runs}
+        print("lines: %d (and %d at 1/8); %d bytes"
+              % (n, n_small, os.path.getsize(base)))
+        for k, what in enumerate(("wall", "CPU")):
+            read = got["baseline (wc -l, a plain read)"][k]
+            small_read = got["baseline at 1/8"][k]
+            for name, _ in runs:
+                v = got[name][k]
+                ref = small_read if name.endswith("1/8") else read
+                if name.startswith("baseline"):
+                    print("%s %s: %.3f s" % (what, name, v))
+                else:
+                    print("%s %s: %.3f s = %.1f x the baseline" % (
+                        what, name, v, v / ref if ref > 0 else float("inf")))
+            print("%s timing, all lines over 1/8: %.2f (8 when linear)"
+                  % (what, got["timing"][k] / got["timing at 1/8"][k]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
