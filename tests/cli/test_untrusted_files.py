@@ -85,7 +85,9 @@ def rerun_failed__zero_filled_report_is_an_error():
 def rerun_failed__text_that_starts_no_value_is_an_error():
     for i, data in enumerate([EVENT + b" x", EVENT + b" -", b"{\"a\": tru}",
                               b"{\"a\": 01}", b"{\"a\": \"\x01\"}",
-                              EVENT + b"]"]):
+                              EVENT + b"]", b"TAP version 13\nnot ok 1 - x\n",
+                              b"TAP version 13\nnot ok x\n", b"hello\n",
+                              b"<testsuites>\0</testsuites>"]):
         r = rerun_list(write_bytes("bad%d.json" % i, data))
         check(r.rc == 2, "%r: exit 2" % data, r)
 
