@@ -29,7 +29,7 @@ typedef st__cmp_row row;
 static int cond_in(const st__side *s, const st__tl_record *r) {
   size_t i;
   for (i = 0; i < st__side_condition_count(s); i++)
-    if (st__timelog_record_same(&st__side_condition(s, i)->record, r))
+    if (st__timelog_record_same(st__side_condition(s, i)->record, r))
       return 1;
   return 0;
 }
@@ -37,10 +37,10 @@ static int cond_in(const st__side *s, const st__tl_record *r) {
 static int same_conditions(const st__side *a, const st__side *b) {
   size_t i;
   for (i = 0; i < st__side_condition_count(a); i++)
-    if (!cond_in(b, &st__side_condition(a, i)->record))
+    if (!cond_in(b, st__side_condition(a, i)->record))
       return 0;
   for (i = 0; i < st__side_condition_count(b); i++)
-    if (!cond_in(a, &st__side_condition(b, i)->record))
+    if (!cond_in(a, st__side_condition(b, i)->record))
       return 0;
   return 1;
 }
@@ -65,7 +65,7 @@ static void print_fields(FILE *f, const char *prefix, const st__side *base,
     for (i = 0; i < st__side_condition_count(s) && n_cols < 64; i++) {
       cols[n_cols].side = k == 0 ? "base" : "new";
       st__condition_label(cols[n_cols].id, sizeof cols[n_cols].id, i);
-      cols[n_cols].r = &st__side_condition(s, i)->record;
+      cols[n_cols].r = st__side_condition(s, i)->record;
       n_cols++;
     }
   }
@@ -369,7 +369,7 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     size_t k, n = st__side_condition_count(base);
     for (k = 0; k < n; k++) {
       fprintf(out, "autoload (the same on both sides): ");
-      st__record_print(out, &st__side_condition(base, k)->record);
+      st__record_print(out, st__side_condition(base, k)->record);
       fputc('\n', out);
     }
   }

@@ -5,6 +5,7 @@
  * phase) first appeared, which is the order the phases ran. */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -225,7 +226,7 @@ typedef struct record_key {
 
 static int record_eq(const void *ctx, size_t pos) {
   const record_key *k = ctx;
-  return st__timelog_record_same(&k->side->conds[pos].record, k->r);
+  return st__timelog_record_same(k->side->conds[pos].record, k->r);
 }
 
 static st_status add_record(st__side *s, size_t file,
@@ -247,8 +248,12 @@ static st_status add_record(st__side *s, size_t file,
              sizeof *s->conds) != 0 ||
         st__hashidx_add(&s->cond_idx, rh, c) != ST_OK)
       return ST_ENOMEM;
+    size_t size = offsetof(st__tl_record, modules) +
+                  r->n_modules * sizeof r->modules[0];
     memset(&s->conds[c], 0, sizeof s->conds[c]);
-    s->conds[c].record = *r;
+    if ((s->conds[c].record = malloc(size)) == NULL)
+      return ST_ENOMEM;
+    memcpy(s->conds[c].record, r, size);
     s->n_conds++;
   }
   if (i == SIZE_MAX) {
@@ -674,8 +679,10 @@ void st__side_free(st__side *s) {
     free(s->groups[i].phase);
     free(s->groups[i].values);
   }
-  for (i = 0; i < s->n_conds; i++)
+  for (i = 0; i < s->n_conds; i++) {
     free(s->conds[i].pids);
+    free(s->conds[i].record);
+  }
   st__hashidx_free(&s->group_idx);
   st__hashidx_free(&s->case_idx);
   st__hashidx_free(&s->proc_idx);
@@ -801,7 +808,7 @@ void st__conditions_json(FILE *out, const st__side *s) {
     fputs("{\"id\": ", out);
     st__json_string(out, l);
     fputs(", \"record\": ", out);
-    json_record(out, &c->record);
+    json_record(out, c->record);
     fputs(", \"pids\": [", out);
     for (k = 0; k < c->n_pids; k++)
       fprintf(out, "%s%ld", k ? ", " : "", c->pids[k]);

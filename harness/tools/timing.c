@@ -50,7 +50,7 @@ static void print_conditions_text(const st__side *s, FILE *out) {
     char l[16];
     st__condition_label(l, sizeof l, i);
     fprintf(out, "  %s: ", l);
-    st__record_print(out, &c->record);
+    st__record_print(out, c->record);
     fprintf(out, " (pid%s", c->n_pids == 1 ? "" : "s");
     for (k = 0; k < c->n_pids; k++)
       fprintf(out, "%s%ld", k ? ", " : " ", c->pids[k]);
