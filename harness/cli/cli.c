@@ -29,6 +29,7 @@
 #include "report/json.h"
 #include "report/report.h"
 #include "scene/scene.h"
+#include "tools/timelog.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
@@ -472,6 +473,12 @@ static int parse_watch(cli *c, const optdef *o, const char *val) {
 
   (void)o;
   st_error_clear(&err);
+  /* The record carries torch_imported, torch_npu_loaded and one field a
+   * watch: no more than `timing` reads back (docs/measuring.md). */
+  if (c->watch.n + 2 >= ST__TL_MODULES_MAX)
+    return st__cli_usage("--watch '%s': at most %d --watch modules (the "
+                         "autoload record holds %d module fields)",
+                         val, ST__TL_MODULES_MAX - 2, ST__TL_MODULES_MAX);
   /* Validated here so that a bad spec is a usage error before anything
    * loads; the run takes the spec strings themselves. */
   st = st_watch_parse(val, &list, &n, &err);

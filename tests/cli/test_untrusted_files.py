@@ -4,7 +4,8 @@
 - --rerun-failed: a NUL byte between JSON values, a zero-filled report
   and text that starts no value are errors (exit 2), never a hang or
   "nothing failed"; a TAP report is read too;
-- timing: a valid run's log with a case name longer than 255 bytes;
+- timing: a valid run's log with a case name longer than 255 bytes, or
+  with as many --watch modules as run accepts;
 - compare --fail-above: a phase whose base median is 0 ns;
 - --log-file: a write error (/dev/full) is exit 3; an output that names
   an input (the scene, a scene in a scanned directory, a hard link to
@@ -123,6 +124,21 @@ cases:
     check(r.rc == 0, "timing reads the log", r)
     kases = {g["case"] for g in json.loads(r.out)["groups"]}
     check(kases == {"c[K=%s]" % long_value}, "the whole name: %r" % kases, r)
+
+
+@test
+def watch__at_most_what_timing_reads_back():
+    log = os.path.join(TMP, "watch.log")
+    watches = []
+    for i in range(30):
+        watches += ["--watch", "m%d=libm%d.so" % (i, i)]
+    r = Run(["run", "--log-file", log] + watches + [GOOD])
+    check(r.rc == 0, "30 watches run", r)
+    r = Run(["timing", log])
+    check(r.rc == 0, "timing reads the record of 30 watches", r)
+    r = Run(["run"] + watches + ["--watch", "one_more=x.so", GOOD])
+    check(r.rc == 2 and "at most 30 --watch modules" in r.err,
+          "a 31st is a usage error", r)
 
 
 def timing_log(name, pid, dur):
