@@ -19,19 +19,19 @@ size_t st__hashidx_find(const st__hashidx *x, uint64_t h, st__hashidx_eq eq,
   size_t i;
   if (x->cap == 0)
     return SIZE_MAX;
-  for (i = mix(h) & (x->cap - 1); x->pos[i] != 0; i = (i + 1) & (x->cap - 1))
-    if (x->hashes[i] == h && eq(ctx, x->pos[i] - 1))
-      return x->pos[i] - 1;
+  for (i = mix(h) & (x->cap - 1); x->slots[i].pos != 0;
+       i = (i + 1) & (x->cap - 1))
+    if (x->slots[i].hash == h && eq(ctx, x->slots[i].pos - 1))
+      return x->slots[i].pos - 1;
   return SIZE_MAX;
 }
 
-static void place(uint64_t *hashes, size_t *pos, size_t cap, uint64_t h,
-                  size_t p) {
+static void place(st__hashslot *slots, size_t cap, uint64_t h, size_t p) {
   size_t i = mix(h) & (cap - 1);
-  while (pos[i] != 0)
+  while (slots[i].pos != 0)
     i = (i + 1) & (cap - 1);
-  hashes[i] = h;
-  pos[i] = p;
+  slots[i].hash = h;
+  slots[i].pos = p;
 }
 
 st_status st__hashidx_add(st__hashidx *x, uint64_t h, size_t pos) {
@@ -39,36 +39,26 @@ st_status st__hashidx_add(st__hashidx *x, uint64_t h, size_t pos) {
     return ST_ENOMEM; /* cannot be stored as pos + 1 */
   if ((x->n + 1) * 2 > x->cap) {
     size_t cap = x->cap ? x->cap * 2 : 64, i;
-    uint64_t *hashes;
-    size_t *slots;
-    if (cap > SIZE_MAX / sizeof *hashes)
+    st__hashslot *slots;
+    if (cap > SIZE_MAX / sizeof *slots)
       return ST_ENOMEM;
-    hashes = malloc(cap * sizeof *hashes);
-    slots = calloc(cap, sizeof *slots);
-    if (hashes == NULL || slots == NULL) {
-      free(hashes);
-      free(slots);
+    if ((slots = calloc(cap, sizeof *slots)) == NULL)
       return ST_ENOMEM;
-    }
     for (i = 0; i < x->cap; i++)
-      if (x->pos[i] != 0)
-        place(hashes, slots, cap, x->hashes[i], x->pos[i]);
-    free(x->hashes);
-    free(x->pos);
-    x->hashes = hashes;
-    x->pos = slots;
+      if (x->slots[i].pos != 0)
+        place(slots, cap, x->slots[i].hash, x->slots[i].pos);
+    free(x->slots);
+    x->slots = slots;
     x->cap = cap;
   }
-  place(x->hashes, x->pos, x->cap, h, pos + 1);
+  place(x->slots, x->cap, h, pos + 1);
   x->n++;
   return ST_OK;
 }
 
 void st__hashidx_free(st__hashidx *x) {
-  free(x->hashes);
-  free(x->pos);
-  x->hashes = NULL;
-  x->pos = NULL;
+  free(x->slots);
+  x->slots = NULL;
   x->cap = x->n = 0;
 }
 

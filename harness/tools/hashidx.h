@@ -13,9 +13,15 @@
 
 #include <scenetest/common.h>
 
+/* A slot: the hash beside the position, so a probe touches one cache
+ * line. */
+typedef struct st__hashslot {
+  uint64_t hash;
+  size_t pos; /* position + 1; 0: an empty slot */
+} st__hashslot;
+
 typedef struct st__hashidx {
-  uint64_t *hashes;
-  size_t *pos; /* position + 1; 0: an empty slot */
+  st__hashslot *slots;
   size_t cap, n;
 } st__hashidx;
 

@@ -447,7 +447,7 @@ static int first_eq(const void *ctx, size_t pos) {
 static st_status cold_rule(st__side *s) {
   first_iter *items = NULL;
   size_t n = 0, cap = 0, i;
-  st__hashidx idx = {NULL, NULL, 0, 0};
+  st__hashidx idx = {NULL, 0, 0};
   st_status rc = ST_OK;
   first_key k;
 
@@ -530,7 +530,7 @@ static int exec_eq(const void *ctx, size_t pos) {
 static st_status sum_runs(st__group *g, const sample *const *in, size_t n) {
   exec_sum *ex = NULL;
   size_t n_ex = 0, cap_ex = 0, best = 0, i;
-  st__hashidx idx = {NULL, NULL, 0, 0};
+  st__hashidx idx = {NULL, 0, 0};
   st_status rc = ST_OK;
 
   for (i = 0; i < n; i++) {
