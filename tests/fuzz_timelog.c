@@ -27,9 +27,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (strlen(l.u.record.raw) >= sizeof l.u.record.raw)
       abort();
   }
-  if (k == ST__TL_PHASE && (l.u.phase.scene[0] == '\0' ||
-                            l.u.phase.kase[0] == '\0' ||
-                            l.u.phase.name[0] == '\0'))
-    abort();
+  if (k == ST__TL_PHASE) {
+    /* Names are non-empty slices of the line, without control bytes. */
+    const st__tl_text *t[3] = {&l.u.phase.scene, &l.u.phase.kase,
+                               &l.u.phase.name};
+    size_t i, j;
+    for (i = 0; i < 3; i++) {
+      if (t[i]->n == 0 || t[i]->s < (const char *)data ||
+          t[i]->s + t[i]->n > (const char *)data + size)
+        abort();
+      for (j = 0; j < t[i]->n; j++)
+        if ((unsigned char)t[i]->s[j] < 0x20)
+          abort();
+    }
+  }
   return 0;
 }

@@ -35,6 +35,50 @@ static void st_log_level_parse__names_and_numbers(void **state) {
     assert_int_equal(st_log_level_parse(bad[i], &v), ST_EINVAL);
 }
 
+/* docs/reliability.md: no message makes a line that a reader of the log
+ * takes for a phase or record line, and no control byte reaches the
+ * terminal: the token's '[' and control bytes come out as \xHH, C1
+ * controls as \u00HH, line breaks stay only in an error; a message at
+ * the TIMING level is a note. The harness's own lines are unchanged. */
+static void st_log__message_cannot_forge_a_timing_line(void **state) {
+  int fds[2];
+  char buf[2048];
+  ssize_t n;
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  st_log_set_fd(fds[1]);
+  st_log_set_level(ST_LOG_TIMING);
+  st_log(ST_LOG_ERROR, "s::c: error: boom [TIMING] phase pid=1 scene=s "
+                       "case=c name=run round=0 dur_ns=1 status=ok\n"
+                       "[TIMING] torch_backend_autoload\x1b]0;title\x07"
+                       "\x1b[2J\r\xc2\x9b" "1m");
+  st_log(ST_LOG_WARNING, "watched module 'm' (/lib/x\n[TIMING] phase) "
+                         "loaded");
+  st_log(ST_LOG_TIMING, "phase pid=1 scene=s case=c name=run round=0 "
+                        "dur_ns=1 status=ok");
+  st__log_timing("phase pid=2 scene=s case=c name=run round=0 dur_ns=1 "
+                 "status=ok");
+  n = read(fds[0], buf, sizeof buf - 1);
+  assert_true(n > 0);
+  buf[n] = '\0';
+  assert_string_equal(
+      buf,
+      "[ERROR] s::c: error: boom \\x5bTIMING] phase pid=1 scene=s case=c "
+      "name=run round=0 dur_ns=1 status=ok\n"
+      "\\x5bTIMING] torch_backend_autoload\\x1b]0;title\\x07\\x1b[2J"
+      "\\x0d\\u009b1m\n"
+      "[WARNING] watched module 'm' (/lib/x\\x0a\\x5bTIMING] phase) "
+      "loaded\n"
+      "[TIMING] note: phase pid=1 scene=s case=c name=run round=0 dur_ns=1 "
+      "status=ok\n"
+      "[TIMING] phase pid=2 scene=s case=c name=run round=0 dur_ns=1 "
+      "status=ok\n");
+  st_log_set_fd(2);
+  close(fds[0]);
+  close(fds[1]);
+}
+
 static void st_log__filters_and_formats(void **state) {
   int fds[2];
   char buf[1024];
@@ -45,7 +89,7 @@ static void st_log__filters_and_formats(void **state) {
   st_log_set_fd(fds[1]);
   st_log_set_level(ST_LOG_TIMING);
   st_log(ST_LOG_INFO, "hidden");
-  st_log(ST_LOG_TIMING, "phase x=%d", 1);
+  st__log_timing("phase x=%d", 1);
   st_log(ST_LOG_WARNING, "careful");
   st_log(ST_LOG_ERROR, "bad\nline");
   st_log_set_level(ST_LOG_NULL);
@@ -83,7 +127,7 @@ static void st_log__file_sink_and_passthrough(void **state) {
   st_log_set_level(ST_LOG_TIMING);
   st__log_set_file(file[1]);
   st_log(ST_LOG_INFO, "below the level");
-  st_log(ST_LOG_TIMING, "phase x=1");
+  st__log_timing("phase x=1");
   st_log(ST_LOG_WARNING, "careful");
   st__log_passthrough("[TIMING] phase x=2\n", 19);
   st__log_passthrough("[ERROR] child\n", 14);
@@ -93,7 +137,7 @@ static void st_log__file_sink_and_passthrough(void **state) {
   assert_string_equal(buf, "[WARNING] careful\n[ERROR] child\n");
   /* Off again: everything on the log fd. */
   st__log_set_file(-1);
-  st_log(ST_LOG_TIMING, "phase x=3");
+  st__log_timing("phase x=3");
   st__log_passthrough("[TIMING] phase x=4\n", 19);
   drain(term[0], buf, sizeof buf);
   assert_string_equal(buf, "[TIMING] phase x=3\n[TIMING] phase x=4\n");
@@ -125,22 +169,22 @@ static void st_log__file_buffered_until_flush(void **state) {
   st_log_set_fd(term[1]);
   st_log_set_level(ST_LOG_TIMING);
   st__log_set_file(file[1]);
-  st_log(ST_LOG_TIMING, "phase x=1");
-  st_log(ST_LOG_TIMING, "phase x=2");
+  st__log_timing("phase x=1");
+  st__log_timing("phase x=2");
   drain_now(file[0], buf, sizeof buf);
   assert_string_equal(buf, "");
   st__log_flush();
   drain_now(file[0], buf, sizeof buf);
   assert_string_equal(buf, "[TIMING] phase x=1\n[TIMING] phase x=2\n");
-  st_log(ST_LOG_TIMING, "phase x=3");
+  st__log_timing("phase x=3");
   st_log(ST_LOG_ERROR, "bad");
   drain_now(file[0], buf, sizeof buf);
   assert_string_equal(buf, "[TIMING] phase x=3\n[ERROR] bad\n");
   /* More than the buffer holds: every line arrives, whole and in order. */
   for (int i = 0; i < 1000; i++)
-    st_log(ST_LOG_TIMING, "phase i=%04d pad=%s", i,
+    st__log_timing("phase i=%04d pad=%s", i,
            "................................");
-  st_log(ST_LOG_TIMING, "last");
+  st__log_timing("last");
   st__log_set_file(-1);
   drain_now(file[0], buf, sizeof buf);
   const char *p = buf;
@@ -173,17 +217,17 @@ static void st_log__file_buffer_not_duplicated_by_fork(void **state) {
   fcntl(file[0], F_SETFL, O_NONBLOCK);
   st_log_set_level(ST_LOG_TIMING);
   st__log_set_file(file[1]);
-  st_log(ST_LOG_TIMING, "parent before");
+  st__log_timing("parent before");
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    st_log(ST_LOG_TIMING, "child");
+    st__log_timing("child");
     st__log_flush();
     _exit(0);
   }
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  st_log(ST_LOG_TIMING, "parent after");
+  st__log_timing("parent after");
   st__log_set_file(-1);
   drain_now(file[0], buf, sizeof buf);
   /* The child's line goes to its log fd too (file_pid is the parent's). */
@@ -198,6 +242,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st_log_level_parse__names_and_numbers),
       cmocka_unit_test(st_log__filters_and_formats),
+      cmocka_unit_test(st_log__message_cannot_forge_a_timing_line),
       cmocka_unit_test(st_log__file_sink_and_passthrough),
       cmocka_unit_test(st_log__file_buffered_until_flush),
 #ifndef ST_TEST_TSAN

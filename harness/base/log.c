@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <scenetest/log.h>
 
 #include "base/log_sink.h"
 #include "base/proc.h"
+#include "base/safe_text.h"
 
 static atomic_int log_level = ST_LOG_TIMING;
 static atomic_int log_fd = 2;
@@ -96,11 +98,25 @@ static const char *level_label(int level) {
   return "DEBUG";
 }
 
+/* The first error writing the --log-file, of this process or of any
+ * child forked after the file was set (each writes its own lines): an
+ * errno in a MAP_SHARED page they all inherit, 0 while every write
+ * succeeded (docs/reliability.md: a torn log is never a green run). */
+static atomic_int *file_errno_shared;
+static atomic_int file_errno_local;
+
+static void file_failed(int err) {
+  int expected = 0;
+  if (file_errno_shared != NULL)
+    atomic_compare_exchange_strong(file_errno_shared, &expected,
+                                   err != 0 ? err : EIO);
+}
+
 /* Caller holds file_lock. */
 static void file_flush_locked(void) {
   int fd = atomic_load(&file_fd);
-  if (file_len > 0 && fd >= 0)
-    (void)st__log_write_fd(fd, file_buf, file_len);
+  if (file_len > 0 && fd >= 0 && st__log_write_fd(fd, file_buf, file_len) != 0)
+    file_failed(errno);
   file_len = 0;
 }
 
@@ -117,7 +133,8 @@ static void file_append(const char *line, size_t len, int urgent) {
   if (file_len + len > FILE_BUF_CAP)
     file_flush_locked();
   if (len > FILE_BUF_CAP) {
-    (void)st__log_write_fd(atomic_load(&file_fd), line, len);
+    if (st__log_write_fd(atomic_load(&file_fd), line, len) != 0)
+      file_failed(errno);
   } else {
     memcpy(file_buf + file_len, line, len);
     file_len += len;
@@ -151,9 +168,24 @@ void st__log_set_file(int fd) {
   pthread_once(&file_once, file_register);
   pthread_mutex_lock(&file_lock);
   file_flush_locked();
+  if (fd >= 0 && file_errno_shared == NULL) {
+    void *page = mmap(NULL, sizeof *file_errno_shared, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    /* Without the page this process still sees its own errors. */
+    file_errno_shared = page != MAP_FAILED ? page : &file_errno_local;
+  }
+  if (fd >= 0)
+    atomic_store(file_errno_shared, 0);
   atomic_store(&file_pid, (long)st__proc_pid());
   atomic_store(&file_fd, fd);
   pthread_mutex_unlock(&file_lock);
+}
+
+int st__log_file_error(void) {
+  int err;
+  st__log_flush();
+  err = file_errno_shared != NULL ? atomic_load(file_errno_shared) : 0;
+  return err;
 }
 
 void st__log_set_hook(st__log_hook fn, void *data) {
@@ -212,20 +244,21 @@ void st__log_passthrough(const char *line, size_t len) {
     (void)st__log_write_fd(atomic_load(&log_fd), line, len);
 }
 
-void st_log(int level, const char *fmt, ...) {
+/* Writes the line "[LABEL] " + note + msg[0..mlen) + "\n" where the
+ * level sends it. */
+static void log_line(int level, const char *note, const char *msg,
+                     size_t mlen) {
   char buf[4096];
   int n;
   size_t len;
-  va_list ap;
   int ffd, to_terminal;
 
-  if (!st_log_enabled(level))
-    return;
-  n = snprintf(buf, sizeof buf, "[%s] ", level_label(level));
-  va_start(ap, fmt);
-  vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-  va_end(ap);
-  len = strlen(buf);
+  n = snprintf(buf, sizeof buf, "[%s] %s", level_label(level), note);
+  len = (size_t)n;
+  if (mlen > sizeof buf - 1 - len)
+    mlen = sizeof buf - 1 - len;
+  memcpy(buf + len, msg, mlen);
+  len += mlen;
   buf[len++] = '\n';
   ffd = atomic_load(&file_fd);
   /* With a --log-file the whole log goes there, and the terminal (the log
@@ -252,6 +285,48 @@ void st_log(int level, const char *fmt, ...) {
   if (to_hook(level, buf, len, to_terminal) || !to_terminal)
     return;
   (void)st__log_write_fd(atomic_load(&log_fd), buf, len);
+}
+
+/* docs/reliability.md: a message is anyone's text (a kernel's failure
+ * message, a library's path), so it is escaped for the person who reads
+ * it (base/safe_text.h) and never holds the [TIMING] token; a line break
+ * stays one only in an error, whose message may be a table. Phase and
+ * record lines are the harness's own (st__log_timing): a message logged
+ * here at the TIMING level is a note, "[TIMING] note: ...", which no
+ * reader of a log takes for one of them. */
+void st_log(int level, const char *fmt, ...) {
+  char raw[4096], msg[4096];
+  size_t len;
+  va_list ap;
+  int n;
+
+  if (!st_log_enabled(level))
+    return;
+  va_start(ap, fmt);
+  n = vsnprintf(raw, sizeof raw, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    raw[0] = '\0';
+  len = st__safe_text(msg, sizeof msg, raw, strnlen(raw, sizeof raw),
+                      level >= ST_LOG_ERROR ? ST__SAFE_KEEP_LINES : 0);
+  log_line(level,
+           level >= ST_LOG_TIMING && level < ST_LOG_WARNING ? "note: " : "",
+           msg, len);
+}
+
+void st__log_timing(const char *fmt, ...) {
+  char msg[4096];
+  va_list ap;
+  int n;
+
+  if (!st_log_enabled(ST_LOG_TIMING))
+    return;
+  va_start(ap, fmt);
+  n = vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    msg[0] = '\0';
+  log_line(ST_LOG_TIMING, "", msg, strnlen(msg, sizeof msg));
 }
 
 void st__log_set_sink(st__log_sink_fn fn, void *data) {

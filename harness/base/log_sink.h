@@ -19,6 +19,12 @@ void st__log_set_file(int fd);
  * file. Thread-safety: any thread. */
 void st__log_flush(void);
 
+/* The first error (an errno) writing the --log-file since it was set,
+ * by this process or a child forked after (they share it), after writing
+ * out this process's buffer; 0 when every write succeeded.
+ * Thread-safety: any thread. */
+int st__log_file_error(void);
+
 /* Called for every line the level lets through, in the process that set
  * it (a forked child never calls its parent's hook): line[0..len) is the
  * whole "[LEVEL] message\n". When to_terminal is 1 the hook writes the
@@ -52,6 +58,13 @@ int st__log_fd(void);
  * first case). */
 typedef void (*st__log_sink_fn)(void *data, const char *line, size_t len);
 void st__log_set_sink(st__log_sink_fn fn, void *data /* IN: borrowed */);
+
+/* Writes "[TIMING] MESSAGE" as it is: the harness's own phase and record
+ * lines (docs/measuring.md), whose fields it formats from checked names.
+ * Everything else goes through st_log, which escapes the token.
+ * Thread-safety: any thread. */
+void st__log_timing(const char *fmt /* IN */, ...)
+    __attribute__((format(printf, 1, 2)));
 
 /* write(2) all of buf to fd, retrying on EINTR and short writes; 0 or -1. */
 int st__log_write_fd(int fd, const char *buf /* IN */, size_t len);

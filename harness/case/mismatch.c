@@ -166,11 +166,12 @@ static void exact_detail(FILE *out, const st_tensor *after,
           count, after->numel, ix, vb, va);
 }
 
-static void dump_one(FILE *out, const char *dir, const char *name,
+static void dump_one(FILE *out, const st__dump *dump, const char *name,
                      const char *what, const st_tensor *t, int *first) {
   char stem[512], path[4096];
   snprintf(stem, sizeof stem, "%s.%s", name, what);
-  if (st__npy_write(dir, stem, t, path, sizeof path) != ST_OK) {
+  if (st__npy_write(dump->dir, dump->scene, dump->kase, stem, t, path,
+                    sizeof path) != ST_OK) {
     fprintf(out, "%s%s (not written)", *first ? "\ndumped: " : ", ", stem);
   } else {
     fprintf(out, "%s%s", *first ? "\ndumped: " : ", ", path);
@@ -183,20 +184,18 @@ static void dump_one(FILE *out, const char *dir, const char *name,
 static void dump_all(FILE *out, const st__dump *dump, const st__plan *plan,
                      const st__argset *args, const st__argset *gold,
                      const st__argset *init) {
-  char dir[4096];
   int first = 1;
-  snprintf(dir, sizeof dir, "%s/%s/%s", dump->dir, dump->scene, dump->kase);
   for (size_t i = 0; i < args->n_tensors; i++) {
     const st__rarg *ra = &plan->args[i];
     if (args->tensors[i].role == ST_ROLE_SCRATCH)
       continue;
     if (args->tensors[i].role == ST_ROLE_INPUT) {
-      dump_one(out, dir, ra->name, "input", &init->tensors[i], &first);
+      dump_one(out, dump, ra->name, "input", &init->tensors[i], &first);
       continue;
     }
-    dump_one(out, dir, ra->name, "actual", &args->tensors[i], &first);
+    dump_one(out, dump, ra->name, "actual", &args->tensors[i], &first);
     if (ra->compare)
-      dump_one(out, dir, ra->name, "expected", &gold->tensors[i], &first);
+      dump_one(out, dump, ra->name, "expected", &gold->tensors[i], &first);
   }
 }
 

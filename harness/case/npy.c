@@ -9,10 +9,12 @@
  * dtype: they are written as float32, which holds every value of theirs
  * exactly. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "case/npy.h"
 
@@ -51,7 +53,8 @@ static const char *descr(st_dtype dt) {
   }
 }
 
-/* mkdir -p. */
+/* mkdir -p of the directory the user named (it may be a symlink of
+ * theirs: followed). */
 static int make_dirs(const char *dir) {
   char *p = strdup(dir);
   if (p == NULL)
@@ -71,15 +74,56 @@ static int make_dirs(const char *dir) {
   return rc;
 }
 
+/* A name the harness made (scene, case, file): one path component. */
+static int one_component(const char *name) {
+  return name[0] != '\0' && strchr(name, '/') == NULL &&
+         strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* The directory name inside dfd, made if missing, opened without
+ * following a symlink (docs/reliability.md: one planted in the dump
+ * directory is refused, never followed). Closes dfd; -1 on failure. */
+static int sub_dir(int dfd, const char *name) {
+  int fd = -1;
+  if (dfd >= 0 && one_component(name) &&
+      (mkdirat(dfd, name, 0777) == 0 || errno == EEXIST))
+    fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd >= 0)
+    close(dfd);
+  return fd;
+}
+
+/* A new file name in dfd: what was there (an earlier dump, or a symlink
+ * planted in its place) is unlinked, never written through, and the file
+ * is created with O_EXCL, so a symlink planted in between makes the open
+ * fail rather than follow it. */
+static FILE *new_file(int dfd, const char *name) {
+  int fd;
+  FILE *f;
+  if (!one_component(name))
+    return NULL;
+  if (unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
+    return NULL;
+  fd = openat(dfd, name,
+              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return NULL;
+  if ((f = fdopen(fd, "wb")) == NULL)
+    close(fd);
+  return f;
+}
+
 static int host_is_little_endian(void) {
   const unsigned one = 1;
   return *(const unsigned char *)&one == 1;
 }
 
-st_status st__npy_write(const char *dir, const char *stem, const st_tensor *t,
-                        char *path, size_t size) {
+st_status st__npy_write(const char *root, const char *scene, const char *kase,
+                        const char *stem, const st_tensor *t, char *path,
+                        size_t size) {
   const char *d = descr(t->dtype);
-  char header[512];
+  char header[512], name[512];
+  int dfd;
   /* Dtypes numpy lacks, written as their exact float32 values, say so in
    * the file name. */
   const char *as_f32 = t->dtype == ST_DTYPE_BFLOAT16        ? ".bf16-as-f32"
@@ -88,9 +132,10 @@ st_status st__npy_write(const char *dir, const char *stem, const st_tensor *t,
                                                             : NULL;
   if (d == NULL || !host_is_little_endian())
     return ST_EINVAL;
-  if (make_dirs(dir) != 0)
+  if (make_dirs(root) != 0)
     return ST_EIO;
-  snprintf(path, size, "%s/%s%s.npy", dir, stem, as_f32 ? as_f32 : "");
+  snprintf(name, sizeof name, "%s%s.npy", stem, as_f32 ? as_f32 : "");
+  snprintf(path, size, "%s/%s/%s/%s", root, scene, kase, name);
   size_t len = (size_t)snprintf(header, sizeof header,
                                 "{'descr': '%s', 'fortran_order': False, "
                                 "'shape': (",
@@ -111,7 +156,12 @@ st_status st__npy_write(const char *dir, const char *stem, const st_tensor *t,
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                            (unsigned char)((total - 10) & 0xff),
                            (unsigned char)((total - 10) >> 8)};
-  FILE *f = fopen(path, "wbe");
+  dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  dfd = sub_dir(sub_dir(dfd, scene), kase);
+  if (dfd < 0)
+    return ST_EIO;
+  FILE *f = new_file(dfd, name);
+  close(dfd);
   if (f == NULL)
     return ST_EIO;
   int ok = fwrite(pre, 1, 10, f) == 10 &&

@@ -63,7 +63,7 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
   char *sq, *cq;
   const char *scene = st__timing_name(cc->info.scene, &sq);
   const char *kase = st__timing_name(cc->info.name, &cq);
-  st_log(ST_LOG_TIMING,
+  st__log_timing(
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
          "status=%s%s%s",
          (long)st__proc_pid(), scene ? scene : "?", kase ? kase : "?",

@@ -15,6 +15,7 @@
 #include <scenetest/record.h>
 #include <scenetest/testing_hooks.h>
 
+#include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/record.h"
 
@@ -345,7 +346,7 @@ int st__record_emit_line(const st_watch *list, size_t count, char *keep,
     if (keep != NULL || st_log_enabled(ST_LOG_TIMING))
       st_record_format(list, count, line, cap);
     if (st_log_enabled(ST_LOG_TIMING))
-      st_log(ST_LOG_TIMING, "%s", line);
+      st__log_timing("%s", line);
     emitted_pid = self;
   }
   pthread_mutex_unlock(&emit_lock);

@@ -24,10 +24,12 @@
 #include "case/result.h"
 #include "cli/cli_internal.h"
 #include "cli/cli_measure.h"
+#include "cli/inputs.h"
 #include "ops/validate.h"
 #include "report/json.h"
 #include "report/report.h"
 #include "scene/scene.h"
+#include "tools/timelog.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
@@ -55,8 +57,8 @@ static const char usage_text[] =
     "exclude)\n"
     "  --shard K/N           only shard K of N (0-based; run also reads\n"
     "                        GTEST_*, TEST_* and CI_NODE_* shard variables)\n"
-    "  --rerun-failed FILE   only the cases an --events, json or junit report\n"
-    "                        says failed\n"
+    "  --rerun-failed FILE   only the cases an --events, json, junit or tap\n"
+    "                        report says failed\n"
     "  --require-cases       exit 2 when nothing is selected (default: exit "
     "0)\n"
     "\n"
@@ -471,6 +473,12 @@ static int parse_watch(cli *c, const optdef *o, const char *val) {
 
   (void)o;
   st_error_clear(&err);
+  /* The record carries torch_imported, torch_npu_loaded and one field a
+   * watch: no more than `timing` reads back (docs/measuring.md). */
+  if (c->watch.n + 2 >= ST__TL_MODULES_MAX)
+    return st__cli_usage("--watch '%s': at most %d --watch modules (the "
+                         "autoload record holds %d module fields)",
+                         val, ST__TL_MODULES_MAX - 2, ST__TL_MODULES_MAX);
   /* Validated here so that a bad spec is a usage error before anything
    * loads; the run takes the spec strings themselves. */
   st = st_watch_parse(val, &list, &n, &err);
@@ -1060,6 +1068,41 @@ static int color_allowed(void) {
   return term == NULL || strcmp(term, "dumb") != 0;
 }
 
+/* docs/cli.md: every file the run reads (scene paths, the scenes of its
+ * directories when set is not NULL, plugins, the --rerun-failed report),
+ * by device and inode. 0 or the exit status of an internal error. */
+static int collect_inputs(const cli *c, const st_scene_set *set,
+                          st__inputs *in) {
+  size_t i, n = set != NULL ? st_scene_set_count(set) : 0;
+  int bad = 0;
+  for (i = 0; i < c->paths.n; i++)
+    bad |= st__inputs_add(in, "input", c->paths.items[i]);
+  for (i = 0; i < c->plugins.n; i++)
+    bad |= st__inputs_add(in, "--plugin", c->plugins.items[i]);
+  if (c->rerun_failed != NULL)
+    bad |= st__inputs_add(in, "--rerun-failed report", c->rerun_failed);
+  for (i = 0; i < n; i++)
+    bad |= st__inputs_add(in, "scene file",
+                          st_scene_file(st_scene_set_get(set, i)));
+  return bad ? internal_error("listing the inputs", ST_ENOMEM) : 0;
+}
+
+/* 2 with a usage error when the output path (opt names it) is one of
+ * the inputs: refused before it is opened, so nothing is truncated. */
+static int refuse_input(const st__inputs *in, const char *opt,
+                        const char *path) {
+  const st__input *hit = path != NULL ? st__inputs_named_by(in, path) : NULL;
+  if (hit == NULL)
+    return 0;
+  if (hit->is_dir)
+    return st__cli_usage("%s '%s' is a scene file of the input directory "
+                         "'%s'; refusing to overwrite it",
+                         opt, path, hit->path);
+  return st__cli_usage("%s '%s' is also the %s '%s'; refusing to overwrite "
+                       "it",
+                       opt, path, hit->what, hit->path);
+}
+
 /* The run's reports (SPEC §10): the --format one to --output or standard
  * output, each --report, and those the environment asks for, checked
  * against each other and against --events and the input scenes. */
@@ -1112,6 +1155,15 @@ static int plan_outputs(const cli *c, const st_scene_set *set, st__output *out,
   }
   status = st__outputs_check(out, n, res, n_res);
   free(res);
+  if (status == 0) {
+    st__inputs in = {NULL, 0, 0};
+    status = collect_inputs(c, set, &in);
+    for (i = 0; i < *n && status == 0; i++)
+      status = refuse_input(&in, out[i].source, out[i].path);
+    if (status == 0)
+      status = refuse_input(&in, "--events", c->events);
+    st__inputs_free(&in);
+  }
   return status;
 }
 
@@ -1423,6 +1475,17 @@ static int open_log_file(const cli *c) {
           a.st_dev == b.st_dev && a.st_ino == b.st_ino)))
       return st__cli_usage("--log-file '%s' is also the %s", c->log_file,
                            i == 0 ? "--output" : "--events file");
+  {
+    /* The scenes of input directories are known once loaded, later than
+     * the log opens: a .yaml or .yml file below one is refused here. */
+    st__inputs in = {NULL, 0, 0};
+    int st = collect_inputs(c, NULL, &in);
+    if (st == 0)
+      st = refuse_input(&in, "--log-file", c->log_file);
+    st__inputs_free(&in);
+    if (st != 0)
+      return st;
+  }
   log_fd = open(c->log_file,
                 O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
   if (log_fd < 0)
@@ -1432,13 +1495,19 @@ static int open_log_file(const cli *c) {
   return 0;
 }
 
+/* docs/cli.md: a write that failed (a full disk), in this process or a
+ * child, is exit 3 with the reason: the log is torn. */
 static int close_log_file(const cli *c, int status) {
+  int err;
   if (log_fd < 0)
     return status;
   st__log_set_file(-1);
-  if (close(log_fd) != 0) {
-    fprintf(stderr, "scenetest: error: writing --log-file '%s' failed: %s\n",
-            c->log_file, strerror(errno));
+  err = st__log_file_error();
+  if (close(log_fd) != 0 && err == 0)
+    err = errno;
+  if (err != 0) {
+    (void)st__cli_usage("writing --log-file '%s' failed: %s", c->log_file,
+                        strerror(err));
     status = EXIT_INTERNAL;
   }
   log_fd = -1;

@@ -13,6 +13,7 @@
 #include <scenetest/scenetest.h>
 
 #include "report/report.h"
+#include "cli/rerun_parse.h"
 
 /* Writes the message fmt formats to f with its control bytes escaped and
  * line breaks as spaces (errline.c): for every "scenetest: error: ..."
@@ -51,13 +52,12 @@ int st__shard_resolve(const st__shard *option /* IN */, int touch,
                       st__shard *out /* OUT */);
 
 /* The names ("SCENE::CASE", repeat suffix dropped) of the cases that an
- * earlier --events, json or junit report (told apart by content) says
+ * earlier --events, json, junit or tap report (told apart by content) says
  * failed, errored or passed unexpectedly. *names is a malloc'd array of
  * malloc'd strings (st__names_free). 0, 2 (unreadable, not a report),
  * 3. */
 int st__rerun_read(const char *path /* IN */, char ***names /* OUT */,
                    size_t *n /* OUT */);
-void st__names_free(char **names /* IN, owned */, size_t n);
 
 /* Report formats, as --format and --report name them. */
 typedef enum st__fmt {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/safe_text.h"
 #include "report/json.h"
 
 #define REPLACEMENT 0xFFFDu
@@ -97,14 +98,23 @@ static st__escape_table quoted_escapes = {
 /* clang-format on */
 
 /* s[0, n) as a double-quoted string: the shared escapes here, every other
- * code point through put_cp. */
-static void put_quoted(FILE *f, const char *s, size_t n, put_cp_fn put_cp) {
+ * code point through put_cp. The '[' of a [TIMING] token is written as
+ * bracket (JSON's \u005b, YAML's \x5b: the same text to a reader of the
+ * format) so that a line of TAP or JSON Lines in a CI log is never taken
+ * for a phase or record line (docs/reliability.md). */
+static void put_quoted(FILE *f, const char *s, size_t n, put_cp_fn put_cp,
+                       const char *bracket) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
 
   fputc('"', f);
   while (i < n) {
     uint32_t cp;
+    if (p[i] == '[' && st__safe_text_mark_at(s + i, n - i)) {
+      fputs(bracket, f);
+      i++;
+      continue;
+    }
     i += st__utf8_next(p + i, n - i, &cp);
     if (!st__escape_put(f, quoted_escapes, cp))
       put_cp(f, cp);
@@ -146,7 +156,7 @@ static void put_yaml_cp(FILE *f, uint32_t cp) {
 }
 
 void st__json_string_n(FILE *f, const char *s, size_t n) {
-  put_quoted(f, s, n, put_json_cp);
+  put_quoted(f, s, n, put_json_cp, "\\u005b");
 }
 
 void st__json_string(FILE *f, const char *s) {
@@ -180,7 +190,7 @@ void st__yaml_string(FILE *f, const char *s) {
   if (s == NULL)
     fputs("~", f);
   else
-    put_quoted(f, s, strlen(s), put_yaml_cp);
+    put_quoted(f, s, strlen(s), put_yaml_cp, "\\x5b");
 }
 
 void st__ascii_line(FILE *f, const char *s) {
@@ -189,6 +199,11 @@ void st__ascii_line(FILE *f, const char *s) {
 
   while (i < n) {
     uint32_t cp;
+    if (p[i] == '[' && st__safe_text_mark_at(s + i, n - i)) {
+      fputs("\\x5b", f); /* docs/reliability.md, as in put_quoted */
+      i++;
+      continue;
+    }
     i += st__utf8_next(p + i, n - i, &cp);
     if (cp < 0x20 || cp == 0x7F)
       fputc(' ', f);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/safe_text.h"
 #include "report/report.h"
 
 static int shell_safe(const char *s) {
@@ -21,14 +22,47 @@ static int shell_safe(const char *s) {
   return 1;
 }
 
-void st__shell_quote(FILE *out, const char *s) {
-  if (shell_safe(s)) {
+/* Whether s holds a byte a terminal acts on (C0 or C1 controls, DEL) or
+ * the [TIMING] token: such a word is printed in ANSI-C quotes. */
+static int needs_ansi_c(const char *s) {
+  for (; *s != '\0'; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x20 || c == 0x7f ||
+        (c == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+         (unsigned char)s[1] <= 0x9f) ||
+        (c == '[' && st__safe_text_mark_at(s, strlen(s))))
+      return 1;
+  }
+  return 0;
+}
+
+/* docs/cli.md: a word with control bytes (a scene path holding a newline
+ * or an OSC sequence) in ANSI-C quotes, $'...' (bash, zsh, ksh, POSIX.1
+ * 2024's sh), with each such byte as \xHH: the printed command is one
+ * line, changes nothing on the terminal, and pastes as the same bytes.
+ * Otherwise single quotes, in which a POSIX shell takes every byte
+ * literally except the closing quote itself, written as '\'' (close,
+ * escaped quote, reopen). */
+static void quote(FILE *out, const char *s, int always) {
+  if (!always && shell_safe(s)) {
     fputs(s, out);
     return;
   }
-  /* Inside single quotes a POSIX shell takes every byte literally except
-   * the closing quote itself, which is written as '\'' (close, escaped
-   * quote, reopen). */
+  if (needs_ansi_c(s)) {
+    fputs("$'", out);
+    for (; *s != '\0'; s++) {
+      unsigned char c = (unsigned char)*s;
+      if (c == '\\' || c == '\'')
+        fprintf(out, "\\%c", c);
+      else if (c < 0x20 || c == 0x7f || c >= 0x80 ||
+               (c == '[' && st__safe_text_mark_at(s, strlen(s))))
+        fprintf(out, "\\x%02x", c);
+      else
+        fputc(c, out);
+    }
+    fputc('\'', out);
+    return;
+  }
   fputc('\'', out);
   for (; *s != '\0'; s++) {
     if (*s == '\'')
@@ -39,25 +73,33 @@ void st__shell_quote(FILE *out, const char *s) {
   fputc('\'', out);
 }
 
+void st__shell_quote(FILE *out, const char *s) { quote(out, s, 0); }
+
 void st__report_rerun(FILE *out, const st__report_config *cfg,
                       const char *scene, const char *kase, uint64_t seed,
                       const char *platform, const char *file) {
+  size_t ns = strlen(scene), nk = strlen(kase);
+  char *id = malloc(ns + nk + 3);
   /* Scene names are identifiers; a matrix case's name, NAME[P=v,...],
    * holds brackets, which are glob characters to a shell but not inside
-   * single quotes, and which the selector matches literally before any
-   * glob (SPEC §13). The loader admits no quote in a name; one is escaped
-   * anyway. Always quoted, so that the command reads as SPEC §6 shows. */
+   * quotes, and which the selector matches literally before any glob
+   * (SPEC §13). Always quoted, so that the command reads as SPEC §6
+   * shows. */
   /* SPEC §10: the program as it was invoked, so the command works from
    * where the user is. */
   st__shell_quote(out,
                   cfg != NULL && cfg->argv0 != NULL ? cfg->argv0 : "scenetest");
-  fputs(" run --case '", out);
-  for (const char *p = scene; *p != '\0'; p++)
-    fputs(*p == '\'' ? "'\\''" : (char[2]){*p, '\0'}, out);
-  fputs("::", out);
-  for (const char *p = kase; *p != '\0'; p++)
-    fputs(*p == '\'' ? "'\\''" : (char[2]){*p, '\0'}, out);
-  fprintf(out, "' --seed %" PRIu64 " --platform ", seed);
+  fputs(" run --case ", out);
+  if (id != NULL) {
+    memcpy(id, scene, ns);
+    memcpy(id + ns, "::", 2);
+    memcpy(id + ns + 2, kase, nk + 1);
+    quote(out, id, 1);
+    free(id);
+  } else {
+    fputs("''", out); /* out of memory: a command that selects nothing */
+  }
+  fprintf(out, " --seed %" PRIu64 " --platform ", seed);
   st__shell_quote(out, platform);
   if (cfg != NULL && cfg->rerun_opts != NULL)
     fputs(cfg->rerun_opts, out);

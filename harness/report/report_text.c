@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/safe_text.h"
 #include "base/log_sink.h"
 #include "report/report.h"
 
@@ -262,33 +263,28 @@ static void text_log_line(void *data, int level, const char *line,
   free(words);
 }
 
-/* Writes every line of s indented, so a multi-line message stays inside
- * its case's block. Control bytes other than newline and tab (a kernel's
- * message may hold escape sequences that would move the cursor, clear
- * the screen or recolour the terminal) are written as \xNN. */
+/* A one-line field (a skip reason, an expected failure's first line):
+ * docs/reliability.md, every control byte escaped, and the [TIMING]
+ * token too (base/safe_text.h). */
 static void put_escaped_line(FILE *out, const char *s) {
-  for (; *s != '\0'; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c < 0x20 || c == 0x7f)
-      fprintf(out, "\\x%02x", c);
-    else
-      fputc(*s, out);
-  }
+  st__safe_text_put(out, s, strlen(s), 0);
 }
 
+/* Writes every line of s indented, so a multi-line message stays inside
+ * its case's block; each line escaped as base/safe_text.h says (a
+ * kernel's message or printed output may hold escape sequences that
+ * would move the cursor, clear the screen or retitle the terminal, or a
+ * line that a reader of the log would take for a phase line). */
 static void put_indented(FILE *out, const char *indent, const char *s) {
-  fputs(indent, out);
-  for (; *s != '\0'; s++) {
-    unsigned char c = (unsigned char)*s;
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-      fprintf(out, "\\x%02x", c);
-    else
-      fputc(*s, out);
-    if (*s == '\n' && s[1] != '\0')
-      fputs(indent, out);
-  }
-  if (s[-1] != '\n')
+  for (;;) {
+    size_t n = strcspn(s, "\n");
+    fputs(indent, out);
+    st__safe_text_put(out, s, n, ST__SAFE_KEEP_LINES);
     fputc('\n', out);
+    if (s[n] == '\0' || s[n + 1] == '\0')
+      break;
+    s += n + 1;
+  }
 }
 
 static void text_run_begin(void *data, const st_run_info *info) {

@@ -29,7 +29,7 @@ typedef st__cmp_row row;
 static int cond_in(const st__side *s, const st__tl_record *r) {
   size_t i;
   for (i = 0; i < st__side_condition_count(s); i++)
-    if (st__timelog_record_same(&st__side_condition(s, i)->record, r))
+    if (st__timelog_record_same(st__side_condition(s, i)->record, r))
       return 1;
   return 0;
 }
@@ -37,10 +37,10 @@ static int cond_in(const st__side *s, const st__tl_record *r) {
 static int same_conditions(const st__side *a, const st__side *b) {
   size_t i;
   for (i = 0; i < st__side_condition_count(a); i++)
-    if (!cond_in(b, &st__side_condition(a, i)->record))
+    if (!cond_in(b, st__side_condition(a, i)->record))
       return 0;
   for (i = 0; i < st__side_condition_count(b); i++)
-    if (!cond_in(a, &st__side_condition(b, i)->record))
+    if (!cond_in(a, st__side_condition(b, i)->record))
       return 0;
   return 1;
 }
@@ -65,7 +65,7 @@ static void print_fields(FILE *f, const char *prefix, const st__side *base,
     for (i = 0; i < st__side_condition_count(s) && n_cols < 64; i++) {
       cols[n_cols].side = k == 0 ? "base" : "new";
       st__condition_label(cols[n_cols].id, sizeof cols[n_cols].id, i);
-      cols[n_cols].r = &st__side_condition(s, i)->record;
+      cols[n_cols].r = st__side_condition(s, i)->record;
       n_cols++;
     }
   }
@@ -161,10 +161,11 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
           "delta", "p");
   for (i = 0; i < n_rows; i++) {
     const row *r = &rows[i];
-    char name[2 * ST__TL_NAME_MAX + 4], delta[32];
-    snprintf(name, sizeof name, "%s::%s", r->b->scene, r->b->kase);
-    fprintf(out, "%s%-*s  %-10s %6zu %6zu", mk, (int)w, name, r->b->phase,
-            r->b->n, r->n->n);
+    char delta[32];
+    size_t l = strlen(r->b->scene) + 2 + strlen(r->b->kase);
+    /* The name in parts: a case name is as long as its log holds it. */
+    fprintf(out, "%s%s::%s%*s  %-10s %6zu %6zu", mk, r->b->scene, r->b->kase,
+            (int)(w - l), "", r->b->phase, r->b->n, r->n->n);
     if (r->b->n == 0 || r->n->n == 0) {
       fprintf(out, " %12s %12s %9s %10s  (no samples: cold rounds only?)\n",
               "-", "-", "~", "-");
@@ -368,7 +369,7 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     size_t k, n = st__side_condition_count(base);
     for (k = 0; k < n; k++) {
       fprintf(out, "autoload (the same on both sides): ");
-      st__record_print(out, &st__side_condition(base, k)->record);
+      st__record_print(out, st__side_condition(base, k)->record);
       fputc('\n', out);
     }
   }
@@ -388,9 +389,15 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     rw->b = b;
     rw->n = n;
     rw->p = NAN;
-    rw->delta = b->n && n->n && b->median > 0
-                    ? 100.0 * (n->median / b->median - 1.0)
-                    : NAN;
+    /* docs/measuring.md: from a base median of 0 ns, any new median
+     * above 0 is an increase larger than every threshold (+inf, which
+     * --fail-above trips on when significant); 0 to 0 is no change. */
+    if (b->n == 0 || n->n == 0)
+      rw->delta = NAN;
+    else if (b->median > 0)
+      rw->delta = 100.0 * (n->median / b->median - 1.0);
+    else
+      rw->delta = n->median > 0 ? INFINITY : 0.0;
     rw->few = b->n < o->min_samples || n->n < o->min_samples;
     if (b->n > 0 && n->n > 0 &&
         st__stats_mwu(b->values, b->n, n->values, n->n, &rw->p, NULL,

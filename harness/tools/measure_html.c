@@ -86,7 +86,7 @@ static void put_conditions(FILE *out, const char *side, const st__side *s) {
     st__condition_label(l, sizeof l, i);
     fprintf(out, "<tr><td>%s</td><td class=\"mono\">", l);
     if (m != NULL) {
-      st__record_print(m, &c->record);
+      st__record_print(m, c->record);
       if (fclose(m) == 0)
         st__html_text(out, rec);
       free(rec);
@@ -115,7 +115,7 @@ static void put_records_side_by_side(FILE *out, const st__side *base,
       st__condition_label(l, sizeof l, i);
       snprintf(heads[n_cols], sizeof heads[n_cols], "%s %s",
                k == 0 ? "base" : "new", l);
-      cols[n_cols++] = &st__side_condition(s, i)->record;
+      cols[n_cols++] = st__side_condition(s, i)->record;
     }
   }
   if (n_cols == 0)

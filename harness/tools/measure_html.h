@@ -17,7 +17,7 @@
 /* One row of a comparison: a group present on both sides. */
 typedef struct st__cmp_row {
   const st__group *b, *n;
-  double delta; /* percent; NAN when the base median is 0 */
+  double delta; /* percent; +inf from a base median of 0 (docs/measuring.md) */
   double p;     /* NAN when not computed */
   st__mwu_method method;
   int few;         /* a side has fewer than min_samples */

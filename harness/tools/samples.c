@@ -5,11 +5,13 @@
  * phase) first appeared, which is the order the phases ran. */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "report/json.h"
+#include "tools/hashidx.h"
 #include "tools/samples.h"
 #include "tools/stats.h"
 
@@ -28,15 +30,32 @@ typedef struct proc {
   size_t condition;
 } proc;
 
+/* A distinct (condition, pid): what keeps a condition's pids distinct. */
+typedef struct cond_pid {
+  size_t condition;
+  long pid;
+} cond_pid;
+
 struct st__side {
   sample *samples;
   size_t n_samples, cap_samples;
   st__group *groups;
   size_t n_groups, cap_groups;
+  size_t *group_case; /* per group: the first group of its (scene, case) */
+  size_t cap_group_case;
   st__condition *conds;
   size_t n_conds, cap_conds;
   proc *procs; /* (file, pid) -> condition */
   size_t n_procs, cap_procs;
+  cond_pid *cps;
+  size_t n_cps, cap_cps;
+  /* Hash indexes over the arrays above (docs/measuring.md: linear in the
+   * lines of a log). */
+  st__hashidx group_idx; /* (scene, case, phase) -> group */
+  st__hashidx case_idx;  /* (scene, case) -> its first group */
+  st__hashidx proc_idx;  /* (file, pid) -> proc */
+  st__hashidx cond_idx;  /* record -> condition */
+  st__hashidx cp_idx;    /* (condition, pid) -> cps */
   size_t lines, records;
 };
 
@@ -55,44 +74,97 @@ static int grow(void **p, size_t *cap, size_t need, size_t size) {
   return 0;
 }
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d != NULL)
-    memcpy(d, s, n);
+static char *dup_text(st__tl_text t) {
+  char *d = malloc(t.n + 1);
+  if (d != NULL) {
+    memcpy(d, t.s, t.n);
+    d[t.n] = '\0';
+  }
   return d;
 }
 
-static long find_group(const st__side *s, const char *scene, const char *kase,
-                       const char *phase) {
+/* Whether the C string s is exactly the bytes of t. */
+static int text_is(const char *s, st__tl_text t) {
+  return strncmp(s, t.s, t.n) == 0 && s[t.n] == '\0';
+}
+
+/* The key of a group: scene, case and (with phase.s) phase. */
+typedef struct group_key {
+  const st__side *side;
+  st__tl_text scene, kase, phase;
+} group_key;
+
+static uint64_t group_hash(const group_key *k, int with_phase) {
+  uint64_t h = st__hash_bytes(ST__HASH_INIT, k->scene.s, k->scene.n);
+  h = st__hash_bytes(h, k->kase.s, k->kase.n);
+  return with_phase ? st__hash_bytes(h, k->phase.s, k->phase.n) : h;
+}
+
+static int group_eq(const void *ctx, size_t pos) {
+  const group_key *k = ctx;
+  const st__group *g = &k->side->groups[pos];
+  return text_is(g->phase, k->phase) && text_is(g->kase, k->kase) &&
+         text_is(g->scene, k->scene);
+}
+
+static int case_eq(const void *ctx, size_t pos) {
+  const group_key *k = ctx;
+  const st__group *g = &k->side->groups[pos];
+  return text_is(g->kase, k->kase) && text_is(g->scene, k->scene);
+}
+
+static long find_group(const st__side *s, st__tl_text scene,
+                       st__tl_text kase, st__tl_text phase) {
+  group_key k;
   size_t i;
-  /* Newest first: consecutive lines mostly hit the last groups. */
-  for (i = s->n_groups; i-- > 0;) {
-    const st__group *g = &s->groups[i];
-    if (strcmp(g->phase, phase) == 0 && strcmp(g->kase, kase) == 0 &&
-        strcmp(g->scene, scene) == 0)
-      return (long)i;
+  k.side = s;
+  k.scene = scene;
+  k.kase = kase;
+  k.phase = phase;
+  i = st__hashidx_find(&s->group_idx, group_hash(&k, 1), group_eq, &k);
+  return i == SIZE_MAX ? -1 : (long)i;
+}
+
+static st_status new_group(st__side *s, const group_key *k) {
+  st__group *g;
+  size_t gi = s->n_groups, first;
+  if (grow((void **)&s->groups, &s->cap_groups, gi + 1, sizeof *s->groups) !=
+          0 ||
+      grow((void **)&s->group_case, &s->cap_group_case, gi + 1,
+           sizeof *s->group_case) != 0)
+    return ST_ENOMEM;
+  g = &s->groups[gi];
+  memset(g, 0, sizeof *g);
+  g->scene = dup_text(k->scene);
+  g->kase = dup_text(k->kase);
+  g->phase = dup_text(k->phase);
+  s->n_groups++; /* freed by st__side_free even when half made */
+  if (g->scene == NULL || g->kase == NULL || g->phase == NULL)
+    return ST_ENOMEM;
+  first = st__hashidx_find(&s->case_idx, group_hash(k, 0), case_eq, k);
+  if (first == SIZE_MAX) {
+    first = gi;
+    if (st__hashidx_add(&s->case_idx, group_hash(k, 0), gi) != ST_OK)
+      return ST_ENOMEM;
   }
-  return -1;
+  s->group_case[gi] = first;
+  /* Added last: an index never names a group that is not whole. */
+  return st__hashidx_add(&s->group_idx, group_hash(k, 1), gi);
 }
 
 static st_status add_sample(st__side *s, size_t file, const st__tl_phase *ph,
-                            const char *phase, uint64_t value) {
+                            st__tl_text phase, uint64_t value) {
   long gi = find_group(s, ph->scene, ph->kase, phase);
   sample *sm;
   if (gi < 0) {
-    st__group *g;
-    if (grow((void **)&s->groups, &s->cap_groups, s->n_groups + 1,
-             sizeof *s->groups) != 0)
-      return ST_ENOMEM;
-    g = &s->groups[s->n_groups];
-    memset(g, 0, sizeof *g);
-    g->scene = dup_str(ph->scene);
-    g->kase = dup_str(ph->kase);
-    g->phase = dup_str(phase);
-    s->n_groups++; /* freed by st__side_free even when half made */
-    if (g->scene == NULL || g->kase == NULL || g->phase == NULL)
-      return ST_ENOMEM;
+    group_key k;
+    st_status rc;
+    k.side = s;
+    k.scene = ph->scene;
+    k.kase = ph->kase;
+    k.phase = phase;
+    if ((rc = new_group(s, &k)) != ST_OK)
+      return rc;
     gi = (long)(s->n_groups - 1);
   }
   if (grow((void **)&s->samples, &s->cap_samples, s->n_samples + 1,
@@ -109,41 +181,113 @@ static st_status add_sample(st__side *s, size_t file, const st__tl_phase *ph,
   return ST_OK;
 }
 
+/* (file, pid) keys of procs. */
+typedef struct proc_key {
+  const st__side *side;
+  size_t file;
+  long pid;
+} proc_key;
+
+static uint64_t proc_hash(size_t file, long pid) {
+  return st__hash_u64(st__hash_u64(ST__HASH_INIT, file), (uint64_t)pid);
+}
+
+static int proc_eq(const void *ctx, size_t pos) {
+  const proc_key *k = ctx;
+  const proc *p = &k->side->procs[pos];
+  return p->file == k->file && p->pid == k->pid;
+}
+
+static int cp_eq(const void *ctx, size_t pos) {
+  const proc_key *k = ctx; /* file holds the condition */
+  const cond_pid *c = &k->side->cps[pos];
+  return c->condition == k->file && c->pid == k->pid;
+}
+
+/* A record's hash over what st__timelog_record_same compares: the
+ * watched modules summed, so that their order does not count. */
+static uint64_t record_hash(const st__tl_record *r) {
+  uint64_t h = st__hash_bytes(ST__HASH_INIT, r->setting, strlen(r->setting));
+  uint64_t mods = 0;
+  size_t i;
+  h = st__hash_bytes(h, r->raw, strlen(r->raw));
+  h = st__hash_bytes(h, r->effective, strlen(r->effective));
+  for (i = 0; i < r->n_modules; i++)
+    mods += st__hash_u64(st__hash_bytes(ST__HASH_INIT, r->modules[i].field,
+                                        strlen(r->modules[i].field)),
+                         (uint64_t)r->modules[i].loaded);
+  return st__hash_u64(st__hash_u64(h, r->n_modules), mods);
+}
+
+typedef struct record_key {
+  const st__side *side;
+  const st__tl_record *r;
+} record_key;
+
+static int record_eq(const void *ctx, size_t pos) {
+  const record_key *k = ctx;
+  return st__timelog_record_same(k->side->conds[pos].record, k->r);
+}
+
 static st_status add_record(st__side *s, size_t file,
                             const st__tl_record *r) {
+  proc_key pk;
+  record_key rk;
+  uint64_t rh = record_hash(r);
   size_t i, c;
-  for (i = 0; i < s->n_procs; i++)
-    if (s->procs[i].file == file && s->procs[i].pid == r->pid)
-      break;
-  for (c = 0; c < s->n_conds; c++)
-    if (st__timelog_record_same(&s->conds[c].record, r))
-      break;
-  if (c == s->n_conds) {
+  pk.side = s;
+  pk.file = file;
+  pk.pid = r->pid;
+  rk.side = s;
+  rk.r = r;
+  i = st__hashidx_find(&s->proc_idx, proc_hash(file, r->pid), proc_eq, &pk);
+  c = st__hashidx_find(&s->cond_idx, rh, record_eq, &rk);
+  if (c == SIZE_MAX) {
+    c = s->n_conds;
     if (grow((void **)&s->conds, &s->cap_conds, s->n_conds + 1,
-             sizeof *s->conds) != 0)
+             sizeof *s->conds) != 0 ||
+        st__hashidx_add(&s->cond_idx, rh, c) != ST_OK)
       return ST_ENOMEM;
+    size_t size = offsetof(st__tl_record, modules) +
+                  r->n_modules * sizeof r->modules[0];
     memset(&s->conds[c], 0, sizeof s->conds[c]);
-    s->conds[c].record = *r;
+    if ((s->conds[c].record = malloc(size)) == NULL)
+      return ST_ENOMEM;
+    memcpy(s->conds[c].record, r, size);
     s->n_conds++;
   }
-  if (i == s->n_procs) {
+  if (i == SIZE_MAX) {
     st__condition *cd = &s->conds[c];
-    size_t k;
     long *grown;
+    i = s->n_procs;
     if (grow((void **)&s->procs, &s->cap_procs, s->n_procs + 1,
-             sizeof *s->procs) != 0)
+             sizeof *s->procs) != 0 ||
+        st__hashidx_add(&s->proc_idx, proc_hash(file, r->pid), i) != ST_OK)
       return ST_ENOMEM;
     s->procs[i].file = file;
     s->procs[i].pid = r->pid;
     s->procs[i].condition = c;
     s->n_procs++;
-    for (k = 0; k < cd->n_pids; k++)
-      if (cd->pids[k] == r->pid)
-        return ST_OK;
-    grown = realloc(cd->pids, (cd->n_pids + 1) * sizeof *cd->pids);
-    if (grown == NULL)
+    pk.file = c;
+    if (st__hashidx_find(&s->cp_idx, proc_hash(c, r->pid), cp_eq, &pk) !=
+        SIZE_MAX)
+      return ST_OK;
+    if (grow((void **)&s->cps, &s->cap_cps, s->n_cps + 1, sizeof *s->cps) !=
+            0 ||
+        st__hashidx_add(&s->cp_idx, proc_hash(c, r->pid), s->n_cps) != ST_OK)
       return ST_ENOMEM;
-    cd->pids = grown;
+    s->cps[s->n_cps].condition = c;
+    s->cps[s->n_cps].pid = r->pid;
+    s->n_cps++;
+    /* Doubled at 4, 8, 16, ...: a condition of many processes. */
+    if (cd->n_pids < 4 ? cd->n_pids == 0
+                       : (cd->n_pids & (cd->n_pids - 1)) == 0) {
+      size_t want = cd->n_pids < 4 ? 4 : cd->n_pids * 2;
+      grown = realloc(cd->pids, want * sizeof *cd->pids);
+      if (grown == NULL)
+        return ST_ENOMEM;
+      cd->pids = grown;
+    }
     cd->pids[cd->n_pids++] = r->pid;
   }
   /* A process logs one record; a second, different one from the same
@@ -183,13 +327,16 @@ static st_status read_file(st__side *s, size_t file, const char *path,
       const st__tl_phase *ph = &tl.u.phase;
       s->lines++;
       /* Only phases that completed measure the phase's work. */
+      static const st__tl_text device = {"run.device", 10},
+                               copy = {"run.copy", 8};
+      int is_run = ph->name.n == 3 && memcmp(ph->name.s, "run", 3) == 0;
       if (strcmp(ph->status, "ok") != 0)
         break;
       rc = add_sample(s, file, ph, ph->name, ph->dur_ns);
-      if (rc == ST_OK && strcmp(ph->name, "run") == 0 && ph->has_device)
-        rc = add_sample(s, file, ph, "run.device", ph->device_ns);
-      if (rc == ST_OK && strcmp(ph->name, "run") == 0 && ph->has_copy)
-        rc = add_sample(s, file, ph, "run.copy", ph->copy_ns);
+      if (rc == ST_OK && is_run && ph->has_device)
+        rc = add_sample(s, file, ph, device, ph->device_ns);
+      if (rc == ST_OK && is_run && ph->has_copy)
+        rc = add_sample(s, file, ph, copy, ph->copy_ns);
       break;
     }
     }
@@ -271,34 +418,92 @@ static int per_round(const char *phase) {
          strcmp(phase, "compare") == 0;
 }
 
-/* SPEC §11: for each (pid, scene, case), round 0 of its first iteration
- * is cold and leaves the per-round phases. Keyed by (file, pid). */
-static void cold_rule(st__side *s) {
-  size_t i, j;
-  for (i = 0; i < s->n_samples; i++) {
-    sample *a = &s->samples[i];
-    const st__group *ga = &s->groups[a->group];
-    long first = a->iter;
-    if (a->round != 0 || !per_round(ga->phase))
+/* The first iteration a (file, pid, scene, case) logged. */
+typedef struct first_iter {
+  size_t file, kase; /* kase: the first group of the (scene, case) */
+  long pid, iter;
+} first_iter;
+
+typedef struct first_key {
+  const first_iter *items;
+  size_t file, kase;
+  long pid;
+} first_key;
+
+static uint64_t first_hash(size_t file, long pid, size_t kase) {
+  return st__hash_u64(proc_hash(file, pid), kase);
+}
+
+static int first_eq(const void *ctx, size_t pos) {
+  const first_key *k = ctx;
+  const first_iter *f = &k->items[pos];
+  return f->file == k->file && f->pid == k->pid && f->kase == k->kase;
+}
+
+/* docs/measuring.md: for each (pid, scene, case), round 0 of its first
+ * iteration is cold and leaves the per-round phases. Keyed by (file,
+ * pid). Two passes over the samples: the first iteration of each key,
+ * then the drops. */
+static st_status cold_rule(st__side *s) {
+  first_iter *items = NULL;
+  size_t n = 0, cap = 0, i;
+  st__hashidx idx = {NULL, 0, 0};
+  st_status rc = ST_OK;
+  first_key k;
+
+  for (i = 0; i < s->n_samples && rc == ST_OK; i++) {
+    const sample *a = &s->samples[i];
+    size_t at;
+    uint64_t h;
+    k.items = items;
+    k.file = a->file;
+    k.pid = a->pid;
+    k.kase = s->group_case[a->group];
+    h = first_hash(k.file, k.pid, k.kase);
+    at = st__hashidx_find(&idx, h, first_eq, &k);
+    if (at != SIZE_MAX) {
+      if (a->iter < items[at].iter)
+        items[at].iter = a->iter;
       continue;
-    for (j = 0; j < s->n_samples; j++) {
-      const sample *b = &s->samples[j];
-      const st__group *gb = &s->groups[b->group];
-      if (b->file == a->file && b->pid == a->pid && b->iter < first &&
-          strcmp(gb->kase, ga->kase) == 0 && strcmp(gb->scene, ga->scene) == 0)
-        first = b->iter;
     }
-    if (a->iter == first)
+    if (grow((void **)&items, &cap, n + 1, sizeof *items) != 0 ||
+        st__hashidx_add(&idx, h, n) != ST_OK) {
+      rc = ST_ENOMEM;
+      break;
+    }
+    items[n].file = k.file;
+    items[n].pid = k.pid;
+    items[n].kase = k.kase;
+    items[n].iter = a->iter;
+    n++;
+  }
+  for (i = 0; i < s->n_samples && rc == ST_OK; i++) {
+    sample *a = &s->samples[i];
+    size_t at;
+    if (a->round != 0 || !per_round(s->groups[a->group].phase))
+      continue;
+    k.items = items;
+    k.file = a->file;
+    k.pid = a->pid;
+    k.kase = s->group_case[a->group];
+    at = st__hashidx_find(&idx, first_hash(k.file, k.pid, k.kase), first_eq,
+                          &k);
+    if (at != SIZE_MAX && a->iter == items[at].iter)
       a->dropped = 1;
   }
+  st__hashidx_free(&idx);
+  free(items);
+  return rc;
 }
 
 static long condition_of(const st__side *s, size_t file, long pid) {
+  proc_key k;
   size_t i;
-  for (i = 0; i < s->n_procs; i++)
-    if (s->procs[i].file == file && s->procs[i].pid == pid)
-      return (long)s->procs[i].condition;
-  return -1;
+  k.side = s;
+  k.file = file;
+  k.pid = pid;
+  i = st__hashidx_find(&s->proc_idx, proc_hash(file, pid), proc_eq, &k);
+  return i == SIZE_MAX ? -1 : (long)s->procs[i].condition;
 }
 
 typedef struct exec_sum {
@@ -308,83 +513,131 @@ typedef struct exec_sum {
   size_t rounds;
 } exec_sum;
 
-static st_status summarise(st__side *s) {
-  size_t gi, i;
-  /* Each group's array sized by a first count: one array of every sample
-   * per group would be groups x samples. */
-  for (i = 0; i < s->n_samples; i++)
-    if (!s->samples[i].dropped)
-      s->groups[s->samples[i].group].n++;
-  for (gi = 0; gi < s->n_groups; gi++) {
-    st__group *g = &s->groups[gi];
-    g->values = malloc((g->n ? g->n : 1) * sizeof *g->values);
-    g->n = 0;
-    if (g->values == NULL)
-      return ST_ENOMEM;
-  }
-  for (gi = 0; gi < s->n_groups; gi++) {
-    st__group *g = &s->groups[gi];
-    exec_sum *ex = NULL;
-    size_t n_ex = 0, cap_ex = 0, best = 0;
-    for (i = 0; i < s->n_samples; i++) {
-      const sample *sm = &s->samples[i];
-      long c;
-      if (sm->group != gi)
-        continue;
-      if (sm->dropped) {
-        g->dropped++;
-        continue;
+typedef struct exec_key {
+  const exec_sum *items;
+  size_t file;
+  long pid, iter;
+} exec_key;
+
+static int exec_eq(const void *ctx, size_t pos) {
+  const exec_key *k = ctx;
+  const exec_sum *e = &k->items[pos];
+  return e->file == k->file && e->pid == k->pid && e->iter == k->iter;
+}
+
+/* The sum of a run group's rounds per (file, pid, iteration), over the
+ * group's samples in[0..n). */
+static st_status sum_runs(st__group *g, const sample *const *in, size_t n) {
+  exec_sum *ex = NULL;
+  size_t n_ex = 0, cap_ex = 0, best = 0, i;
+  st__hashidx idx = {NULL, 0, 0};
+  st_status rc = ST_OK;
+
+  for (i = 0; i < n; i++) {
+    const sample *sm = in[i];
+    exec_key k;
+    uint64_t h = st__hash_u64(proc_hash(sm->file, sm->pid),
+                              (uint64_t)sm->iter);
+    size_t at;
+    k.items = ex;
+    k.file = sm->file;
+    k.pid = sm->pid;
+    k.iter = sm->iter;
+    at = st__hashidx_find(&idx, h, exec_eq, &k);
+    if (at == SIZE_MAX) {
+      if (grow((void **)&ex, &cap_ex, n_ex + 1, sizeof *ex) != 0 ||
+          st__hashidx_add(&idx, h, n_ex) != ST_OK) {
+        rc = ST_ENOMEM;
+        goto out;
       }
-      g->values[g->n++] = sm->value;
-      c = condition_of(s, sm->file, sm->pid);
+      at = n_ex++;
+      memset(&ex[at], 0, sizeof ex[at]);
+      ex[at].file = sm->file;
+      ex[at].pid = sm->pid;
+      ex[at].iter = sm->iter;
+    }
+    ex[at].sum += sm->value;
+    ex[at].rounds++;
+  }
+  /* Sums of cases with the same number of rounds only: the first
+   * iteration of a process lost its cold round, and a sum over fewer
+   * rounds is not the same quantity. */
+  for (i = 0; i < n_ex; i++)
+    if (ex[i].rounds > best)
+      best = ex[i].rounds;
+  for (i = 0; i < n_ex; i++) {
+    if (ex[i].rounds != best)
+      continue;
+    if (!g->has_sum || ex[i].sum < g->min_sum)
+      g->min_sum = ex[i].sum;
+    g->has_sum = 1;
+    g->sum_rounds = best;
+  }
+out:
+  st__hashidx_free(&idx);
+  free(ex);
+  return rc;
+}
+
+/* Each group's statistics. The kept samples are sorted into one array by
+ * group (a counting sort, file order kept within a group), so the work is
+ * linear in the samples, not groups x samples. */
+static st_status summarise(st__side *s) {
+  size_t gi, i, *start = NULL;
+  const sample **by = NULL;
+  st_status rc = ST_OK;
+
+  if (s->n_groups == 0)
+    return ST_OK;
+  start = calloc(s->n_groups + 1, sizeof *start);
+  by = malloc((s->n_samples ? s->n_samples : 1) * sizeof *by);
+  if (start == NULL || by == NULL) {
+    rc = ST_ENOMEM;
+    goto out;
+  }
+  for (i = 0; i < s->n_samples; i++) {
+    if (s->samples[i].dropped)
+      s->groups[s->samples[i].group].dropped++;
+    else
+      start[s->samples[i].group + 1]++;
+  }
+  for (gi = 0; gi < s->n_groups; gi++)
+    start[gi + 1] += start[gi];
+  for (i = 0; i < s->n_samples; i++) {
+    const sample *sm = &s->samples[i];
+    st__group *g = &s->groups[sm->group];
+    if (!sm->dropped)
+      by[start[sm->group] + g->n++] = sm;
+  }
+  for (gi = 0; gi < s->n_groups && rc == ST_OK; gi++) {
+    st__group *g = &s->groups[gi];
+    const sample *const *in = by + start[gi];
+    g->values = malloc((g->n ? g->n : 1) * sizeof *g->values);
+    if (g->values == NULL) {
+      rc = ST_ENOMEM;
+      break;
+    }
+    for (i = 0; i < g->n; i++) {
+      long c = condition_of(s, in[i]->file, in[i]->pid);
+      g->values[i] = in[i]->value;
       if (c < 0 || c >= 32)
         g->unknown = 1;
       else
         g->conditions |= 1u << c;
-      if (strcmp(g->phase, "run") == 0) {
-        size_t k;
-        for (k = 0; k < n_ex; k++)
-          if (ex[k].file == sm->file && ex[k].pid == sm->pid &&
-              ex[k].iter == sm->iter)
-            break;
-        if (k == n_ex) {
-          if (grow((void **)&ex, &cap_ex, n_ex + 1, sizeof *ex) != 0) {
-            free(ex);
-            return ST_ENOMEM;
-          }
-          memset(&ex[k], 0, sizeof ex[k]);
-          ex[k].file = sm->file;
-          ex[k].pid = sm->pid;
-          ex[k].iter = sm->iter;
-          n_ex++;
-        }
-        ex[k].sum += sm->value;
-        ex[k].rounds++;
-      }
     }
+    if (strcmp(g->phase, "run") == 0)
+      rc = sum_runs(g, in, g->n);
     st__stats_sort(g->values, g->n);
     if (g->n > 0) {
       g->min = g->values[0];
       g->max = g->values[g->n - 1];
       g->median = st__stats_median(g->values, g->n);
     }
-    /* Sums of cases with the same number of rounds only: the first
-     * iteration of a process lost its cold round, and a sum over fewer
-     * rounds is not the same quantity. */
-    for (i = 0; i < n_ex; i++)
-      if (ex[i].rounds > best)
-        best = ex[i].rounds;
-    for (i = 0; i < n_ex; i++) {
-      if (ex[i].rounds != best)
-        continue;
-      if (!g->has_sum || ex[i].sum < g->min_sum)
-        g->min_sum = ex[i].sum;
-      g->has_sum = 1;
-      g->sum_rounds = best;
-    }
-    free(ex);
   }
-  return ST_OK;
+out:
+  free(start);
+  free(by);
+  return rc;
 }
 
 st_status st__side_load(const char *const *paths, size_t n_paths,
@@ -402,8 +655,10 @@ st_status st__side_load(const char *const *paths, size_t n_paths,
     rc = read_path(s, &file, paths[i], err);
   if (rc == ST_OK) {
     if (!keep_first)
-      cold_rule(s);
-    if ((rc = summarise(s)) != ST_OK)
+      rc = cold_rule(s);
+    if (rc == ST_OK)
+      rc = summarise(s);
+    if (rc != ST_OK)
       fprintf(err, "scenetest: error: out of memory\n");
   }
   if (rc != ST_OK) {
@@ -424,8 +679,17 @@ void st__side_free(st__side *s) {
     free(s->groups[i].phase);
     free(s->groups[i].values);
   }
-  for (i = 0; i < s->n_conds; i++)
+  for (i = 0; i < s->n_conds; i++) {
     free(s->conds[i].pids);
+    free(s->conds[i].record);
+  }
+  st__hashidx_free(&s->group_idx);
+  st__hashidx_free(&s->case_idx);
+  st__hashidx_free(&s->proc_idx);
+  st__hashidx_free(&s->cond_idx);
+  st__hashidx_free(&s->cp_idx);
+  free(s->group_case);
+  free(s->cps);
   free(s->groups);
   free(s->conds);
   free(s->procs);
@@ -445,7 +709,15 @@ const st__group *st__side_group(const st__side *s, size_t i) {
 }
 const st__group *st__side_find(const st__side *s, const char *scene,
                                const char *kase, const char *phase) {
-  long i = find_group(s, scene, kase, phase);
+  st__tl_text ts, tk, tp;
+  long i;
+  ts.s = scene;
+  ts.n = strlen(scene);
+  tk.s = kase;
+  tk.n = strlen(kase);
+  tp.s = phase;
+  tp.n = strlen(phase);
+  i = find_group(s, ts, tk, tp);
   return i < 0 ? NULL : &s->groups[i];
 }
 
@@ -536,7 +808,7 @@ void st__conditions_json(FILE *out, const st__side *s) {
     fputs("{\"id\": ", out);
     st__json_string(out, l);
     fputs(", \"record\": ", out);
-    json_record(out, &c->record);
+    json_record(out, c->record);
     fputs(", \"pids\": [", out);
     for (k = 0; k < c->n_pids; k++)
       fprintf(out, "%s%ld", k ? ", " : "", c->pids[k]);

@@ -17,7 +17,10 @@
 
 /* One distinct autoload condition and the processes that reported it. */
 typedef struct st__condition {
-  st__tl_record record; /* the first line seen (its pid is one of pids) */
+  /* The first line seen (its pid is one of pids); malloc'd with room for
+   * its n_modules only (a log of many distinct records stays about the
+   * size of its lines): never copy it by value. */
+  st__tl_record *record;
   long *pids;           /* distinct, in order of appearance */
   size_t n_pids;
 } st__condition;

@@ -52,13 +52,29 @@ static int word_is(const char *w, size_t n, const char *lit) {
   return strlen(lit) == n && memcmp(w, lit, n) == 0;
 }
 
-static int copy_name(char *dst, size_t cap, const char *w, size_t n) {
+/* A name: at least one byte, no control byte (a NUL among them). */
+static int name_ok(const char *w, size_t n) {
   size_t i;
-  if (n == 0 || n >= cap)
+  if (n == 0)
     return -1;
   for (i = 0; i < n; i++)
     if ((unsigned char)w[i] < 0x20 || (unsigned char)w[i] == 0x7f)
       return -1;
+  return 0;
+}
+
+/* A name as long as the line holds it, borrowed from the line. */
+static int take_name(st__tl_text *dst, const char *w, size_t n) {
+  if (name_ok(w, n) != 0)
+    return -1;
+  dst->s = w;
+  dst->n = n;
+  return 0;
+}
+
+static int copy_name(char *dst, size_t cap, const char *w, size_t n) {
+  if (name_ok(w, n) != 0 || n >= cap)
+    return -1;
   memcpy(dst, w, n);
   dst[n] = '\0';
   return 0;
@@ -109,25 +125,24 @@ enum {
 
 static const char *const statuses[] = {"ok", "fail", "error", "skip"};
 
-/* Drops a "@k" repeat suffix (SPEC §10) from a case name. */
-static void strip_repeat(char *kase) {
-  char *at = strrchr(kase, '@');
-  char *p;
-  if (at == NULL || at == kase || at[1] == '\0')
-    return;
-  for (p = at + 1; *p != '\0'; p++)
-    if (*p < '0' || *p > '9')
-      return;
-  *at = '\0';
+/* Drops a "@k" repeat suffix (docs/cli.md) from a case name. */
+static void strip_repeat(st__tl_text *kase) {
+  size_t k = kase->n;
+  while (k > 0 && kase->s[k - 1] >= '0' && kase->s[k - 1] <= '9')
+    k--;
+  if (k > 1 && k < kase->n && kase->s[k - 1] == '@')
+    kase->n = k - 1;
 }
 
-static int name_value(cursor *c, char *dst, size_t cap, const char **v);
+static int name_value(cursor *c, st__tl_text *dst, char *buf, size_t cap);
 
 static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
   st__tl_phase *ph = &out->u.phase;
   unsigned seen = 0;
 
-  memset(out, 0, sizeof *out);
+  /* The phase only: the union's record is 8 KiB, and this runs for
+   * every line of a log. */
+  memset(ph, 0, sizeof *ph);
   for (;;) {
     const char *k, *v;
     size_t kn, vn, at;
@@ -144,8 +159,9 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
     c->pos++;
     if (word_is(k, kn, "scene") || word_is(k, kn, "case")) {
       bit = k[0] == 's' ? F_SCENE : F_CASE;
-      r = name_value(c, bit == F_SCENE ? ph->scene : ph->kase,
-                     bit == F_SCENE ? sizeof ph->scene : sizeof ph->kase, &v);
+      r = name_value(c, bit == F_SCENE ? &ph->scene : &ph->kase,
+                     out->qname[bit == F_SCENE ? 0 : 1], sizeof out->qname[0]);
+      v = NULL;
       vn = 0;
     } else {
       vn = word(c, &v, 0);
@@ -157,7 +173,7 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
       r = parse_long(v, vn, 0x7fffffffL, &ph->pid);
     } else if (word_is(k, kn, "name")) {
       bit = F_NAME;
-      r = copy_name(ph->name, sizeof ph->name, v, vn);
+      r = take_name(&ph->name, v, vn);
     } else if (word_is(k, kn, "round")) {
       long rv;
       bit = F_ROUND;
@@ -205,7 +221,7 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
     return bad(out, c,
                "phase line lacks one of pid, scene, case, name, round, "
                "dur_ns, status");
-  strip_repeat(ph->kase);
+  strip_repeat(&ph->kase);
   out->kind = ST__TL_PHASE;
   return ST__TL_PHASE;
 }
@@ -301,18 +317,19 @@ static int decode_quoted(cursor *c, char *dst, size_t cap, size_t *len) {
 /* A phase line's scene= or case= value: a bare word, or a quoted one
  * (a name holding a space, a quote, a backslash or a byte outside
  * 0x20..0x7e). */
-static int name_value(cursor *c, char *dst, size_t cap, const char **v) {
+static int name_value(cursor *c, st__tl_text *dst, char *buf, size_t cap) {
+  const char *v;
   size_t n;
-  *v = c->s + c->pos;
   if (c->pos < c->len && c->s[c->pos] == '"') {
-    if (decode_quoted(c, dst, cap - 1, &n) != 0 || n == 0 ||
-        memchr(dst, '\0', n) != NULL)
+    if (decode_quoted(c, buf, cap, &n) != 0 || n == 0 ||
+        memchr(buf, '\0', n) != NULL)
       return -1;
-    dst[n] = '\0';
+    dst->s = buf;
+    dst->n = n;
     return 0;
   }
-  n = word(c, v, 0);
-  return copy_name(dst, cap, *v, n);
+  n = word(c, &v, 0);
+  return take_name(dst, v, n);
 }
 
 /* The raw field exactly as SPEC §4 prints it: `-`, or a double-quoted
@@ -448,7 +465,9 @@ st__tl_kind st__timelog_parse(const char *line, size_t len, st__tl_line *out) {
   size_t n;
   cursor c;
 
-  memset(out, 0, sizeof *out);
+  out->kind = ST__TL_NONE;
+  out->column = 0;
+  out->error = NULL;
   if (len > 0 && line[len - 1] == '\n')
     len--;
   if (len > 0 && line[len - 1] == '\r')

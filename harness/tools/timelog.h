@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* The TIMING log parser (SPEC §4, §11): one line of any log in, one phase
- * sample or autoload record out. A pure function over a buffer: no
- * allocation, no global state, bounded work (a fixed number of fields of
- * fixed size), so hostile lines are refused rather than trusted. CLI-
- * private (tools layer). */
+/* The TIMING log parser (docs/measuring.md): one line of any log in, one
+ * phase sample or autoload record out. A pure function over a buffer: no
+ * allocation, no global state, work linear in the line; a phase line's
+ * names point into the line (as long as the line, so a valid run's long
+ * case name is read whole), a record's fields are of fixed size. Hostile
+ * lines are refused rather than trusted. CLI-private (tools layer). */
 #ifndef SCENETEST_HARNESS_TIMELOG_H
 #define SCENETEST_HARNESS_TIMELOG_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Longest scene, case or phase name accepted, and the most watched
- * modules a record may carry. Longer or more is a malformed line. */
+/* Longest watched module field a record may carry, and the most watched
+ * modules. Longer or more is a malformed line. */
 #define ST__TL_NAME_MAX 256
 #define ST__TL_MODULES_MAX 32
 /* The raw field as printed: at most 64 escaped bytes (4 each), "...",
@@ -25,11 +26,18 @@ typedef enum st__tl_kind {
   ST__TL_BAD = 3     /* a phase or record line that does not parse */
 } st__tl_kind;
 
+/* Bytes of the parsed line: s[0..n), n > 0, no control byte; not
+ * NUL-terminated. Borrowed: valid while the line is. */
+typedef struct st__tl_text {
+  const char *s;
+  size_t n;
+} st__tl_text;
+
 typedef struct st__tl_phase {
   long pid;
-  char scene[ST__TL_NAME_MAX];
-  char kase[ST__TL_NAME_MAX]; /* without a "@k" repeat suffix */
-  char name[ST__TL_NAME_MAX];
+  st__tl_text scene;
+  st__tl_text kase; /* without a "@k" repeat suffix */
+  st__tl_text name;
   int round;    /* -1 for "-" */
   long iter;    /* 0 when absent */
   uint64_t dur_ns;
@@ -56,6 +64,11 @@ typedef struct st__tl_record {
   st__tl_module modules[ST__TL_MODULES_MAX];
 } st__tl_record;
 
+/* The longest scene or case name a quoted scene=/case= value decodes to
+ * (names holding a space, a quote or a byte outside 0x20..0x7e are written
+ * quoted); bare names have no bound. */
+#define ST__TL_QNAME_MAX 4096
+
 typedef struct st__tl_line {
   st__tl_kind kind;
   size_t column;     /* ST__TL_BAD: 1-based column of the problem */
@@ -64,6 +77,9 @@ typedef struct st__tl_line {
     st__tl_phase phase;
     st__tl_record record;
   } u;
+  /* Where quoted scene and case names are decoded to (phase.scene and
+   * phase.kase then point here). */
+  char qname[2][ST__TL_QNAME_MAX];
 } st__tl_line;
 
 /* Parses one line (line[0..len), without or with its '\n'; a trailing

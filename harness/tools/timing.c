@@ -50,7 +50,7 @@ static void print_conditions_text(const st__side *s, FILE *out) {
     char l[16];
     st__condition_label(l, sizeof l, i);
     fprintf(out, "  %s: ", l);
-    st__record_print(out, &c->record);
+    st__record_print(out, c->record);
     fprintf(out, " (pid%s", c->n_pids == 1 ? "" : "s");
     for (k = 0; k < c->n_pids; k++)
       fprintf(out, "%s%ld", k ? ", " : " ", c->pids[k]);
@@ -77,11 +77,13 @@ static void print_text(const st__side *s, FILE *out) {
           "phase", "n", "min", "median", "max", "min sum", "cond");
   for (i = 0; i < n; i++) {
     const st__group *g = st__side_group(s, i);
-    char name[2 * ST__TL_NAME_MAX + 4], cond[128], cell[64];
+    char cond[128], cell[64];
+    size_t l = strlen(g->scene) + 2 + strlen(g->kase);
     FILE *m;
-    snprintf(name, sizeof name, "%s::%s", g->scene, g->kase);
     cond_column(cond, sizeof cond, g);
-    fprintf(out, "%-*s  %-10s %6zu", (int)w, name, g->phase, g->n);
+    /* The name in parts: a case name is as long as its log holds it. */
+    fprintf(out, "%s::%s%*s  %-10s %6zu", g->scene, g->kase, (int)(w - l),
+            "", g->phase, g->n);
     if (g->n == 0) {
       fprintf(out, " %11s %11s %11s %11s  %s  (cold rounds only)\n", "-",
               "-", "-", "-", cond);

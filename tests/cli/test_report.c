@@ -15,6 +15,7 @@
 
 #include <scenetest/log.h>
 
+#include "base/log_sink.h"
 #include "case/result.h"
 #include "report/autoload.h"
 #include "report/json.h"
@@ -539,9 +540,9 @@ static void report_text__log_lines_and_record_words(void **state) {
   ci.total = 1;
   obs.run_begin(obs.data, &ri);
   obs.case_begin(obs.data, &ci);
-  st_log(ST_LOG_TIMING, rec, 9);
-  st_log(ST_LOG_TIMING, rec, 10); /* the same condition: no words again */
-  st_log(ST_LOG_TIMING, "phase pid=9 scene=s case=c");
+  st__log_timing(rec, 9);
+  st__log_timing(rec, 10); /* the same condition: no words again */
+  st__log_timing("phase pid=9 scene=s case=c");
   st__report_text_free(&obs);
   st_log_set_fd(2);
   close(fds[1]);
