@@ -84,14 +84,12 @@ static int frames_ok(const char *body, size_t len, const st__env_rule *rules,
       snprintf(why, n, "a frame of unknown type %u", (unsigned)type);
       return 0;
     }
-    if (plen < rules[r].min || plen > rules[r].max ||
-        plen > len - at - 5) {
+    if (plen < rules[r].min || plen > rules[r].max || plen > len - at - 5) {
       snprintf(why, n,
                "a frame of type %u announcing %lu bytes (allowed %lu to "
                "%lu, %zu left in the write)",
-               (unsigned)type, (unsigned long)plen,
-               (unsigned long)rules[r].min, (unsigned long)rules[r].max,
-               len - at - 5);
+               (unsigned)type, (unsigned long)plen, (unsigned long)rules[r].min,
+               (unsigned long)rules[r].max, len - at - 5);
       return 0;
     }
     at += 5 + (size_t)plen;

@@ -46,8 +46,7 @@ static long last_pid(const st__audit *a) {
 
 /* The fields of a stat line after the command's closing parenthesis: its
  * state, its parent and its process group. 0 if it cannot be read. */
-static int stat_fields(const char *line, char *state, long *ppid,
-                       long *pgrp) {
+static int stat_fields(const char *line, char *state, long *ppid, long *pgrp) {
   const char *p = strrchr(line, ')');
   return p != NULL && sscanf(p + 1, " %c %ld %ld", state, ppid, pgrp) == 3;
 }

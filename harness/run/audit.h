@@ -30,7 +30,7 @@ typedef struct st__audit {
   long threads;   /* at the kernel's first call (the pool's left out) */
   long lastpid;   /* at the case's beginning; -1 unknown */
   pid_t pid, pgid;
-  int subreaper;  /* the child is the subreaper of what its kernels start */
+  int subreaper; /* the child is the subreaper of what its kernels start */
 } st__audit;
 
 /* In the child, before its first case, after a zeroed a was given the

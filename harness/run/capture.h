@@ -26,7 +26,7 @@ typedef struct st__capbuf {
 typedef struct st__capture {
   st__capbuf *buf; /* shared, borrowed */
   size_t max;
-  int rd;          /* the pipe's read end, nonblocking */
+  int rd; /* the pipe's read end, nonblocking */
   pthread_mutex_t lock;
   pthread_t thread;
   int started;

@@ -108,6 +108,7 @@ typedef struct stream {
   pthread_mutex_t lock; /* guards: pending (log lines come from any thread) */
   st__wbuf pending;
   st__audit *audit; /* the kernel's threads counted from its first call */
+  st__runctx *rc;
 } stream;
 
 static void stream_flush(stream *st) {
@@ -150,7 +151,8 @@ static void stream_phase_begin(void *data, const st_case_info *info,
   if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
       strcmp(phase, "run") == 0)
     stream_flush(st);
-  if (strcmp(phase, "run") == 0 && round <= 0)
+  if (strcmp(phase, "run") == 0 && round <= 0 &&
+      st__registry_foreign(st->rc->reg) > 0)
     st__audit_kernel_begin(st->audit);
 }
 
@@ -186,6 +188,7 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
   memset(&audit, 0, sizeof audit);
   st__audit_init(&audit, 0);
   st.audit = &audit;
+  st.rc = rc;
   st_observer_init(&so);
   so.data = &st;
   so.phase_begin = stream_phase_begin;

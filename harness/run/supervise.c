@@ -283,7 +283,7 @@ static void child_phase_begin(void *data, const st_case_info *info,
       child_send(ch);
     journal_flush(ch);
   }
-  if (strcmp(phase, "run") == 0 && round <= 0)
+  if (strcmp(phase, "run") == 0 && round <= 0 && child_foreign(ch))
     st__audit_kernel_begin(&ch->audit);
 }
 

@@ -37,7 +37,8 @@ ST_PLUGIN_PLATFORMS("intruder");
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t woken = PTHREAD_COND_INITIALIZER;
 static unsigned long calls; /* guarded by: lock */
-static unsigned long armed; /* calls when the thread started; guarded by: lock */
+static unsigned long
+    armed; /* calls when the thread started; guarded by: lock */
 
 /* The thread of behaviours 3 and 4: waits for a later call, then ends
  * the process. */
@@ -55,8 +56,8 @@ static void *late(void *arg) {
 static void append(const char *var, long v) {
   const char *f = getenv(var);
   char line[32];
-  int fd = f != NULL ? open(f, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)
-                     : -1;
+  int fd =
+      f != NULL ? open(f, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
   if (fd >= 0) {
     int n = snprintf(line, sizeof line, "%ld\n", v);
     if (write(fd, line, (size_t)n) < 0) {
@@ -133,8 +134,8 @@ static void alive(void) {
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     if ((st = fopen(path, "re")) == NULL)
       continue;
-    if (fgets(buf, sizeof buf, st) != NULL &&
-        (p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] != 'Z')
+    if (fgets(buf, sizeof buf, st) != NULL && (p = strrchr(buf, ')')) != NULL &&
+        p[1] == ' ' && p[2] != 'Z')
       printf("alive %ld\n", pid);
     fclose(st);
   }
