@@ -156,6 +156,7 @@ typedef struct slot {
   st__buf in; /* frames read from sock, not yet taken */
   uint32_t seq; /* the envelope due next from the child */
   int broken;   /* it wrote what is no envelope of ours: killed */
+  int killed;   /* for that, by reap() */
   char why[200];
 } slot;
 
@@ -640,6 +641,7 @@ static int slot_start(sv *s, size_t k, int oneshot) {
   c->cap_rd = cap[0];
   c->seq = 0;
   c->broken = 0;
+  c->killed = 0;
   c->why[0] = '\0';
   c->pid = pid;
   c->sock = sp[0];
@@ -796,9 +798,7 @@ static void take_frames(sv *s, size_t k) {
                              sizeof sv_rules / sizeof sv_rules[0], &body,
                              &blen, &used, c->why, sizeof c->why)) != 0) {
     if (got < 0) {
-      c->broken = 1;
-      kill(-c->pid, SIGKILL);
-      kill(c->pid, SIGKILL);
+      c->broken = 1; /* reap() kills it, unless it is already dead */
       break;
     }
     c->seq++;
@@ -949,7 +949,8 @@ static void child_died(sv *s, size_t k, int status, int sig) {
            "sent to it run in a fresh child",
            (long)c->pid, c->nq, c->nq == 1 ? "" : "s");
     for (q = 0; q < c->nq; q++) {
-      s->redos[c->q[q]]++;
+      if (s->redos[c->q[q]] < REDO_MAX)
+        s->redos[c->q[q]]++;
       s->redo[s->n_redo++] = c->q[q];
     }
     c->nq = 0;
@@ -1332,6 +1333,12 @@ static void reap(sv *s) {
     pid_t w;
     if (c->pid <= 0)
       continue;
+    if (c->broken && !c->killed) {
+      /* Not yet waited for: its pid is still its own. */
+      c->killed = 1;
+      kill(-c->pid, SIGKILL);
+      kill(c->pid, SIGKILL);
+    }
     if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
       c->timed_out = 1;
       kill(-c->pid, SIGKILL);
