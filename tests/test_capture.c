@@ -2,8 +2,8 @@
 /* A supervised child's bounded capture (run/capture.h), with its drain
  * thread running (built under ThreadSanitizer too): a writer far past the
  * bound is never blocked, the first bytes are kept and the rest counted;
- * each take starts again; a dead child's capture is its shared memory and
- * what its pipe still holds. */
+ * each take starts again; one that never stops does not hold a take; a dead
+ * child's capture is its shared memory and what its pipe still holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +91,39 @@ static void st__capture_take__each_take_starts_again(void **state) {
   stop(&f);
 }
 
+static int stop_writing; /* atomic */
+
+static void *endless(void *arg) {
+  int fd = *(int *)arg;
+  char line[4096];
+  memset(line, 'e', sizeof line);
+  while (!__atomic_load_n(&stop_writing, __ATOMIC_RELAXED))
+    if (write(fd, line, sizeof line) < 0)
+      break;
+  return NULL;
+}
+
+static void st__capture_take__writer_that_never_stops(void **state) {
+  fixture f;
+  pthread_t w;
+  size_t n;
+  uint64_t dropped;
+  char *out;
+  int k;
+  (void)state;
+  start(&f);
+  assert_int_equal(pthread_create(&w, NULL, endless, &f.p[1]), 0);
+  /* Each take returns (what was written before it), bounded. */
+  for (k = 0; k < 3; k++) {
+    out = st__capture_take(&f.cap, &n, &dropped);
+    assert_true(n <= MAX);
+    free(out);
+  }
+  __atomic_store_n(&stop_writing, 1, __ATOMIC_RELAXED);
+  assert_int_equal(pthread_join(w, NULL), 0);
+  stop(&f);
+}
+
 static void st__capture_take_dead__memory_then_pipe(void **state) {
   st__capbuf *b = st__capture_map(MAX);
   int p[2];
@@ -124,6 +157,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st__capture_take__bounded_rest_counted),
       cmocka_unit_test(st__capture_take__each_take_starts_again),
+      cmocka_unit_test(st__capture_take__writer_that_never_stops),
       cmocka_unit_test(st__capture_take_dead__memory_then_pipe),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

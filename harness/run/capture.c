@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -21,15 +22,27 @@ void st__capture_unmap(st__capbuf *b, size_t max) {
     munmap(b, sizeof(st__capbuf) + max);
 }
 
-/* Reads what rd has now into b (at most max kept, the rest counted).
- * Returns the last read's result: 0 at the end of the stream, -1 with
- * errno (EAGAIN: drained). */
-static ssize_t drain(st__capbuf *b, size_t max, int rd) {
+/* A lock held by the drain thread for at most this many bytes read, so
+ * that a writer that never stops (a process a kernel left printing) does
+ * not keep the child's own take waiting. */
+#define DRAIN_STEP ((size_t)1 << 20)
+
+/* What the pipe holds now: all that was written before this call. */
+static size_t pending(int rd) {
+  int n = 0;
+  return ioctl(rd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
+}
+
+/* Reads up to budget bytes of what rd has into b (at most max kept, the
+ * rest counted). Returns the last read's result: 0 at the end of the
+ * stream, -1 with errno (EAGAIN: drained), 1 when the budget was spent. */
+static ssize_t drain(st__capbuf *b, size_t max, int rd, size_t budget) {
   char spill[16384];
-  for (;;) {
+  while (budget > 0) {
     size_t room = b->len < max ? max - (size_t)b->len : 0;
     char *to = room > 0 ? b->data + b->len : spill;
-    ssize_t k = read(rd, to, room > 0 ? room : sizeof spill);
+    size_t want = room > 0 ? room : sizeof spill;
+    ssize_t k = read(rd, to, want < budget ? want : budget);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
@@ -38,7 +51,9 @@ static ssize_t drain(st__capbuf *b, size_t max, int rd) {
       b->len += (uint64_t)k;
     else
       b->dropped += (uint64_t)k;
+    budget -= (size_t)k;
   }
+  return 1;
 }
 
 static void *drain_main(void *arg) {
@@ -57,10 +72,10 @@ static void *drain_main(void *arg) {
     if (p.revents & POLLNVAL)
       return NULL; /* a kernel closed it: the audit says so */
     pthread_mutex_lock(&c->lock);
-    k = drain(c->buf, c->max, c->rd);
+    k = drain(c->buf, c->max, c->rd, DRAIN_STEP);
     pthread_mutex_unlock(&c->lock);
     if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-      return NULL;
+      return NULL; /* the end of the stream, or a descriptor gone */
   }
 }
 
@@ -105,7 +120,7 @@ char *st__capture_take(st__capture *c, size_t *n, uint64_t *dropped) {
   pthread_mutex_lock(&c->lock);
   /* Everything the case wrote is in the pipe or in the buffer: drained
    * here, under the lock the thread drains under, nothing stays behind. */
-  (void)drain(c->buf, c->max, c->rd);
+  (void)drain(c->buf, c->max, c->rd, pending(c->rd));
   out = take(c->buf, n, dropped);
   pthread_mutex_unlock(&c->lock);
   return out;
@@ -116,6 +131,6 @@ char *st__capture_take_dead(st__capbuf *b, size_t max, int rd, size_t *n,
   if (b->len > max)
     b->len = max; /* a child that scribbled on it */
   if (rd >= 0)
-    (void)drain(b, max, rd);
+    (void)drain(b, max, rd, pending(rd));
   return take(b, n, dropped);
 }
