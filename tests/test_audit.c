@@ -43,7 +43,7 @@ static void st__audit_fds__closed_and_replaced_named(void **state) {
   close(p[1]);
   close(q[0]);
   close(q[1]);
-  close(a.stat_fd);
+  close(a.task_fd);
   close(a.lastpid_fd);
 }
 
@@ -92,7 +92,7 @@ static void st__audit_threads__left_thread_counted_pool_not(void **state) {
   assert_int_equal(st__audit_threads(&a, why, sizeof why), 0);
   close(gate[0]);
   close(gate[1]);
-  close(a.stat_fd);
+  close(a.task_fd);
   close(a.lastpid_fd);
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The after-case audit of a child that runs cases (audit.h). Cheap when
- * nothing happened: an fstat per kept descriptor, a pread of the
- * process's stat line for its thread count, a prctl, a waitid and a pread
- * of the pid namespace's last pid; /proc is read process by process only
- * for the pids created since the case began. */
+ * nothing happened: an fstat per kept descriptor, a listing of
+ * /proc/self/task at the kernel's first call and after the case (reading
+ * /proc/self/stat costs three times as much: it sums every thread's
+ * times), a prctl, a waitid and a pread of the pid namespace's last pid;
+ * /proc is read process by process only for the pids created since the
+ * case began. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,11 +40,34 @@ static ssize_t read_at0(int fd, char *buf, size_t n) {
   return k;
 }
 
-static long last_pid(const st__audit *a) {
+static long last_pid(st__audit *a) {
   char buf[32];
-  if (read_at0(a->lastpid_fd, buf, sizeof buf) <= 0)
-    return -1;
+  if (read_at0(a->lastpid_fd, buf, sizeof buf) <= 0) {
+    /* Closed by a kernel, say: opened again, once. */
+    if (a->lastpid_fd >= 0)
+      close(a->lastpid_fd);
+    a->lastpid_fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+    if (read_at0(a->lastpid_fd, buf, sizeof buf) <= 0)
+      return -1;
+  }
   return strtol(buf, NULL, 10);
+}
+
+/* The entries of the directory fd (its threads), or -1. */
+static long count_entries(int fd) {
+  char buf[4096];
+  long n = 0, k;
+  if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0)
+    return -1;
+  while ((k = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+    long at = 0;
+    while (at < k) {
+      const struct dirent64 *d = (const struct dirent64 *)(buf + at);
+      n += d->d_name[0] != '.';
+      at += d->d_reclen;
+    }
+  }
+  return k < 0 ? -1 : n;
 }
 
 /* The fields of a stat line after the command's closing parenthesis: its
@@ -55,15 +81,11 @@ void st__audit_init(st__audit *a, int subreaper) {
   a->pid = getpid();
   a->pgid = getpgid(0);
   a->subreaper = subreaper;
-  a->lastpid = -1;
-  a->stat_fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  a->task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   a->lastpid_fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
-  if (a->stat_fd >= 0)
-    st__audit_keep(a, a->stat_fd, "/proc/self/stat");
-  if (a->lastpid_fd >= 0)
-    st__audit_keep(a, a->lastpid_fd, "ns_last_pid");
   a->threads = st__audit_thread_count(a);
   a->lastpid = last_pid(a);
+  a->fresh = 1;
 }
 
 void st__audit_keep(st__audit *a, int fd, const char *what) {
@@ -77,30 +99,28 @@ void st__audit_keep(st__audit *a, int fd, const char *what) {
   a->n_fds++;
 }
 
-long st__audit_thread_count(const st__audit *a) {
-  char buf[1024], state;
-  const char *p;
-  long n = -1, ppid, pgrp;
-  int i;
-  if (read_at0(a->stat_fd, buf, sizeof buf) <= 0 ||
-      !stat_fields(buf, &state, &ppid, &pgrp))
-    return -1;
-  /* num_threads is field 20: the 18th after the command (proc(5)). */
-  p = strrchr(buf, ')') + 1;
-  for (i = 0; i < 17 && p != NULL; i++)
-    p = strchr(p + 1, ' ');
-  if (p == NULL || sscanf(p, " %ld", &n) != 1)
-    return -1;
-  return n - (long)st__pool_workers();
+long st__audit_thread_count(st__audit *a) {
+  long n = count_entries(a->task_fd);
+  if (n < 0) {
+    if (a->task_fd >= 0)
+      close(a->task_fd);
+    a->task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    n = count_entries(a->task_fd);
+  }
+  return n < 0 ? -1 : n - (long)st__pool_workers();
 }
 
 void st__audit_case_begin(st__audit *a) {
-  a->lastpid = last_pid(a);
-  a->threads = st__audit_thread_count(a);
+  /* The last audit's reading still holds: only the harness ran since. */
+  if (!a->fresh)
+    a->lastpid = last_pid(a);
+  a->fresh = 0;
+  a->kernel_ran = 0;
 }
 
 void st__audit_kernel_begin(st__audit *a) {
   a->threads = st__audit_thread_count(a);
+  a->kernel_ran = 1;
 }
 
 int st__audit_fds(const st__audit *a, char *why, size_t n) {
@@ -123,8 +143,11 @@ int st__audit_fds(const st__audit *a, char *why, size_t n) {
   return bad > 0;
 }
 
-int st__audit_threads(const st__audit *a, char *why, size_t n) {
-  long now = st__audit_thread_count(a);
+int st__audit_threads(st__audit *a, char *why, size_t n) {
+  long now;
+  if (!a->kernel_ran)
+    return 0;
+  now = st__audit_thread_count(a);
   if (now < 0 || a->threads < 0 || now <= a->threads)
     return 0;
   snprintf(why, n,
@@ -192,6 +215,7 @@ int st__audit_processes(st__audit *a) {
   }
   to = last_pid(a);
   a->lastpid = to;
+  a->fresh = 1;
   if (from < 0 || to < 0)
     return scan_all(a);
   if (to == from)
