@@ -927,6 +927,54 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
   *partial = r;
 }
 
+/* Whether slot c's child died between cases, after finishing some, not
+ * killed by us (what a case before left behind, past the checks of
+ * run/audit.h): the cases it was sent have not begun. Not after a case
+ * was sent again REDO_MAX times so: then it is charged. */
+static int died_between_cases(const sv *s, const slot *c,
+                              const st__sv_state *st, int sig) {
+  return c->nq > 0 && sig == 0 && !c->timed_out && !c->broken &&
+         !st->retired && st->running != (uint32_t)c->q[0] + 1 &&
+         __atomic_load_n(&st->finished, __ATOMIC_RELAXED) > 0 &&
+         s->redos[c->q[0]] < REDO_MAX;
+}
+
+/* The cases slot c's child was sent, none begun, sent again, never
+ * blamed. */
+static void send_again(sv *s, slot *c) {
+  size_t q;
+  st_log(ST_LOG_WARNING,
+         "supervised child (pid %ld) ended between cases; the %zu case%s "
+         "sent to it run in a fresh child",
+         (long)c->pid, c->nq, c->nq == 1 ? "" : "s");
+  for (q = 0; q < c->nq; q++) {
+    if (s->redos[c->q[q]] < REDO_MAX)
+      s->redos[c->q[q]]++;
+    s->redo[s->n_redo++] = c->q[q];
+  }
+  c->nq = 0;
+}
+
+/* Case i's result when slot c's child wrote bytes on its socket that are
+ * no envelope of its: written while i, whose result was due, ran
+ * (take_frames). */
+static st_case_result *protocol_error(sv *s, slot *c, size_t i, int begun) {
+  char msg[400];
+  st_case_result *r = from_info(s, i);
+  if (begun)
+    dead_attach(c, r);
+  if (r != NULL) {
+    st__case_result_set_pid(r, (long)c->pid);
+    snprintf(msg, sizeof msg,
+             "protocol error on the supervised child's socket: %s; written "
+             "while this case ran (its kernel wrote to a descriptor it does "
+             "not own); child pid %ld killed",
+             c->why, (long)c->pid);
+    st__case_result_override(r, ST_CASE_ERROR, msg);
+  }
+  return r;
+}
+
 /* Slot k's child ended with status (interrupted: by the signal sig, which
  * we sent). Its running case, if any, is an error naming how and where;
  * the cases queued behind it go to the next child. */
@@ -937,23 +985,8 @@ static void child_died(sv *s, size_t k, int status, int sig) {
   st_case_result *r;
   read_sock(s, k); /* results it sent before it ended are good */
   take_journal(s, k, &r); /* and so are those it had not sent yet */
-  if (c->nq > 0 && sig == 0 && !c->timed_out && !c->broken &&
-      st->running != (uint32_t)c->q[0] + 1 &&
-      __atomic_load_n(&st->finished, __ATOMIC_RELAXED) > 0 &&
-      !st->retired && s->redos[c->q[0]] < REDO_MAX) {
-    /* It died between cases, after finishing some (what a case before
-     * left behind, past the checks of run/audit.h): the cases it was sent
-     * have not begun, and are sent again, never blamed. */
-    st_log(ST_LOG_WARNING,
-           "supervised child (pid %ld) ended between cases; the %zu case%s "
-           "sent to it run in a fresh child",
-           (long)c->pid, c->nq, c->nq == 1 ? "" : "s");
-    for (q = 0; q < c->nq; q++) {
-      if (s->redos[c->q[q]] < REDO_MAX)
-        s->redos[c->q[q]]++;
-      s->redo[s->n_redo++] = c->q[q];
-    }
-    c->nq = 0;
+  if (died_between_cases(s, c, st, sig)) {
+    send_again(s, c);
     st_case_result_free(r);
   } else if (c->nq > 0 && st->retired && sig == 0 && !c->timed_out &&
              !c->broken) {
@@ -970,22 +1003,8 @@ static void child_died(sv *s, size_t k, int status, int sig) {
       st_case_result_free(r);
       r = st__sched_unrun(s->sc, i, "not run: interrupted");
     } else if (c->broken) {
-      /* Bytes on its socket that are no envelope of its: written while
-       * this case, whose result was due, ran (take_frames). */
-      char msg[400];
       st_case_result_free(r);
-      r = from_info(s, i);
-      if (begun)
-        dead_attach(c, r);
-      if (r != NULL) {
-        st__case_result_set_pid(r, (long)c->pid);
-        snprintf(msg, sizeof msg,
-                 "protocol error on the supervised child's socket: %s; "
-                 "written while this case ran (its kernel wrote to a "
-                 "descriptor it does not own); child pid %ld killed",
-                 c->why, (long)c->pid);
-        st__case_result_override(r, ST_CASE_ERROR, msg);
-      }
+      r = protocol_error(s, c, i, begun);
     } else {
       char how[160], where[96];
       if (!begun) {
