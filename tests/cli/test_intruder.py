@@ -139,7 +139,13 @@ def closed_descriptors__charged_to_the_closing_case():
     path = scene("closeall.yaml", kinds)
     for extra in SUPERVISED:
         r = run(path, extra)
-        only_bad_fail(r, kinds, "closeall", ["descriptor"])
+        only_bad_fail(r, kinds, "closeall", ["descriptor",
+                                             "the socket to the supervisor"])
+    # Under --isolate the case is alone in its process: closing its result
+    # file fails that case, and only that case.
+    for extra in ISOLATED:
+        r = run(path, extra)
+        only_bad_fail(r, kinds, "closeall", ["before reporting its result"])
 
 
 @test
