@@ -26,6 +26,8 @@ void st__capture_unmap(st__capbuf *b, size_t max) {
  * that a writer that never stops (a process a kernel left printing) does
  * not keep the child's own take waiting. */
 #define DRAIN_STEP ((size_t)1 << 20)
+/* The drain thread's stack (sanitizers' frames included). */
+#define STACK ((size_t)256 << 10)
 
 /* What the pipe holds now: all that was written before this call. */
 static size_t pending(int rd) {
@@ -80,6 +82,7 @@ static void *drain_main(void *arg) {
 }
 
 int st__capture_start(st__capture *c, st__capbuf *b, size_t max, int rd) {
+  pthread_attr_t attr;
   sigset_t all, old;
   int e;
   memset(c, 0, sizeof *c);
@@ -89,11 +92,16 @@ int st__capture_start(st__capture *c, st__capbuf *b, size_t max, int rd) {
   b->len = 0;
   b->dropped = 0;
   pthread_mutex_init(&c->lock, NULL);
-  /* Signals meant for the process go to its other threads. */
+  /* Signals meant for the process go to its other threads; a small stack
+   * (it needs its 16 KiB spill and little more), not the default 8 MiB of
+   * address space, which counts under `ulimit -v`. */
   sigfillset(&all);
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, STACK);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  e = pthread_create(&c->thread, NULL, drain_main, c);
+  e = pthread_create(&c->thread, &attr, drain_main, c);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
   c->started = e == 0;
   return e;
 }
