@@ -28,7 +28,8 @@ ENV = dict(os.environ, NO_COLOR="1",
            os.environ.get("ASAN_OPTIONS", ""))
 # What the kernel does, by its scalar (tests/plugins/intruder.c).
 DOES = {"good": 0, "stray": 1, "closeall": 2, "thread_exit": 3,
-        "thread_abort": 4, "orphan": 5, "prints": 6, "alive": 7}
+        "thread_abort": 4, "orphan": 5, "prints": 6, "alive": 7,
+        "deaf": 8}
 # The modes in which cases run in children: the supervised ones, and
 # --isolate (a fork per case) with and without its fork server.
 SUPERVISED = [[], ["-j", "2"]]
@@ -146,6 +147,26 @@ def closed_descriptors__charged_to_the_closing_case():
     for extra in ISOLATED:
         r = run(path, extra)
         only_bad_fail(r, kinds, "closeall", ["before reporting its result"])
+
+
+@test
+def child_dead_between_cases__its_unbegun_cases_run_again_never_blamed():
+    # The kernel of case 3 shuts the reading side of the child's socket
+    # (the same file: no descriptor check sees it). The child had read the
+    # first 1,024 cases (what the supervisor sends ahead); those it is sent
+    # later never arrive, and it ends between cases once it has run the
+    # ones it read, with cases queued to it: they run in a fresh child,
+    # and none is blamed (an innocent case used to be the error "exited
+    # with status 0 before the case began").
+    kinds = ["good"] * 3 + ["deaf"] + ["good"] * 1096
+    path = scene("deaf.yaml", kinds)
+    r = run(path, [])
+    check(r.rc == 0 and set(r.status().values()) == {"pass"} and
+          len(r.events) == len(kinds), "every case passes, once", r)
+    check("ended between cases" in r.err and
+          "run in a fresh child" in r.err, "the child ended between cases", r)
+    pids = {e["pid"] for e in r.events}
+    check(len(pids) == 2, "a second child ran the rest: %d" % len(pids), r)
 
 
 @test

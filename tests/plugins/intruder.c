@@ -17,6 +17,8 @@
  *      blocks of a regular file, what a pipe has unread): the memory a
  *      capture keeps
  *   7  prints "alive PID" for each pid of $ST_TEST_PIDS still running
+ *   8  shuts the reading side of every socket among its descriptors (the
+ *      child's socket stays the same file: it hears no more cases)
  * Every call (any scalar) first wakes the threads of 3 and 4. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,6 +78,15 @@ static void stray_bytes(void) {
     if (fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode) &&
         write(fd, junk, sizeof junk) < 0) {
     }
+  }
+}
+
+static void deafen(void) {
+  int fd;
+  for (fd = 3; fd < 1024; fd++) {
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode))
+      shutdown(fd, SHUT_RD);
   }
 }
 
@@ -176,6 +188,9 @@ static st_status intruder_scale(st_op_call *c) {
     break;
   case 7:
     alive();
+    break;
+  case 8:
+    deafen();
     break;
   default:
     break;
