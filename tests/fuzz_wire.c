@@ -2,12 +2,14 @@
 /* libFuzzer target for the wire decoder (harness/case/wire.c): what an
  * isolated child, a supervised child or a level-3 worker sends its parent
  * is read back with a bounds-checked reader, and a dying or hostile child
- * can send any bytes. Any input must decode or be refused, never crash,
+ * can send any bytes (a supervised child's writes come in an envelope,
+ * case/envelope.h, read first). Any input must decode or be refused, never crash,
  * read out of bounds or leak. Built with clang only (tests/meson.build).
  * Run: build-fuzz/tests/fuzz_wire -max_total_time=60 tests/fuzz/wire */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "case/envelope.h"
 #include "case/result.h"
 #include "case/wire.h"
 
@@ -32,6 +34,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     st_case_result_free(res);
     buf += used;
     len -= used;
+  }
+  /* As a supervisor reads a child's socket: envelopes, sequence from 0,
+   * each body's frames (already checked against the rules) decoded. */
+  {
+    static const st__env_rule rules[] = {
+        {3, 4, 4 + 65536}, {4, 4, 1u << 28}, {5, 4, 4}};
+    const char *at = (const char *)data, *body;
+    size_t left = size, blen, used;
+    char why[200];
+    uint32_t seq = 0;
+    while (left > 0 && st__env_next(at, left, seq, rules, 3, &body, &blen,
+                                    &used, why, sizeof why) == 1) {
+      uint8_t type;
+      const char *payload;
+      size_t plen, fused;
+      if (used > left || body < at || body + blen > at + used)
+        abort();
+      while (st__wire_next_frame(body, blen, &type, &payload, &plen,
+                                 &fused)) {
+        st__rbuf r;
+        st__rbuf_init(&r, payload, plen);
+        (void)st__rbuf_u32(&r);
+        st_case_result_free(st__wire_get_result(&r));
+        body += fused;
+        blen -= fused;
+      }
+      if (blen != 0)
+        abort(); /* st__env_next promised the frames tile the body */
+      at += used;
+      left -= used;
+      seq++;
+    }
   }
   /* And the whole input as one result payload. */
   st__rbuf r;

@@ -106,6 +106,14 @@ static void atfork_child(void) {
   pool = fresh;
 }
 
+unsigned st__pool_workers(void) {
+  unsigned n;
+  pthread_mutex_lock(&pool.mutex);
+  n = pool.workers;
+  pthread_mutex_unlock(&pool.mutex);
+  return n;
+}
+
 /* At exit, stop and join the workers, so that leak checkers (valgrind,
  * LeakSanitizer) see no live threads. Only when no loop is running and
  * not from a worker (a chunk that calls exit()): joining then could wait

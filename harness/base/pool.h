@@ -16,6 +16,10 @@ typedef void (*st__range_fn)(void *ctx /* IN/OUT */, size_t begin, size_t end);
  * Thread-safety: any thread; concurrent calls share the pool. */
 void st__parallel_for(size_t n, size_t grain, unsigned max_threads,
                       st__range_fn fn, void *ctx /* IN/OUT: passed to fn */);
+/* The pool's worker threads now (0 before its first use): threads the
+ * harness itself started, which a count of a process's threads leaves out
+ * (run/audit.h). Thread-safety: any thread. */
+unsigned st__pool_workers(void);
 /* Online cores (at least 1), read once per process. Thread-safety: any
  * thread. */
 unsigned st__ncores(void);

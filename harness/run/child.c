@@ -40,6 +40,7 @@
 #include "case/wire.h"
 #include "case/level3/workers.h"
 #include "ops/registry_internal.h"
+#include "run/audit.h"
 #include "run/child.h"
 #include "run/interrupt.h"
 
@@ -106,6 +107,8 @@ typedef struct stream {
   int fd;
   pthread_mutex_t lock; /* guards: pending (log lines come from any thread) */
   st__wbuf pending;
+  st__audit *audit; /* the kernel's threads counted from its first call */
+  st__runctx *rc;
 } stream;
 
 static void stream_flush(stream *st) {
@@ -143,11 +146,14 @@ static void flush_stdio(void) {
 
 static void stream_phase_begin(void *data, const st_case_info *info,
                                const char *phase, int round) {
+  stream *st = data;
   (void)info;
-  (void)round;
   if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
       strcmp(phase, "run") == 0)
-    stream_flush(data);
+    stream_flush(st);
+  if (strcmp(phase, "run") == 0 && round <= 0 &&
+      st__registry_foreign(st->rc->reg) > 0)
+    st__audit_kernel_begin(st->audit);
 }
 
 _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
@@ -155,7 +161,9 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
   st_observer so;
   st_case_result *r;
   stream st;
+  st__audit audit;
   size_t at;
+  char why[200];
 
   /* What the executors kept in the parent (level 3: its worker pools and
    * segments) is not ours. */
@@ -175,6 +183,12 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
   if (!(st__executor_for(ref->scene)->flags & ST__EXEC_FORKS) &&
       st__registry_load_deferred(rc->reg) > 0)
     st__loadwatch_prime();
+  /* Its threads only: its processes die with its group when the case
+   * ends, and its descriptors are its own case's alone. */
+  memset(&audit, 0, sizeof audit);
+  st__audit_init(&audit, 0);
+  st.audit = &audit;
+  st.rc = rc;
   st_observer_init(&so);
   so.data = &st;
   so.phase_begin = stream_phase_begin;
@@ -182,6 +196,11 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
   r = st__case_run(rc, ref, i, n, &so);
   if (r == NULL)
     _exit(121);
+  /* A thread its kernel left would end with this process, unseen, before
+   * it acted: the case is charged with it (docs/reliability.md). */
+  if (st__registry_foreign(rc->reg) > 0 &&
+      st__audit_threads(&audit, why, sizeof why))
+    st__case_result_override(r, ST_CASE_ERROR, why);
   st__executors_run_end(rc);
   pthread_mutex_lock(&st.lock);
   at = st__wire_frame_open(&st.pending, FRAME_RESULT);

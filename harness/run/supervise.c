@@ -42,11 +42,14 @@
 #include "base/buf.h"
 #include "base/loadwatch.h"
 #include "base/proc.h"
+#include "case/envelope.h"
 #include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
 #include "ops/registry_internal.h"
+#include "run/audit.h"
+#include "run/capture.h"
 #include "run/interrupt.h"
 #include "run/sched.h"
 #include "run/supervise.h"
@@ -69,8 +72,21 @@
 #define LONG_CASE_NS 1000000u
 /* What is kept of a case's captured output; the rest is counted. */
 #define CAPTURE_MAX ST__CAPTURE_MAX
-/* A journal or capture larger than this is truncated after its case. */
+/* A journal larger than this is truncated after its case. */
 #define FILE_KEEP ((off_t)256 << 10)
+/* What a frame from a child may be (case/envelope.h): a log line is
+ * shorter than this, a result at most this large. */
+#define LOG_MAX ((uint32_t)64 << 10)
+#define RESULT_MAX ((uint32_t)256 << 20)
+static const st__env_rule sv_rules[] = {
+    {ST__SV_LOG, 4, 4 + LOG_MAX},
+    {ST__SV_RESULT, 4, RESULT_MAX},
+    {ST__SV_BEGIN, 4, 4},
+};
+/* A case sent again because its child died between cases, after this many
+ * times, is charged with that death (so that a child that dies between
+ * cases for ever cannot make the run go round for ever). */
+#define REDO_MAX 2
 
 static int supervise_fits(const st__schedctx *sc) {
   return sc->rc->opts->supervise && !sc->rc->opts->isolate;
@@ -121,7 +137,8 @@ typedef struct slot {
   int pid_fd;  /* a pidfd of it, or -1 */
   int journal; /* the slot's memfds, kept across its children */
   char *jmap;  /* the slot's journal mapping (ST__SV_JOURNAL bytes) */
-  int capture;
+  st__capbuf *cap; /* the slot's capture memory (run/capture.h) */
+  int cap_rd;      /* its child's capture pipe, read only after its death */
   int oneshot; /* it runs one case (its executor forks), then exits */
   int exited;  /* its pidfd said so */
   size_t q[DEPTH];
@@ -137,6 +154,10 @@ typedef struct slot {
   double timeout;
   int timed_out;
   st__buf in; /* frames read from sock, not yet taken */
+  uint32_t seq; /* the envelope due next from the child */
+  int broken;   /* it wrote what is no envelope of ours: killed */
+  int killed;   /* for that, by reap() */
+  char why[200];
 } slot;
 
 typedef struct sv {
@@ -149,6 +170,7 @@ typedef struct sv {
   char *told; /* by case: case_begin went to the observers live */
   size_t *redo; /* cases sent to a child that died before it began them */
   size_t n_redo;
+  unsigned char *redos; /* by case: how often it was sent again */
   size_t next_send, next_report;
   struct pollfd *pf;
   size_t *who;
@@ -160,11 +182,19 @@ typedef struct sv {
 
 /* ---- the child -------------------------------------------------------- */
 
-typedef struct child {
+typedef struct child child;
+static void child_send(child *ch);
+static int child_foreign(const child *ch);
+
+struct child {
   st__runctx *rc;
   const st_case_ref *refs;
   size_t n;
-  int sock, journal, capture;
+  int sock, journal, cap_w, cap_rd;
+  st__capbuf *cap_buf; /* shared with the supervisor */
+  st__capture cap;
+  st__audit audit;
+  uint32_t seq; /* envelopes sent */
   char *jmap;  /* the journal mapping; state->journal_len bytes used */
   int spilled; /* frames went on to the journal's memfd: all later ones
                   do too, until it starts again */
@@ -177,7 +207,7 @@ typedef struct child {
   pthread_mutex_t lock; /* guards: pending, msg */
   st__wbuf pending;     /* journal frames not yet written */
   st__wbuf msg;         /* the frames of this case's reply */
-} child;
+};
 
 /* The pending frames into the journal (the lock held): copied into its
  * mapping, no system call, while they fit; then written to its memfd. */
@@ -213,7 +243,7 @@ static void send_locked(child *ch, int rewind) {
   if (ch->msg.oom)
     _exit(122);
   if (ch->msg.len > 0 &&
-      st__proc_write_all(ch->sock, ch->msg.data, ch->msg.len) != ST_OK)
+      st__env_send(ch->sock, ch->seq++, ch->msg.data, ch->msg.len) != ST_OK)
     _exit(0); /* the supervisor is gone */
   ch->msg.len = 0;
   if (rewind) {
@@ -245,10 +275,18 @@ static void child_phase_begin(void *data, const st_case_info *info,
   /* No snprintf: this runs six times a case. */
   memcpy(ch->state->phase, phase, n);
   ch->state->phase[n] = '\0';
-  /* Before foreign code runs, what came before it is made safe. */
+  /* Before foreign code runs, what came before it is made safe; and the
+   * results of the cases before it are sent, so that whatever bytes it
+   * writes to the socket come after them (a protocol error is then the
+   * case's whose result is due: this one). */
   if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
-      strcmp(phase, "run") == 0)
+      strcmp(phase, "run") == 0) {
+    if (ch->unsent > 0 && child_foreign(ch))
+      child_send(ch);
     journal_flush(ch);
+  }
+  if (strcmp(phase, "run") == 0 && round <= 0 && child_foreign(ch))
+    st__audit_kernel_begin(&ch->audit);
 }
 
 static void child_phase_end(void *data, const st_case_info *info,
@@ -260,29 +298,22 @@ static void child_phase_end(void *data, const st_case_info *info,
   pthread_mutex_unlock(&ch->lock);
 }
 
-/* What the case printed, from the slot's capture, attached to r before
- * the output r has (its workers', level 3), and the capture rewound: by
- * the child after a case, by the supervisor after the child died in one.
- * fd 1 and 2 share the capture's offset (dup2), as do both processes:
- * where it is, is what the case wrote (not the file's size, which keeps
- * bytes of earlier cases). One cheap system call when it wrote nothing. */
-static void attach_capture(int capture, st_case_result *r) {
-  off_t size = lseek(capture, 0, SEEK_CUR);
-  size_t n = 0;
-  char *out;
-  if (size <= 0)
-    return;
-  out = read_file(capture, size, CAPTURE_MAX, &n);
-  if (out != NULL && r != NULL) {
+/* What a case printed, out[0..n) (freed here) and dropped bytes more, put
+ * before the output r has (its workers', level 3): by the child after a
+ * case, by the supervisor after the child died in one. */
+static void put_output(st_case_result *r, char *out, size_t n,
+                       uint64_t dropped) {
+  if (r != NULL && (n > 0 || dropped > 0)) {
     const char *prior = st_case_result_output(r);
     size_t lp = prior ? strlen(prior) : 0;
     char *all = malloc(n + lp + 64);
     if (all != NULL) {
       size_t k = n;
-      memcpy(all, out, n);
-      if ((size_t)size > n)
-        k += (size_t)snprintf(all + k, 64, "[... %zu more bytes not kept]\n",
-                              (size_t)size - n);
+      if (n > 0)
+        memcpy(all, out, n);
+      if (dropped > 0)
+        k += (size_t)snprintf(all + k, 64, "[... %llu more bytes not kept]\n",
+                              (unsigned long long)dropped);
       if (lp)
         memcpy(all + k, prior, lp);
       st__case_result_set_output(r, all, k + lp);
@@ -290,10 +321,16 @@ static void attach_capture(int capture, st_case_result *r) {
     }
   }
   free(out);
-  rewind_file(capture, size);
 }
 
-static void child_send(child *ch);
+/* The child, after a case: what it printed (one read of the pipe, which
+ * says it is empty, when nothing). */
+static void child_attach(child *ch, st_case_result *r) {
+  size_t n;
+  uint64_t dropped;
+  char *out = st__capture_take(&ch->cap, &n, &dropped);
+  put_output(r, out, n, dropped);
+}
 
 /* Reads what the socket has now (wait: block until something comes).
  * Returns 0 at the end of the stream or on an error. */
@@ -342,25 +379,11 @@ static void child_send(child *ch) {
   pthread_mutex_unlock(&ch->lock);
 }
 
-/* 1 if a process this child started (or one orphaned below it: it is
- * their subreaper) still runs; the dead ones are reaped. One system call
- * when there are none. */
-static int left_processes(void) {
-  for (;;) {
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) != 0)
-      return errno == EINTR ? 1 : 0; /* ECHILD: none */
-    if (si.si_pid == 0)
-      return 1;
-  }
-}
-
 /* fd 1 and 2 are the capture while cases run: made so when the child
  * starts and again after each case that may have changed them (a kernel
  * that closed them does not take the next case's output along). */
 static void child_capture_fds(child *ch) {
-  if (dup2(ch->capture, 1) < 0 || dup2(ch->capture, 2) < 0)
+  if (dup2(ch->cap_w, 1) < 0 || dup2(ch->cap_w, 2) < 0)
     _exit(120);
 }
 
@@ -374,16 +397,32 @@ static int child_foreign(const child *ch) {
   return st__registry_foreign(ch->rc->reg) > 0;
 }
 
+/* The running case's kernel did what the child cannot go on after (its
+ * descriptors closed, a thread of its left running): the case is charged
+ * with why, through the shared page (the socket may be gone), its events
+ * kept in the journal, and the child ends, the case still marked running;
+ * what the kernel left dies with it. */
+_Noreturn static void child_charge(child *ch, const char *why) {
+  size_t n = strnlen(why, sizeof ch->state->charge - 1);
+  memcpy(ch->state->charge, why, n);
+  ch->state->charge[n] = '\0';
+  journal_flush(ch);
+  _exit(ST__SV_EXIT_CHARGED);
+}
+
 static void child_run_one(child *ch, size_t i) {
   st_observer so;
   st_case_result *r;
   size_t at;
   int foreign;
+  char why[256];
 
   ch->state->phase[0] = '\0';
   ch->state->round = -1;
   ch->state->case_ns = st__now_ns();
   ch->state->running = (uint32_t)i + 1;
+  if (child_foreign(ch))
+    st__audit_case_begin(&ch->audit);
   if (ch->live) {
     /* Someone watches: the case's begin now (its progress line). */
     pthread_mutex_lock(&ch->lock);
@@ -402,8 +441,15 @@ static void child_run_one(child *ch, size_t i) {
     _exit(121); /* the supervisor reports it */
   flush_stdio();
   foreign = child_foreign(ch);
-  if (foreign)
-    attach_capture(ch->capture, r);
+  if (foreign) {
+    /* What the kernel left, while the case is still the running one: a
+     * death now (a thread it left calling exit()) is charged to it. */
+    ch->state->auditing = 1;
+    if (st__audit_fds(&ch->audit, why, sizeof why) ||
+        st__audit_threads(&ch->audit, why, sizeof why))
+      child_charge(ch, why);
+    child_attach(ch, r);
+  }
   /* The result, in the journal now (safe if the child dies later) and in
    * the next batch for the socket. */
   pthread_mutex_lock(&ch->lock);
@@ -419,7 +465,8 @@ static void child_run_one(child *ch, size_t i) {
   st_case_result_free(r);
   journal_flush(ch);
   ch->state->running = 0;
-  if (foreign && !ch->oneshot && left_processes()) {
+  ch->state->auditing = 0;
+  if (foreign && !ch->oneshot && st__audit_processes(&ch->audit)) {
     /* The case started processes that still run (D10): they are killed
      * with this child's process group, now, not at the end of the run.
      * Its result is sent; the cases sent after it go to a fresh child. */
@@ -434,7 +481,7 @@ static void child_run_one(child *ch, size_t i) {
   }
   if (foreign)
     child_capture_fds(ch);
-  if (++ch->unsent >= BATCH || ch->live)
+  if (++ch->unsent >= BATCH || ch->live || ch->msg.len >= ST__ENV_SEND_AT)
     child_send(ch);
 }
 
@@ -448,6 +495,15 @@ static void child_main(child *ch) {
   pthread_mutex_init(&ch->lock, NULL);
   st__log_set_sink(child_log, ch);
   child_capture_fds(ch);
+  if (st__capture_start(&ch->cap, ch->cap_buf, CAPTURE_MAX, ch->cap_rd) != 0)
+    _exit(122);
+  /* What a kernel must leave alone; the subreaper is kept by a child that
+   * runs cases one after another (a oneshot's workers are its children). */
+  st__audit_keep(&ch->audit, ch->sock, "the socket to the supervisor");
+  st__audit_keep(&ch->audit, ch->journal, "the journal");
+  st__audit_keep(&ch->audit, ch->cap_w, "the capture");
+  st__audit_keep(&ch->audit, ch->cap_rd, "the capture's read end");
+  st__audit_init(&ch->audit, !ch->oneshot);
   /* The eager plugins the supervisor did not load (SPEC §9), before the
    * first case: as the in-process run has them, loaded before any phase.
    * Not by a child whose case forks a worker pool: its workers load them
@@ -485,8 +541,8 @@ static st_case_result *error_result(sv *s, size_t i, const char *fmt,
 /* The child's side after fork: its own group (so that a kill of the
  * group takes what it started along), death with the supervisor, default
  * signals, and none of its siblings' descriptors (D14). */
-static void child_begin(sv *s, size_t k, int sock, pid_t parent,
-                        int oneshot) {
+static void child_begin(sv *s, size_t k, int sock, const int cap[2],
+                        pid_t parent, int oneshot) {
   child ch;
   size_t j;
   setpgid(0, 0);
@@ -509,8 +565,9 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
         munmap(o->jmap, ST__SV_JOURNAL);
       if (o->journal >= 0)
         close(o->journal);
-      if (o->capture >= 0)
-        close(o->capture);
+      if (o->cap_rd >= 0)
+        close(o->cap_rd);
+      st__capture_unmap(o->cap, CAPTURE_MAX);
     }
   }
   memset(&ch, 0, sizeof ch);
@@ -520,7 +577,9 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
   ch.sock = sock;
   ch.journal = s->slots[k].journal;
   ch.jmap = s->slots[k].jmap;
-  ch.capture = s->slots[k].capture;
+  ch.cap_buf = s->slots[k].cap;
+  ch.cap_rd = cap[0];
+  ch.cap_w = cap[1];
   ch.state = &s->state[k];
   ch.live = s->sc->rc->opts->live;
   ch.oneshot = oneshot;
@@ -533,7 +592,7 @@ static void child_begin(sv *s, size_t k, int sock, pid_t parent,
  * failed (most often a descriptor, not the fork). */
 static int slot_start(sv *s, size_t k, int oneshot, const char **what) {
   slot *c = &s->slots[k];
-  int sp[2];
+  int sp[2], cap[2];
   pid_t pid, parent = getpid();
 
   *what = "memfd_create (journal)";
@@ -548,13 +607,24 @@ static int slot_start(sv *s, size_t k, int oneshot, const char **what) {
       return errno;
     c->jmap = m;
   }
-  *what = "memfd_create (capture)";
-  if (c->capture < 0 &&
-      (c->capture = memfd_create("scenetest-capture", MFD_CLOEXEC)) < 0)
+  *what = "mmap (capture)";
+  if (c->cap == NULL && (c->cap = st__capture_map(CAPTURE_MAX)) == NULL)
     return errno;
+  /* A pipe per child (what a dead child's kernel started may hold its
+   * write end); its read end nonblocking for the readers, the child's
+   * drain thread and, once it is dead, this process (the write end
+   * blocks: a kernel printing faster than the drain waits for it). */
+  *what = "pipe (capture)";
+  if (pipe2(cap, O_CLOEXEC) != 0)
+    return errno;
+  fcntl(cap[0], F_SETFL, O_NONBLOCK);
   *what = "socketpair";
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0)
-    return errno;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) {
+    int e = errno;
+    close(cap[0]);
+    close(cap[1]);
+    return e;
+  }
   *what = "fork";
   /* Every stream, the report's included: a kernel that calls exit()
    * flushes the child's copies of what is buffered. */
@@ -564,16 +634,24 @@ static int slot_start(sv *s, size_t k, int oneshot, const char **what) {
     int e = errno;
     close(sp[0]);
     close(sp[1]);
+    close(cap[0]);
+    close(cap[1]);
     return e;
   }
   if (pid == 0) {
     close(sp[0]);
-    child_begin(s, k, sp[1], parent, oneshot);
+    child_begin(s, k, sp[1], cap, parent, oneshot);
   }
   __atomic_store_n(&s->state[k].finished, 0, __ATOMIC_RELAXED);
   setpgid(pid, pid); /* both sides: whichever runs first */
   close(sp[1]);
+  close(cap[1]);
   fcntl(sp[0], F_SETFL, O_NONBLOCK);
+  c->cap_rd = cap[0];
+  c->seq = 0;
+  c->broken = 0;
+  c->killed = 0;
+  c->why[0] = '\0';
   c->pid = pid;
   c->sock = sp[0];
   c->pid_fd = st__proc_pidfd_open(pid);
@@ -598,7 +676,9 @@ static void slot_end(slot *c) {
     close(c->sock);
   if (c->pid_fd >= 0)
     close(c->pid_fd);
-  c->sock = c->pid_fd = -1;
+  if (c->cap_rd >= 0)
+    close(c->cap_rd);
+  c->sock = c->pid_fd = c->cap_rd = -1;
   c->pid = -1;
   c->exited = 0;
   c->oneshot = 0;
@@ -682,40 +762,65 @@ static const char *log_line(const char *payload, size_t plen, size_t *len) {
   return rb.bad ? NULL : p;
 }
 
-/* Takes the complete frames slot k's child sent. */
+/* One frame of slot c's child, checked by its envelope. */
+static void take_frame(sv *s, slot *c, uint8_t type, const char *payload,
+                       size_t plen) {
+  if (type == ST__SV_LOG) {
+    size_t len;
+    const char *line = log_line(payload, plen, &len);
+    if (line != NULL)
+      keep_log(s, line, len);
+  } else if (type == ST__SV_BEGIN && c->nq > 0) {
+    /* Live: a case that is next in the report is told as it begins,
+     * after what finished before it. */
+    st__rbuf rb;
+    size_t i;
+    st__rbuf_init(&rb, payload, plen);
+    i = st__rbuf_u32(&rb);
+    report_ready(s);
+    if (i == c->q[0] && i == s->next_report && !s->told[i]) {
+      st_case_info info;
+      st__sched_info(s->sc, i, &info);
+      st__fanout_case_begin(s->sc->fo, &info);
+      s->told[i] = 1;
+    }
+  } else if (type == ST__SV_RESULT && c->nq > 0) {
+    st__rbuf rb;
+    st__rbuf_init(&rb, payload, plen);
+    take_result(s, c, &rb);
+  }
+}
+
+/* Takes the complete envelopes slot k's child sent (case/envelope.h).
+ * What is no envelope of its is a protocol error: nothing after it is
+ * believed, and the child is killed; child_died charges the case whose
+ * result was due (run/supervise.h: a child sends the results before a
+ * case's foreign code runs, so that is the case that wrote it). */
 static void take_frames(sv *s, size_t k) {
   slot *c = &s->slots[k];
-  const char *p = c->in.data, *payload;
-  size_t left = c->in.len, plen, used;
+  const char *p = c->in.data, *body, *payload;
+  size_t left = c->in.len, blen, used, plen, fused;
   uint8_t type;
-  while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
-    if (type == ST__SV_LOG) {
-      size_t len;
-      const char *line = log_line(payload, plen, &len);
-      if (line != NULL)
-        keep_log(s, line, len);
-    } else if (type == ST__SV_BEGIN && c->nq > 0) {
-      /* Live: a case that is next in the report is told as it begins,
-       * after what finished before it. */
-      st__rbuf rb;
-      size_t i;
-      st__rbuf_init(&rb, payload, plen);
-      i = st__rbuf_u32(&rb);
-      report_ready(s);
-      if (i == c->q[0] && i == s->next_report && !s->told[i]) {
-        st_case_info info;
-        st__sched_info(s->sc, i, &info);
-        st__fanout_case_begin(s->sc->fo, &info);
-        s->told[i] = 1;
-      }
-    } else if (type == ST__SV_RESULT && c->nq > 0) {
-      st__rbuf rb;
-      st__rbuf_init(&rb, payload, plen);
-      take_result(s, c, &rb);
+  int got;
+  while (!c->broken && left > 0 &&
+         (got = st__env_next(p, left, c->seq, sv_rules,
+                             sizeof sv_rules / sizeof sv_rules[0], &body,
+                             &blen, &used, c->why, sizeof c->why)) != 0) {
+    if (got < 0) {
+      c->broken = 1; /* reap() kills it, unless it is already dead */
+      break;
+    }
+    c->seq++;
+    while (st__wire_next_frame(body, blen, &type, &payload, &plen, &fused)) {
+      take_frame(s, c, type, payload, plen);
+      body += fused;
+      blen -= fused;
     }
     p += used;
     left -= used;
   }
+  if (c->broken)
+    left = 0;
   if (left > 0 && p != c->in.data)
     memmove(c->in.data, p, left);
   c->in.len = left;
@@ -757,6 +862,17 @@ static st_case_result *from_info(sv *s, size_t i) {
                              info.platform, info.seed);
 }
 
+/* What the case printed, after its child died in it: the slot's capture
+ * memory and what the pipe still holds. */
+static void dead_attach(slot *c, st_case_result *r) {
+  size_t n = 0;
+  uint64_t dropped = 0;
+  char *out = c->cap == NULL ? NULL
+                             : st__capture_take_dead(c->cap, CAPTURE_MAX,
+                                                     c->cap_rd, &n, &dropped);
+  put_output(r, out, n, dropped);
+}
+
 /* Takes what the dead child of slot k journalled: the results of cases
  * it finished but had not sent (finished now), their log lines, and the
  * events of the case it was in, which *partial gets (a new result of
@@ -792,7 +908,9 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
          st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
     st__rbuf rb;
     st__rbuf_init(&rb, payload, plen);
-    if (type == ST__SV_EVENT && c->nq > 0) {
+    /* A child that broke the protocol: only its log lines (its results
+     * and events are not believed; its case is charged, the rest redone). */
+    if (type == ST__SV_EVENT && c->nq > 0 && !c->broken) {
       if (r == NULL)
         r = from_info(s, c->q[0]);
       if (r != NULL && st__wire_get_event(&rb, r) != ST_OK)
@@ -802,7 +920,7 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
       const char *line = log_line(payload, plen, &len);
       if (line != NULL)
         keep_log(s, line, len);
-    } else if (type == ST__SV_RESULT && c->nq > 0) {
+    } else if (type == ST__SV_RESULT && c->nq > 0 && !c->broken) {
       /* The events so far were this case's: its own result has them. */
       st_case_result_free(r);
       r = NULL;
@@ -850,6 +968,54 @@ static int time_the_death(st_case_result *r, const st__sv_state *st) {
   return st__case_result_add_event(r, &ev) == ST_OK ? 0 : -1;
 }
 
+/* Whether slot c's child died between cases, after finishing some, not
+ * killed by us (what a case before left behind, past the checks of
+ * run/audit.h): the cases it was sent have not begun. Not after a case
+ * was sent again REDO_MAX times so: then it is charged. */
+static int died_between_cases(const sv *s, const slot *c,
+                              const st__sv_state *st, int sig) {
+  return c->nq > 0 && sig == 0 && !c->timed_out && !c->broken &&
+         !st->retired && st->running != (uint32_t)c->q[0] + 1 &&
+         __atomic_load_n(&st->finished, __ATOMIC_RELAXED) > 0 &&
+         s->redos[c->q[0]] < REDO_MAX;
+}
+
+/* The cases slot c's child was sent, none begun, sent again, never
+ * blamed. */
+static void send_again(sv *s, slot *c) {
+  size_t q;
+  st_log(ST_LOG_WARNING,
+         "supervised child (pid %ld) ended between cases; the %zu case%s "
+         "sent to it run in a fresh child",
+         (long)c->pid, c->nq, c->nq == 1 ? "" : "s");
+  for (q = 0; q < c->nq; q++) {
+    if (s->redos[c->q[q]] < REDO_MAX)
+      s->redos[c->q[q]]++;
+    s->redo[s->n_redo++] = c->q[q];
+  }
+  c->nq = 0;
+}
+
+/* Case i's result when slot c's child wrote bytes on its socket that are
+ * no envelope of its: written while i, whose result was due, ran
+ * (take_frames). */
+static st_case_result *protocol_error(sv *s, slot *c, size_t i, int begun) {
+  char msg[400];
+  st_case_result *r = from_info(s, i);
+  if (begun)
+    dead_attach(c, r);
+  if (r != NULL) {
+    st__case_result_set_pid(r, (long)c->pid);
+    snprintf(msg, sizeof msg,
+             "protocol error on the supervised child's socket: %s; written "
+             "while this case ran (its kernel wrote to a descriptor it does "
+             "not own); child pid %ld killed",
+             c->why, (long)c->pid);
+    st__case_result_override(r, ST_CASE_ERROR, msg);
+  }
+  return r;
+}
+
 /* Slot k's child ended with status (interrupted: by the signal sig, which
  * we sent). Its running case, if any, is an error naming how and where;
  * the cases queued behind it go to the next child. */
@@ -860,7 +1026,11 @@ static void child_died(sv *s, size_t k, int status, int sig) {
   st_case_result *r;
   read_sock(s, k); /* results it sent before it ended are good */
   take_journal(s, k, &r); /* and so are those it had not sent yet */
-  if (c->nq > 0 && st->retired && sig == 0 && !c->timed_out) {
+  if (died_between_cases(s, c, st, sig)) {
+    send_again(s, c);
+    st_case_result_free(r);
+  } else if (c->nq > 0 && st->retired && sig == 0 && !c->timed_out &&
+             !c->broken) {
     /* It ended itself between cases (a case left processes behind):
      * nothing it was sent has begun. */
     for (q = 0; q < c->nq; q++)
@@ -873,6 +1043,9 @@ static void child_died(sv *s, size_t k, int status, int sig) {
     if (sig != 0 && !begun) {
       st_case_result_free(r);
       r = st__sched_unrun(s->sc, i, "not run: interrupted");
+    } else if (c->broken) {
+      st_case_result_free(r);
+      r = protocol_error(s, c, i, begun);
     } else {
       char how[160], where[96];
       if (!begun) {
@@ -880,9 +1053,11 @@ static void child_died(sv *s, size_t k, int status, int sig) {
         st_case_result_free(r);
         r = from_info(s, i);
       }
-      attach_capture(c->capture, r);
+      dead_attach(c, r);
       if (!begun)
         snprintf(where, sizeof where, "before the case began");
+      else if (st->auditing)
+        snprintf(where, sizeof where, "after its last phase");
       else if (st->phase[0] == '\0')
         snprintf(where, sizeof where, "before its first phase");
       else if (st->round >= 0)
@@ -906,7 +1081,13 @@ static void child_died(sv *s, size_t k, int status, int sig) {
           st__proc_describe_wait(status, how, sizeof how);
           /* A guard-page fault: the handler named the tensor (the note
            * ends with a NUL it wrote; the bound is the field's). */
-          if (st->fault[0] != '\0')
+          if (begun && st->charge[0] != '\0' && WIFEXITED(status) &&
+              WEXITSTATUS(status) == ST__SV_EXIT_CHARGED)
+            snprintf(msg, sizeof msg,
+                     "%.*s; supervised child (pid %ld) ended itself %s",
+                     (int)sizeof st->charge - 1, st->charge, (long)c->pid,
+                     where);
+          else if (st->fault[0] != '\0')
             snprintf(msg, sizeof msg, "%.*s; supervised child (pid %ld) %s %s",
                      (int)sizeof st->fault, st->fault, (long)c->pid, how,
                      where);
@@ -1215,6 +1396,12 @@ static void reap(sv *s) {
     pid_t w;
     if (c->pid <= 0)
       continue;
+    if (c->broken && !c->killed) {
+      /* Not yet waited for: its pid is still its own. */
+      c->killed = 1;
+      kill(-c->pid, SIGKILL);
+      kill(c->pid, SIGKILL);
+    }
     if (c->deadline != 0 && now >= c->deadline && !c->timed_out) {
       c->timed_out = 1;
       kill(-c->pid, SIGKILL);
@@ -1281,6 +1468,7 @@ static st_status sv_init(sv *s, st__schedctx *sc, st_error *err) {
   s->ready = calloc(n + 1, 1);
   s->told = calloc(n + 1, 1);
   s->redo = calloc((size_t)jobs * DEPTH + 1, sizeof *s->redo);
+  s->redos = calloc(n + 1, 1);
   s->pf = calloc(2 * (size_t)jobs + 1, sizeof *s->pf);
   s->who = calloc(2 * (size_t)jobs + 1, sizeof *s->who);
   s->state = mmap(NULL, jobs * sizeof *s->state, PROT_READ | PROT_WRITE,
@@ -1288,14 +1476,15 @@ static st_status sv_init(sv *s, st__schedctx *sc, st_error *err) {
   if (s->state == MAP_FAILED)
     s->state = NULL;
   if (s->slots == NULL || s->done == NULL ||
-      s->ready == NULL || s->told == NULL || s->redo == NULL || s->pf == NULL ||
+      s->ready == NULL || s->told == NULL || s->redo == NULL ||
+      s->redos == NULL || s->pf == NULL ||
       s->who == NULL || s->state == NULL)
     return st_error_set(err, ST_ENOMEM, "out of memory");
   for (k = 0; k < jobs; k++) {
     slot *c = &s->slots[k];
     st__buf_init(&c->in, SIZE_MAX);
     c->pid = -1;
-    c->sock = c->pid_fd = c->journal = c->capture = -1;
+    c->sock = c->pid_fd = c->journal = c->cap_rd = -1;
   }
   return ST_OK;
 }
@@ -1313,8 +1502,7 @@ static void sv_free(sv *s) {
       close(c->journal);
     if (c->jmap != NULL)
       munmap(c->jmap, ST__SV_JOURNAL);
-    if (c->capture >= 0)
-      close(c->capture);
+    st__capture_unmap(c->cap, CAPTURE_MAX);
     st__buf_free(&c->in);
   }
   for (k = 0; s->done != NULL && k < s->sc->n; k++)
@@ -1326,6 +1514,7 @@ static void sv_free(sv *s) {
   free(s->ready);
   free(s->told);
   free(s->redo);
+  free(s->redos);
   free(s->pf);
   free(s->who);
 }

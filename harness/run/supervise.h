@@ -5,8 +5,9 @@
  *   a socket pair   supervisor -> child: case indices (u32 each; the end
  *                   of the stream: exit); child -> supervisor: frames
  *                   (case/wire.h) ST__SV_LOG (one log line) and
- *                   ST__SV_RESULT (u32 index, the case result), one write
- *                   per case
+ *                   ST__SV_RESULT (u32 index, the case result), each
+ *                   write in an envelope (case/envelope.h) that stray
+ *                   bytes a kernel writes there cannot pass for
  *   a journal       a shared mapping (ST__SV_JOURNAL bytes) the child
  *                   rewrites between batches: the events and log lines
  *                   of the case it is in and the results it has not
@@ -16,7 +17,9 @@
  *                   system call; what does not fit goes on, in order, to
  *                   a memfd (written); read by the supervisor only when
  *                   the child died
- *   a capture       a memfd that is the child's fd 1 and 2: what a kernel
+ *   a capture       a pipe that is the child's fd 1 and 2, drained by a
+ *                   thread of the child into memory shared with the
+ *                   supervisor, bounded (run/capture.h): what a kernel
  *                   prints; the child attaches it to its case's result,
  *                   the supervisor when the child died
  *   a shared page   st__sv_state: the case and phase the child is in,
@@ -37,6 +40,10 @@ enum {
   ST__SV_RESULT = 4, /* socket: u32 case index, the result */
   ST__SV_BEGIN = 5,  /* socket, live runs only: u32 case index, begun */
 };
+
+/* A supervised child's exit status when it ended itself to charge its
+ * running case (st__sv_state.charge). */
+#define ST__SV_EXIT_CHARGED 125
 
 /* Where a supervised child is: written by the child as it goes (plain
  * stores: the supervisor reads it only once the child is dead). */
@@ -61,6 +68,12 @@ typedef struct st__sv_state {
   /* The results this child has made: with what it was sent, how many
    * cases it has left (the supervisor's TICK_MS rule). */
   uint32_t finished;
+  /* 1 while the child looks at what the running case's kernel left
+   * (run/audit.h), after its last phase. */
+  uint32_t auditing;
+  /* Why the child ended itself in the running case, charging it (what its
+   * kernel did to the child's descriptors or threads); "" if not. */
+  char charge[256];
 } st__sv_state;
 
 /* The size of a slot's journal mapping: what a batch of cases usually

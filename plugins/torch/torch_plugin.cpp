@@ -13,6 +13,7 @@
  * libtorch 1.13 (Debian 12) and PyTorch 2.x. */
 #include "torch_plugin.h"
 
+#include <ATen/Parallel.h>
 #include <torch/version.h>
 
 #include <cstring>
@@ -356,6 +357,12 @@ st_status torch_init(st_registry *reg, st_error *err) {
     if (rc != ST_OK)
       return rc;
   }
+  /* ATen's intra-op pool (OpenMP) started now, all of its threads: a
+   * thread a kernel leaves running is its case's error, and the pool is
+   * the platform's, so it must exist before the first kernel call
+   * (docs/plugins.md#threads). One chunk per thread makes each start. */
+  const int64_t n = at::get_num_threads();
+  at::parallel_for(0, n, 1, [](int64_t, int64_t) {});
   return ST_OK;
 }
 

@@ -213,7 +213,7 @@ def supervise__dead_childs_case_reports_its_real_duration():
 @test
 def supervise__out_of_descriptors_names_the_call_that_failed():
     # ulimit -n 20 and -j 4: a child cannot be started for want of a
-    # descriptor (a memfd or a socket pair), and fork never ran.
+    # descriptor (a memfd, a pipe or a socket pair), and fork never ran.
     path = scene("fds.yaml")
     rc, out, err = run("", ["run", "--plugin", PLUGIN, "--platform",
                             "scribble", "--format", "tap", "--log-level",
@@ -222,8 +222,9 @@ def supervise__out_of_descriptors_names_the_call_that_failed():
     msgs = re.findall(r'^  message: "(.*)"$', out, re.M)
     check(msgs, "some case could not get a child: " + what)
     for m in msgs:
-        check(re.match(r"cannot start a supervised child: (memfd_create|"
-                       r"socketpair|mmap) \([a-z ]+\): Too many open files$",
+        check(re.match(r"cannot start a supervised child: (?:(?:memfd_create"
+                       r"|pipe|mmap) \([a-z ]+\)|socketpair): Too many open "
+                       r"files$",
                        m), "the call that failed is named: " + what)
 
 
