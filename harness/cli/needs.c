@@ -16,14 +16,14 @@
 void st__cli_warn_needs(const st__validate *v) {
   char why[512];
   for (size_t i = 0; i < v->n_missing; i++) {
+    int one = v->missing[i].cases == 1;
     st__backend_missing(v->missing[i].backend, why, sizeof why);
     st_log(ST_LOG_WARNING,
            "%zu case%s need%s golden backend '%s', which is %s; a run "
-           "skips %s (--strict-platforms makes %s errors)",
-           v->missing[i].cases, v->missing[i].cases == 1 ? "" : "s",
-           v->missing[i].cases == 1 ? "s" : "", v->missing[i].backend, why,
-           v->missing[i].cases == 1 ? "it" : "them",
-           v->missing[i].cases == 1 ? "it" : "them");
+           "skips %s (--strict-platforms makes %s)",
+           v->missing[i].cases, one ? "" : "s", one ? "s" : "",
+           v->missing[i].backend, why, one ? "it" : "them",
+           one ? "it an error" : "them errors");
   }
 }
 
