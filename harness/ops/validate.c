@@ -105,22 +105,34 @@ static void check_needs(st__validate *v, const st_scene *s, size_t ci,
   int skip = v->skip_golden         ? 1
              : c->skip_golden >= 0 ? c->skip_golden
                                    : s->skip_golden;
-  const char *backend;
-  char why[512];
+  const char *backend, *dym;
+  char why[512], hint[160] = "";
   size_t k;
   if (skip)
     return;
   backend = st__golden_backend(v->cli_golden, s, ci);
   if (st__backend_available(v->registry, backend))
     return;
+  /* A name a known platform is close to is likely a typo: said at the
+   * case, with the did-you-mean, in every command (SPEC §13). */
+  dym = st__suggest(backend, v->platforms, v->n_platforms);
+  if (dym)
+    snprintf(hint, sizeof hint, ": did you mean '%s'?", dym);
   if (v->strict_needs) {
     st__backend_missing(backend, why, sizeof why);
     st__diag_error(d, c->line, c->column,
                    "case '" CASE_FMT "' needs golden backend '%s', which is "
-                   "%s (--strict-platforms)",
-                   CASE_ARG(c), backend, why);
+                   "%s%s%s%s (--strict-platforms)",
+                   CASE_ARG(c), backend, why, dym ? " (did you mean '" : "",
+                   dym ? dym : "", dym ? "'?)" : "");
     return;
   }
+  if (dym)
+    st__diag_warning(d, c->line, c->column,
+                     "'golden_platform' of case '" CASE_FMT "' names "
+                     "platform '%s', which no backend provides%s known "
+                     "platforms: %s",
+                     CASE_ARG(c), backend, hint, v->platform_text);
   for (k = 0; k < v->n_missing; k++)
     if (strcmp(v->missing[k].backend, backend) == 0)
       break;

@@ -66,7 +66,7 @@ args:
   - {tensor: b, dtype: float32, shape: [4], init: {fill: 3.0}}
   - {tensor: out, dtype: float32, shape: [4], role: output}
 cases:
-  - {name: gp, golden_platform: npu}
+  - {name: gp, golden_platform: gaudi}
   - {name: plain}
 ---
 scene: ak
@@ -103,7 +103,7 @@ def missing_golden_backend_skips_with_how_to_get_it():
               got[name]["message"] == TORCH_WHY and got[name]["events"] == [],
               "%s: %s" % (name, got[name]["message"]), r)
     check(got["npu::gp"]["status"] == "skip" and got["npu::gp"]["message"] ==
-          "not available: no plugin provides backend 'npu'; pass --plugin "
+          "not available: no plugin provides backend 'gaudi'; pass --plugin "
           "PATH of a plugin that does (docs/plugins.md)", "npu", r)
     for name in ("tg::nogold", "npu::plain"):
         check(got[name]["status"] == "pass", name + " runs", r)
@@ -112,7 +112,7 @@ def missing_golden_backend_skips_with_how_to_get_it():
     # One summary warning, the run's last line of stderr.
     w = warnings(r.err)
     check(w == ["[WARNING] 4 cases skipped: the torch plugin is not loaded "
-                "(3), no plugin provides backend 'npu' (1) (each case's skip "
+                "(3), no plugin provides backend 'gaudi' (1) (each case's skip "
                 "message says how to get it)"], "summary %s" % w, r)
     check(r.err.rstrip("\n").splitlines()[-1] == w[0], "last line", r)
 
@@ -144,8 +144,8 @@ def check_names_each_missing_backend_once():
         "[WARNING] 3 cases need golden backend 'torch', which is " +
         TORCH_WHY + "; a run skips them (--strict-platforms makes them "
         "errors)",
-        "[WARNING] 1 case needs golden backend 'npu', which is not "
-        "available: no plugin provides backend 'npu'; pass --plugin PATH of "
+        "[WARNING] 1 case needs golden backend 'gaudi', which is not "
+        "available: no plugin provides backend 'gaudi'; pass --plugin PATH of "
         "a plugin that does (docs/plugins.md); a run skips it "
         "(--strict-platforms makes it an error)"], "warnings %s" %
         warnings(r.err), r)
@@ -158,8 +158,8 @@ STRICT_ERRORS = [
     "(--strict-platforms)" % (NEEDS, TORCH_WHY),
     "%s:20:12: error: case 'implied' needs golden backend 'torch', which is "
     "%s (--strict-platforms)" % (NEEDS, TORCH_WHY),
-    "%s:29:12: error: case 'gp' needs golden backend 'npu', which is not "
-    "available: no plugin provides backend 'npu'; pass --plugin PATH of a "
+    "%s:29:12: error: case 'gp' needs golden backend 'gaudi', which is not "
+    "available: no plugin provides backend 'gaudi'; pass --plugin PATH of a "
     "plugin that does (docs/plugins.md) (--strict-platforms)" % NEEDS,
 ]
 
