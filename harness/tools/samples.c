@@ -20,12 +20,13 @@ typedef struct sample {
   size_t group; /* index into groups */
   double value;
   int dropped;
+  long cond; /* the record it ran under; -1: none (yet) */
 } sample;
 
 typedef struct proc {
   size_t file;
   long pid;
-  size_t condition;
+  size_t condition; /* the process's latest record */
 } proc;
 
 struct st__side {
@@ -106,12 +107,58 @@ static st_status add_sample(st__side *s, size_t file, const st__tl_phase *ph,
   sm->group = (size_t)gi;
   sm->value = (double)value;
   sm->dropped = 0;
+  sm->cond = -1;
+  for (size_t i = s->n_procs; i-- > 0;)
+    if (s->procs[i].file == file && s->procs[i].pid == ph->pid) {
+      sm->cond = (long)s->procs[i].condition;
+      break;
+    }
   return ST_OK;
 }
 
+/* A process's record line comes in its case's `record` phase, after the
+ * case's args and golden lines: those samples ran under it too. Tags
+ * with c the trailing samples of (file, pid) that belong to the case of
+ * its last sample (same scene, case and iteration). */
+static void tag_case(st__side *s, size_t file, long pid, size_t c) {
+  const st__group *g = NULL;
+  long iter = 0;
+  for (size_t k = s->n_samples; k-- > 0;) {
+    sample *sm = &s->samples[k];
+    const st__group *sg = &s->groups[sm->group];
+    if (sm->file != file || sm->pid != pid)
+      continue;
+    if (g == NULL) {
+      g = sg;
+      iter = sm->iter;
+    } else if (sm->iter != iter || strcmp(sg->scene, g->scene) != 0 ||
+               strcmp(sg->kase, g->kase) != 0) {
+      return;
+    }
+    sm->cond = (long)c;
+  }
+}
+
+static st_status add_pid(st__condition *cd, long pid) {
+  long *grown;
+  for (size_t k = 0; k < cd->n_pids; k++)
+    if (cd->pids[k] == pid)
+      return ST_OK;
+  grown = realloc(cd->pids, (cd->n_pids + 1) * sizeof *cd->pids);
+  if (grown == NULL)
+    return ST_ENOMEM;
+  cd->pids = grown;
+  cd->pids[cd->n_pids++] = pid;
+  return ST_OK;
+}
+
+/* A record line: its condition (one per distinct record), the process's
+ * current one from now on. A process's first record also covers what it
+ * logged before it; a later one (a case's env changed what the record
+ * reads: docs/measuring.md) covers its own case's earlier lines. */
 static st_status add_record(st__side *s, size_t file,
                             const st__tl_record *r) {
-  size_t i, c;
+  size_t i, c, k;
   for (i = 0; i < s->n_procs; i++)
     if (s->procs[i].file == file && s->procs[i].pid == r->pid)
       break;
@@ -127,28 +174,21 @@ static st_status add_record(st__side *s, size_t file,
     s->n_conds++;
   }
   if (i == s->n_procs) {
-    st__condition *cd = &s->conds[c];
-    size_t k;
-    long *grown;
     if (grow((void **)&s->procs, &s->cap_procs, s->n_procs + 1,
              sizeof *s->procs) != 0)
       return ST_ENOMEM;
     s->procs[i].file = file;
     s->procs[i].pid = r->pid;
-    s->procs[i].condition = c;
     s->n_procs++;
-    for (k = 0; k < cd->n_pids; k++)
-      if (cd->pids[k] == r->pid)
-        return ST_OK;
-    grown = realloc(cd->pids, (cd->n_pids + 1) * sizeof *cd->pids);
-    if (grown == NULL)
-      return ST_ENOMEM;
-    cd->pids = grown;
-    cd->pids[cd->n_pids++] = r->pid;
+    for (k = 0; k < s->n_samples; k++)
+      if (s->samples[k].file == file && s->samples[k].pid == r->pid &&
+          s->samples[k].cond < 0)
+        s->samples[k].cond = (long)c;
+  } else if (s->procs[i].condition != c) {
+    tag_case(s, file, r->pid, c);
   }
-  /* A process logs one record; a second, different one from the same
-   * (file, pid) keeps the first mapping but is a condition of its own. */
-  return ST_OK;
+  s->procs[i].condition = c;
+  return add_pid(&s->conds[c], r->pid);
 }
 
 static st_status read_file(st__side *s, size_t file, const char *path,
@@ -293,14 +333,6 @@ static void cold_rule(st__side *s) {
   }
 }
 
-static long condition_of(const st__side *s, size_t file, long pid) {
-  size_t i;
-  for (i = 0; i < s->n_procs; i++)
-    if (s->procs[i].file == file && s->procs[i].pid == pid)
-      return (long)s->procs[i].condition;
-  return -1;
-}
-
 typedef struct exec_sum {
   size_t file;
   long pid, iter;
@@ -336,7 +368,7 @@ static st_status summarise(st__side *s) {
         continue;
       }
       g->values[g->n++] = sm->value;
-      c = condition_of(s, sm->file, sm->pid);
+      c = sm->cond;
       if (c < 0 || c >= 32)
         g->unknown = 1;
       else

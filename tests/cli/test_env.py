@@ -203,6 +203,27 @@ def one_record_line_per_distinct_environment():
 
 
 @test
+def timing_attributes_each_case_to_its_record():
+    # `timing` tags each case's phases with the record its process logged
+    # last, the case's own args and golden (logged before its record line)
+    # included (docs/measuring.md).
+    log = os.path.join(TMP, "rec.log")
+    r = Run(["run", "--no-default-plugins", "--format", "tap", "--rounds",
+             "2", "--log-file", log, REC])
+    check(r.rc == 0, "run", r)
+    r = Run(["timing", "--format", "json", log])
+    check(r.rc == 0, "timing", r)
+    doc = json.loads(r.out)
+    got = {}
+    for g in doc["groups"]:
+        got.setdefault(g["case"], set()).add(g["conditions"])
+    check(got == {"c1": {"A"}, "c2": {"B"}, "c3": {"B"}, "c4": {"A"},
+                  "c5": {"A"}, "c6": {"C"}, "c7": {"A"}},
+          "conditions %s" % got, r)
+    check(len(doc["conditions"]) == 3, "three conditions", r)
+
+
+@test
 def record_without_env_is_once_per_process():
     # The rule is unchanged for a run without env: one line, even when
     # the environment changed under the harness (TIMING at -j 1).
