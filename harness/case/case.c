@@ -25,6 +25,8 @@
 #include "case/record.h"
 #include "case/result.h"
 #include "case/tbuf.h"
+#include "case/case_env.h"
+#include "ops/avail.h"
 #include "ops/backends.h"
 #include "scene/golden_view.h"
 #include "scene/scene.h"
@@ -376,10 +378,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   if (k->expect_error)
     d->skip_golden = 1;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
-  d->golden_backend = opts->golden_platform    ? opts->golden_platform
-                      : k->golden_platform     ? k->golden_platform
-                      : scene->golden_platform ? scene->golden_platform
-                                               : ST_BACKEND_REFERENCE;
+  d->golden_backend = st__golden_backend(opts->golden_platform, scene, ci);
 
   /* args: the load already enforced the byte cap for every case. */
   st__phase_begin(cc, "args", -1);
@@ -457,9 +456,10 @@ void st__case_record(st__casectx *cc) {
   st__phase_begin(cc, "record", -1);
   t0 = st__now_ns();
   /* The emitting case keeps the line for the JSON and JUnit reports. */
-  emitted = st__record_emit_line(cc->run->watch, cc->run->n_watch,
-                                 cc->run->opts->keep_record ? line : NULL,
-                                 sizeof line);
+  emitted = st__record_emit_env(cc->run->watch, cc->run->n_watch,
+                                cc->run->any_env, cc->env_key,
+                                cc->run->opts->keep_record ? line : NULL,
+                                sizeof line);
   if (emitted && cc->run->opts->keep_record)
     st__case_result_set_record(cc->res, line);
   st__phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
@@ -542,7 +542,13 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
   st__case_result_set_pid(cc.res, (long)st__proc_pid());
   if (live != NULL && live->case_begin != NULL)
     live->case_begin(live->data, &cc.info);
-  st__executor_for(scene)->run(&cc, scene, ref->index);
+  {
+    st__env_saved saved = {0};
+    if (st__case_env_set(&cc, scene, ref->index, &saved) &&
+        st__case_needs_ok(&cc, scene, ref->index))
+      st__executor_for(scene)->run(&cc, scene, ref->index);
+    st__case_env_unset(&cc, &saved);
+  }
   if (scene->cases[ref->index].expect_error) {
     const st__case *k = &scene->cases[ref->index];
     st__case_result_apply_expect_error(

@@ -34,6 +34,9 @@ typedef struct st__runctx {
    * (NULL: every entry is iteration 1) and the number of iterations. */
   const unsigned *iters;
   unsigned repeat;
+  /* Some selected case has an `env` (docs/scene-format.md): the record
+   * then keeps one line per distinct environment (case/record.h). */
+  int any_env;
 } st__runctx;
 
 /* The 1-based iteration of entry i of the run's order. */
@@ -53,6 +56,13 @@ typedef struct st__casectx {
    * (st__case_kernel_failed). */
   int kernel_failed;
   char kernel_message[ST_OP_MESSAGE_MAX];
+  /* The case's environment (docs/scene-format.md, `env`), set for the
+   * whole case by st__case_run: 2 * n_env borrowed strings, and the
+   * same as one "NAME=VALUE\n..." key for the record (case/record.h);
+   * NULL and 0 without one. */
+  const char **env;
+  size_t n_env;
+  char *env_key;
 } st__casectx;
 
 /* What a case holds between its phases. */

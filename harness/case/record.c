@@ -324,14 +324,36 @@ void st_record_format(const st_watch *list, size_t count, char *buf,
 
 static pthread_mutex_t emit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t emitted_pid; /* guarded by: emit_lock; 0 = not emitted */
+/* The environment of the last emission and its line without " pid=N"
+ * (docs/measuring.md: one line per process per distinct environment);
+ * owned. NULL: the base environment, or not known. */
+static char *emitted_env;  /* guarded by: emit_lock */
+static char *emitted_cond; /* guarded by: emit_lock */
 
-int st__record_emit_line(const st_watch *list, size_t count, char *keep,
-                         size_t size) {
+static int same_env(const char *a, const char *b) {
+  return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+/* The line without its pid field: what two records are compared on. */
+static size_t cond_len(const char *line) {
+  const char *pid = strstr(line, " pid=");
+  return pid != NULL ? (size_t)(pid - line) : strlen(line);
+}
+
+static void remember(const char *env_key, const char *line) {
+  free(emitted_env);
+  free(emitted_cond);
+  emitted_env = env_key != NULL && env_key[0] ? strdup(env_key) : NULL;
+  emitted_cond = strndup(line, cond_len(line));
+}
+
+int st__record_emit_env(const st_watch *list, size_t count, int track,
+                        const char *env_key, char *keep, size_t size) {
   pid_t self = st__proc_pid();
   char buf[4096];
   char *line = keep != NULL ? keep : buf;
   size_t cap = keep != NULL ? size : sizeof buf;
-  int emit;
+  int emit, formatted = 0;
 
   if (keep != NULL && size > 0)
     keep[0] = '\0';
@@ -339,18 +361,42 @@ int st__record_emit_line(const st_watch *list, size_t count, char *keep,
   /* Keyed by pid: a forked child inherits the parent's state but is a
    * process of its own that has not emitted yet. */
   emit = emitted_pid != self;
+  if (!emit && track && !same_env(env_key, emitted_env)) {
+    /* Another environment than the last line's: a new line only when the
+     * record reads differently under it. */
+    st_record_format(list, count, line, cap);
+    formatted = 1;
+    emit = emitted_cond == NULL ||
+           cond_len(line) != strlen(emitted_cond) ||
+           strncmp(line, emitted_cond, cond_len(line)) != 0;
+    if (!emit) {
+      /* The same record: this environment is the last line's too. */
+      free(emitted_env);
+      emitted_env = env_key != NULL && env_key[0] ? strdup(env_key) : NULL;
+    }
+  }
   if (emit) {
-    /* Formatted only to be logged or kept: an isolated child that formats
-     * a line the level drops only pays for it (page faults, under
-     * --isolate). */
-    if (keep != NULL || st_log_enabled(ST_LOG_TIMING))
+    /* Formatted only to be logged, kept or compared: an isolated child
+     * that formats a line the level drops only pays for it (page faults,
+     * under --isolate). */
+    int need = keep != NULL || st_log_enabled(ST_LOG_TIMING) || track;
+    if (need && !formatted)
       st_record_format(list, count, line, cap);
     if (st_log_enabled(ST_LOG_TIMING))
       st__log_timing("%s", line);
+    if (track)
+      remember(env_key, line);
     emitted_pid = self;
   }
+  if (!emit && keep != NULL && size > 0)
+    keep[0] = '\0';
   pthread_mutex_unlock(&emit_lock);
   return emit;
+}
+
+int st__record_emit_line(const st_watch *list, size_t count, char *keep,
+                         size_t size) {
+  return st__record_emit_env(list, count, 0, NULL, keep, size);
 }
 
 int st_record_emit(const st_watch *list, size_t count) {
@@ -360,5 +406,8 @@ int st_record_emit(const st_watch *list, size_t count) {
 void st_record_reset(void) {
   pthread_mutex_lock(&emit_lock);
   emitted_pid = 0;
+  free(emitted_env);
+  free(emitted_cond);
+  emitted_env = emitted_cond = NULL;
   pthread_mutex_unlock(&emit_lock);
 }

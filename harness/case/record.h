@@ -15,6 +15,20 @@
  * Thread-safety: any thread. */
 int st__record_emit_line(const st_watch *list /* IN */, size_t count,
                          char *keep /* OUT, may be NULL */, size_t size);
+/* st__record_emit_line for a case that runs under env_key, its
+ * environment ("NAME=VALUE\n...", NULL or "" for none; docs/
+ * scene-format.md `env`): one line per process per distinct environment.
+ * Beyond the process's first emission, a case emits again when its
+ * env_key differs from that of the last emission and the record (every
+ * field but pid) differs from the last line emitted: a case whose env
+ * changes TORCH_DEVICE_BACKEND_AUTOLOAD (or what a watched module
+ * reads) emits, and so does the next case without it. track is 1 when
+ * the run has cases with an env (every emission is then formatted, to be
+ * compared); with 0 this is st__record_emit_line.
+ * Thread-safety: any thread. */
+int st__record_emit_env(const st_watch *list /* IN */, size_t count,
+                        int track, const char *env_key /* IN, may be NULL */,
+                        char *keep /* OUT, may be NULL */, size_t size);
 
 /* Escapes len bytes of value as the record's `raw` does (\\ \" \n \t \r,
  * \ooo for every other byte below 0x20 or from 0x7f) into out, which has

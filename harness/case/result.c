@@ -29,6 +29,9 @@ struct st_case_result {
   int record_stale;
   unsigned iteration; /* 1-based */
   char *record;       /* the record line this case emitted, or NULL */
+  char *env;          /* the case's env: n_env names and values, each
+                         NUL-terminated, one after another; or NULL */
+  size_t n_env;
   st_event *events;
   size_t n_events;
   size_t cap_events;
@@ -166,7 +169,36 @@ void st_case_result_free(st_case_result *r) {
   message_free(r->message);
   free(r->output);
   free(r->record);
+  free(r->env);
   free(r);
+}
+
+void st__case_result_set_env(st_case_result *r, const char *const *kv,
+                             size_t n) {
+  size_t len = 0, i;
+  char *p;
+  free(r->env);
+  r->env = NULL;
+  r->n_env = 0;
+  for (i = 0; i < 2 * n; i++)
+    len += strlen(kv[i]) + 1;
+  if (n == 0 || (r->env = malloc(len)) == NULL)
+    return; /* out of memory loses only this copy for the reports */
+  for (i = 0, p = r->env; i < 2 * n; i++)
+    p = stpcpy(p, kv[i]) + 1;
+  r->n_env = n;
+}
+
+size_t st__case_result_env(const st_case_result *r, size_t i,
+                           const char **name, const char **value) {
+  const char *p = r->env;
+  if (i >= r->n_env)
+    return r->n_env;
+  for (size_t k = 0; k < 2 * i; k++)
+    p += strlen(p) + 1;
+  *name = p;
+  *value = p + strlen(p) + 1;
+  return r->n_env;
 }
 
 st_status st__case_result_add_event(st_case_result *r, const st_event *ev) {

@@ -59,6 +59,15 @@ void st__case_result_set_record(st_case_result *res /* IN/OUT */,
                                 const char *line /* IN */);
 /* NULL unless this case's record phase emitted the record. */
 const char *st__case_result_record(const st_case_result *res /* IN */);
+/* The case's env (docs/scene-format.md) for the reports: n pairs kv[2i] =
+ * kv[2i+1], copied (out of memory drops the copy). */
+void st__case_result_set_env(st_case_result *res /* IN/OUT */,
+                             const char *const *kv /* IN */, size_t n);
+/* Pair i of the case's env into *name and *value (when i < the count);
+ * returns the count of pairs. */
+size_t st__case_result_env(const st_case_result *res /* IN */, size_t i,
+                           const char **name /* OUT */,
+                           const char **value /* OUT */);
 
 /* A run result with room for count cases (all NULL). */
 st_run_result *st__run_result_new(size_t count);

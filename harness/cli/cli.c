@@ -666,6 +666,11 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
                               c->cmd == CMD_CHECK || c->strict_platforms,
                               &hooks)) != ST_OK)
     return internal_error("starting the validation pass", rc);
+  /* Cases whose golden backend the run lacks: errors only under
+   * --strict-platforms; `check` names them once (docs/cli.md). */
+  val.strict_needs = c->strict_platforms;
+  val.cli_golden = c->golden_platform;
+  val.skip_golden = c->skip_golden;
   memset(&ext, 0, sizeof ext);
   ext.check = &hooks;
   ext.warnings = &warnings;
@@ -696,6 +701,8 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
     }
   }
   print_load_warnings(&warnings);
+  if (c->cmd == CMD_CHECK && status == 0 && errors.count == 0)
+    st__cli_warn_needs(&val);
   print_load_errors(&errors);
   st_error_list_free(&errors);
   st_error_list_free(&warnings);
@@ -835,6 +842,30 @@ static int check_platform(const cli *c, st_registry *reg) {
  * known (built in, or from an explicit --plugin) hides a default
  * declaration of it; a file that cannot be declared is a warning, since
  * an installed plugin must not break every run. */
+static void declare_one(st_registry *reg, const char *file) {
+  char spec[4200], *platforms = NULL, *tok, *save = NULL;
+  st_error err;
+  int hidden = 0;
+  snprintf(spec, sizeof spec, "lazy:%s", file);
+  st_error_clear(&err);
+  if (st_plugin_read_platforms(spec + 5, &platforms, &err) != ST_OK) {
+    st_log(ST_LOG_WARNING, "default plugin %s not declared: %s", spec + 5,
+           err.message);
+    return;
+  }
+  for (tok = strtok_r(platforms, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save))
+    if (st_registry_has_platform(reg, tok))
+      hidden = 1;
+  free(platforms);
+  if (hidden)
+    return;
+  st_error_clear(&err);
+  if (st_plugin_load(reg, spec, &err) != ST_OK)
+    st_log(ST_LOG_WARNING, "default plugin %s not declared: %s", spec + 5,
+           err.message);
+}
+
 static void declare_dir(st_registry *reg, const char *dir, size_t len) {
   char path[4096];
   DIR *d;
@@ -873,27 +904,9 @@ static void declare_dir(st_registry *reg, const char *dir, size_t len) {
       names[j - 1] = t;
     }
   for (i = 0; i < n; i++) {
-    char spec[4200], *platforms = NULL, *tok, *save = NULL;
-    st_error err;
-    int hidden = 0;
-    snprintf(spec, sizeof spec, "lazy:%s/%s", path, names[i]);
-    st_error_clear(&err);
-    if (st_plugin_read_platforms(spec + 5, &platforms, &err) != ST_OK) {
-      st_log(ST_LOG_WARNING, "default plugin %s not declared: %s", spec + 5,
-             err.message);
-      continue;
-    }
-    for (tok = strtok_r(platforms, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save))
-      if (st_registry_has_platform(reg, tok))
-        hidden = 1;
-    free(platforms);
-    if (hidden)
-      continue;
-    st_error_clear(&err);
-    if (st_plugin_load(reg, spec, &err) != ST_OK)
-      st_log(ST_LOG_WARNING, "default plugin %s not declared: %s", spec + 5,
-             err.message);
+    char file[4200];
+    snprintf(file, sizeof file, "%s/%s", path, names[i]);
+    declare_one(reg, file);
   }
   for (i = 0; i < n; i++)
     free(names[i]);
@@ -908,6 +921,9 @@ static void declare_default_plugins(st_registry *reg) {
     declare_dir(reg, env, len);
     env = colon ? colon + 1 : NULL;
   }
+  /* The build tree's own plugins before the installed ones: a binary run
+   * from its build directory tests what was built beside it. */
+  st__cli_declare_build_tree(reg, declare_one);
   declare_dir(reg, ST_PLUGIN_DIR, strlen(ST_PLUGIN_DIR));
 }
 
@@ -1359,6 +1375,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
     status = report_error(&err, rc);
     goto out;
   }
+  st__cli_warn_skipped(result);
   status = run_status(result);
 
 out:

@@ -32,6 +32,22 @@ int st__cli_usage(const char *fmt /* IN */, ...) ST_PRINTF(1, 2);
 int st__cli_load_plugins(st_registry *reg /* IN/OUT */,
                          const char *const *specs /* IN */, size_t n, int forks);
 
+/* Cases that need what the run lacks (needs.c; docs/cli.md): `check`
+ * names each golden backend the validation pass found missing, once; a
+ * run ends with one warning counting the cases skipped for that reason
+ * (nothing when there are none). Thread-safety: the main thread. */
+struct st__validate;
+void st__cli_warn_needs(const struct st__validate *v /* IN */);
+void st__cli_warn_skipped(const st_run_result *run /* IN */);
+
+/* The plugins the build tree built (buildtree.c; docs/cli.md): when this
+ * binary runs from its build directory, declare(reg, path) for each
+ * plugin that `meson install` would put in $libdir/scenetest/plugins;
+ * nothing for an installed binary. Thread-safety: the main thread. */
+void st__cli_declare_build_tree(st_registry *reg /* IN/OUT */,
+                                void (*declare)(st_registry *reg,
+                                                const char *path));
+
 /* A shard: index of total (total 0: unsharded) and what said so. */
 typedef struct st__shard {
   unsigned index;

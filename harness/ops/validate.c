@@ -18,6 +18,7 @@
 
 #include <scenetest/op.h>
 
+#include "ops/avail.h"
 #include "ops/backends.h"
 #include "ops/registry_internal.h"
 #include "ops/validate.h"
@@ -97,6 +98,55 @@ static void check_platform_list(const st__validate *v, const st__case *c,
   }
 }
 
+/* Case ci's golden backend, when the run lacks it: a load error at the
+ * case under --strict-platforms, else counted for `check` (ops/avail.h). */
+static void check_needs(st__validate *v, const st_scene *s, size_t ci,
+                        st__diag *d) {
+  const st__case *c = &s->cases[ci];
+  int skip = v->skip_golden         ? 1
+             : c->skip_golden >= 0 ? c->skip_golden
+                                   : s->skip_golden;
+  const char *backend, *dym;
+  char why[512], hint[160] = "";
+  size_t k;
+  if (skip)
+    return;
+  backend = st__golden_backend(v->cli_golden, s, ci);
+  if (st__backend_available(v->registry, backend))
+    return;
+  /* A name a known platform is close to is likely a typo: said at the
+   * case, with the did-you-mean, in every command (SPEC §13). */
+  dym = st__suggest(backend, v->platforms, v->n_platforms);
+  if (dym)
+    snprintf(hint, sizeof hint, ": did you mean '%s'?", dym);
+  if (v->strict_needs) {
+    st__backend_missing(backend, why, sizeof why);
+    st__diag_error(d, c->line, c->column,
+                   "case '" CASE_FMT "' needs golden backend '%s', which is "
+                   "%s%s%s%s (--strict-platforms)",
+                   CASE_ARG(c), backend, why, dym ? " (did you mean '" : "",
+                   dym ? dym : "", dym ? "'?)" : "");
+    return;
+  }
+  if (dym)
+    st__diag_warning(d, c->line, c->column,
+                     "'golden_platform' of case '" CASE_FMT "' names "
+                     "platform '%s', which no backend provides%s known "
+                     "platforms: %s",
+                     CASE_ARG(c), backend, hint, v->platform_text);
+  for (k = 0; k < v->n_missing; k++)
+    if (strcmp(v->missing[k].backend, backend) == 0)
+      break;
+  if (k == v->n_missing) {
+    if (k == sizeof v->missing / sizeof v->missing[0])
+      return;
+    snprintf(v->missing[k].backend, sizeof v->missing[k].backend, "%s",
+             backend);
+    v->n_missing++;
+  }
+  v->missing[k].cases++;
+}
+
 /* The names the scene's args and tolerances use, sorted: a param none of
  * them names (and no case-level field) is unused. */
 typedef struct names {
@@ -150,7 +200,7 @@ static int names_has(const names *ns, const char *name) {
 
 static void on_scene(void *data, const st_scene *s,
                      const unsigned char *valid, st__diag *d) {
-  const st__validate *v = data;
+  st__validate *v = data;
   names ns = {0};
   check_op(v, s->kernel, "kernel", s->kernel_line, s->kernel_column, d);
   if (s->golden && (s->kernel == NULL || strcmp(s->golden, s->kernel) != 0))
@@ -164,16 +214,10 @@ static void on_scene(void *data, const st_scene *s,
                         c->platforms_line, c->platforms_column, d);
     check_platform_list(v, c, c->manual_platforms, c->n_manual, "manual",
                         c->manual_line, c->manual_column, d);
-    /* SPEC §13: golden_platform too (the case's, else the scene's, which
-     * every case inherits; reported at the case, the model keeps no
-     * position of the key itself). "reference" is the default golden
-     * backend, not a platform. */
-    {
-      char *gp = c->golden_platform ? c->golden_platform : s->golden_platform;
-      if (gp != NULL && strcmp(gp, "reference") != 0)
-        check_platform_list(v, c, &gp, 1, "golden_platform", c->line,
-                            c->column, d);
-    }
+    /* The golden backend (golden_platform, or torch for an aten::
+     * golden): one the run lacks makes the case a skip when it runs, an
+     * error under --strict-platforms (docs/cli.md). */
+    check_needs(v, s, i, d);
     for (size_t p = 0; names_ok && p < c->n_params; p++) {
       const st__param *pa = &c->params[p];
       if (pa->name == NULL || pa->used || names_has(&ns, pa->name))

@@ -13,6 +13,17 @@ typedef struct st__validate {
   int have_plugins;      /* --plugin given: an unknown op is a warning */
   int strict_platforms;  /* `check`, --strict-platforms: an unknown
                             platform is an error, not a warning */
+  /* Cases whose golden backend the run lacks (ops/avail.h; docs/cli.md):
+   * an error each under strict_needs (--strict-platforms), else counted
+   * per backend for `check` to name once. Set by the caller after init. */
+  int strict_needs;
+  const char *cli_golden; /* --golden-platform, or NULL; borrowed */
+  int skip_golden;        /* --skip-golden: no case needs a golden */
+  struct st__missing {
+    char backend[64];
+    size_t cases;
+  } missing[8];           /* the first 8 backends missing */
+  size_t n_missing;
   char *platform_text;   /* owned: the registry's platform list */
   const char **platforms; /* owned array into platform_text */
   size_t n_platforms;

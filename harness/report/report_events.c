@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case/result.h"
 #include "report/json.h"
 #include "report/report.h"
 
@@ -48,6 +49,22 @@ static void write_event(FILE *out, const st_event *ev) {
   fputc('}', out);
 }
 
+/* "env": the case's variables (docs/scene-format.md), {} without any. */
+static void write_env(FILE *out, const st_case_result *res) {
+  const char *name, *value;
+  size_t n = st__case_result_env(res, 0, &name, &value);
+  fputs(", \"env\": {", out);
+  for (size_t i = 0; i < n; i++) {
+    st__case_result_env(res, i, &name, &value);
+    if (i > 0)
+      fputs(", ", out);
+    st__json_string(out, name);
+    fputs(": ", out);
+    st__json_string(out, value);
+  }
+  fputc('}', out);
+}
+
 void st__report_case_object(FILE *out, const st_case_result *res,
                             const char *id) {
   size_t i, n;
@@ -76,9 +93,11 @@ void st__report_case_object(FILE *out, const st_case_result *res,
   st__json_string(out, st_case_result_output(res));
   fprintf(out,
           ", \"pid\": %ld, \"duration_ns\": %" PRIu64
-          ", \"record_stale\": %s, \"events\": [",
+          ", \"record_stale\": %s",
           st_case_result_pid(res), st_case_result_duration_ns(res),
           st_case_result_record_stale(res) ? "true" : "false");
+  write_env(out, res);
+  fputs(", \"events\": [", out);
   n = st_case_result_event_count(res);
   for (i = 0; i < n; i++) {
     if (i > 0)

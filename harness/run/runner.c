@@ -265,6 +265,31 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
   return s;
 }
 
+/* A case's `env` (docs/scene-format.md) is set with setenv, which is
+ * unsafe while other threads run: only a process that runs one case at a
+ * time (a supervised or isolated child) may set it, so an in-process run
+ * of such a case is a usage error. Marks rc when some case has one. */
+static st_status env_check(st__runctx *rc, const st_run_options *opts,
+                           const st_case_ref *refs, size_t n,
+                           st_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    const st_scene *s = refs[i].scene;
+    const st__case *k = &s->cases[refs[i].index];
+    if (s->env.n == 0 && k->env.n == 0)
+      continue;
+    rc->any_env = 1;
+    if (opts->supervise || opts->isolate)
+      return ST_OK;
+    return st_error_set(
+        err, ST_EUSAGE,
+        "case '%s::%s' (%s:%d) sets env, which only a supervised or "
+        "--isolate run can set (setenv is unsafe in a threaded process); "
+        "run it without --no-supervise, or with --isolate",
+        s->name, k->name, s->file, k->env.n ? k->env.line : s->env.line);
+  }
+  return ST_OK;
+}
+
 st_status st_run(const st_scene_set *set, const st_run_options *opts_in,
                  const st_observer *observers_in, size_t n_observers,
                  st_run_result **out, st_error *err) {
@@ -291,6 +316,8 @@ st_status st_run(const st_scene_set *set, const st_run_options *opts_in,
   s = run_setup(&rc, opts, &owned, err);
   if (s == ST_OK)
     s = select_order(set, opts, &refs, &iters, &n, err);
+  if (s == ST_OK)
+    s = env_check(&rc, opts, refs, n, err);
   rc.iters = iters;
   rc.repeat = opts->repeat > 1 ? opts->repeat : 1;
   if (s == ST_OK && (run = st__run_result_new(n)) == NULL)

@@ -77,11 +77,23 @@ st_case_result *st__sched_unrun(const st__schedctx *sc, size_t i,
   return r;
 }
 
+/* The case's env, for the JSON report and --events (docs/reports.md):
+ * from the scene model, here in the process that reports, so that it does
+ * not travel with the result from a child. */
+static void attach_env(const st__schedctx *sc, size_t i, st_case_result *r) {
+  const char **kv = NULL;
+  size_t n = 0;
+  if (st__case_env(sc->refs[i].scene, sc->refs[i].index, &kv, &n) == ST_OK)
+    st__case_result_set_env(r, kv, n);
+  free(kv);
+}
+
 void st__sched_finished(const st__schedctx *sc, size_t i,
-                        const st_case_result *r) {
+                        st_case_result *r) {
   st_case_info info;
   if (r == NULL)
     return;
+  attach_env(sc, i, r);
   st__sched_info(sc, i, &info);
   st__fanout_case_finish(sc->fo, &info, r);
 }
@@ -107,6 +119,8 @@ void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
     how |= (how & ST__REPORT_EVENTS ? 0u : ST__REPORT_REPLAY) |
            ST__REPORT_FINISH;
   }
+  if (r != NULL)
+    attach_env(sc, i, r);
   st__run_result_set(sc->run, i, r);
   if (r == NULL) {
     /* A case without a result would count as neither passed nor failed:

@@ -98,10 +98,10 @@ st_case_result *st__sched_unrun(const st__schedctx *sc /* IN */, size_t i,
  * (run/interrupt.h) is an error, "interrupted"; r unchanged otherwise. */
 void st__sched_interrupted(st_case_result *r /* IN/OUT, or NULL */);
 
-/* Case i finished: case_finish to the observers now (finish order). No
- * call for NULL. */
+/* Case i finished: case_finish to the observers now (finish order), its
+ * env attached first (docs/reports.md). No call for NULL. */
 void st__sched_finished(const st__schedctx *sc /* IN */, size_t i,
-                        const st_case_result *r /* IN, or NULL */);
+                        st_case_result *r /* IN/OUT, or NULL */);
 
 /* How st__sched_report tells the observers a case's begin and events. */
 enum {

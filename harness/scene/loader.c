@@ -1735,10 +1735,10 @@ static void take_args(loader *L, const node *n, st_scene *s) {
 static const char *const case_keys[] = {
     "name",   "params", "matrix", "exclude",   "platforms", "manual",
     "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
-    "golden_platform", "golden_args", "expect_message"};
+    "golden_platform", "golden_args", "expect_message", "env"};
 enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
        C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
-       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_NKEYS };
+       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_NKEYS };
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -2027,6 +2027,56 @@ static void take_expect_message(loader *L, const node *n, const node *key,
          "only on a negative test");
 }
 
+/* `env: {NAME: VALUE, ...}` of a scene or a case (docs/scene-format.md):
+ * names are identifiers, each given once; a value is any scalar but null,
+ * kept as its text (`0` is "0"), without NUL bytes (setenv would cut it). */
+static void take_env(loader *L, const node *n, st__env *env) {
+  if (n->kind != N_MAP) {
+    expected(L, n, "a mapping of variable names to values", "env");
+    return;
+  }
+  size_t np = n->n / 2;
+  named *names = st__zalloc(np ? np : 1, sizeof *names);
+  env->kv = st__zalloc(2 * (np ? np : 1), sizeof *env->kv);
+  if (names == NULL || env->kv == NULL) {
+    free(names);
+    L->oom = 1;
+    return;
+  }
+  env->line = n->line;
+  env->column = n->col;
+  size_t k = 0;
+  for (size_t i = 0; i < np; i++) {
+    const node *key = n->kids[2 * i], *v = n->kids[2 * i + 1];
+    char got[100];
+    if (key->kind != N_SCALAR || key->nul || !ident_ok(key->str, key->len)) {
+      describe(key, got, sizeof got);
+      nerr(L, key,
+           "expected a variable name (" IDENT_EXPECT ") in env, got %s", got);
+      continue;
+    }
+    if (v->kind != N_SCALAR || v->sk == S_NULL || v->nul) {
+      describe(v, got, sizeof got);
+      nerr(L, v,
+           "expected a string or number as the value of env '%s' (write "
+           "\"\" for an empty one), got %s%s",
+           key->str, v->nul ? "a value holding a NUL byte: " : "", got);
+      continue;
+    }
+    names[k].name = key->str;
+    names[k].line = key->line;
+    names[k].col = key->col;
+    names[k].idx = k;
+    env->kv[2 * k] = dupstr(L, key->str);
+    env->kv[2 * k + 1] = dupstr(L, v->str);
+    k++;
+  }
+  env->n = k;
+  check_unique(L, names, k, "duplicate env variable",
+               "; expected each variable once");
+  free(names);
+}
+
 /* A case's keys, as nodes: the fields that may name a param (rounds,
  * rtol, atol, timeout) are resolved for each concrete case, after a
  * matrix has added its params. */
@@ -2100,6 +2150,8 @@ static void take_case(loader *L, const node *n, st__case *c,
   if (v[C_GOLDEN_ARGS])
     c->golden_args =
         take_golden_args(L, v[C_GOLDEN_ARGS], s, &c->n_golden_args);
+  if (v[C_ENV])
+    take_env(L, v[C_ENV], &c->env);
   if (v[C_EXCLUDE] && v[C_MATRIX] == NULL)
     nerr(L, src->k[C_EXCLUDE],
          "'exclude' without 'matrix'; expected it only in a matrix case");
@@ -2513,6 +2565,7 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
            t->n_golden_args * sizeof *c->golden_args);
   else if (t->golden_args != NULL)
     L->oom = 1;
+  c->env.kv = copy_strv(L, t->env.kv, 2 * t->env.n);
   c->params = st__zalloc(t->n_params + m->n, sizeof *c->params);
   if (c->params == NULL) {
     L->oom = 1;
@@ -2689,10 +2742,10 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
 static const char *const scene_keys[] = {
     "scene", "level",   "kernel",      "golden", "rtol",  "atol",
     "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
-    "golden_platform", "golden_args", "expect_message"};
+    "golden_platform", "golden_args", "expect_message", "env"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
        K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
-       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_NKEYS };
+       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -2972,6 +3025,8 @@ static void take_scene(loader *L, const node *root) {
   if (v[K_GOLDEN_PLATFORM])
     s->golden_platform = take_string(L, v[K_GOLDEN_PLATFORM],
                                      "a platform name", "golden_platform");
+  if (v[K_ENV])
+    take_env(L, v[K_ENV], &s->env);
   if (v[K_ARGS])
     take_args(L, v[K_ARGS], s);
   if (v[K_GOLDEN_ARGS])

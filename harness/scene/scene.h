@@ -121,6 +121,14 @@ typedef struct st__param {
   int is_list;
 } st__param;
 
+/* `env:` of a scene or a case (docs/scene-format.md): NAME = VALUE pairs
+ * in written order, each value the scalar's text as written. */
+typedef struct st__env {
+  char **kv;  /* 2 * n strings: name, value, ...; owned */
+  size_t n;
+  int line, column; /* where `env:` is written */
+} st__env;
+
 typedef struct st__case {
   char *name; /* owned */
   int line;
@@ -156,6 +164,7 @@ typedef struct st__case {
                                 params' names live in it, not owned one
                                 by one (a case as written: one allocation
                                 a case, not one a string) */
+  st__env env;               /* the case's own; scene/env.c merges */
 } st__case;
 
 struct st_scene {
@@ -186,6 +195,7 @@ struct st_scene {
   size_t n_args;
   st__case *cases;  /* owned */
   size_t n_cases;
+  st__env env;      /* every case's, under its own (scene/env.c) */
 };
 
 struct st_scene_set {
@@ -334,6 +344,17 @@ st_status st__scene_set_load_string_ext(st_scene_set *set /* IN/OUT */,
                                         const st__load_ext *ext /* IN */,
                                         st_error_list *errors /* OUT */)
     ST_WUR;
+
+/* The environment case case_index of scene runs under: the scene's
+ * pairs with the case's values over them, then the case's other names
+ * (case entries win). *kv is a malloc'd array of 2 * *n borrowed strings
+ * (NULL when *n is 0). ST_ENOMEM. Thread-safety: any thread. */
+st_status st__case_env(const st_scene *scene /* IN */, size_t case_index,
+                       const char ***kv /* OUT */, size_t *n /* OUT */) ST_WUR;
+/* 1 when some case of scene has an environment. */
+int st__scene_has_env(const st_scene *scene /* IN */);
+/* Frees what an st__env owns. */
+void st__env_free(st__env *env /* IN/OUT */);
 
 /* Frees what a case owns (not the case itself). */
 void st__case_free_fields(st__case *c /* IN/OUT */);

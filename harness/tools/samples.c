@@ -22,12 +22,15 @@ typedef struct sample {
   size_t group; /* index into groups */
   double value;
   int dropped;
+  long cond; /* the record it ran under; -1: its process's first */
 } sample;
 
 typedef struct proc {
   size_t file;
   long pid;
-  size_t condition;
+  size_t first;     /* the process's first record: what it ran under
+                       before it (samples whose cond is -1) */
+  size_t condition; /* the process's latest record */
 } proc;
 
 /* A distinct (condition, pid): what keeps a condition's pids distinct. */
@@ -152,6 +155,23 @@ static st_status new_group(st__side *s, const group_key *k) {
   return st__hashidx_add(&s->group_idx, group_hash(k, 1), gi);
 }
 
+/* (file, pid) keys of procs. */
+typedef struct proc_key {
+  const st__side *side;
+  size_t file;
+  long pid;
+} proc_key;
+
+static uint64_t proc_hash(size_t file, long pid) {
+  return st__hash_u64(st__hash_u64(ST__HASH_INIT, file), (uint64_t)pid);
+}
+
+static int proc_eq(const void *ctx, size_t pos) {
+  const proc_key *k = ctx;
+  const proc *p = &k->side->procs[pos];
+  return p->file == k->file && p->pid == k->pid;
+}
+
 static st_status add_sample(st__side *s, size_t file, const st__tl_phase *ph,
                             st__tl_text phase, uint64_t value) {
   long gi = find_group(s, ph->scene, ph->kase, phase);
@@ -178,24 +198,19 @@ static st_status add_sample(st__side *s, size_t file, const st__tl_phase *ph,
   sm->group = (size_t)gi;
   sm->value = (double)value;
   sm->dropped = 0;
+  sm->cond = -1;
+  {
+    proc_key pk;
+    size_t i;
+    pk.side = s;
+    pk.file = file;
+    pk.pid = ph->pid;
+    i = st__hashidx_find(&s->proc_idx, proc_hash(file, ph->pid), proc_eq,
+                         &pk);
+    if (i != SIZE_MAX)
+      sm->cond = (long)s->procs[i].condition;
+  }
   return ST_OK;
-}
-
-/* (file, pid) keys of procs. */
-typedef struct proc_key {
-  const st__side *side;
-  size_t file;
-  long pid;
-} proc_key;
-
-static uint64_t proc_hash(size_t file, long pid) {
-  return st__hash_u64(st__hash_u64(ST__HASH_INIT, file), (uint64_t)pid);
-}
-
-static int proc_eq(const void *ctx, size_t pos) {
-  const proc_key *k = ctx;
-  const proc *p = &k->side->procs[pos];
-  return p->file == k->file && p->pid == k->pid;
 }
 
 static int cp_eq(const void *ctx, size_t pos) {
@@ -229,6 +244,59 @@ static int record_eq(const void *ctx, size_t pos) {
   return st__timelog_record_same(k->side->conds[pos].record, k->r);
 }
 
+/* A process's record line comes in its case's `record` phase, after the
+ * case's args and golden lines: those samples ran under it too. Tags
+ * with c the trailing samples of (file, pid) that belong to the case of
+ * its last sample (same scene, case and iteration). Walks back to that
+ * process's previous case only. */
+static void tag_case(st__side *s, size_t file, long pid, size_t c) {
+  size_t kase = SIZE_MAX;
+  long iter = 0;
+  for (size_t k = s->n_samples; k-- > 0;) {
+    sample *sm = &s->samples[k];
+    size_t sk = s->group_case[sm->group];
+    if (sm->file != file || sm->pid != pid)
+      continue;
+    if (kase == SIZE_MAX) {
+      kase = sk;
+      iter = sm->iter;
+    } else if (sm->iter != iter || sk != kase) {
+      return;
+    }
+    sm->cond = (long)c;
+  }
+}
+
+/* Condition c's pids gain pid (each once). */
+static st_status add_pid(st__side *s, size_t c, long pid) {
+  st__condition *cd = &s->conds[c];
+  proc_key pk;
+  long *grown;
+  pk.side = s;
+  pk.file = c;
+  pk.pid = pid;
+  if (st__hashidx_find(&s->cp_idx, proc_hash(c, pid), cp_eq, &pk) !=
+      SIZE_MAX)
+    return ST_OK;
+  if (grow((void **)&s->cps, &s->cap_cps, s->n_cps + 1, sizeof *s->cps) != 0 ||
+      st__hashidx_add(&s->cp_idx, proc_hash(c, pid), s->n_cps) != ST_OK)
+    return ST_ENOMEM;
+  s->cps[s->n_cps].condition = c;
+  s->cps[s->n_cps].pid = pid;
+  s->n_cps++;
+  /* Doubled at 4, 8, 16, ...: a condition of many processes. */
+  if (cd->n_pids < 4 ? cd->n_pids == 0
+                     : (cd->n_pids & (cd->n_pids - 1)) == 0) {
+    size_t want = cd->n_pids < 4 ? 4 : cd->n_pids * 2;
+    grown = realloc(cd->pids, want * sizeof *cd->pids);
+    if (grown == NULL)
+      return ST_ENOMEM;
+    cd->pids = grown;
+  }
+  cd->pids[cd->n_pids++] = pid;
+  return ST_OK;
+}
+
 static st_status add_record(st__side *s, size_t file,
                             const st__tl_record *r) {
   proc_key pk;
@@ -257,8 +325,6 @@ static st_status add_record(st__side *s, size_t file,
     s->n_conds++;
   }
   if (i == SIZE_MAX) {
-    st__condition *cd = &s->conds[c];
-    long *grown;
     i = s->n_procs;
     if (grow((void **)&s->procs, &s->cap_procs, s->n_procs + 1,
              sizeof *s->procs) != 0 ||
@@ -266,33 +332,16 @@ static st_status add_record(st__side *s, size_t file,
       return ST_ENOMEM;
     s->procs[i].file = file;
     s->procs[i].pid = r->pid;
-    s->procs[i].condition = c;
+    s->procs[i].first = c;
     s->n_procs++;
-    pk.file = c;
-    if (st__hashidx_find(&s->cp_idx, proc_hash(c, r->pid), cp_eq, &pk) !=
-        SIZE_MAX)
-      return ST_OK;
-    if (grow((void **)&s->cps, &s->cap_cps, s->n_cps + 1, sizeof *s->cps) !=
-            0 ||
-        st__hashidx_add(&s->cp_idx, proc_hash(c, r->pid), s->n_cps) != ST_OK)
-      return ST_ENOMEM;
-    s->cps[s->n_cps].condition = c;
-    s->cps[s->n_cps].pid = r->pid;
-    s->n_cps++;
-    /* Doubled at 4, 8, 16, ...: a condition of many processes. */
-    if (cd->n_pids < 4 ? cd->n_pids == 0
-                       : (cd->n_pids & (cd->n_pids - 1)) == 0) {
-      size_t want = cd->n_pids < 4 ? 4 : cd->n_pids * 2;
-      grown = realloc(cd->pids, want * sizeof *cd->pids);
-      if (grown == NULL)
-        return ST_ENOMEM;
-      cd->pids = grown;
-    }
-    cd->pids[cd->n_pids++] = r->pid;
+  } else if (s->procs[i].condition != c) {
+    /* Another record from the same process: a case's env changed what
+     * the record reads (docs/measuring.md); it covers its own case's
+     * earlier lines and what the process logs from now on. */
+    tag_case(s, file, r->pid, c);
   }
-  /* A process logs one record; a second, different one from the same
-   * (file, pid) keeps the first mapping but is a condition of its own. */
-  return ST_OK;
+  s->procs[i].condition = c;
+  return add_pid(s, c, r->pid);
 }
 
 static st_status read_file(st__side *s, size_t file, const char *path,
@@ -496,14 +545,18 @@ static st_status cold_rule(st__side *s) {
   return rc;
 }
 
-static long condition_of(const st__side *s, size_t file, long pid) {
+/* The record sample sm ran under: its own, else its process's first. */
+static long condition_of(const st__side *s, const sample *sm) {
   proc_key k;
   size_t i;
+  if (sm->cond >= 0)
+    return sm->cond;
   k.side = s;
-  k.file = file;
-  k.pid = pid;
-  i = st__hashidx_find(&s->proc_idx, proc_hash(file, pid), proc_eq, &k);
-  return i == SIZE_MAX ? -1 : (long)s->procs[i].condition;
+  k.file = sm->file;
+  k.pid = sm->pid;
+  i = st__hashidx_find(&s->proc_idx, proc_hash(sm->file, sm->pid), proc_eq,
+                       &k);
+  return i == SIZE_MAX ? -1 : (long)s->procs[i].first;
 }
 
 typedef struct exec_sum {
@@ -618,7 +671,7 @@ static st_status summarise(st__side *s) {
       break;
     }
     for (i = 0; i < g->n; i++) {
-      long c = condition_of(s, in[i]->file, in[i]->pid);
+      long c = condition_of(s, in[i]);
       g->values[i] = in[i]->value;
       if (c < 0 || c >= 32)
         g->unknown = 1;

@@ -222,8 +222,9 @@ def lazy__example_add_and_copy_pass():
 
 @test
 def list_check__accept_plugins_unknown_platform_lists_lazy():
-    r, rc, out, err = run("list", "--plugin", "lazy:" + plugin("good"),
-                          "--platform", "nowhere", OPS)
+    r, rc, out, err = run("list", "--no-default-plugins", "--plugin",
+                          "lazy:" + plugin("good"), "--platform", "nowhere",
+                          OPS)
     check(rc == 2 and "scenetest: error: unknown platform 'nowhere'; "
           "platforms: cpu, lazyplat, threads" in err,
           "unknown platform lists lazy platforms", r)

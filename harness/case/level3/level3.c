@@ -252,6 +252,8 @@ static int rehost_phase(st__casectx *cc, const st_scene *scene, l3case *c) {
   c->wc.backend = opts->platform;
   c->wc.args = &c->d.args;
   c->wc.rh = &c->rh;
+  c->wc.env = (const char *const *)cc->env;
+  c->wc.n_env = cc->n_env;
   cores = st__ncores();
   c->wc.max_threads = cores / c->workers ? cores / c->workers : 1;
   if (st__rehost_args(&c->d.args, &c->rh, &err) != ST_OK) {

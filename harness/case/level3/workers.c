@@ -8,7 +8,7 @@
  *   MAP   op, backend, max_threads, reduce, n_blocks, scratch id, the
  *         segments (id, size; their fds ride along with SCM_RIGHTS), the
  *         tensor layout (name, dtype, role, shape, segment id) and scalars
- *         and the shard count
+ *         and the shard count, then the case's env (count, name, value...)
  *   RUN   round, shard index, shard count
  *   RELEASE  (the case is over: the platform's release hook)
  *   REPLY status, lookup flag, message, objects loaded since the last reply,
@@ -37,6 +37,7 @@
 #include <scenetest/op.h>
 
 #include "base/buf.h"
+#include "base/env.h"
 #include "base/loadwatch.h"
 #include "base/proc.h"
 #include "ops/ops_impl.h"
@@ -154,6 +155,9 @@ typedef struct wstate {
   const st_platform_hooks *hooks;
   void *platform_state;
   int prepared;
+  /* The case's env (docs/scene-format.md), set as the MAP is taken,
+   * before the kernel is resolved, and put back at RELEASE. */
+  st__env_saved env;
 } wstate;
 
 /* An op call over the mapped layout, as the kernel sees it (tensors is the
@@ -310,6 +314,36 @@ static void read_layout(wstate *ws, st__rbuf *r) {
   ws->shard_count = st__rbuf_u32(r);
 }
 
+/* The case's env at the end of a MAP: set here, in the worker, before
+ * the kernel is resolved (the workers were forked before the case began,
+ * so they do not inherit it). 0, or -1 with msg. */
+static int read_env(wstate *ws, st__rbuf *r, char *msg, size_t size) {
+  uint32_t n = st__rbuf_u32(r);
+  const char **kv;
+  st_error err;
+  int rc = 0;
+  if (r->bad || n > MSG_MAX / 4)
+    return -1;
+  kv = calloc(2 * (size_t)n + 1, sizeof *kv);
+  if (kv == NULL) {
+    snprintf(msg, size, "worker %u: out of memory", ws->index);
+    return -1;
+  }
+  for (uint32_t i = 0; i < 2 * n; i++)
+    kv[i] = st__rbuf_strview(r);
+  for (uint32_t i = 0; i < 2 * n && !r->bad; i++)
+    r->bad = kv[i] == NULL;
+  st_error_clear(&err);
+  if (r->bad)
+    rc = -1;
+  else if (st__env_apply(&ws->env, kv, n, &err) != ST_OK) {
+    snprintf(msg, size, "worker %u: %.400s", ws->index, err.message);
+    rc = -1;
+  }
+  free(kv);
+  return rc;
+}
+
 /* Resolves the kernel (a plugin loaded after the fork is not in this
  * address space until the registry loads it), binds it to the layout and
  * runs the platform's prepare hook with this worker's shard. */
@@ -429,9 +463,12 @@ static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
   read_layout(ws, r);
   ws->scratch = scratch_id ? map_of(ws, scratch_id) : NULL;
   if (r->bad || ws->tensors == NULL || ws->scalars == NULL ||
-      (ws->reduce && ws->n_blocks > 0 && ws->scratch == NULL)) {
+      (ws->reduce && ws->n_blocks > 0 && ws->scratch == NULL) ||
+      read_env(ws, r, msg, sizeof msg) != 0) {
     status = ST_EINTERNAL;
-    snprintf(msg, sizeof msg, "worker %u: malformed map message", ws->index);
+    if (msg[0] == '\0')
+      snprintf(msg, sizeof msg, "worker %u: malformed map message",
+               ws->index);
   }
   if (status == ST_OK)
     status = bind_kernel(ws, msg, sizeof msg, &lookup);
@@ -614,6 +651,7 @@ static void worker_main(unsigned index, st_registry *reg) {
       worker_run(&ws, WORKER_SOCK_FD, &r);
     else if (type == MSG_RELEASE) {
       device_release(&ws);
+      st__env_restore(&ws.env);
       reply(WORKER_SOCK_FD, ST_OK, 0, "", NULL, 0, ST_NS_NONE, ST_NS_NONE);
     }
     else
@@ -1199,6 +1237,9 @@ void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
     st__wbuf_u64(&b, bits);
   }
   st__wbuf_u32(&b, p->n);
+  st__wbuf_u32(&b, (uint32_t)wc->n_env);
+  for (i = 0; i < 2 * wc->n_env; i++)
+    st__wbuf_str(&b, wc->env[i]);
   if (b.oom || b.len > MSG_MAX) {
     wresult_fail(out, b.oom ? ST_ENOMEM : ST_ELIMIT,
                  "the case's argument layout is too large for the workers "

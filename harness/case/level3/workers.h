@@ -39,6 +39,10 @@ typedef struct st__wcase {
   st__seg *scratch;
   size_t n_blocks;
   int reduce;
+  /* The case's env (docs/scene-format.md): n_env pairs env[2i] =
+   * env[2i+1], set in each worker before it resolves the kernel. */
+  const char *const *env;
+  size_t n_env;
 } st__wcase;
 
 /* The outcome of a map or a round over all workers. status is ST_OK,
