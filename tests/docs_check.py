@@ -41,6 +41,8 @@ FOREIGN_FLAGS = {
     "--schema",            # xmllint
     "--noout",             # xmllint
     "--destdir",           # meson install
+    "--variable",          # pkg-config
+    "--build",             # cmake
 }
 
 FLAG_RE = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
