@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The example plugin: platform `example`, which implements only `add`.
+/* The example plugin: module `example_plugin`, providing the platform
+ * `example`, which implements only `add`.
  * It is the template to copy: a descriptor named `scenetest_module`, an
  * init that registers implementations, and an ELF note declaring the
  * platforms so that `--plugin lazy:PATH` can find them without loading the
@@ -42,8 +43,9 @@ static st_status example_add(st_op_call *call) {
 static const char *const platforms[] = {"example", NULL};
 
 static st_status example_init(st_registry *reg, st_error *err) {
-  return st_registry_register(reg, "example", "add", "example", example_add,
-                              err);
+  /* module (the descriptor's name), op, backend (the platform) */
+  return st_registry_register(reg, "example_plugin", "add", "example",
+                              example_add, err);
 }
 
 /* The one symbol scenetest looks for (plugin ABI 2, docs/plugins.md).
@@ -53,7 +55,7 @@ static st_status example_init(st_registry *reg, st_error *err) {
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     .abi_version = ST_ABI_VERSION,
     .size = sizeof(st_module),
-    .name = "example",
+    .name = "example_plugin",
     .platforms = platforms,
     .init = example_init,
     .hooks = NULL,
