@@ -43,6 +43,8 @@ FOREIGN_FLAGS = {
     "--destdir",           # meson install
     "--variable",          # pkg-config
     "--build",             # cmake
+    "--spec",              # ajv
+    "--allow-union-types",  # ajv
 }
 
 FLAG_RE = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
