@@ -25,8 +25,7 @@ static const char *const platforms[] = {"mydev", NULL};
 
 static st_status mykernels_init(st_registry *reg, st_error *err) {
   /* module, op, backend (the platform), function */
-  return st_registry_register(reg, "mykernels", "add", "mydev", mydev_add,
-                              err);
+  return st_registry_register(reg, "mykernels", "add", "mydev", mydev_add, err);
 }
 
 __attribute__((visibility("default"))) const st_module scenetest_module = {
