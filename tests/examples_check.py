@@ -281,8 +281,8 @@ def cmake__find_package_and_one_ctest_test_per_case():
          os.path.join(proj, "scenes")], proj, env), "scenetest list").out)
     want = {"mykernels/%s::%s" % (c["scene"], c["case"]): c
             for c in listing}
-    check(len(want) == 5 and "mykernels/my_add::sweep[N=1000]" in want,
-          "five cases, matrix ones included: %r" % sorted(want))
+    check(len(want) == 6 and "mykernels/my_add::sweep[N=1000]" in want,
+          "six cases, matrix ones included: %r" % sorted(want))
     check(set(tests) == set(want) | {"version_check"},
           "one CTest test per case: %r, want %r" % (sorted(tests),
                                                    sorted(want)))
@@ -305,10 +305,15 @@ def cmake__find_package_and_one_ctest_test_per_case():
     got = {tc.get("name"): tc.get("status")
            for tc in ET.parse(os.path.join(build, "ctest.xml")).iter(
                "testcase")}
-    failed = sorted(n for n, st in got.items() if st != "run")
-    check(failed == ["mykernels/my_wrong::differs"] and len(got) == 6,
+    failed = sorted(n for n, st in got.items() if st == "fail")
+    skipped = sorted(n for n, st in got.items() if st == "notrun")
+    check(failed == ["mykernels/my_wrong::differs"] and len(got) == 7,
           "only the failing case's test fails: %r\n%s" % (got,
                                                          run.describe()))
+    # The case the plugin declines (bfloat16) is a skipped test.
+    check(skipped == ["mykernels/my_add_bf16::declined"] and
+          sum(st == "run" for st in got.values()) == 5,
+          "the declined case is skipped: %r" % got)
     check("[ERROR] my_wrong::differs" in run.out or
           "not ok 1 - my_wrong::differs" in run.out,
           "its output shows the failure\n" + run.describe())
