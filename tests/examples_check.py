@@ -329,6 +329,51 @@ def cmake__find_package_and_one_ctest_test_per_case():
 
 
 @test
+def cmake__discover_scenes_usage_errors():
+    """scenetest_discover_scenes() refuses a call it cannot turn into
+    tests, at configure time, naming what is wrong."""
+    for tool in ("cmake", "ctest"):
+        if shutil.which(tool) is None:
+            return "SKIP %s not on PATH" % tool
+    _, _, _, bindir = installed()
+    prefix = os.path.dirname(bindir)
+    cmake_dir = [d for d, _, fs in os.walk(os.path.dirname(prefix))
+                 if "scenetestDiscoverScenes.cmake" in fs]
+    check(len(cmake_dir) == 1, "one package directory: %r" % cmake_dir)
+    find = "find_package(scenetest REQUIRED)\n"
+    cases = [
+        # (After a list keyword, a word is one more value of it.)
+        (find + "scenetest_discover_scenes(s BOGUS 1 PATHS x)",
+         "scenetest_discover_scenes(s): unknown arguments: BOGUS;1"),
+        (find + "scenetest_discover_scenes(s LABELS a)",
+         "scenetest_discover_scenes(s): no PATHS given"),
+        (find + "scenetest_discover_scenes(a::b PATHS x)",
+         "NAME 'a::b' must be non-empty and without '::'"),
+        # The function without the package's targets.
+        ('include("%s/scenetestDiscoverScenes.cmake")\n'
+         "scenetest_discover_scenes(s PATHS x)" % cmake_dir[0],
+         "no target scenetest::cli (find_package(scenetest) first)"),
+        # A version the package is not compatible with.
+        ("find_package(scenetest 0.1 REQUIRED)", "scenetestConfig.cmake, "
+         "version: "),
+    ]
+    for k, (body, want) in enumerate(cases):
+        proj = os.path.join(TMP, "cmake-usage-%d" % k)
+        os.makedirs(proj)
+        with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
+            f.write("cmake_minimum_required(VERSION 3.19)\n"
+                    "project(usage NONE)\nenable_testing()\n" + body + "\n")
+        # No language (fast): CMake then knows no library architecture
+        # to search lib/<arch>/cmake under a prefix, so point at the
+        # package itself.
+        r = Cmd(["cmake", "-S", proj, "-B", os.path.join(proj, "build"),
+                 "-Dscenetest_DIR=" + cmake_dir[0]], proj)
+        err = re.sub(r"\s+", " ", r.err)
+        check(r.rc != 0 and want in err, "%r: want %r\n%s" %
+              (body, want, r.describe()))
+
+
+@test
 def tests_false__no_bench_no_cuda_plugin():
     """-Dtests=false at the top level: neither bench/ nor the CUDA plugin
     (unless -Dcuda=enabled asks for it)."""
