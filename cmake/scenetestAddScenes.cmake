@@ -62,6 +62,10 @@ function(scenetest_add_scenes NAME)
     string(JSON count LENGTH "${json}")
   endif()
   if(count GREATER 0)
+    _scenetest_quote_all(run_head "${_st_EXECUTABLE}" run --format tap
+                         --require-cases)
+    _scenetest_quote_all(run_tail ${common} ${_st_ARGS} -- ${_st_PATHS})
+    _scenetest_quote(wd "${_st_WORKING_DIRECTORY}")
     math(EXPR last "${count} - 1")
     foreach(i RANGE ${last})
       # One element as its own text first: reading its fields from it is
@@ -79,14 +83,15 @@ function(scenetest_add_scenes NAME)
           list(APPEND labels "${tag}")
         endforeach()
       endif()
-      set(run_cmd "${_st_EXECUTABLE}" run --format tap --require-cases
-          --case "${scene}::${kase}" ${common} ${_st_ARGS} -- ${_st_PATHS})
-      _scenetest_quote_all(cmd ${run_cmd})
+      # The case's id is quoted on its own, never an element of a CMake
+      # list: a list keeps a ';' between '[' and ']' inside one element,
+      # and a matrix case's name has brackets (and may have ';').
+      _scenetest_quote(case_id "${scene}::${kase}")
+      set(cmd "${run_head} --case ${case_id}${run_tail}")
       _scenetest_quote(test "${NAME}/${scene}::${kase}")
-      _scenetest_quote(wd "${_st_WORKING_DIRECTORY}")
       # TAP marks a skipped case "ok 1 - S::C # SKIP reason" on a line of
       # its own (and a failing one "not ok 1 - ...").
-      string(APPEND script "add_test(${test}${cmd})\n"
+      string(APPEND script "add_test(${test} ${cmd})\n"
              "set_tests_properties(${test} PROPERTIES WORKING_DIRECTORY ${wd} "
              "SKIP_REGULAR_EXPRESSION \"\\nok 1 - [^\\n]*# SKIP\")\n")
       if(labels)

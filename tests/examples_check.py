@@ -373,6 +373,66 @@ def cmake__discover_scenes_usage_errors():
               (body, want, r.describe()))
 
 
+# A stand-in for the scenetest program: `list` prints cases with tags
+# (what the list gives once scenes have tags) and a name full of what
+# CMake quoting must survive; `run` passes.
+FAKE_CLI = r"""#!/bin/sh
+if [ "$1" = list ]; then
+  cat <<'JSON'
+[{"scene": "s", "case": "plain", "tags": ["slow", "bf16"]},
+ {"scene": "s", "case": "odd[T=a;b,Q=\"x\" ]==]", "tags": []},
+ {"scene": "s", "case": "untagged"}]
+JSON
+fi
+exit 0
+"""
+
+
+@test
+def cmake__discover_scenes_tags_as_labels_and_quoting():
+    """The case's tags become CTest labels besides LABELS (where `list
+    --format json` gives tags), and a case name with ';', quotes and
+    ']==]' reaches its test name and --case intact."""
+    for tool in ("cmake", "ctest"):
+        if shutil.which(tool) is None:
+            return "SKIP %s not on PATH" % tool
+    dest, _, _, _ = installed()
+    cmake_dir = [d for d, _, fs in os.walk(dest)
+                 if "scenetestDiscoverScenes.cmake" in fs][0]
+    proj = os.path.join(TMP, "cmake-tags")
+    os.makedirs(proj)
+    fake = os.path.join(proj, "fake-scenetest")
+    with open(fake, "w") as f:
+        f.write(FAKE_CLI)
+    os.chmod(fake, 0o755)
+    with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
+        f.write("cmake_minimum_required(VERSION 3.19)\n"
+                "project(tags NONE)\nenable_testing()\n"
+                "add_executable(scenetest::cli IMPORTED)\n"
+                "set_target_properties(scenetest::cli PROPERTIES "
+                "IMPORTED_LOCATION \"%s\")\n"
+                "include(\"%s/scenetestDiscoverScenes.cmake\")\n"
+                "scenetest_discover_scenes(t PATHS scenes LABELS all)\n"
+                % (fake, cmake_dir))
+    build = os.path.join(proj, "build")
+    ok(Cmd(["cmake", "-S", proj, "-B", build], proj), "cmake configure")
+    shown = json.loads(ok(Cmd(["ctest", "--show-only=json-v1"], build),
+                          "ctest --show-only").out)
+    got = {}
+    for t in shown["tests"]:
+        props = {p["name"]: p["value"] for p in t["properties"]}
+        got[t["name"]] = (sorted(props.get("LABELS", [])),
+                          t["command"][t["command"].index("--case") + 1])
+    odd = 's::odd[T=a;b,Q="x" ]==]'
+    want = {"t/s::plain": (["all", "bf16", "slow"], "s::plain"),
+            "t/" + odd: (["all"], odd),
+            "t/s::untagged": (["all"], "s::untagged")}
+    check(got == want, "tests %r, want %r" % (got, want))
+    run = Cmd(["ctest"], build)
+    check(run.rc == 0 and "100% tests passed" in run.out,
+          "the three run\n" + run.describe())
+
+
 @test
 def tests_false__no_bench_no_cuda_plugin():
     """-Dtests=false at the top level: neither bench/ nor the CUDA plugin
