@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Counts test results in meson's testlog.json files (one JSON object per
-line, one line per test) and prints one plain line "N passed, N failed".
+line, one line per test) and prints two plain lines, "N skipped" and,
+last, "N passed, N failed" (CI reads the last line as it is).
 
-OK and EXPECTEDFAIL count as passed, SKIP as neither, every other result
+OK and EXPECTEDFAIL count as passed, SKIP as skipped, every other result
 (FAIL, UNEXPECTEDPASS, TIMEOUT, ERROR, ...) as failed. A missing log (a
 build that failed before its tests ran) counts as one failure, so the line
 never reads "0 failed" for a run that did not happen. Exits 1 when anything
@@ -16,7 +17,7 @@ NEUTRAL = {"SKIP"}
 
 
 def main(paths):
-    passed = failed = 0
+    passed = failed = skipped = 0
     for path in paths:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
@@ -39,9 +40,10 @@ def main(paths):
             if result in PASSED:
                 passed += 1
             elif result in NEUTRAL:
-                pass
+                skipped += 1
             else:
                 failed += 1
+    print(f"{skipped} skipped")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

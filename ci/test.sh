@@ -3,9 +3,9 @@
 # Quick start 2 and CI: installs what is missing, builds and runs the whole
 # test suite in ./build, then again in ./build-asan under AddressSanitizer
 # and UndefinedBehaviorSanitizer, then the concurrent tests in ./build-tsan
-# under ThreadSanitizer. The last line printed is
-# "N passed, N failed", counted over the three runs; the exit status is non-zero
-# if anything failed (or did not build).
+# under ThreadSanitizer. The last two lines printed are "N skipped" and
+# "N passed, N failed", counted over the three runs; the exit status is
+# non-zero if anything failed (or did not build).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -13,15 +13,28 @@ ci/deps.sh --full || exit 1
 
 status=0
 
+# Configures DIR, or reconfigures it when it exists: setup DIR
+# [SETUP_ARGS...]. A build/ that ci/run-scenes.sh configured before
+# ci/deps.sh --full installed libtorch and chromium would otherwise keep
+# the plugin and the tests that need them skipped; --reconfigure runs the
+# dependency checks again (and keeps the options given before).
+setup() {
+  local dir=$1
+  shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" "$@"
+  else
+    meson setup "$dir" "$@"
+  fi
+}
+
 # Runs the suite of one build dir: run_suite DIR TIMEOUT_MULTIPLIER
 # [SETUP_ARGS...]. A build failure counts as a failure, but the other build
 # still runs, so one push shows every problem.
 run_suite() {
   local dir=$1 multiplier=$2
   shift 2
-  if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" "$@" || return 1
-  fi
+  setup "$dir" "$@" || return 1
   ninja -C "$dir" || return 1
   # Stale results must not be counted if this run dies early.
   rm -f "$dir/meson-logs/testlog.json"
@@ -53,10 +66,8 @@ echo "== build-release: clang -O3 (release), warning-free under -Werror" >&2
 # (its tests are the plain build's).
 (
   dir=build-release
-  if [ ! -f "$dir/build.ninja" ]; then
-    CC=clang CXX=clang++ meson setup "$dir" --buildtype=release -Dtests=false ||
-      exit 1
-  fi
+  CC=clang CXX=clang++ setup "$dir" --buildtype=release -Dtests=false ||
+    exit 1
   ninja -C "$dir" || exit 1
   # scenes/torch/ computes its golden with the torch plugin: with it.
   torch="$dir/plugins/torch/scenetest_torch.so"
@@ -99,9 +110,7 @@ echo "== build-tsan: ThreadSanitizer on the concurrent tests" >&2
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   dir=build-tsan
   tsan_tests=(test_registry test_runner test_pool test_ops test_mutex)
-  if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" -Db_sanitize=thread -Db_lundef=false || exit 1
-  fi
+  setup "$dir" -Db_sanitize=thread -Db_lundef=false || exit 1
   ninja -C "$dir" "${tsan_tests[@]/#/tests/}" || exit 1
   rm -f "$dir/meson-logs/testlog.json"
   meson test -C "$dir" --no-rebuild --print-errorlogs \

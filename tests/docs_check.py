@@ -41,6 +41,10 @@ FOREIGN_FLAGS = {
     "--schema",            # xmllint
     "--noout",             # xmllint
     "--destdir",           # meson install
+    "--variable",          # pkg-config
+    "--build",             # cmake
+    "--spec",              # ajv
+    "--allow-union-types",  # ajv
 }
 
 FLAG_RE = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")

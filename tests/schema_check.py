@@ -7,7 +7,8 @@ Debian's python3-jsonschema and python3-yaml)
 
   - keys: every mapping's keys in the schema are exactly the loader's
     (harness/scene/loader.c's key tables), plus the merge key "<<";
-  - the schema is a valid draft 2020-12 schema;
+  - the schema is a valid draft 2020-12 schema, with no union "type"
+    arrays (which ajv's strict mode refuses);
   - every scene in scenes/ and the good test scenes validate;
   - the structural bad fixtures (unknown keys, wrong types) do not.
 
@@ -88,6 +89,26 @@ try:
 except jsonschema.SchemaError as e:
     point(False, "a valid draft 2020-12 schema", str(e))
 validator = jsonschema.Draft202012Validator(schema)
+
+
+def union_types(node, where="#"):
+    """Where a "type" keyword lists several types: ajv's strict mode
+    refuses those without its allowUnionTypes option, so the schema says
+    anyOf: [{type: A}, {type: B}] instead."""
+    found = []
+    if isinstance(node, dict):
+        if isinstance(node.get("type"), list):
+            found.append(where)
+        for k, v in node.items():
+            found += union_types(v, where + "/" + k)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            found += union_types(v, "%s/%d" % (where, i))
+    return found
+
+
+unions = union_types(schema)
+point(not unions, "no union types (ajv strict mode)", "\n".join(unions))
 
 
 def errors(path):

@@ -191,11 +191,64 @@ static void mismatch_report__table_cut_at_eight(void **state) {
   st_scene_set_free(set);
 }
 
+/* Splits the table line at `line` (up to its newline) at runs of two or
+ * more spaces, as the HTML report does; returns the number of cells and
+ * each cell's column in start[]. */
+static int table_cells(const char *line, size_t start[8]) {
+  int n = 0;
+  size_t i = 0;
+  while (line[i] == ' ')
+    i++;
+  while (line[i] != '\0' && line[i] != '\n' && n < 8) {
+    start[n++] = i;
+    while (line[i] != '\0' && line[i] != '\n' &&
+           !(line[i] == ' ' && line[i + 1] == ' '))
+      i++;
+    while (line[i] == ' ')
+      i++;
+  }
+  return n;
+}
+
+/* float64 values print with 17 significant digits, wider than the
+ * columns of 16: the columns widen, stay aligned with the header and two
+ * spaces apart, so each line is five cells (it was three, merged). */
+static void mismatch_report__float64_table_aligned(void **state) {
+  (void)state;
+  fixture f;
+  char *text = NULL;
+  fixture_load(&f);
+  st_tensor *acc = &f.args.tensors[2];
+  st_tensor_set_f64(acc, 0, 1.0 / 3.0);
+  st_tensor_set_f64(acc, 1, -2.0 / 3.0);
+  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 0,
+                                       1, NULL, &text),
+                   1);
+  const char *head = strstr(text, "\n  index ");
+  assert_non_null(head);
+  size_t hs[8], rs[8];
+  assert_int_equal(table_cells(head + 1, hs), 5);
+  const char *row = strchr(head + 1, '\n');
+  for (int r = 0; r < 2; r++) {
+    assert_non_null(row);
+    row++;
+    assert_int_equal(table_cells(row, rs), 5);
+    for (int c = 0; c < 5; c++)
+      assert_int_equal(rs[c], hs[c]);
+    row = strchr(row, '\n');
+  }
+  assert_null(row);
+  assert_non_null(strstr(text, "\n  0              0.33333333333333331   1  "));
+  free(text);
+  fixture_free(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mismatch_report__passing_round_says_nothing),
       cmocka_unit_test(mismatch_report__full_text),
       cmocka_unit_test(mismatch_report__table_cut_at_eight),
+      cmocka_unit_test(mismatch_report__float64_table_aligned),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The example plugin: platform `example`, which implements `add` and
- * `example_axpy_tiled`, a fused kernel whose signature its golden does not
- * share (a workspace and a config tensor; scenes/example_axpy_tiled.yaml
- * beside this file tests it against the built-in axpy through
- * golden_args). It is the template to copy: a descriptor named
- * `scenetest_module`, an
+/* The example plugin: module `example_plugin`, providing the platform
+ * `example`, which implements `add` and `example_axpy_tiled`, a fused
+ * kernel whose signature its golden does not share (a workspace and a
+ * config tensor; scenes/example_axpy_tiled.yaml beside this file tests it
+ * against the built-in axpy through golden_args).
+ * It is the template to copy: a descriptor named `scenetest_module`, an
  * init that registers implementations, and an ELF note declaring the
  * platforms so that `--plugin lazy:PATH` can find them without loading the
  * plugin. Every other op falls back to its `common` implementation (copy
@@ -85,11 +85,12 @@ static st_status example_axpy_tiled(st_op_call *call) {
 static const char *const platforms[] = {"example", NULL};
 
 static st_status example_init(st_registry *reg, st_error *err) {
-  st_status rc = st_registry_register(reg, "example", "add", "example",
+  /* module (the descriptor's name), op, backend (the platform) */
+  st_status rc = st_registry_register(reg, "example_plugin", "add", "example",
                                       example_add, err);
   if (rc == ST_OK)
-    rc = st_registry_register(reg, "example", "example_axpy_tiled", "example",
-                              example_axpy_tiled, err);
+    rc = st_registry_register(reg, "example_plugin", "example_axpy_tiled",
+                              "example", example_axpy_tiled, err);
   return rc;
 }
 
@@ -100,7 +101,7 @@ static st_status example_init(st_registry *reg, st_error *err) {
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     .abi_version = ST_ABI_VERSION,
     .size = sizeof(st_module),
-    .name = "example",
+    .name = "example_plugin",
     .platforms = platforms,
     .init = example_init,
     .hooks = NULL,

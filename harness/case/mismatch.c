@@ -59,6 +59,44 @@ static void shape_str(const st_tensor *t, char *buf, size_t size) {
     snprintf(buf + len, size - len, "]");
 }
 
+/* One row of the mismatch table as text: index, actual, expected, abs
+ * diff, rel diff. */
+typedef struct table_row {
+  char cell[5][ST_MAX_DIMS * 24 + 4];
+} table_row;
+
+/* The table of up to TABLE_ROWS mismatching elements. Each column is at
+ * least as wide as before (14, 16, 16, 12) and wider when a cell needs
+ * it, so that columns stay aligned and are always apart by two spaces or
+ * more, which is where the HTML report splits them into cells
+ * (report/report_html.c): a float64 value takes up to 24 characters. */
+static void table(FILE *out, const st_tensor *a, const st_tensor *e,
+                  const size_t *rows, size_t n) {
+  static const char *const head[5] = {"index", "actual", "expected",
+                                      "abs diff", "rel diff"};
+  table_row r[TABLE_ROWS];
+  int width[4] = {14, 16, 16, 12};
+  for (size_t k = 0; k < n; k++) {
+    /* Exact for integers beyond 2^53 too (case/compare.h). */
+    const double d = st__compare_abs_diff(a, e, rows[k]);
+    const double y = st_tensor_get_f64(e, rows[k]);
+    torch_index(a, rows[k], r[k].cell[0], sizeof r[k].cell[0]);
+    st__compare_value_str(a, rows[k], r[k].cell[1], sizeof r[k].cell[1]);
+    st__compare_value_str(e, rows[k], r[k].cell[2], sizeof r[k].cell[2]);
+    snprintf(r[k].cell[3], sizeof r[k].cell[3], "%.6g", d);
+    snprintf(r[k].cell[4], sizeof r[k].cell[4], "%.6g", d / fabs(y));
+    for (int c = 0; c < 4; c++)
+      if ((int)strlen(r[k].cell[c]) + 1 > width[c])
+        width[c] = (int)strlen(r[k].cell[c]) + 1;
+  }
+  fprintf(out, "\n  %-*s %-*s %-*s %-*s %s", width[0], head[0], width[1],
+          head[1], width[2], head[2], width[3], head[3], head[4]);
+  for (size_t k = 0; k < n; k++)
+    fprintf(out, "\n  %-*s %-*s %-*s %-*s %s", width[0], r[k].cell[0],
+            width[1], r[k].cell[1], width[2], r[k].cell[2], width[3],
+            r[k].cell[3], r[k].cell[4]);
+}
+
 /* The detail block of an output or inout that differs from golden. */
 static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
                          const st__rarg *ra) {
@@ -102,15 +140,7 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
           "\n  Greatest relative difference: %.9g at index %s (up to %g "
           "allowed)",
           max_rel, ix, ra->rtol);
-  fprintf(out, "\n  %-14s %-16s %-16s %-12s %s", "index", "actual",
-          "expected", "abs diff", "rel diff");
-  for (size_t r = 0; r < count && r < TABLE_ROWS; r++) {
-    const size_t i = rows[r];
-    const double d = st__compare_abs_diff(a, e, i);
-    element_strs(a, e, i, ix, va, ve);
-    fprintf(out, "\n  %-14s %-16s %-16s %-12.6g %.6g", ix, va, ve, d,
-            d / fabs(st_tensor_get_f64(e, i)));
-  }
+  table(out, a, e, rows, count < TABLE_ROWS ? count : TABLE_ROWS);
   if (count > TABLE_ROWS)
     fprintf(out, "\n  ... %zu more", count - TABLE_ROWS);
 }

@@ -1328,6 +1328,8 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   cfg.argv = c->argv;
   cfg.shard_source = c->shard.source;
   cfg.junit_xunit1 = c->junit_family == 1;
+  cfg.golden_platform = c->golden_platform;
+  cfg.scenes = set;
   {
     int st = st__outputs_open(out, n_out, &cfg);
     if (st != 0) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include <scenetest/run.h>
+#include <scenetest/scene.h>
 
 /* What every reporter is built from. Borrowed for the reporter's life. */
 typedef struct st__report_config {
@@ -25,6 +26,9 @@ typedef struct st__report_config {
   const char *shard_source;    /* what set the shard ("--shard",
                                   "GTEST_SHARD_INDEX", ...); NULL: none */
   int junit_xunit1;            /* --junit-family xunit1: file, line */
+  /* The loaded scenes: JUnit's golden_platform property of a scene
+   * without --golden-platform is the scene's own. NULL: "reference". */
+  const st_scene_set *scenes;
 } st__report_config;
 
 /* Each constructor fills *obs with callbacks and a malloc'd state in

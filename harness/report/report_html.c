@@ -498,61 +498,96 @@ static size_t split_cells(const char *line, size_t n, const char **begin,
   return k;
 }
 
-/* The mismatch tables of a failing compare's message as HTML tables: a
- * line "index  actual  expected  abs diff  rel diff" and the indented rows
- * under it, captioned by the "tensor '...' (...):" line above. The <pre>
- * above them keeps the whole message. */
-static void put_mismatch_tables(FILE *out, const char *msg) {
-  const char *p = msg, *caption = NULL;
+/* A "  index  actual ..." header line of a mismatch table: split into
+ * cells (at most 8) into cb/cl, else 0. */
+static size_t table_header(const char *p, size_t n, const char **cb,
+                           size_t *cl) {
+  size_t nc = split_cells(p, n, cb, cl, 8);
+  if (nc >= 3 && cl[0] == 5 && memcmp(cb[0], "index", 5) == 0 && p[0] == ' ')
+    return nc;
+  return 0;
+}
+
+/* The table whose header line is at p (cells cb/cl, nc of them) and the
+ * indented rows under it, captioned by caption (may be NULL). Returns
+ * where the text after the table starts. */
+static const char *put_table_at(FILE *out, const char *p, const char **cb,
+                                const size_t *cl, size_t nc,
+                                const char *caption, size_t caption_n) {
+  const char *eol = strchr(p, '\n');
+  size_t k;
+  fputs("<table class=\"mismatch\">", out);
+  if (caption != NULL) {
+    fputs("<caption>", out);
+    st__html_text_n(out, caption, caption_n);
+    fputs("</caption>", out);
+  }
+  fputs("<tr>", out);
+  for (k = 0; k < nc; k++) {
+    fputs("<th>", out);
+    st__html_text_n(out, cb[k], cl[k]);
+    fputs("</th>", out);
+  }
+  fputs("</tr>", out);
+  for (p = eol != NULL ? eol + 1 : p + strlen(p); *p == ' ' && p[1] == ' ';) {
+    size_t m, rc;
+    const char *rb[8];
+    size_t rl[8];
+    eol = strchr(p, '\n');
+    m = eol != NULL ? (size_t)(eol - p) : strlen(p);
+    rc = split_cells(p, m, rb, rl, 8);
+    fputs("<tr>", out);
+    for (k = 0; k < rc; k++) {
+      fprintf(out, rc < nc && k + 1 == rc ? "<td colspan=\"%zu\">" : "<td>",
+              nc - k);
+      st__html_text_n(out, rb[k], rl[k]);
+      fputs("</td>", out);
+    }
+    fputs("</tr>", out);
+    p = eol != NULL ? eol + 1 : p + m;
+  }
+  fputs("</table>", out);
+  return p;
+}
+
+/* msg[0..n) as a <pre class="msg">, without a last newline; nothing when
+ * empty. */
+static void put_pre(FILE *out, const char *msg, size_t n) {
+  if (n > 0 && msg[n - 1] == '\n')
+    n--;
+  if (n == 0)
+    return;
+  fputs("<pre class=\"msg\">", out);
+  st__html_text_n(out, msg, n);
+  fputs("</pre>", out);
+}
+
+/* A failure's message: its text in <pre> blocks, and each mismatch table
+ * of a failing compare (a line "index  actual  expected  abs diff  rel
+ * diff" and the indented rows under it, docs/scene-format.md) in their
+ * place as an HTML table instead, captioned by the "tensor '...' (...):"
+ * line above it: the table is shown once, as a table. */
+static void put_message(FILE *out, const char *msg) {
+  const char *p = msg, *text = msg, *caption = NULL;
   size_t caption_n = 0;
-  while (p != NULL && *p != '\0') {
+  while (*p != '\0') {
     const char *eol = strchr(p, '\n');
     size_t n = eol != NULL ? (size_t)(eol - p) : strlen(p);
     const char *cb[8];
-    size_t cl[8], nc, k;
+    size_t cl[8], nc;
     if (n > 0 && p[n - 1] == ':' && strncmp(p, "tensor '", 8) == 0) {
       caption = p;
       caption_n = n - 1;
     }
-    nc = split_cells(p, n, cb, cl, 8);
-    if (nc >= 3 && cl[0] == 5 && memcmp(cb[0], "index", 5) == 0 &&
-        p[0] == ' ') {
-      fputs("<table class=\"mismatch\">", out);
-      if (caption != NULL) {
-        fputs("<caption>", out);
-        st__html_text_n(out, caption, caption_n);
-        fputs("</caption>", out);
-      }
-      fputs("<tr>", out);
-      for (k = 0; k < nc; k++) {
-        fputs("<th>", out);
-        st__html_text_n(out, cb[k], cl[k]);
-        fputs("</th>", out);
-      }
-      fputs("</tr>", out);
-      for (p = eol != NULL ? eol + 1 : p + n; *p == ' ' && p[1] == ' ';) {
-        size_t m, rc;
-        const char *rb[8];
-        size_t rl[8];
-        eol = strchr(p, '\n');
-        m = eol != NULL ? (size_t)(eol - p) : strlen(p);
-        rc = split_cells(p, m, rb, rl, 8);
-        fputs("<tr>", out);
-        for (k = 0; k < rc; k++) {
-          fprintf(out, rc < nc && k + 1 == rc ? "<td colspan=\"%zu\">" : "<td>",
-                  nc - k);
-          st__html_text_n(out, rb[k], rl[k]);
-          fputs("</td>", out);
-        }
-        fputs("</tr>", out);
-        p = eol != NULL ? eol + 1 : p + m;
-      }
-      fputs("</table>", out);
+    if ((nc = table_header(p, n, cb, cl)) > 0) {
+      put_pre(out, text, (size_t)(p - text));
+      p = text = put_table_at(out, p, cb, cl, nc, caption, caption_n);
       caption = NULL;
       continue;
     }
-    p = eol != NULL ? eol + 1 : NULL;
+    p = eol != NULL ? eol + 1 : p + n;
   }
+  put_pre(out, text, strlen(text));
 }
 
 static void put_failure(FILE *out, const html_state *st,
@@ -569,11 +604,11 @@ static void put_failure(FILE *out, const html_state *st,
           "%s</span>",
           status, idx, status);
   put_name(out, st, r);
-  fputs("</h3><pre class=\"msg\">", out);
-  st__html_text(out, msg != NULL ? msg : "(no message)");
-  fputs("</pre>", out);
-  if (msg != NULL)
-    put_mismatch_tables(out, msg);
+  fputs("</h3>", out);
+  if (msg != NULL && msg[0] != '\0')
+    put_message(out, msg);
+  else
+    fputs("<pre class=\"msg\">(no message)</pre>", out);
   if (output != NULL && output[0] != '\0') {
     fputs("<details open><summary>Captured output</summary><pre class=\"out\">",
           out);

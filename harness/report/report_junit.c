@@ -24,6 +24,7 @@
 #include "report/autoload.h"
 #include "report/report.h"
 #include "report/xml.h"
+#include "scene/scene.h"
 
 /* One document at run end: the shared reporter state (report.h). */
 typedef st__report_doc junit_state;
@@ -43,16 +44,32 @@ static void put_property(FILE *out, const char *name, const char *value) {
   fputs("\"/>\n", out);
 }
 
+/* The backend that computed the scene's golden (docs/scene-format.md):
+ * --golden-platform, else the scene's golden_platform, else reference.
+ * A case's own golden_platform is not shown (a testcase has no
+ * properties). */
+static const char *golden_platform(const junit_state *st, const char *scene) {
+  const st_scene_set *set = st->cfg.scenes;
+  if (st->cfg.golden_platform != NULL)
+    return st->cfg.golden_platform;
+  for (size_t i = 0; set != NULL && scene != NULL &&
+                     i < st_scene_set_count(set); i++) {
+    const st_scene *s = st_scene_set_get(set, i);
+    if (strcmp(st_scene_name(s), scene) == 0)
+      return s->golden_platform != NULL ? s->golden_platform : "reference";
+  }
+  return "reference";
+}
+
 static void put_properties(FILE *out, const junit_state *st,
-                           const st__record *recs, size_t n_recs) {
+                           const char *scene, const st__record *recs,
+                           size_t n_recs) {
   char buf[64];
   size_t i;
 
   fputs("    <properties>\n", out);
   put_property(out, "platform", st->info.platform);
-  put_property(out, "golden_platform",
-               st->cfg.golden_platform != NULL ? st->cfg.golden_platform
-                                               : "reference");
+  put_property(out, "golden_platform", golden_platform(st, scene));
   snprintf(buf, sizeof buf, "%" PRIu64, st->info.seed);
   put_property(out, "seed", buf);
   if (st->info.shard_total > 1)
@@ -284,7 +301,8 @@ static void put_testsuite(FILE *out, const junit_state *st,
     fputc('"', out);
   }
   fputs(">\n", out);
-  put_properties(out, st, recs, n_recs);
+  put_properties(out, st, first != NULL ? st_case_result_scene(first) : NULL,
+                 recs, n_recs);
   for (i = 0; i < len; i++)
     put_testcase(out, st, st_run_result_get(run, members[i]));
   fputs("  </testsuite>\n", out);

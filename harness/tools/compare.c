@@ -204,6 +204,24 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
   text_only(out, mk, "new", nw, base);
 }
 
+/* When every row has fewer than --min-samples samples on a side, no row
+ * can be significant and "significant rows (0)" would read as "no
+ * change": say that nothing could be tested, and how to get enough. */
+static void warn_if_all_few(FILE *err, const st__compare_opts *o,
+                            const row *rows, size_t n_rows) {
+  for (size_t i = 0; i < n_rows; i++)
+    if (!rows[i].few)
+      return;
+  if (n_rows == 0)
+    return;
+  fprintf(err,
+          "scenetest: warning: every row has fewer than %zu samples on a "
+          "side (--min-samples %zu): no row could be tested for "
+          "significance; run more rounds (--rounds, --repeat) or lower "
+          "--min-samples\n",
+          o->min_samples, o->min_samples);
+}
+
 /* The groups of a that b lacks, as ", "-separated JSON objects. */
 static void json_only(FILE *out, const st__side *a, const st__side *b) {
   const st__group *g;
@@ -410,6 +428,7 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     if (o->has_fail_above && rw->significant && rw->delta > o->fail_above)
       tripped = 1;
   }
+  warn_if_all_few(err, o, rows, n_rows);
   if (o->format == ST__TOOL_JSON) {
     print_json(out, same, o, base, nw, rows, n_rows, tripped);
   } else if (o->format == ST__TOOL_HTML) {

@@ -264,6 +264,21 @@ def run_html__summary_counts_match_events():
           "the run has each outcome: %r" % cases)
 
 
+def without_tables(message):
+    """The message without its mismatch tables' lines: the header line
+    "  index ..." and the indented rows under it."""
+    out, in_table = [], False
+    for line in message.split("\n"):
+        if line.startswith("  index "):
+            in_table = True
+            continue
+        if in_table and line.startswith("  "):
+            continue
+        in_table = False
+        out.append(line)
+    return "\n".join(out)
+
+
 def check_mismatch_table(article, message):
     """The message's mismatch table (docs/scene-format.md) as an HTML
     table: the same cells, split where the text has two spaces."""
@@ -290,6 +305,43 @@ def check_mismatch_table(article, message):
 
 
 @test
+def run_html__float64_mismatch_table_five_cells_a_row_once():
+    """float64 values are wider than the text table's columns were: the
+    HTML table has the header's five cells in every row (it had three),
+    and the table is not in the message's <pre> as well."""
+    scene = write("f64/wide.yaml", """\
+scene: wide
+kernel: add
+golden: sub
+args:
+  - {tensor: a, dtype: float64, shape: [3], init: {uniform: [-1, 1]}}
+  - {tensor: b, dtype: float64, shape: [3], init: {fill: 0.1}}
+  - {tensor: out, dtype: float64, shape: [3], role: output}
+cases:
+  - name: c
+""")
+    page = os.path.join(TMP, "f64.html")
+    r = Run(["run", "--format", "html", "--output", page, "--no-supervise",
+             "--log-level", "warning", scene])
+    check(r.rc == 1, "the case fails", r)
+    with open(page, encoding="utf-8") as f:
+        root = parse(f.read())
+    art = root.find("section", id="failures")[0].find("article")
+    check(len(art) == 1, "one failure")
+    rows = [[c.text() for c in tr.children
+             if isinstance(c, Node) and c.tag in ("th", "td")]
+            for tr in art[0].find("table", cls="mismatch")[0].find("tr")]
+    check(rows[0] == ["index", "actual", "expected", "abs diff",
+                      "rel diff"] and len(rows) == 4 and
+          all(len(r) == 5 for r in rows), "five cells a row: %r" % rows)
+    check(any(len(r[1]) > 16 for r in rows[1:]),
+          "a value wider than the old column: %r" % rows)
+    pres = [p.text() for p in art[0].find("pre", cls="msg")]
+    check(pres and not any("rel diff" in p for p in pres),
+          "the table is not in the message text too: %r" % pres)
+
+
+@test
 def run_html__failures_first_with_message_output_rerun():
     _, cases = run_report()
     root = dom(RUN_HTML)
@@ -308,9 +360,11 @@ def run_html__failures_first_with_message_output_rerun():
              if name.endswith(c["scene"] + "::" + c["case"])]
         check(len(c) == 1, "article %r is a failing case" % name)
         c = c[0]
-        msg = a.find("pre", cls="msg")[0].text()
-        want = (c["message"] or "(no message)" if c["status"] != "error"
-                else "kernel: " + HOSTILE_TEXT)
+        # The message's text in <pre> blocks, its mismatch table once, as
+        # a table only (it was also in the <pre>).
+        msg = "\n".join(p.text() for p in a.find("pre", cls="msg"))
+        want = (without_tables(c["message"] or "(no message)")
+                if c["status"] != "error" else "kernel: " + HOSTILE_TEXT)
         check(msg == want, "the message as text: %r, want %r" % (msg, want))
         if c["status"] in ("fail", "xpass"):
             check_mismatch_table(a, c["message"] or "")

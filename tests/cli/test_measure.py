@@ -290,9 +290,19 @@ def compare__not_significant_and_few_samples():
     line = [ln for ln in r.out.splitlines() if ln.startswith("s::c ")][0]
     check(delta_of(line) == "~" and "0.028571" in line and
           "(n < 5)" in line, "too few samples: ~", r)
+    # Every row too small: "significant rows (0)" says nothing, and a
+    # warning says that nothing could be tested.
+    check("significant rows (0)" in r.out and
+          "scenetest: warning: every row has fewer than 5 samples on a "
+          "side (--min-samples 5): no row could be tested" in r.err,
+          "the warning when no row can be tested", r)
     r = Run(["compare", "--min-samples", "4", b, n])
     line = [ln for ln in r.out.splitlines() if ln.startswith("s::c ")][0]
     check(delta_of(line).startswith("+"), "--min-samples 4: flagged", r)
+    check("warning" not in r.err, "enough samples: no warning", r)
+    r = Run(["compare", "--format", "json", b, n])
+    check("every row has fewer than 5 samples" in r.err and
+          json.loads(r.out)["rows"], "the warning with --format json too", r)
 
 
 def refused(base_rec, new_rec, *fields):

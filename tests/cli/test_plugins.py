@@ -22,6 +22,7 @@ Usage: test_plugins.py SCENETEST PLUGIN_DIR EXAMPLE_PLUGIN SCENES_DIR
 
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -209,6 +210,38 @@ def sig__golden_args_unknown_is_a_load_error_at_the_entry():
     check(rc == 2 and err.startswith(
         path + ":4:18: error: golden_args names 'bb', which is not an arg of "
         "scene 'sig'; expected one of its args\n"), "exact line, exit 2", r)
+
+
+def register_names(code):
+    """(descriptor name, first platform, st_registry_register's module,
+    op and backend) of a plugin's C source."""
+    name = re.search(r'\.name = "([^"]+)"', code)
+    plat = re.search(r'platforms\[\] = \{"([^"]+)"', code)
+    reg = re.search(r'st_registry_register\(\s*reg,\s*"([^"]+)",\s*"([^"]+)",'
+                    r'\s*"([^"]+)"', code)
+    check(name and plat and reg, "descriptor, platforms and register call "
+          "found in %r" % code[:200])
+    return (name.group(1), plat.group(1)) + reg.groups()
+
+
+@test
+def docs_example__module_and_platform_named_apart():
+    """docs/plugins.md's example and examples/plugins/example.c register
+    on behalf of the descriptor's module, on the plugin's platform, under
+    two different names: one name for both hid which argument is which."""
+    root = os.path.dirname(os.path.abspath(SCENES))
+    with open(os.path.join(root, "docs", "plugins.md")) as f:
+        doc = re.search(r"```c\n(.*?)```", f.read(), re.S).group(1)
+    with open(os.path.join(root, "examples", "plugins", "example.c")) as f:
+        src = f.read()
+    for what, code in (("docs/plugins.md", doc), ("example.c", src)):
+        module, platform, r_module, op, backend = register_names(code)
+        check(r_module == module and backend == platform and op == "add",
+              "%s: register(module %r, op %r, backend %r) for descriptor %r "
+              "and platform %r" % (what, r_module, op, backend, module,
+                                   platform))
+        check(module != platform, "%s: module and platform both %r" %
+              (what, module))
 
 
 @test

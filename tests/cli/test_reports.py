@@ -302,6 +302,30 @@ def junit__properties_carry_the_run_and_the_autoload_record():
 
 
 @test
+def junit__golden_platform_property_is_the_scenes_or_the_flags():
+    """The golden_platform property of a testsuite says which backend
+    computed the scene's golden: the scene's golden_platform (it said
+    `reference` whatever the scene said), or --golden-platform over it."""
+    scenes = [write("gp/own.yaml", taptest.vadd_scene(
+        "gp_own", "  - name: c\n    params: {N: 4}\n",
+        "golden_platform: threads\n")),
+        write("gp/plain.yaml", taptest.vadd_scene(
+            "gp_plain", "  - name: c\n    params: {N: 4}\n"))]
+    for extra, want in (([], {"gp_own": "threads", "gp_plain": "reference"}),
+                        (["--golden-platform", "cpu"],
+                         {"gp_own": "cpu", "gp_plain": "cpu"})):
+        junit = path("gp.xml")
+        p = run_bytes(["--format", "junit", "--output", junit, *NO_TORCH,
+                       *extra, *scenes])
+        check(p.returncode == 0, "exit 0: %r" % p.stderr)
+        got = {suite.name: {pr.name: pr.value for pr in suite.properties()}
+               ["golden_platform"]
+               for suite in junitparser.JUnitXml.fromfile(junit)}
+        check(got == want, "%r: golden_platform %r, want %r" %
+              (extra, got, want))
+
+
+@test
 def junit__xunit1_adds_file_and_line_which_the_strict_schema_refuses():
     junit = path("x1.xml")
     r = Run(["run", "--format", "junit", "--junit-family", "xunit1",
