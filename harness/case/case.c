@@ -18,6 +18,7 @@
 #include "case/case.h"
 #include "case/compare.h"
 #include "case/exec.h"
+#include "case/golden_program.h"
 #include "case/mismatch.h"
 #include "case/phase.h"
 #include "case/poison.h"
@@ -255,7 +256,10 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                    : k->skip_golden >= 0 ? k->skip_golden
                                          : scene->skip_golden;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
-  d->golden_backend = opts->golden_platform    ? opts->golden_platform
+  /* A golden program is torch's whatever --golden-platform says (the
+   * loader refused another golden_platform). */
+  d->golden_backend = scene->program           ? ST_PROGRAM_BACKEND
+                      : opts->golden_platform  ? opts->golden_platform
                       : k->golden_platform     ? k->golden_platform
                       : scene->golden_platform ? scene->golden_platform
                                                : ST_BACKEND_REFERENCE;
@@ -315,6 +319,8 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
     st__case_result_set_status(cc->res, ST_CASE_ERROR,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
+  } else if (scene->program != NULL) {
+    ps = st__golden_program_run(cc, scene, ci, d, golden);
   } else {
     st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
                   cc->run->golden_threads);

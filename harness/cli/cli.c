@@ -658,6 +658,7 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
                               c->cmd == CMD_CHECK || c->strict_platforms,
                               &hooks)) != ST_OK)
     return internal_error("starting the validation pass", rc);
+  val.compile_programs = c->cmd == CMD_CHECK;
   memset(&ext, 0, sizeof ext);
   ext.check = &hooks;
   ext.warnings = &warnings;
@@ -689,6 +690,12 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
   }
   print_load_warnings(&warnings);
   print_load_errors(&errors);
+  if (val.uncompiled > 0)
+    fprintf(stderr,
+            "scenetest: note: %zu golden program(s) not compiled: the torch "
+            "plugin is not loaded (give --plugin PATH/scenetest_torch.so; "
+            "docs/torch.md)\n",
+            val.uncompiled);
   st_error_list_free(&errors);
   st_error_list_free(&warnings);
   st__validate_free(&val);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scene/program.h"
 #include "scene/scene.h"
 
 /* Declared in scene.h, which says why it is not calloc. */
@@ -157,6 +158,7 @@ void st__scene_free(st_scene *scene) {
   val_free(&scene->rtol_param);
   val_free(&scene->atol_param);
   free(scene->golden_platform);
+  st__program_free(scene->program);
   if (scene->args) {
     for (size_t i = 0; i < scene->n_args; i++)
       arg_free(&scene->args[i]);

@@ -122,6 +122,7 @@ typedef struct st__case {
   int platforms_line, platforms_column; /* where the lists are written */
   int manual_line, manual_column;
   char *golden_platform;     /* owned; NULL unset */
+  int golden_device;         /* ST__DEVICE_* (scene/program.h); unset 0 */
   void *block;               /* owned; when set, name, params and the
                                 params' names live in it, not owned one
                                 by one (a case as written: one allocation
@@ -147,6 +148,9 @@ struct st_scene {
   int equal_nan;    /* default 0 */
   int expect_fail;  /* default 0 */
   char *golden_platform; /* owned; NULL: reference (or the CLI's) */
+  struct st__program *program; /* owned: `golden:` as a program (golden is
+                                  then ST_PROGRAM_OP); NULL: an op name */
+  int golden_device; /* ST__DEVICE_* (scene/program.h); unset 0 */
   st__arg *args;    /* owned */
   size_t n_args;
   st__case *cases;  /* owned */
