@@ -2794,7 +2794,8 @@ static void take_scene(loader *L, const node *root) {
     s->golden_device = take_device(L, v[K_GOLDEN_DEVICE]);
   if (v[K_CASES])
     take_cases(L, v[K_CASES], s);
-  check_golden_program(L, s, v[K_GOLDEN_PLATFORM], v[K_GOLDEN_DEVICE]);
+  check_golden_program(L, s, v[K_GOLDEN_PLATFORM],
+                       s->golden_device ? v[K_GOLDEN_DEVICE] : NULL);
   if (s->name) {
     const st_scene *prev = find_scene(L, s->name);
     if (prev)
