@@ -70,6 +70,11 @@ st_phase_status st__golden_program_run(st__casectx *cc,
                                "golden: out of memory");
     return ST_PHASE_ERROR;
   }
+  /* Outputs the scene does not compare (compare: false) take no result:
+   * 2 tells the program so (include/scenetest/op.h). */
+  for (size_t i = 0; i < d->gold.n_tensors && i < d->plan.n_args; i++)
+    if (d->gold.tensors[i].role != ST_ROLE_INPUT && !d->plan.args[i].compare)
+      written[i] = 2;
   prog.device = dev == ST__DEVICE_CUDA ? "cuda" : "cpu";
   prog.compile_only = 0;
   st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
@@ -97,7 +102,7 @@ st_phase_status st__golden_program_run(st__casectx *cc,
     ps = ST_PHASE_ERROR;
   } else {
     for (size_t i = 0; i < d->gold.n_tensors && i < d->plan.n_args; i++)
-      if (d->gold.tensors[i].role != ST_ROLE_INPUT && !written[i])
+      if (d->gold.tensors[i].role != ST_ROLE_INPUT && written[i] != 1)
         d->plan.args[i].compare = 0;
   }
   free(written);

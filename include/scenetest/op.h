@@ -55,7 +55,9 @@ typedef struct st_op_call {
    * program (else NULL), and where a failure lies in it. */
   const st_program *program; /* owned by the harness */
   /* n_tensors flags, or NULL: a program sets written[i] = 1 for each
-   * output or inout it computed (the others are not compared). */
+   * output or inout it computed (the others are not compared). On entry
+   * written[i] is 2 for an output the scene does not compare (compare:
+   * false): it takes no result. */
   unsigned char *written;
   int program_line;   /* OUT: 1-based line of a compile error in source */
   int program_column; /* OUT: its 1-based column; 0: unknown */

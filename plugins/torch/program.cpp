@@ -184,7 +184,7 @@ st_status bind(st_op_call *call, const c10::FunctionSchema &schema,
 st_status store_tuple(st_op_call *call, const std::vector<c10::IValue> &v) {
   std::vector<size_t> outs;
   for (size_t i = 0; i < call->n_tensors; i++)
-    if (call->tensors[i].role != ST_ROLE_INPUT)
+    if (program_is_output(call, i))
       outs.push_back(i);
   if (v.size() != outs.size())
     return st_op_call_fail(call, ST_EBIND,
@@ -301,18 +301,23 @@ st_status program_store(st_op_call *call, size_t i, const at::Tensor &ret,
   return ST_OK;
 }
 
+bool program_is_output(const st_op_call *call, size_t i) {
+  st_role r = call->tensors[i].role;
+  return (r == ST_ROLE_OUTPUT || r == ST_ROLE_INOUT) &&
+         !(call->written != nullptr && call->written[i] == 2);
+}
+
 std::string program_outputs(const st_op_call *call) {
   std::string s;
   for (size_t i = 0; i < call->n_tensors; i++)
-    if (call->tensors[i].role != ST_ROLE_INPUT)
+    if (program_is_output(call, i))
       s += (s.empty() ? "" : ", ") + std::string(call->tensors[i].name);
   return s.empty() ? "none" : s;
 }
 
 long program_output(const st_op_call *call, const std::string &name) {
   for (size_t i = 0; i < call->n_tensors; i++)
-    if (call->tensors[i].role != ST_ROLE_INPUT &&
-        name == call->tensors[i].name)
+    if (program_is_output(call, i) && name == call->tensors[i].name)
       return (long)i;
   return -1;
 }

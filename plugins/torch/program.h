@@ -31,6 +31,10 @@ at::Tensor program_arg(const st_op_call *call /* IN */, size_t i,
 st_status program_store(st_op_call *call /* IN/OUT */, size_t i,
                         const at::Tensor &ret, const std::string &what);
 
+/* Whether tensor i takes a result: an output or inout that the scene
+ * compares (the harness marks the others written[i] == 2 on entry). */
+bool program_is_output(const st_op_call *call /* IN */, size_t i);
+
 /* The names of the call's outputs and inouts, ", "-separated. */
 std::string program_outputs(const st_op_call *call /* IN */);
 

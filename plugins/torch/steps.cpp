@@ -289,7 +289,7 @@ private:
       return ST_OK;
     }
     for (size_t i = 0; i < call_->n_tensors; i++) {
-      if (call_->tensors[i].role == ST_ROLE_INPUT)
+      if (!program_is_output(call_, i))
         continue;
       st_status rc = store(call_->tensors[i].name, i, "output");
       if (rc != ST_OK)

@@ -131,7 +131,27 @@ golden:
     - {op: aten::mul.Tensor, args: {self: s1, other: s2}, out: f}
     - {op: aten::add.Tensor, args: {self: f, other: s}, out: g}
   returns: {y: g}
-""" + POLY_ARGS)
+""" + POLY_ARGS + """\
+---
+# List[int] from the ints form; `tiles`, a config scalar of the kernel,
+# and `ws`, a scratch tensor, are not named by the program: not passed.
+scene: poly_ints
+kernel: poly
+golden:
+  torchscript: |
+    def golden(a: Tensor, b: Tensor, shape: List[int]) -> Tensor:
+        s = (a + b).reshape(shape)
+        return ((s + 1) * (s + 2) + s).reshape([-1])
+args:
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-2, 2]}}
+  - {tensor: b, dtype: float32, shape: [N], init: {uniform: [-2, 2]}}
+  - {tensor: y, dtype: float32, shape: [N], role: output}
+  - {tensor: ws, dtype: float32, shape: [N], role: output, compare: false}
+  - {scalar: shape, ints: [10, 100]}
+  - {scalar: tiles, dtype: int32, value: 4}
+cases:
+  - {name: n1000, params: {N: 1000}}
+""")
 
 
 @test
@@ -142,7 +162,8 @@ def multi_op_programs_pass_against_fused_kernels():
     got = by_name(ev)
     check(sorted(got) == ["attn_script::small", "attn_script::wide",
                           "attn_steps::small", "attn_steps::wide",
-                          "poly_script::n1000", "poly_steps::n1000"],
+                          "poly_ints::n1000", "poly_script::n1000",
+                          "poly_steps::n1000"],
           "cases %s" % sorted(got), r)
     check(all(c["status"] == "pass" for c in got.values()), "pass", r)
 
@@ -289,6 +310,17 @@ golden:
     "default_parameter": (script(
         "def golden(a: Tensor, b: Tensor, alpha: float = 1.0) -> Tensor:\n"
         "    return a + b * alpha"), "pass", None),
+    "converts_dtype": (script("def golden(a: Tensor, b: Tensor) -> Tensor:\n"
+                              "    return a.double() + b.double()"), "pass",
+                       None),
+    "tuple_of_one": (script("def golden(a: Tensor, b: Tensor) -> "
+                            "Tuple[Tensor]:\n    return (a + b,)"), "pass",
+                     None),
+    "tuple_too_long": (script("def golden(a: Tensor, b: Tensor) -> "
+                              "Tuple[Tensor, Tensor]:\n    return (a + b, a)"),
+                       "error",
+                       "golden: the program returns 2 values but the scene "
+                       "has 1 outputs and inouts (y), bound in order"),
     "missing_function": (script("def other(a: Tensor) -> Tensor:\n"
                                 "    return a"), "error",
                          "golden: function 'golden' is not defined by the "

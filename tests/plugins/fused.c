@@ -4,7 +4,8 @@
  * float32 only, written plainly in C:
  *   attention(q [M, D], k [N, D], v [N, E], scale) -> o [M, E]:
  *     softmax(q @ k^T * scale, -1) @ v, with a scratch `ws` it ignores;
- *   poly(a, b) -> y: with s = a + b, (s + 1) * (s + 2) + s.
+ *   poly(a, b) -> y: with s = a + b, (s + 1) * (s + 2) + s; any further
+ *     args (scratch, config) ignored.
  * Each checks its arguments' count and names and nothing more. */
 #include <math.h>
 #include <stdlib.h>
@@ -52,8 +53,8 @@ static st_status attention(st_op_call *c) {
 }
 
 static st_status poly(st_op_call *c) {
-  if (c->n_tensors != 3)
-    return st_op_call_fail(c, ST_EBIND, "poly: a, b, y");
+  if (c->n_tensors < 3)
+    return st_op_call_fail(c, ST_EBIND, "poly: a, b, y (and any others)");
   for (size_t i = 0; i < c->tensors[2].numel; i++) {
     double s = (double)f32(c, 0)[i] + f32(c, 1)[i];
     f32(c, 2)[i] = (float)((s + 1) * (s + 2) + s);
