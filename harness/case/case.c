@@ -238,6 +238,18 @@ static int golden_reads_only(const char *op, const char *backend) {
   return 0;
 }
 
+/* --golden-platform > the case's golden_platform > the scene's >
+ * reference; a golden program is torch's whatever they say (the loader
+ * refused another golden_platform for it). */
+static const char *golden_backend(const st_run_options *opts,
+                                  const st__case *k, const st_scene *scene) {
+  return scene->program           ? ST_PROGRAM_BACKEND
+         : opts->golden_platform  ? opts->golden_platform
+         : k->golden_platform     ? k->golden_platform
+         : scene->golden_platform ? scene->golden_platform
+                                  : ST_BACKEND_REFERENCE;
+}
+
 int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                      st__casedata *d) {
   const st_run_options *opts = cc->run->opts;
@@ -256,13 +268,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                    : k->skip_golden >= 0 ? k->skip_golden
                                          : scene->skip_golden;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
-  /* A golden program is torch's whatever --golden-platform says (the
-   * loader refused another golden_platform). */
-  d->golden_backend = scene->program           ? ST_PROGRAM_BACKEND
-                      : opts->golden_platform  ? opts->golden_platform
-                      : k->golden_platform     ? k->golden_platform
-                      : scene->golden_platform ? scene->golden_platform
-                                               : ST_BACKEND_REFERENCE;
+  d->golden_backend = golden_backend(opts, k, scene);
 
   /* args: the load already enforced the byte cap for every case. */
   st__phase_begin(cc, "args", -1);
