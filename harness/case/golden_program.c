@@ -19,9 +19,7 @@ static void fail_message(st__casectx *cc, const st__program *p,
                          const st_op_call *call, st_status rc) {
   const char *msg = call->message[0] ? call->message : st_status_str(rc);
   int line = 0, col = 0;
-  if (call->size < sizeof *call) {
-    /* Unreachable (the harness made the call) but cheap to keep honest. */
-  } else if (call->program_line > 0) {
+  if (call->program_line > 0) {
     st__program_source_pos(p, call->program_line, call->program_column,
                            &line, &col);
   } else if (call->program_step > 0 &&

@@ -26,8 +26,7 @@ static void report(const st__program *p, const st_op_call *call,
                            &line, &col);
     if (col == 0)
       col = p->src_column;
-    if (p->pub.source != NULL && p->src_line == 1 && p->src_column == 1 &&
-        p->src_file != NULL) {
+    if (p->in_file && p->src_file != NULL) {
       st__diag_error(d, p->line, p->column, "%s:%d:%d: %s", p->src_file,
                      line, col, call->message);
       return;

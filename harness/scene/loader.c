@@ -2384,6 +2384,7 @@ static void take_program_file(loader *L, const node *n, st__program *p) {
                         L->file, tmp.path_given) < 0)
         p->src_file = NULL, L->oom = 1;
       p->src_line = p->src_column = 1;
+      p->in_file = 1;
     }
     free(text);
     if (f)

@@ -21,7 +21,9 @@ typedef struct st__program {
   /* TorchScript: where line 1, column 1 of the source is written: in the
    * scene file for inline source (the block's first line and its
    * indentation), line 1 column 1 of src_file for `file:`. */
-  char *src_file;   /* the scene file, or the `file:` path as written */
+  char *src_file;   /* the scene file, or the `file:` path joined to the
+                       scene file's directory */
+  int in_file;      /* 1: `file:` (src_file is not the scene file) */
   int src_line, src_column;
   int function_line, function_column; /* `function:`, else the mapping */
   int *step_line, *step_column;       /* STEPS: n_steps each */

@@ -153,12 +153,6 @@ private:
     return ST_OK;
   }
 
-  st_status wrong(size_t i, const c10::Argument &arg, const std::string &text,
-                  const std::string &type, const std::string &got) {
-    return fail(i, "argument '%s' of the schema %s is %s; got %s", arg.name(),
-                text, type + "; got " + got);
-  }
-
   st_status bind(size_t i, const c10::Argument &arg, const std::string &text,
                  const st_program_value &v, torch::jit::Stack *stack) {
     bool optional;

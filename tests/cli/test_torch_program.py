@@ -15,7 +15,7 @@ Usage: test_torch_program.py SCENETEST TORCH_PLUGIN FUSED_PLUGIN SCENES_DIR
   key, an unbound parameter, a function the source lacks, a program that
   writes its input, a compile error at its exact FILE:LINE:COL (run and
   check, inline and file:), golden_device: cuda without CUDA (a skip with
-  its reason), golden_platform other than torch (a load error);
+  its reason); the loader's own errors are test_program_load.py's;
 - the whole event sequence of a TorchScript golden case (libtorch loads in
   golden, the record says torch_imported=true);
 - check without the plugin says once that it could not compile and
@@ -415,43 +415,6 @@ def check_compiles_programs_when_the_plugin_is_given():
         "scenetest: note: 3 golden program(s) not compiled: the torch plugin "
         "is not loaded (give --plugin PATH/scenetest_torch.so; "
         "docs/torch.md)"], "uncompiled note %s" % notes, r)
-
-
-@test
-def load_errors_of_the_golden_mapping():
-    path = write(TMP, "loaderr.yaml", """\
-scene: le1
-kernel: add
-golden_platform: reference
-golden:
-  steps: [{op: aten::add.Tensor, args: {self: a, other: b}, out: y}]
-golden_device: tpu
-""" + TWO_IN + """\
----
-scene: le2
-kernel: add
-golden:
-  torchscript: "def golden(a: Tensor) -> Tensor:\\n  return a"
-  steps: []
-""" + TWO_IN + """\
----
-scene: le3
-kernel: add
-golden_device: cuda
-""" + TWO_IN)
-    r = Run(["check"] + BASE + [path])
-    lines = [ln for ln in r.err.splitlines() if ": error: " in ln]
-    check(r.rc == 2 and lines == [
-        "%s:3:18: error: golden_platform 'reference' contradicts the golden "
-        "program, which torch computes; expected torch or no "
-        "golden_platform" % path,
-        "%s:6:16: error: expected cpu or cuda for 'golden_device', got "
-        "'tpu'" % path,
-        "%s:17:3: error: more than one program in golden; expected exactly "
-        "one of torchscript, file and steps" % path,
-        "%s:28:16: error: 'golden_device' says where a golden program runs; "
-        "expected it only with golden: {torchscript|file|steps: ...}" % path],
-        "errors %s" % lines, r)
 
 
 sys.exit(main(TMP))
