@@ -20,23 +20,22 @@ static void fail_message(st__casectx *cc, const st__program *p,
   const char *msg = call->message[0] ? call->message : st_status_str(rc);
   int line = 0, col = 0;
   if (call->program_line > 0) {
-    st__program_source_pos(p, call->program_line, call->program_column,
-                           &line, &col);
+    st__program_source_pos(p, call->program_line, call->program_column, &line,
+                           &col);
   } else if (call->program_step > 0 &&
              (size_t)call->program_step <= p->pub.n_steps) {
     line = p->step_line[call->program_step - 1];
     col = p->step_column[call->program_step - 1];
   }
   if (line > 0 && col > 0)
-    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: %s:%d:%d: %s",
-                               p->src_file && call->program_line > 0
-                                   ? p->src_file
-                                   : cc->info.file,
-                               line, col, msg);
+    st__case_result_set_status(
+        cc->res, ST_CASE_ERROR, "golden: %s:%d:%d: %s",
+        p->src_file && call->program_line > 0 ? p->src_file : cc->info.file,
+        line, col, msg);
   else if (line > 0)
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: %s:%d: %s",
-                               p->src_file ? p->src_file : cc->info.file,
-                               line, msg);
+                               p->src_file ? p->src_file : cc->info.file, line,
+                               msg);
   else
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: %s", msg);
 }
@@ -53,9 +52,9 @@ static long written_input(const st__casedata *d) {
   return -1;
 }
 
-st_phase_status st__golden_program_run(st__casectx *cc,
-                                       const st_scene *scene, size_t ci,
-                                       st__casedata *d, st_op_fn fn) {
+st_phase_status st__golden_program_run(st__casectx *cc, const st_scene *scene,
+                                       size_t ci, st__casedata *d,
+                                       st_op_fn fn) {
   const st__program *p = scene->program;
   st_program prog = p->pub;
   st_op_call call;
@@ -64,8 +63,7 @@ st_phase_status st__golden_program_run(st__casectx *cc,
                 : scene->golden_device;
   unsigned char *written = calloc(d->gold.n_tensors + 1, 1);
   if (written == NULL) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "golden: out of memory");
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: out of memory");
     return ST_PHASE_ERROR;
   }
   /* Outputs the scene does not compare (compare: false) take no result:

@@ -18,17 +18,16 @@
 /* Where the call's failure is in the scene file. A program of its own
  * file (`file:`) is placed at the `golden:` key, the message naming
  * FILE:LINE:COL of the program file. */
-static void report(const st__program *p, const st_op_call *call,
-                   st__diag *d) {
+static void report(const st__program *p, const st_op_call *call, st__diag *d) {
   int line = p->line, col = p->column;
   if (call->program_line > 0) {
-    st__program_source_pos(p, call->program_line, call->program_column,
-                           &line, &col);
+    st__program_source_pos(p, call->program_line, call->program_column, &line,
+                           &col);
     if (col == 0)
       col = p->src_column;
     if (p->in_file && p->src_file != NULL) {
-      st__diag_error(d, p->line, p->column, "%s:%d:%d: %s", p->src_file,
-                     line, col, call->message);
+      st__diag_error(d, p->line, p->column, "%s:%d:%d: %s", p->src_file, line,
+                     col, call->message);
       return;
     }
   } else if (call->program_step > 0 &&

@@ -21,9 +21,9 @@ typedef struct st__program {
   /* TorchScript: where line 1, column 1 of the source is written: in the
    * scene file for inline source (the block's first line and its
    * indentation), line 1 column 1 of src_file for `file:`. */
-  char *src_file;   /* the scene file, or the `file:` path joined to the
-                       scene file's directory */
-  int in_file;      /* 1: `file:` (src_file is not the scene file) */
+  char *src_file; /* the scene file, or the `file:` path joined to the
+                     scene file's directory */
+  int in_file;    /* 1: `file:` (src_file is not the scene file) */
   int src_line, src_column;
   int function_line, function_column; /* `function:`, else the mapping */
   int *step_line, *step_column;       /* STEPS: n_steps each */
@@ -39,8 +39,8 @@ void st__program_free(st__program *p /* IN, owned */);
 
 /* Appends a step (op copied); returns its index, or -1 when out of memory.
  * Args and outs are added with the calls below, to the last step. */
-long st__program_add_step(st__program *p /* IN/OUT */, const char *op,
-                          int line, int column);
+long st__program_add_step(st__program *p /* IN/OUT */, const char *op, int line,
+                          int column);
 /* Appends an arg to the last step; text (NAME, STRING) and ints are
  * copied. Returns 0, or -1 when out of memory. */
 int st__program_add_arg(st__program *p /* IN/OUT */, const char *name,
@@ -53,8 +53,7 @@ int st__program_add_return(st__program *p /* IN/OUT */, const char *output,
 
 /* Where line, column (1-based, of the program's source; column 0 unknown)
  * is in src_file. Thread-safety: any thread. */
-void st__program_source_pos(const st__program *p /* IN */, int line,
-                            int column, int *out_line /* OUT */,
-                            int *out_column /* OUT */);
+void st__program_source_pos(const st__program *p /* IN */, int line, int column,
+                            int *out_line /* OUT */, int *out_column /* OUT */);
 
 #endif

@@ -72,20 +72,20 @@ typedef struct st_program_return {
  * duration of the call. A backend built against newer headers reads a field
  * added later only when size covers it. */
 typedef struct st_program {
-  size_t size;           /* sizeof(st_program) as the harness compiled it */
+  size_t size; /* sizeof(st_program) as the harness compiled it */
   st_program_kind kind;
-  const char *source;    /* TORCHSCRIPT: the source text */
-  const char *function;  /* TORCHSCRIPT: the function to call */
+  const char *source;           /* TORCHSCRIPT: the source text */
+  const char *function;         /* TORCHSCRIPT: the function to call */
   const st_program_step *steps; /* STEPS */
   size_t n_steps;
   const st_program_return *returns; /* STEPS, when has_returns */
   size_t n_returns;
-  int has_returns;       /* 0: each output takes the value of its name */
-  const char *device;    /* "cpu" or "cuda" (golden_device) */
-  int compile_only;      /* 1 (`scenetest check`): compile or bind the
-                            program and report its errors, compute nothing;
-                            the tensors then have no data and their dtypes
-                            and shapes are not known */
+  int has_returns;    /* 0: each output takes the value of its name */
+  const char *device; /* "cpu" or "cuda" (golden_device) */
+  int compile_only;   /* 1 (`scenetest check`): compile or bind the
+                         program and report its errors, compute nothing;
+                         the tensors then have no data and their dtypes
+                         and shapes are not known */
 } st_program;
 
 #ifdef __cplusplus

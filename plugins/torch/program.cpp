@@ -89,9 +89,7 @@ std::shared_ptr<Compiled> compile(const std::string &source) {
 }
 
 /* "Tensor", "int", "float", "bool", "str", "List[int]" / "int[]". */
-std::string type_str(const c10::Argument &arg) {
-  return arg.type()->str();
-}
+std::string type_str(const c10::Argument &arg) { return arg.type()->str(); }
 
 st_status bind_scalar(st_op_call *call, const c10::Argument &arg,
                       const std::string &type, const st_scalar &s,
@@ -174,8 +172,8 @@ st_status bind(st_op_call *call, const c10::FunctionSchema &schema,
                              "parameter '%s' (%s) of %s is unbound: no arg "
                              "of the scene is named '%s', and it has no "
                              "default",
-                             name.c_str(), type.c_str(),
-                             schema.name().c_str(), name.c_str());
+                             name.c_str(), type.c_str(), schema.name().c_str(),
+                             name.c_str());
     stack->push_back(*arg.default_value());
   }
   return ST_OK;
@@ -196,8 +194,8 @@ st_status store_tuple(st_op_call *call, const std::vector<c10::IValue> &v) {
   for (size_t j = 0; j < v.size(); j++) {
     if (!v[j].isTensor())
       return st_op_call_fail(call, ST_EBIND,
-                             "return %zu of the program is %s, not a Tensor",
-                             j, v[j].tagKind().c_str());
+                             "return %zu of the program is %s, not a Tensor", j,
+                             v[j].tagKind().c_str());
     st_status rc = program_store(call, outs[j], v[j].toTensor(),
                                  "return " + std::to_string(j));
     if (rc != ST_OK)
@@ -243,8 +241,7 @@ st_status script_run(st_op_call *call, const st_program &prog,
   if (!c->unit) {
     call->program_line = c->line;
     call->program_column = c->column;
-    return st_op_call_fail(call, ST_EBIND, "TorchScript: %s",
-                           c->error.c_str());
+    return st_op_call_fail(call, ST_EBIND, "TorchScript: %s", c->error.c_str());
   }
   const char *name = prog.function ? prog.function : "golden";
   torch::jit::Function *fn = c->unit->find_function(name);

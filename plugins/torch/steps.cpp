@@ -92,8 +92,10 @@ private:
     } catch (...) {
     }
     if (!op)
-      return fail(i, "unknown ATen operator '%s': libtorch %s has no such "
-                  "schema", full, TORCH_VERSION);
+      return fail(i,
+                  "unknown ATen operator '%s': libtorch %s has no such "
+                  "schema",
+                  full, TORCH_VERSION);
     const c10::FunctionSchema &schema = op->schema();
     std::string text = schema_text(schema);
     for (size_t a = 0; a < st.n_args; a++) {
@@ -148,8 +150,10 @@ private:
     else if (optional)
       stack->emplace_back();
     else
-      return fail(i, "required argument '%s' (%s) of the schema %s is not "
-                  "given", arg.name(), type, text);
+      return fail(i,
+                  "required argument '%s' (%s) of the schema %s is not "
+                  "given",
+                  arg.name(), type, text);
     return ST_OK;
   }
 
@@ -207,7 +211,8 @@ private:
         stack->emplace_back(std::string(v.text));
         return ST_OK;
       }
-      return fail(i, "argument '%s' names '%s', which is neither an arg of "
+      return fail(i,
+                  "argument '%s' names '%s', which is neither an arg of "
                   "the scene nor the out of an earlier step",
                   arg.name(), v.text);
     }
@@ -225,8 +230,7 @@ private:
 
   template <class Bad>
   st_status bind_scalar(const c10::Argument &arg, const std::string &type,
-                        const st_scalar &s, Bad bad,
-                        torch::jit::Stack *stack) {
+                        const st_scalar &s, Bad bad, torch::jit::Stack *stack) {
     (void)arg;
     std::string got = std::string("scalar '") + s.name + "'";
     if (type == "int[]" || type == "SymInt[]") {
