@@ -16,6 +16,7 @@
 #include <torch/jit.h>
 
 #include <cstddef>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -235,6 +236,29 @@ st_status store(st_op_call *call, const c10::IValue &r) {
                          r.tagKind().c_str());
 }
 
+/* An error while the function runs. The interpreter's message starts
+ * "The following operation failed in the TorchScript interpreter." and
+ * ends with the error itself ("RuntimeError: ..."): that last line is the
+ * message. A missing CPU kernel for a dtype declines, as for aten:: ops. */
+st_status run_error(st_op_call *call, const std::string &what) {
+  std::istringstream in(what);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t") != std::string::npos)
+      last = line;
+  if (what.rfind("The following operation failed", 0) != 0)
+    last = first_line(what);
+  for (const char *pre : {"RuntimeError: ", "Exception: "})
+    if (last.rfind(pre, 0) == 0)
+      last = last.substr(std::strlen(pre));
+  if (last.find("not implemented for") != std::string::npos)
+    return st_op_call_fail(call, ST_ESKIP,
+                           "TorchScript: libtorch %s has no CPU kernel for "
+                           "this dtype (%s)",
+                           TORCH_VERSION, last.c_str());
+  return st_op_call_fail(call, ST_EKERNEL, "TorchScript: %s", last.c_str());
+}
+
 st_status script_run(st_op_call *call, const st_program &prog,
                      const at::Device &device) {
   std::shared_ptr<Compiled> c = compile(prog.source ? prog.source : "");
@@ -260,11 +284,14 @@ st_status script_run(st_op_call *call, const st_program &prog,
   st_status rc = bind(call, fn->getSchema(), device, &stack);
   if (rc != ST_OK)
     return rc;
-  return guarded(call, "", [&]() -> st_status {
+  c10::IValue r;
+  try {
     c10::InferenceMode guard;
-    c10::IValue r = (*fn)(std::move(stack));
-    return store(call, r);
-  });
+    r = (*fn)(std::move(stack));
+  } catch (const std::exception &e) {
+    return run_error(call, e.what());
+  }
+  return guarded(call, "", [&]() -> st_status { return store(call, r); });
 }
 
 } // namespace

@@ -12,8 +12,8 @@ Usage: test_torch_program.py SCENETEST TORCH_PLUGIN FUSED_PLUGIN SCENES_DIR
   polynomial (s+1)*(s+2)+s both ways; a dict that leaves an output out;
 - each failing as it should: an unknown value and an unknown schema
   argument in a step (the step's index), a wrong shape, an unknown dict
-  key, an unbound parameter, a function the source lacks, a program that
-  writes its input, a compile error at its exact FILE:LINE:COL (run and
+  key, an unbound parameter, a function the source lacks, an ATen error
+  while the program runs, a program that writes its input, a compile error at its exact FILE:LINE:COL (run and
   check, inline and file:), golden_device: cuda without CUDA (a skip with
   its reason); the loader's own errors are test_program_load.py's;
 - the whole event sequence of a TorchScript golden case (libtorch loads in
@@ -321,6 +321,10 @@ golden:
                        "error",
                        "golden: the program returns 2 values but the scene "
                        "has 1 outputs and inouts (y), bound in order"),
+    "runtime_error": (script("def golden(a: Tensor, b: Tensor) -> Tensor:\n"
+                             "    return a @ b"), "error",
+                      "golden: TorchScript: mat1 and mat2 shapes cannot be "
+                      "multiplied (4x2 and 4x2)"),
     "missing_function": (script("def other(a: Tensor) -> Tensor:\n"
                                 "    return a"), "error",
                          "golden: function 'golden' is not defined by the "
