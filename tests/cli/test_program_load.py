@@ -141,4 +141,20 @@ golden_device: cuda
     check(r.rc == 0 and "not compiled" not in r.err, "list says nothing", r)
 
 
+@test
+def run_without_torch_names_the_plugin():
+    path = write(TMP, "run.yaml", """\
+scene: r
+kernel: add
+golden:
+  steps:
+    - {op: aten::add.Tensor, args: {self: a, other: b}, out: y}
+""" + TWO_IN)
+    r = Run(["run"] + BASE + ["--format", "tap", path])
+    check(r.rc == 1 and "golden programs (golden: {torchscript|file|steps}) "
+          "are run by the torch plugin (give --plugin "
+          "PATH/scenetest_torch.so; docs/torch.md)" in r.out,
+          "names the plugin", r)
+
+
 sys.exit(main(TMP))
