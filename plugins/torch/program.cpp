@@ -44,7 +44,7 @@ std::map<std::string, std::shared_ptr<Compiled>> *cache;
  * (or `^`) under the spot, ending `<--- HERE`. */
 void parse_error(const std::string &what, Compiled *c) {
   std::istringstream in(what);
-  std::string line, prev, problem;
+  std::string line, problem;
   bool in_file = false;
   while (std::getline(in, line)) {
     size_t at = line.find("File \"<string>\", line ");
@@ -64,7 +64,6 @@ void parse_error(const std::string &what, Compiled *c) {
         c->column = (int)col + 1;
       break;
     }
-    prev = line;
   }
   while (!problem.empty() && (problem.back() == ':' || problem.back() == ' '))
     problem.pop_back();
@@ -150,7 +149,7 @@ st_status bind(st_op_call *call, const c10::FunctionSchema &schema,
     for (size_t i = 0; i < call->n_tensors && !done; i++) {
       if (name != call->tensors[i].name)
         continue;
-      if (type != "Tensor" && type != "Optional[Tensor]")
+      if (type != "Tensor" && type != "Tensor?" && type != "Optional[Tensor]")
         return st_op_call_fail(call, ST_EBIND,
                                "parameter '%s' is %s; tensor '%s' cannot "
                                "bind to it",
