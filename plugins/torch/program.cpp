@@ -84,6 +84,9 @@ std::shared_ptr<Compiled> compile(const std::string &source) {
     parse_error(e.what(), c.get());
     c->unit.reset();
   }
+  /* Once per distinct source per process: tests count this line. */
+  st_log(ST_LOG_DEBUG, "torch: compiled a TorchScript program of %zu bytes%s",
+         source.size(), c->unit ? "" : " (compile error)");
   (*cache)[source] = c;
   return c;
 }

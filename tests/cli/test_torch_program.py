@@ -17,7 +17,7 @@ Usage: test_torch_program.py SCENETEST TORCH_PLUGIN FUSED_PLUGIN SCENES_DIR
   check, inline and file:), golden_device: cuda without CUDA (a skip with
   its reason); the loader's own errors are test_program_load.py's;
 - the whole event sequence of a TorchScript golden case (libtorch loads in
-  golden, the record says torch_imported=true);
+  golden, the record says torch_imported=true); one compile per source;
 - check without the plugin says once that it could not compile and
   passes.
 """
@@ -236,6 +236,26 @@ cases:
     check(len(lines) == 1 and "torch_imported=true" in lines[0],
           "record %s" % lines, r)
     check(first["record_stale"] is False, "fresh", r)
+
+
+@test
+def one_compile_per_source_per_process():
+    # Four cases of two scenes sharing one source, and a third scene with
+    # another: two compiles in the one process (-j 1, one child).
+    body = """\
+kernel: add
+golden:
+  torchscript: |
+    def golden(a: Tensor, b: Tensor) -> Tensor:
+        return a + b
+""" + TWO_IN.replace("  - {name: c}\n", "  - {name: c}\n  - {name: d}\n")
+    other = body.replace("return a + b", "return b + a")
+    path = write(TMP, "once.yaml", "scene: o1\n" + body + "---\nscene: o2\n" +
+                 body + "---\nscene: o3\n" + other)
+    r = run(LAZY + ["-j", "1", "--log-level", "debug", path])
+    compiles = [ln for ln in r.err.splitlines()
+                if "torch: compiled a TorchScript program" in ln]
+    check(r.rc == 0 and len(compiles) == 2, "compiles %s" % compiles, r)
 
 
 @test
