@@ -75,6 +75,8 @@ pairs = {
     "scalar_keys": defs["scalar"],
     "init_forms": init_obj,
     "range_keys": init_obj["properties"]["range"],
+    "golden_keys": defs["golden_program"],
+    "step_keys": defs["golden_step"],
 }
 for arr, sub in pairs.items():
     code = c_array(arr)
@@ -118,6 +120,7 @@ def errors(path):
 
 
 good = sorted(glob.glob(os.path.join(ROOT, "scenes", "*.yaml")) +
+              glob.glob(os.path.join(ROOT, "scenes", "torch", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "good", "*.y*ml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "matrix", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "params", "*.yaml")) +

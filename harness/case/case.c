@@ -19,6 +19,7 @@
 #include "case/case.h"
 #include "case/compare.h"
 #include "case/exec.h"
+#include "case/golden_program.h"
 #include "case/mismatch.h"
 #include "case/phase.h"
 #include "case/poison.h"
@@ -440,6 +441,8 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
     st__case_result_set_status(cc->res, ST_CASE_ERROR,
                                "golden: out of memory");
     ps = ST_PHASE_ERROR;
+  } else if (scene->program != NULL) {
+    ps = st__golden_program_run(cc, scene, ci, d, golden);
   } else {
     ps = call_golden(cc, scene, d, golden);
   }

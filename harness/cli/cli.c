@@ -671,6 +671,7 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
   val.strict_needs = c->strict_platforms;
   val.cli_golden = c->golden_platform;
   val.skip_golden = c->skip_golden;
+  val.compile_programs = c->cmd == CMD_CHECK;
   memset(&ext, 0, sizeof ext);
   ext.check = &hooks;
   ext.warnings = &warnings;
@@ -704,6 +705,12 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
   if (c->cmd == CMD_CHECK && status == 0 && errors.count == 0)
     st__cli_warn_needs(&val);
   print_load_errors(&errors);
+  if (val.uncompiled > 0)
+    fprintf(stderr,
+            "scenetest: note: %zu golden program(s) not compiled: the torch "
+            "plugin is not loaded (give --plugin PATH/scenetest_torch.so; "
+            "docs/torch.md)\n",
+            val.uncompiled);
   st_error_list_free(&errors);
   st_error_list_free(&warnings);
   st__validate_free(&val);

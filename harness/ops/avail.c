@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <scenetest/program.h>
+
 #include "ops/avail.h"
 #include "ops/backends.h"
 
@@ -11,6 +13,10 @@ const char *st__golden_backend(const char *cli_golden, const st_scene *scene,
                                size_t ci) {
   const st__case *k = &scene->cases[ci];
   const char *golden = scene->golden != NULL ? scene->golden : scene->kernel;
+  /* A golden program is torch's whatever the rest says (the loader
+   * refused another golden_platform for it; docs/torch.md). */
+  if (scene->program != NULL)
+    return ST_PROGRAM_BACKEND;
   /* Only torch computes an aten:: golden: it implies golden_platform
    * torch, and --golden-platform (meant for the built-in ops' goldens)
    * does not move it elsewhere (docs/torch.md). */

@@ -963,6 +963,12 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
     snprintf(why + strlen(why), sizeof why - strlen(why),
              "; aten:: ops are run by the torch plugin, on backend 'torch' "
              "(--platform torch or --golden-platform torch; docs/torch.md)");
+  /* A golden program without the torch plugin names it too. */
+  if (strcmp(op, ST_PROGRAM_OP) == 0 && strlen(why) + 1 < sizeof why)
+    snprintf(why + strlen(why), sizeof why - strlen(why),
+             "; golden programs (golden: {torchscript|file|steps}) are run "
+             "by the torch plugin (give --plugin PATH/scenetest_torch.so; "
+             "docs/torch.md)");
   return st_error_set(err, ST_EMISSING,
                       "BackendImplementationMissing: backend '%s' is missing "
                       "required implementation: %s for op '%s' "

@@ -49,7 +49,8 @@ static void check_op(const st__validate *v, const char *op, const char *key,
   /* SPEC §12: aten:: names are the torch plugin's to resolve when the case
    * runs (lazily: it is not loaded yet); without it they are a case error
    * naming the plugin, not a load error. */
-  if (op != NULL && strncmp(op, "aten::", 6) == 0)
+  if (op != NULL && (strncmp(op, "aten::", 6) == 0 ||
+                     strcmp(op, ST_PROGRAM_OP) == 0))
     return;
   if (op == NULL || is_builtin_op(op) ||
       st__registry_has_op(v->registry, op))
@@ -203,6 +204,8 @@ static void on_scene(void *data, const st_scene *s,
   st__validate *v = data;
   names ns = {0};
   check_op(v, s->kernel, "kernel", s->kernel_line, s->kernel_column, d);
+  if (s->program != NULL && v->compile_programs)
+    st__validate_program(v, s, d);
   if (s->golden && (s->kernel == NULL || strcmp(s->golden, s->kernel) != 0))
     check_op(v, s->golden, "golden", s->golden_line, s->golden_column, d);
   int names_ok = scene_names(s, &ns) == 0;

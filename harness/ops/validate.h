@@ -27,7 +27,18 @@ typedef struct st__validate {
   char *platform_text;   /* owned: the registry's platform list */
   const char **platforms; /* owned array into platform_text */
   size_t n_platforms;
+  /* `check` (docs/torch.md): compile every golden program with the torch
+   * plugin when the run has it; uncompiled counts those it could not. */
+  int compile_programs;
+  size_t uncompiled;
 } st__validate;
+
+/* Compiles (TorchScript) or binds (steps) s's golden program with the
+ * torch plugin, without running it; an error is a load error at the line
+ * it comes from. Without the plugin, counts it in v->uncompiled
+ * (ops/validate_program.c). Thread-safety: one thread per v. */
+void st__validate_program(st__validate *v /* IN/OUT */,
+                          const st_scene *s /* IN */, st__diag *d /* IN */);
 
 /* Reads the registry's platforms (so load plugins first) and fills hooks
  * for st__load_ext.check. v must outlive the loads; free it with

@@ -31,6 +31,7 @@
 #include "base/options.h"
 #include "scene/expr.h"
 #include "scene/params.h"
+#include "scene/program.h"
 #include "scene/scene.h"
 #include "scene/suggest.h"
 
@@ -1732,13 +1733,23 @@ static void take_args(loader *L, const node *n, st_scene *s) {
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */
 
+/* golden_device: cpu or cuda. */
+static int take_device(loader *L, const node *n) {
+  if (is_str(n) && strcmp(n->str, "cpu") == 0)
+    return ST__DEVICE_CPU;
+  if (is_str(n) && strcmp(n->str, "cuda") == 0)
+    return ST__DEVICE_CUDA;
+  expected(L, n, "cpu or cuda", "golden_device");
+  return ST__DEVICE_UNSET;
+}
+
 static const char *const case_keys[] = {
     "name",   "params", "matrix", "exclude",   "platforms", "manual",
     "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
-    "golden_platform", "golden_args", "expect_message", "env"};
+    "golden_platform", "golden_args", "expect_message", "env", "golden_device"};
 enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
        C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
-       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_NKEYS };
+       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_GOLDEN_DEVICE, C_NKEYS };
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -2135,6 +2146,8 @@ static void take_case(loader *L, const node *n, st__case *c,
   if (v[C_GOLDEN_PLATFORM])
     c->golden_platform = take_string(L, v[C_GOLDEN_PLATFORM],
                                      "a platform name", "golden_platform");
+  if (v[C_GOLDEN_DEVICE])
+    c->golden_device = take_device(L, v[C_GOLDEN_DEVICE]);
   if (v[C_EQNAN])
     (void)take_bool(L, v[C_EQNAN], "equal_nan", &c->equal_nan);
   if (v[C_EXPECT]) {
@@ -2737,15 +2750,296 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Golden programs (docs/torch.md; the model is scene/program.h)       */
+
+static const char *const golden_keys[] = {"torchscript", "file", "function",
+                                          "steps", "returns"};
+enum { G_TS, G_FILE, G_FUNCTION, G_STEPS, G_RETURNS, G_NKEYS };
+static const char *const step_keys[] = {"op", "args", "out"};
+enum { P_OP, P_ARGS, P_OUT, P_NKEYS };
+
+/* A golden program's source file is read whole at load time (so `check`
+ * can compile it); this bounds it. */
+#define PROGRAM_FILE_MAX ((size_t)1 << 20)
+
+/* Where line 1, column 1 of an inline source is: a block scalar's content
+ * starts on the line after its indicator, at the indentation of its first
+ * non-blank line; any other scalar at its own position (one past a
+ * quote). */
+static void source_start(const loader *L, const node *n, int *line,
+                         int *col) {
+  const char *p = L->buf, *end = L->buf + L->len;
+  *line = n->line;
+  *col = n->col;
+  for (int l = 1; l < n->line && p < end; p++)
+    if (*p == '\n')
+      l++;
+  if (p + n->col - 1 >= end)
+    return;
+  char c = p[n->col - 1];
+  if (c == '"' || c == '\'') {
+    (*col)++;
+    return;
+  }
+  if (c != '|' && c != '>')
+    return;
+  *line = n->line + 1;
+  for (int l = n->line; p < end; l++) {
+    const char *q = memchr(p, '\n', (size_t)(end - p));
+    if (q == NULL)
+      break;
+    p = q + 1;
+    size_t ind = 0;
+    while (p + ind < end && p[ind] == ' ')
+      ind++;
+    if (p + ind < end && p[ind] != '\n' && p[ind] != '\r') {
+      *col = (int)ind + 1;
+      return;
+    }
+    (void)l;
+  }
+}
+
+/* `file:`: contained in the scene's directory as `file:` inits are, read
+ * whole. Errors point at the path. */
+static void take_program_file(loader *L, const node *n, st__program *p) {
+  st__init tmp;
+  memset(&tmp, 0, sizeof tmp);
+  take_file(L, n, &tmp);
+  if (tmp.path != NULL) {
+    FILE *f = fopen(tmp.path, "rb");
+    char *text = f ? malloc(PROGRAM_FILE_MAX + 1) : NULL;
+    size_t got = text ? fread(text, 1, PROGRAM_FILE_MAX + 1, f) : 0;
+    if (f == NULL)
+      nerr(L, n, "cannot open file '%.200s': %s", tmp.path_given,
+           strerror(errno));
+    else if (text == NULL)
+      L->oom = 1;
+    else if (got > PROGRAM_FILE_MAX || memchr(text, '\0', got) != NULL)
+      nerr(L, n, "file '%.200s' is %s; expected TorchScript source of at "
+           "most 1 MiB", tmp.path_given,
+           got > PROGRAM_FILE_MAX ? "larger than 1 MiB" : "binary (a NUL "
+                                                          "byte)");
+    else {
+      text[got] = '\0';
+      p->pub.source = text;
+      text = NULL;
+      const char *slash = strrchr(L->file, '/');
+      if (tmp.path_given[0] == '/' || slash == NULL)
+        p->src_file = dupstr(L, tmp.path_given);
+      else if (asprintf(&p->src_file, "%.*s/%s", (int)(slash - L->file),
+                        L->file, tmp.path_given) < 0)
+        p->src_file = NULL, L->oom = 1;
+      p->src_line = p->src_column = 1;
+      p->in_file = 1;
+    }
+    free(text);
+    if (f)
+      fclose(f);
+  }
+  free(tmp.path);
+  free(tmp.path_given);
+}
+
+/* A step argument: a number, a bool, a name or string, a list of ints. */
+static int take_step_value(loader *L, const node *n, st_program_value *v,
+                           int64_t **ints) {
+  memset(v, 0, sizeof *v);
+  if (n->kind == N_SCALAR && (n->sk == S_INT || n->sk == S_BOOL)) {
+    v->kind = n->sk == S_INT ? ST_PROGRAM_INT : ST_PROGRAM_BOOL;
+    v->i = n->i;
+    v->f = n->f;
+    return 0;
+  }
+  if (n->kind == N_SCALAR && n->sk == S_FLOAT) {
+    v->kind = ST_PROGRAM_FLOAT;
+    v->f = n->f;
+    return 0;
+  }
+  if (is_str(n)) {
+    v->kind = ident_ok(n->str, n->len) ? ST_PROGRAM_NAME : ST_PROGRAM_STRING;
+    v->text = n->str;
+    return 0;
+  }
+  if (n->kind == N_SEQ) {
+    *ints = seq_alloc(L, n, sizeof **ints);
+    if (*ints == NULL)
+      return -1;
+    for (size_t i = 0; i < n->n; i++) {
+      if (n->kids[i]->kind != N_SCALAR || n->kids[i]->sk != S_INT) {
+        expected(L, n->kids[i], "an integer", "args");
+        return -1;
+      }
+      (*ints)[i] = n->kids[i]->i;
+    }
+    v->kind = ST_PROGRAM_INTS;
+    v->ints = *ints;
+    v->n_ints = n->n;
+    return 0;
+  }
+  expected(L, n, "a value name, a number, true or false, a string or a "
+           "list of integers", "args");
+  return -1;
+}
+
+static void take_step(loader *L, const node *n, st__program *p) {
+  const node *v[P_NKEYS];
+  if (n->kind != N_MAP) {
+    expected(L, n, "a step mapping {op: aten::NAME, args: {...}, out: NAME}",
+             "steps");
+    return;
+  }
+  map_fields(L, n, "step", step_keys, P_NKEYS, v, NULL);
+  require(L, n, "step", "op", v[P_OP]);
+  if (v[P_OP] == NULL)
+    return;
+  const node *op = v[P_OP];
+  if (!is_str(op) || strncmp(op->str, "aten::", 6) != 0 || op->len <= 6) {
+    expected(L, op, "an ATen operator (aten::NAME[.OVERLOAD])", "op");
+    return;
+  }
+  if (st__program_add_step(p, op->str, n->line, n->col) < 0) {
+    L->oom = 1;
+    return;
+  }
+  if (v[P_ARGS] && v[P_ARGS]->kind != N_MAP)
+    expected(L, v[P_ARGS], "a mapping of schema argument names to values",
+             "args");
+  else
+    for (size_t i = 0; v[P_ARGS] && i + 1 < v[P_ARGS]->n; i += 2) {
+      const node *k = v[P_ARGS]->kids[i];
+      st_program_value val;
+      int64_t *ints = NULL;
+      if (!ident_valid(L, k, "args"))
+        continue;
+      if (take_step_value(L, v[P_ARGS]->kids[i + 1], &val, &ints) == 0 &&
+          st__program_add_arg(p, k->str, &val) < 0)
+        L->oom = 1;
+      free(ints);
+    }
+  const node *out = v[P_OUT];
+  if (out && out->kind == N_SEQ) {
+    for (size_t i = 0; i < out->n; i++)
+      if (ident_valid(L, out->kids[i], "out") &&
+          st__program_add_out(p, out->kids[i]->str) < 0)
+        L->oom = 1;
+  } else if (out && ident_valid(L, out, "out") &&
+             st__program_add_out(p, out->str) < 0) {
+    L->oom = 1;
+  }
+}
+
+/* `golden:` as a mapping: a TorchScript program (inline or from a file)
+ * or a list of ATen steps. The golden op becomes ST_PROGRAM_OP. */
+static void take_golden_program(loader *L, const node *n, st_scene *s) {
+  const node *v[G_NKEYS], *k[G_NKEYS];
+  map_fields(L, n, "golden", golden_keys, G_NKEYS, v, k);
+  int forms = (v[G_TS] != NULL) + (v[G_FILE] != NULL) + (v[G_STEPS] != NULL);
+  if (forms != 1) {
+    nerr(L, n, "%s in golden; expected exactly one of torchscript, file "
+         "and steps", forms ? "more than one program" : "no program");
+    return;
+  }
+  st__program *p = st__program_new(v[G_STEPS] ? ST_PROGRAM_STEPS
+                                               : ST_PROGRAM_TORCHSCRIPT);
+  if (p == NULL) {
+    L->oom = 1;
+    return;
+  }
+  s->program = p;
+  p->line = p->function_line = p->returns_line = n->line;
+  p->column = p->function_column = p->returns_column = n->col;
+  if (v[G_STEPS] && v[G_FUNCTION])
+    nerr(L, k[G_FUNCTION], "'function' names a TorchScript function; "
+         "expected it with torchscript or file, not steps");
+  if (!v[G_STEPS] && v[G_RETURNS])
+    nerr(L, k[G_RETURNS], "'returns' maps outputs to the values of steps; "
+         "expected it with steps (a TorchScript function returns them)");
+  if (v[G_TS]) {
+    if (!is_str(v[G_TS]) || v[G_TS]->len == 0)
+      expected(L, v[G_TS], "TorchScript source", "torchscript");
+    else {
+      p->pub.source = dupstr(L, v[G_TS]->str);
+      p->src_file = dupstr(L, L->file);
+      source_start(L, v[G_TS], &p->src_line, &p->src_column);
+    }
+  }
+  if (v[G_FILE])
+    take_program_file(L, v[G_FILE], p);
+  if (!v[G_STEPS]) {
+    p->pub.function =
+        v[G_FUNCTION] ? take_ident(L, v[G_FUNCTION], "function")
+                      : dupstr(L, "golden");
+    if (v[G_FUNCTION]) {
+      p->function_line = v[G_FUNCTION]->line;
+      p->function_column = v[G_FUNCTION]->col;
+    }
+    return;
+  }
+  if (v[G_STEPS]->kind != N_SEQ || v[G_STEPS]->n == 0)
+    expected(L, v[G_STEPS], "a non-empty list of steps", "steps");
+  else
+    for (size_t i = 0; i < v[G_STEPS]->n; i++)
+      take_step(L, v[G_STEPS]->kids[i], p);
+  const node *r = v[G_RETURNS];
+  if (r == NULL)
+    return;
+  p->returns_line = r->line;
+  p->returns_column = r->col;
+  if (r->kind != N_MAP) {
+    expected(L, r, "a mapping of output names to value names", "returns");
+    return;
+  }
+  p->pub.has_returns = 1;
+  for (size_t i = 0; i + 1 < r->n; i += 2)
+    if (ident_valid(L, r->kids[i], "returns") &&
+        ident_valid(L, r->kids[i + 1], "returns") &&
+        st__program_add_return(p, r->kids[i]->str, r->kids[i + 1]->str) < 0)
+      L->oom = 1;
+}
+
+/* A golden program is computed by torch whatever --golden-platform says;
+ * a golden_platform naming another backend contradicts it. golden_device
+ * says where a program runs: without one it means nothing. */
+static void check_golden_program(loader *L, const st_scene *s,
+                                 const node *gp, const node *dev) {
+  if (s->program == NULL) {
+    if (dev)
+      nerr(L, dev, "'golden_device' says where a golden program runs; "
+           "expected it only with golden: {torchscript|file|steps: ...}");
+    for (size_t i = 0; i < s->n_cases; i++)
+      if (s->cases[i].golden_device != ST__DEVICE_UNSET)
+        lerr(L, s->cases[i].line, s->cases[i].column,
+             "case '%s' sets 'golden_device', which says where a golden "
+             "program runs; expected it only with golden: "
+             "{torchscript|file|steps: ...}",
+             s->cases[i].name ? s->cases[i].name : "?");
+    return;
+  }
+  if (s->golden_platform && strcmp(s->golden_platform, "torch") != 0)
+    nerr(L, gp, "golden_platform '%s' contradicts the golden program, which "
+         "torch computes; expected torch or no golden_platform",
+         s->golden_platform);
+  for (size_t i = 0; i < s->n_cases; i++) {
+    const st__case *c = &s->cases[i];
+    if (c->golden_platform && strcmp(c->golden_platform, "torch") != 0)
+      lerr(L, c->line, c->column,
+           "case '%s': golden_platform '%s' contradicts the golden program, "
+           "which torch computes; expected torch or no golden_platform",
+           c->name ? c->name : "?", c->golden_platform);
+  }
+}
+
+/* ------------------------------------------------------------------ */
 /* Scenes                                                              */
 
 static const char *const scene_keys[] = {
     "scene", "level",   "kernel",      "golden", "rtol",  "atol",
     "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
-    "golden_platform", "golden_args", "expect_message", "env"};
+    "golden_platform", "golden_args", "expect_message", "env", "golden_device"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
        K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
-       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_NKEYS };
+       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_GOLDEN_DEVICE, K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -2984,7 +3278,12 @@ static void take_scene(loader *L, const node *root) {
     s->kernel_line = s->golden_line = v[K_KERNEL]->line;
     s->kernel_column = s->golden_column = v[K_KERNEL]->col;
   }
-  if (v[K_GOLDEN]) {
+  if (v[K_GOLDEN] && v[K_GOLDEN]->kind == N_MAP) {
+    take_golden_program(L, v[K_GOLDEN], s);
+    s->golden = dupstr(L, ST_PROGRAM_OP);
+    s->golden_line = v[K_GOLDEN]->line;
+    s->golden_column = v[K_GOLDEN]->col;
+  } else if (v[K_GOLDEN]) {
     s->golden = take_string(L, v[K_GOLDEN], "an op name", "golden");
     s->golden_line = v[K_GOLDEN]->line;
     s->golden_column = v[K_GOLDEN]->col;
@@ -3032,9 +3331,13 @@ static void take_scene(loader *L, const node *root) {
   if (v[K_GOLDEN_ARGS])
     s->golden_args =
         take_golden_args(L, v[K_GOLDEN_ARGS], s, &s->n_golden_args);
+  if (v[K_GOLDEN_DEVICE])
+    s->golden_device = take_device(L, v[K_GOLDEN_DEVICE]);
   if (v[K_CASES])
     take_cases(L, v[K_CASES], s);
   mark_used(L, s);
+  check_golden_program(L, s, v[K_GOLDEN_PLATFORM],
+                       s->golden_device ? v[K_GOLDEN_DEVICE] : NULL);
   if (s->name) {
     const st_scene *prev = find_scene(L, s->name);
     if (prev)

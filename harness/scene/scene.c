@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scene/program.h"
 #include "scene/scene.h"
 
 /* Declared in scene.h, which says why it is not calloc. */
@@ -189,6 +190,7 @@ void st__scene_free(st_scene *scene) {
   free(scene->expect_message);
   free(scene->golden_args);
   st__env_free(&scene->env);
+  st__program_free(scene->program);
   if (scene->args) {
     for (size_t i = 0; i < scene->n_args; i++)
       arg_free(&scene->args[i]);

@@ -160,6 +160,7 @@ typedef struct st__case {
   size_t *golden_args;       /* owned: indices into the scene's args, in
                                 the order written; NULL: the scene's */
   size_t n_golden_args;
+  int golden_device;         /* ST__DEVICE_* (scene/program.h); unset 0 */
   void *block;               /* owned; when set, name, params and the
                                 params' names live in it, not owned one
                                 by one (a case as written: one allocation
@@ -191,6 +192,9 @@ struct st_scene {
   size_t *golden_args;   /* owned: indices into args; NULL: every arg but
                             scratch (scene/golden_view.h) */
   size_t n_golden_args;
+  struct st__program *program; /* owned: `golden:` as a program (golden is
+                                  then ST_PROGRAM_OP); NULL: an op name */
+  int golden_device; /* ST__DEVICE_* (scene/program.h); unset 0 */
   st__arg *args;    /* owned */
   size_t n_args;
   st__case *cases;  /* owned */

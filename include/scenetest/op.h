@@ -4,6 +4,7 @@
 #ifndef SCENETEST_OP_H
 #define SCENETEST_OP_H
 
+#include <scenetest/program.h>
 #include <scenetest/tensor.h>
 
 #ifdef __cplusplus
@@ -49,6 +50,18 @@ typedef struct st_op_call {
   uint64_t device_ns;   /* OUT: kernel's device time; ST_NS_NONE: none */
   uint64_t copy_ns;     /* OUT: host<->device copy time; ST_NS_NONE: none */
   char message[ST_OP_MESSAGE_MAX];
+  /* Added after ABI 2's first layout (read or written only when size
+   * covers them; docs/plugins.md). For op ST_PROGRAM_OP: the golden
+   * program (else NULL), and where a failure lies in it. */
+  const st_program *program; /* owned by the harness */
+  /* n_tensors flags, or NULL: a program sets written[i] = 1 for each
+   * output or inout it computed (the others are not compared). On entry
+   * written[i] is 2 for an output the scene does not compare (compare:
+   * false): it takes no result. */
+  unsigned char *written;
+  int program_line;   /* OUT: 1-based line of a compile error in source */
+  int program_column; /* OUT: its 1-based column; 0: unknown */
+  int program_step;   /* OUT: 1-based index of the failing step; 0: none */
 } st_op_call;
 
 typedef st_status (*st_op_fn)(st_op_call *call /* IN/OUT */);

@@ -9,6 +9,7 @@
 #include <scenetest/log.h>
 #include <scenetest/op.h>
 #include <scenetest/plugin.h>
+#include <scenetest/program.h>
 #include <scenetest/record.h>
 #include <scenetest/registry.h>
 #include <scenetest/run.h>

@@ -12,6 +12,7 @@
  * rather than failing. Only stable ATen API is used, so it builds against
  * libtorch 1.13 (Debian 12) and PyTorch 2.x. */
 #include "torch_plugin.h"
+#include "program.h"
 
 #include <ATen/Parallel.h>
 #include <torch/version.h>
@@ -348,6 +349,8 @@ const Entry kOps[] = {
     {"transpose", t_transpose},
     /* Every ATen operator by name, through the dispatcher. */
     {"aten::*", aten_call},
+    /* Golden programs: TorchScript or ATen steps (program.cpp). */
+    {ST_PROGRAM_OP, program_call},
 };
 
 st_status torch_init(st_registry *reg, st_error *err) {
