@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case/call.h"
 #include "case/golden_program.h"
 #include "case/result.h"
 #include "scene/program.h"
@@ -16,8 +17,9 @@
 /* The case's message for a failed call: where in the program, then what
  * the plugin said. */
 static void fail_message(st__casectx *cc, const st__program *p,
-                         const st_op_call *call, st_status rc) {
-  const char *msg = call->message[0] ? call->message : st_status_str(rc);
+                         const st__call *c, st_status rc) {
+  const st_op_call *call = &c->op;
+  const char *msg = c->message[0] ? c->message : st_status_str(rc);
   int line = 0, col = 0;
   if (call->program_line > 0) {
     st__program_source_pos(p, call->program_line, call->program_column, &line,
@@ -57,7 +59,7 @@ st_phase_status st__golden_program_run(st__casectx *cc, const st_scene *scene,
                                        st_op_fn fn) {
   const st__program *p = scene->program;
   st_program prog = p->pub;
-  st_op_call call;
+  st__call call;
   int dev = scene->cases[ci].golden_device != ST__DEVICE_UNSET
                 ? scene->cases[ci].golden_device
                 : scene->golden_device;
@@ -73,11 +75,18 @@ st_phase_status st__golden_program_run(st__casectx *cc, const st_scene *scene,
       written[i] = 2;
   prog.device = dev == ST__DEVICE_CUDA ? "cuda" : "cpu";
   prog.compile_only = 0;
-  st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
-                cc->run->golden_threads);
-  call.program = &prog;
-  call.written = written;
-  st_status rc = fn(&call);
+  /* The program gets copies of the descriptors and its message is read
+   * within its field (case/call.h), as a kernel's. */
+  if (st__call_init(&call, scene->golden, d->golden_backend, &d->gold,
+                    cc->run->golden_threads) != ST_OK) {
+    free(written);
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: out of memory");
+    return ST_PHASE_ERROR;
+  }
+  call.op.program = &prog;
+  call.op.written = written;
+  st_status rc = fn(&call.op);
+  (void)st__call_returned(&call, "golden");
   st_phase_status ps = ST_PHASE_OK;
   long bad;
   if (rc == ST_ESKIP) {
@@ -101,6 +110,7 @@ st_phase_status st__golden_program_run(st__casectx *cc, const st_scene *scene,
       if (d->gold.tensors[i].role != ST_ROLE_INPUT && written[i] != 1)
         d->plan.args[i].compare = 0;
   }
+  st__call_free(&call);
   free(written);
   return ps;
 }
