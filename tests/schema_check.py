@@ -125,7 +125,8 @@ good = sorted(glob.glob(os.path.join(ROOT, "scenes", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "matrix", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "params", "*.yaml")) +
               glob.glob(os.path.join(ROOT, "tests", "scenes", "sig", "*.yaml")) +
-              glob.glob(os.path.join(ROOT, "examples", "plugins", "scenes", "*.yaml")))
+              glob.glob(os.path.join(ROOT, "examples", "plugins", "scenes", "*.yaml")) +
+              glob.glob(os.path.join(ROOT, "examples", "plugins", "scenes-torch", "*.yaml")))
 for path in good:
     errs = errors(path)
     point(not errs, "validates " + os.path.relpath(path, ROOT), "\n".join(errs))
