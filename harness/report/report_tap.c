@@ -122,12 +122,31 @@ static void tap_case_end(void *data, const st_case_info *info,
     fflush(out);
 }
 
+/* The run's totals as TAP's last comment (docs/reports.md): "# N
+ * cases: P passed, F failed, E errors, S skipped, X xfail, Y xpass";
+ * before any "Bail out!", which stays last. */
+static void tap_totals(FILE *out, const st_run_result *result) {
+  if (result == NULL)
+    return;
+  fprintf(out,
+          "# %zu cases: %zu passed, %zu failed, %zu errors, %zu skipped, "
+          "%zu xfail, %zu xpass\n",
+          st_run_result_count(result),
+          st_run_result_count_status(result, ST_CASE_PASS),
+          st_run_result_count_status(result, ST_CASE_FAIL),
+          st_run_result_count_status(result, ST_CASE_ERROR),
+          st_run_result_count_status(result, ST_CASE_SKIP),
+          st_run_result_count_status(result, ST_CASE_XFAIL),
+          st_run_result_count_status(result, ST_CASE_XPASS));
+}
+
 /* An interrupted run ends with "Bail out!" (SPEC §9), after every point
  * (the running case an error, the rest skips); so does one whose points
  * do not match its plan, which a reader would otherwise see only as a
  * count. */
 static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
+  tap_totals(st->cfg.out, result);
   if (result != NULL && st_run_result_interrupted(result))
     fputs("Bail out! interrupted\n", st->cfg.out);
   else if (st->started && st->number != st->total)
