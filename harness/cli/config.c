@@ -112,7 +112,9 @@ static int check_key(const char *path, const st__config_entry *en,
   if (strcmp(en->key, "paths") == 0)
     return 0;
   const char *dym = st__suggest(en->key, keys, n_keys);
-  if (dym == NULL && st__suggest_distance(en->key, "paths") <= ST__SUGGEST_MAX)
+  /* "paths" when it is nearer than the nearest option name. */
+  if (st__suggest_distance(en->key, "paths") <
+      (dym != NULL ? st__suggest_distance(en->key, dym) : ST__SUGGEST_MAX + 1))
     dym = "paths";
   st__cli_usage_at(path, en->line, en->col);
   if (dym != NULL)
