@@ -1757,6 +1757,33 @@ static int close_log_file(const cli *c, int status) {
   return status;
 }
 
+/* Precedence (docs/cli.md#configuration-file): the configuration file,
+ * then the environment, then the command line, each over the one before;
+ * the file's paths when the command line gives none. 0 or an exit
+ * status. */
+static int gather_options(cli *c, int argc, char **argv) {
+  const char *env = getenv("SCENETEST_LOG_LEVEL");
+  int status;
+  if ((status = load_config(c, argc, argv)) != 0 ||
+      (status = level_from_env()) != 0)
+    return status;
+  if (env != NULL && env[0] != '\0') {
+    int li = option_index("log-level");
+    c->source[li] = SRC_ENV;
+    c->raw[li] = env;
+  }
+  if ((status = parse_args(c, argc, argv)) != 0)
+    return status;
+  if (c->paths.n == 0 && c->config_paths.n > 0) {
+    for (size_t i = 0; i < c->config_paths.n; i++)
+      c->paths.items[c->paths.n++] = c->config_paths.items[i];
+    c->paths_from_config = 1;
+  }
+  if (c->verbose && c->quiet)
+    return st__cli_usage("-v and -q cannot be used together");
+  return 0;
+}
+
 /* The terminal rule (docs/cli.md): with stderr a terminal, TIMING lines
  * stay off it unless a level of timing or lower was set (flag,
  * SCENETEST_LOG_LEVEL or the configuration file); the --log-file still
@@ -1875,31 +1902,8 @@ int main(int argc, char **argv) {
       status = internal_error("parsing the command line", ST_ENOMEM);
       goto out;
     }
-  /* Precedence (docs/cli.md#configuration-file): the configuration
-   * file, then the environment, then the command line, each over the
-   * one before. */
-  if ((status = load_config(&c, argc, argv)) != 0)
-    goto out;
-  if ((status = level_from_env()) != 0)
-    goto out;
-  if (getenv("SCENETEST_LOG_LEVEL") != NULL &&
-      getenv("SCENETEST_LOG_LEVEL")[0] != '\0') {
-    int li = option_index("log-level");
-    c.source[li] = SRC_ENV;
-    c.raw[li] = getenv("SCENETEST_LOG_LEVEL");
-  }
-  if ((status = parse_args(&c, argc, argv)) != 0)
-    goto out;
-  if (c.paths.n == 0 && c.config_paths.n > 0) {
-    for (i = 0; i < c.config_paths.n; i++)
-      c.paths.items[c.paths.n++] = c.config_paths.items[i];
-    c.paths_from_config = 1;
-  }
-  if (c.verbose && c.quiet) {
-    status = st__cli_usage("-v and -q cannot be used together");
-    goto out;
-  }
-  if ((status = settle_options(&c)) != 0)
+  if ((status = gather_options(&c, argc, argv)) != 0 ||
+      (status = settle_options(&c)) != 0)
     goto out;
   if (c.show_config) {
     status = show_config(&c);
