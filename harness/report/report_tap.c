@@ -126,7 +126,7 @@ static void tap_case_end(void *data, const st_case_info *info,
 }
 
 /* The totals of the points written, as TAP's last comment
- * (docs/reports.md): "# N cases: P passed, F failed, E errors, S
+ * (docs/cli.md#tap): "# N cases: P passed, F failed, E errors, S
  * skipped, X xfail, Y xpass"; before any "Bail out!", which stays last. */
 static void tap_totals(const tap_state *st) {
   const size_t *c = st->counts;
