@@ -150,6 +150,9 @@ def timing_lines_held_back(scene):
     the progress line and the verdicts show, no TIMING line does, and the
     run's last line counts those held back (as many as the same run
     writes to a pipe) and says how to get them."""
+    # A server of its own: the previous test's may still be going away.
+    global SOCK
+    SOCK = "scenetest-held-%d" % os.getpid()
     cmd = ("env -u SCENETEST_LOG_LEVEL TERM=xterm NO_COLOR=1 "
            "ST_TEST_WAIT_FIFO=%s %s run --no-config --plugin %s --platform "
            "waiter --skip-golden %s; echo EXIT=$?" % (FIFO, EXE, WAITS, scene))
