@@ -849,8 +849,9 @@ static int show_config(const cli *c) {
   }
   printf("paths: ");
   show_list(stdout, &c->paths);
-  printf("  # %s\n", c->paths.n == 0 ? "none" : c->paths_from_config ? file
-                                                                    : "command line");
+  printf("  # %s\n", c->paths.n == 0         ? "none"
+                     : c->paths_from_config ? file
+                                            : "command line");
   return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
 }
 

@@ -22,7 +22,7 @@
 /* The keys whose values are paths, resolved against the file's
  * directory; `report` after its "FORMAT:", `plugin` after "lazy:". */
 static const char *const path_keys[] = {
-    "paths", "plugin", "output", "events", "log-file",
+    "paths",        "plugin",       "output", "events", "log-file",
     "dump-on-fail", "rerun-failed", "report", NULL};
 
 static int is_path_key(const char *key) {
@@ -39,8 +39,8 @@ static int exists(const char *dir, const char *name, int want_dir) {
     return 0;
   if (stat(p, &sb) != 0)
     return 0;
-  return want_dir < 0 || (want_dir ? S_ISDIR(sb.st_mode) != 0
-                                   : S_ISREG(sb.st_mode) != 0);
+  return want_dir < 0 ||
+         (want_dir ? S_ISDIR(sb.st_mode) != 0 : S_ISREG(sb.st_mode) != 0);
 }
 
 /* The first scenetest.yaml from the current directory upwards, malloc'd;
@@ -54,8 +54,7 @@ static char *find_upwards(void) {
       size_t n = strlen(dir) + sizeof CONFIG_NAME + 1;
       char *p = malloc(n);
       if (p != NULL)
-        snprintf(p, n, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
-                 CONFIG_NAME);
+        snprintf(p, n, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, CONFIG_NAME);
       return p;
     }
     /* A repository's root ends the search: a file above it belongs to

@@ -47,8 +47,9 @@ static st_status next(reader *r) {
 static st_status scalar_ok(reader *r) {
   yaml_event_t *e = &r->ev;
   if (e->type == YAML_ALIAS_EVENT)
-    return fail_at(r, &e->start_mark, "%s", "aliases are not allowed in the "
-                                            "configuration file");
+    return fail_at(r, &e->start_mark, "%s",
+                   "aliases are not allowed in the "
+                   "configuration file");
   if (e->type != YAML_SCALAR_EVENT)
     return fail_at(r, &e->start_mark, "%s",
                    "expected a scalar (a value or a list of values)");
@@ -120,13 +121,11 @@ static st_status read_mapping(reader *r, st__config_file *out) {
     if ((rc = scalar_ok(r)) != ST_OK)
       return rc;
     for (size_t i = 0; i < out->n; i++)
-      if (strcmp(out->items[i].key, (const char *)r->ev.data.scalar.value) ==
-          0)
+      if (strcmp(out->items[i].key, (const char *)r->ev.data.scalar.value) == 0)
         return fail_at(r, &r->ev.start_mark,
                        "key '%.100s' given twice in the configuration file",
                        out->items[i].key);
-    st__config_entry *items =
-        realloc(out->items, (out->n + 1) * sizeof *items);
+    st__config_entry *items = realloc(out->items, (out->n + 1) * sizeof *items);
     if (items == NULL)
       return ST_ENOMEM;
     out->items = items;
@@ -192,13 +191,17 @@ st_status st__config_file_read(const char *path, st__config_file *out,
   r.err = err;
   f = fopen(path, "rbe");
   if (f == NULL)
-    return st_error_set(err, ST_EUSAGE, "cannot read configuration file "
-                        "'%.900s': %s", path, strerror(errno));
+    return st_error_set(err, ST_EUSAGE,
+                        "cannot read configuration file "
+                        "'%.900s': %s",
+                        path, strerror(errno));
   if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
       (size_t)sb.st_size > CONFIG_MAX_BYTES) {
     fclose(f);
-    return st_error_set(err, ST_EUSAGE, "configuration file '%.900s' is not "
-                        "a regular file of at most 1 MiB", path);
+    return st_error_set(err, ST_EUSAGE,
+                        "configuration file '%.900s' is not "
+                        "a regular file of at most 1 MiB",
+                        path);
   }
   if (!yaml_parser_initialize(&r.parser)) {
     fclose(f);

@@ -12,11 +12,11 @@
 
 /* One key: its values (one for a scalar; a list's items, maybe none). */
 typedef struct st__config_entry {
-  char *key;      /* owned */
-  int line, col;  /* the key's position, 1-based */
-  int is_list;    /* the value was a sequence */
-  char **values;  /* owned, n of them */
-  int *vline;     /* each value's position; owned */
+  char *key;     /* owned */
+  int line, col; /* the key's position, 1-based */
+  int is_list;   /* the value was a sequence */
+  char **values; /* owned, n of them */
+  int *vline;    /* each value's position; owned */
   int *vcol;
   size_t n;
 } st__config_entry;

@@ -3599,7 +3599,8 @@ static st_status collect(const scan *sc, const char *dir, pathlist *out,
     }
     /* scenetest.yaml is the configuration file (docs/cli.md). */
     if (!(has_suffix(de->d_name, ".yaml") || has_suffix(de->d_name, ".yml")) ||
-        strcmp(de->d_name, "scenetest.yaml") == 0 || stat(p, &sb) != 0 || S_ISDIR(sb.st_mode) ||
+        strcmp(de->d_name, "scenetest.yaml") == 0 ||
+        stat(p, &sb) != 0 || S_ISDIR(sb.st_mode) ||
         ignored(sc, p, de->d_name, 0)) {
       free(p);
       continue;
