@@ -264,6 +264,12 @@ def config_precedence_cli_env_file():
     r = run(["run", "--config", os.path.join(TMP, "missing.yaml"), "x"])
     check(r.rc == 2 and "cannot read configuration file" in r.err,
           "a missing --config", r)
+    r = run(["run", "--config", TMP, "x"])
+    check(r.rc == 2 and "is not a regular file of at most 1 MiB" in r.err,
+          "a directory as --config", r)
+    r = run(["run", "--config=", "x"])
+    check(r.rc == 2 and "--config needs a file name" in r.err,
+          "an empty --config", r)
 
 
 @test
@@ -284,6 +290,14 @@ def config_errors_at_file_line_col():
         ("- 1\n", "1:1: error: expected a mapping of option names"),
         ("jobs: &x 1\n", "1:7: error: anchors and tags are not allowed"),
         ("jobs: [1\n", "error: "),
+        ("jobs: *x\n", "1:7: error: aliases are not allowed"),
+        ("jobs: !!int 1\n", "1:7: error: anchors and tags are not allowed"),
+        ("jobs: 1\n---\njobs: 2\n", "2:1: error: the configuration file "
+         "holds one YAML document"),
+        ("paths: ['']\n", "1:9: error: 'paths' needs a scene file or a "
+         "directory"),
+        ("case: [%s]\n" % ", ".join(["a"] * 1025), "error: more than 1024 "
+         "values in the configuration file"),
     )
     for text, want in cases:
         root = project("typo", text)

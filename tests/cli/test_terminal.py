@@ -266,6 +266,35 @@ def escape_bytes(scene):
               "one record per isolated child in the file")
 
 
+def explicit_levels(scene):
+    """The terminal rule on a pty: a `log-level: timing` in the
+    configuration file counts as set explicitly (every TIMING line shows,
+    no hint); `--log-level warning` shows none and holds none back; with
+    --log-file nothing is held back either (the file has the lines)."""
+    conf = os.path.join(TMP, "conf.yaml")
+    with open(conf, "w") as f:
+        f.write("log-level: timing\n")
+    env = {"TERM": "xterm", "NO_COLOR": "1", "SCENETEST_LOG_LEVEL": ""}
+    rc, out = raw_bytes(scene, env, ["--config", conf])
+    check(rc == 0 and out.count(b"[TIMING] phase") == 9 and
+          b"held back" not in out,
+          "config log-level: timing shows them: %r" % out[-600:])
+    rc, out = raw_bytes(scene, env, ["--no-config"])
+    check(rc == 0 and b"[TIMING]" not in out and
+          b"TIMING lines held back from the terminal" in out,
+          "default: held back: %r" % out[-600:])
+    rc, out = raw_bytes(scene, env, ["--no-config", "--log-level",
+                                     "warning"])
+    check(rc == 0 and b"[TIMING]" not in out and b"held back" not in out,
+          "--log-level warning: nothing to hold: %r" % out[-600:])
+    log = os.path.join(TMP, "held.log")
+    rc, out = raw_bytes(scene, env, ["--no-config", "--log-file", log])
+    with open(log) as f:
+        n = f.read().count("[TIMING] phase")
+    check(rc == 0 and b"[TIMING]" not in out and b"held back" not in out
+          and n == 9, "--log-file keeps them (%d): %r" % (n, out[-600:]))
+
+
 SCENE_FILE = os.path.join(TMP, "w.yaml")
 
 
@@ -277,6 +306,11 @@ def terminal__progress_line_stays_at_the_bottom():
 @test
 def terminal__timing_lines_held_back():
     timing_lines_held_back(SCENE_FILE)
+
+
+@test
+def terminal__explicit_levels():
+    explicit_levels(SCENE_FILE)
 
 
 @test
