@@ -25,6 +25,9 @@ static atomic_int log_level = ST_LOG_TIMING;
 static atomic_int log_fd = 2;
 static atomic_int file_fd = -1;
 static atomic_long file_pid; /* the process that set file_fd */
+/* The terminal rule (docs/cli.md): below the floor, off stderr. */
+static atomic_int terminal_floor;
+static atomic_ulong terminal_held;
 
 /* The --log-file buffer (issue 14: a write(2) per TIMING line cost a
  * quarter of a small case). Whole lines only, so processes appending to
@@ -215,6 +218,21 @@ static int to_hook(int level, const char *buf, size_t len, int to_terminal) {
   return taken;
 }
 
+void st__log_set_terminal_floor(int level) {
+  atomic_store(&terminal_floor, level);
+  atomic_store(&terminal_held, 0);
+}
+
+unsigned long st__log_held_count(void) { return atomic_load(&terminal_held); }
+
+/* Whether a line bound for the terminal is held back instead (counted). */
+static int held_back(int level) {
+  if (level >= atomic_load(&terminal_floor))
+    return 0;
+  atomic_fetch_add(&terminal_held, 1);
+  return 1;
+}
+
 void st__log_emit(const char *line, size_t len) {
   (void)st__log_write_fd(atomic_load(&log_fd), line, len);
 }
@@ -240,6 +258,8 @@ void st__log_passthrough(const char *line, size_t len) {
    * hook may look at the rest (the record, to show it in words). */
   int level = line_level(line, len);
   int to_terminal = atomic_load(&file_fd) < 0 || level >= ST_LOG_WARNING;
+  if (to_terminal && held_back(level))
+    to_terminal = 0;
   if (!to_hook(level, line, len, to_terminal) && to_terminal)
     (void)st__log_write_fd(atomic_load(&log_fd), line, len);
 }
@@ -282,6 +302,8 @@ static void log_line(int level, const char *note, const char *msg,
     (void)st__log_write_fd(atomic_load(&log_fd), buf, len);
     return;
   }
+  if (to_terminal && held_back(level))
+    to_terminal = 0;
   if (to_hook(level, buf, len, to_terminal) || !to_terminal)
     return;
   (void)st__log_write_fd(atomic_load(&log_fd), buf, len);

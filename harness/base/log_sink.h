@@ -66,6 +66,15 @@ void st__log_set_sink(st__log_sink_fn fn, void *data /* IN: borrowed */);
 void st__log_timing(const char *fmt /* IN */, ...)
     __attribute__((format(printf, 1, 2)));
 
+/* The terminal rule (docs/cli.md): lines below level are kept off the
+ * log fd (stderr) and counted, instead of written; the --log-file and a
+ * hook's look (to_terminal 0) still get them. 0 turns it off (the
+ * default). Thread-safety: any thread; set it before the run starts. */
+void st__log_set_terminal_floor(int level);
+/* How many lines the floor has kept off the terminal since it was set
+ * (this process's own and those passed through). Thread-safety: any. */
+unsigned long st__log_held_count(void);
+
 /* write(2) all of buf to fd, retrying on EINTR and short writes; 0 or -1. */
 int st__log_write_fd(int fd, const char *buf /* IN */, size_t len);
 

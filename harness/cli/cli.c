@@ -29,6 +29,7 @@
 #include "report/json.h"
 #include "report/report.h"
 #include "scene/scene.h"
+#include "scene/suggest.h"
 #include "tools/timelog.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
@@ -101,6 +102,11 @@ static const char usage_text[] =
     "                        errors\n"
     "  --dump-on-fail DIR    write a failing compare's tensors as .npy files\n"
     "                        under DIR/SCENE/CASE/\n"
+    "  --color WHEN          auto (default: a terminal, no NO_COLOR, TERM not\n"
+    "                        dumb), always or never\n"
+    "  -v, --verbose         text: also each passing case's phase times and\n"
+    "                        output\n"
+    "  -q, --quiet           text: only failures and the summary\n"
     "\n"
     "Loading (run, list, check):\n"
     "  --max-arg-bytes N     cap on one case's tensor bytes (default 2G);\n"
@@ -122,6 +128,10 @@ static const char usage_text[] =
     "  --log-level LEVEL     debug|info|timing|warning|error|null (default "
     "timing,\n"
     "                        or $SCENETEST_LOG_LEVEL)\n"
+    "  --config FILE         the configuration file (default: the first\n"
+    "                        scenetest.yaml upwards, stopping at .git)\n"
+    "  --no-config           read no configuration file\n"
+    "  --show-config         print the merged settings and their sources\n"
     "  --version             print the version and exit\n"
     "  -h, --help            print this help and exit\n"
     "\n"
@@ -271,7 +281,25 @@ typedef struct cli {
   int argc;
   char **argv;
   unsigned char given[64]; /* given[i]: options[i] was on the command line */
+  /* docs/cli.md#configuration-file: where each option's value came from
+   * (SRC_*), its last value as given, and the config file's position. */
+  unsigned char source[64];
+  const char *raw[64];
+  int src_line[64];
+  int applying; /* SRC_* of the values being applied */
+  size_t n_config_values;
+  int color_mode; /* --color: 0 auto, 1 always, 2 never */
+  int verbose;    /* -v */
+  int quiet;      /* -q */
+  const char *config_path; /* --config FILE */
+  int no_config;           /* --no-config */
+  int show_config;         /* --show-config */
+  strlist config_paths;    /* the config file's `paths` */
+  int paths_from_config;   /* paths are config_paths */
+  st__cli_config config;
 } cli;
+
+enum { SRC_DEFAULT, SRC_CONFIG, SRC_ENV, SRC_CLI };
 
 /* The type of an option's value states how it is parsed and checked; the
  * checks are written once, in apply_option (curl's tool_getparam.c keeps
@@ -314,6 +342,7 @@ static const char *const manual_names[] = {"exclude", "include", "only", NULL};
 static const char *const format_names[] = {"text", "tap",  "junit",
                                            "json", "html", NULL};
 static const char *const junit_families[] = {"xunit2", "xunit1", NULL};
+static const char *const color_modes[] = {"auto", "always", "never", NULL};
 
 #define F(field) offsetof(cli, field)
 #define FLAG(name, cmds, field)                                                \
@@ -378,6 +407,12 @@ static const optdef options[] = {
     FLAG("shuffle", CMD_RUN, shuffle),
     CUSTOM("shuffle-seed", CMD_RUN, parse_shuffle_seed),
     STRING("rerun-failed", CMD_SELECT, rerun_failed, "a report file"),
+    CHOICE("color", CMD_RUN, color_mode, color_modes),
+    {"verbose", 'v', ARG_FLAG, CMD_RUN, F(verbose), 0, 0, NULL, NULL, NULL},
+    {"quiet", 'q', ARG_FLAG, CMD_RUN, F(quiet), 0, 0, NULL, NULL, NULL},
+    STRING("config", CMD_ALL, config_path, "a file name"),
+    FLAG("no-config", CMD_ALL, no_config),
+    FLAG("show-config", CMD_ALL, show_config),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 _Static_assert(N_OPTIONS <= sizeof((cli *)0)->given, "cli.given too small");
@@ -421,6 +456,12 @@ static int apply_option(cli *c, const optdef *o, const char *flag,
     return st__cli_usage("option '%s' does not apply to '%s'", flag,
                          c->cmd_name);
   c->given[o - options] = 1;
+  /* A list on the command line replaces the configuration file's. */
+  if (o->type == ARG_LIST && c->applying == SRC_CLI &&
+      c->source[o - options] == SRC_CONFIG)
+    ((strlist *)field)->n = 0;
+  c->source[o - options] = (unsigned char)c->applying;
+  c->raw[o - options] = val != NULL ? val : "true";
   switch (o->type) {
   case ARG_FLAG:
     *(int *)field = 1;
@@ -570,6 +611,24 @@ static const optdef *find_short(char ch) {
   return NULL;
 }
 
+/* An unknown long option, with the nearest name (docs/cli.md). */
+static int unknown_long(const char *arg, size_t len) {
+  const char *names[N_OPTIONS];
+  char word[64];
+  const char *dym;
+  size_t i;
+  for (i = 0; i < N_OPTIONS; i++)
+    names[i] = options[i].name;
+  snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), arg + 2);
+  dym = len < 63 ? st__suggest(word, names, N_OPTIONS) : NULL;
+  if (dym != NULL)
+    return st__cli_usage("unknown option '%.*s'; did you mean --%s? (see "
+                         "'scenetest --help')",
+                         (int)(len + 2), arg, dym);
+  return st__cli_usage("unknown option '%.*s'; see 'scenetest --help'",
+                       (int)(len + 2), arg);
+}
+
 /* getopt_long's conventions by hand, to own the error messages: options
  * anywhere among the paths, "--opt VAL" and "--opt=VAL", "-j N" and
  * "-jN", and "--" ending the options. Returns 0 or an exit status. */
@@ -595,8 +654,7 @@ static int parse_args(cli *c, int argc, char **argv) {
       size_t len = eq != NULL ? (size_t)(eq - name) : strlen(name);
       o = find_long(name, len);
       if (o == NULL)
-        return st__cli_usage("unknown option '%.*s'; see 'scenetest --help'",
-                             (int)(len + 2), arg);
+        return unknown_long(arg, len);
       snprintf(flag, sizeof flag, "--%s", o->name);
       if (eq != NULL) {
         if (!takes_value(o))
@@ -625,6 +683,176 @@ static int parse_args(cli *c, int argc, char **argv) {
       return rc;
   }
   return 0;
+}
+
+/* docs/cli.md#configuration-file: at most this many values in the
+ * configuration file (each list has room for argc of them more). */
+#define CONFIG_VALUES_MAX 1024
+
+static int option_index(const char *name) {
+  const optdef *o = find_long(name, strlen(name));
+  return o != NULL ? (int)(o - options) : -1;
+}
+
+/* Options that the configuration file may not set. */
+static int config_only_cli(const char *name) {
+  return strcmp(name, "help") == 0 || strcmp(name, "version") == 0 ||
+         strcmp(name, "config") == 0 || strcmp(name, "no-config") == 0 ||
+         strcmp(name, "show-config") == 0;
+}
+
+/* One value of the configuration file, applied as its option would be
+ * (st__cli_config_apply): flags take true or false, only repeatable
+ * options take lists, and an option of another command is left alone. */
+static int config_apply(void *ctx, const char *key, const char *value,
+                        int is_list, const char *file, int line, int col) {
+  cli *c = ctx;
+  const optdef *o;
+  char flag[64];
+  int rc = 0;
+
+  st__cli_usage_at(file, line, col);
+  if (++c->n_config_values > CONFIG_VALUES_MAX) {
+    rc = st__cli_usage("more than %d values in the configuration file",
+                       CONFIG_VALUES_MAX);
+    goto out;
+  }
+  if (strcmp(key, "paths") == 0) {
+    if (value[0] == '\0')
+      rc = st__cli_usage("'paths' needs a scene file or a directory");
+    else
+      c->config_paths.items[c->config_paths.n++] = value;
+    goto out;
+  }
+  o = find_long(key, strlen(key));
+  snprintf(flag, sizeof flag, "%s", key);
+  if (o == NULL || !(o->cmds & c->cmd))
+    goto out;
+  c->src_line[o - options] = line;
+  if (is_list && o->type != ARG_LIST && o->custom != parse_report &&
+      o->custom != parse_watch) {
+    rc = st__cli_usage("'%s' takes one value, not a list", key);
+  } else if (o->type == ARG_FLAG) {
+    if (strcmp(value, "true") == 0)
+      rc = apply_option(c, o, flag, NULL);
+    else if (strcmp(value, "false") != 0)
+      rc = st__cli_usage("'%s' is true or false (got '%s')", key, value);
+  } else {
+    rc = apply_option(c, o, flag, value);
+  }
+out:
+  st__cli_usage_at(NULL, 0, 0);
+  return rc;
+}
+
+/* --config FILE and --no-config, read before the configuration file is:
+ * which file to read comes first. The options are parsed again with the
+ * rest. */
+static void prescan_config(cli *c, int argc, char **argv) {
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0)
+      break;
+    if (strcmp(argv[i], "--no-config") == 0)
+      c->no_config = 1;
+    else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+      c->config_path = argv[++i];
+    else if (strncmp(argv[i], "--config=", 9) == 0)
+      c->config_path = argv[i] + 9;
+  }
+  if (c->config_path != NULL && c->config_path[0] == '\0')
+    c->config_path = NULL; /* parse_args says "--config needs a file" */
+}
+
+static int load_config(cli *c, int argc, char **argv) {
+  const char *keys[N_OPTIONS];
+  size_t n = 0;
+  int rc;
+  for (size_t i = 0; i < N_OPTIONS; i++)
+    if (!config_only_cli(options[i].name))
+      keys[n++] = options[i].name;
+  prescan_config(c, argc, argv);
+  c->applying = SRC_CONFIG;
+  rc = st__cli_config_load(&c->config, c->config_path, c->no_config, keys, n,
+                           config_apply, c);
+  c->applying = SRC_CLI;
+  return rc;
+}
+
+static void show_list(FILE *f, const strlist *l) {
+  fputc('[', f);
+  for (size_t i = 0; i < l->n; i++)
+    fprintf(f, "%s%s", i > 0 ? ", " : "", l->items[i]);
+  fputc(']', f);
+}
+
+/* An option's value as --show-config prints it. */
+static void show_value(FILE *f, const cli *c, const optdef *o) {
+  const char *field = (const char *)c + o->offset;
+  const char *raw = c->raw[o - options];
+  if (strcmp(o->name, "report") == 0 || strcmp(o->name, "watch") == 0) {
+    show_list(f, o->name[0] == 'r' ? &c->reports : &c->watch);
+    return;
+  }
+  switch (o->type) {
+  case ARG_FLAG:
+    fputs(*(const int *)field ? "true" : "false", f);
+    return;
+  case ARG_LIST:
+    show_list(f, (const strlist *)field);
+    return;
+  case ARG_STRING:
+    fputs(*(const char *const *)field != NULL ? *(const char *const *)field
+                                              : "-",
+          f);
+    return;
+  case ARG_CHOICE:
+    fputs(*(const int *)field >= 0 ? o->choices[*(const int *)field] : "-", f);
+    return;
+  case ARG_UINT:
+  case ARG_BYTES:
+    if (raw == NULL) {
+      fprintf(f, "%" PRIu64, *(const uint64_t *)field);
+      return;
+    }
+    break;
+  default:
+    break;
+  }
+  fputs(raw != NULL ? raw : "-", f);
+}
+
+/* --show-config (docs/cli.md#configuration-file): every option's merged
+ * value and where it came from, then the paths. */
+static int show_config(const cli *c) {
+  const char *file = c->config.path;
+  printf("# configuration file: %s\n", file != NULL ? file : "(none)");
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    const optdef *o = &options[i];
+    if (config_only_cli(o->name) || !(o->cmds & c->cmd))
+      continue;
+    printf("%s: ", o->name);
+    show_value(stdout, c, o);
+    switch (c->source[i]) {
+    case SRC_CONFIG:
+      printf("  # %s:%d\n", file, c->src_line[i]);
+      break;
+    case SRC_ENV:
+      printf("  # SCENETEST_LOG_LEVEL\n");
+      break;
+    case SRC_CLI:
+      printf("  # command line\n");
+      break;
+    default:
+      printf("  # default\n");
+      break;
+    }
+  }
+  printf("paths: ");
+  show_list(stdout, &c->paths);
+  printf("  # %s\n", c->paths.n == 0         ? "none"
+                     : c->paths_from_config ? file
+                                            : "command line");
+  return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
 }
 
 /* The load-time checks' warnings (SPEC §13), "FILE:LINE:COL: warning:". */
@@ -1328,7 +1556,13 @@ static int cmd_run(const cli *c, const st_scene_set *set,
     goto out;
   }
   memset(&cfg, 0, sizeof cfg);
-  cfg.color = color_allowed();
+  /* --color: always is 2, colour even off a terminal (outputs.c). */
+  cfg.color = c->color_mode == 1   ? 2
+              : c->color_mode == 2 ? 0
+                                   : color_allowed();
+  cfg.verbosity = c->quiet ? -1 : c->verbose;
+  if (c->verbose)
+    opts->keep_record = 1; /* the phase times -v prints */
   cfg.rerun_opts = rerun;
   cfg.argv0 = c->argv0;
   cfg.argc = c->argc;
@@ -1540,6 +1774,58 @@ static int close_log_file(const cli *c, int status) {
   return status;
 }
 
+/* Precedence (docs/cli.md#configuration-file): the configuration file,
+ * then the environment, then the command line, each over the one before;
+ * the file's paths when the command line gives none. 0 or an exit
+ * status. */
+static int gather_options(cli *c, int argc, char **argv) {
+  const char *env = getenv("SCENETEST_LOG_LEVEL");
+  int status;
+  if ((status = load_config(c, argc, argv)) != 0 ||
+      (status = level_from_env()) != 0)
+    return status;
+  if (env != NULL && env[0] != '\0') {
+    int li = option_index("log-level");
+    c->source[li] = SRC_ENV;
+    c->raw[li] = env;
+  }
+  if ((status = parse_args(c, argc, argv)) != 0)
+    return status;
+  if (c->paths.n == 0 && c->config_paths.n > 0) {
+    for (size_t i = 0; i < c->config_paths.n; i++)
+      c->paths.items[c->paths.n++] = c->config_paths.items[i];
+    c->paths_from_config = 1;
+  }
+  if (c->verbose && c->quiet)
+    return st__cli_usage("-v and -q cannot be used together");
+  return 0;
+}
+
+/* The terminal rule (docs/cli.md): with stderr a terminal, TIMING lines
+ * stay off it unless a level of timing or lower was set (flag,
+ * SCENETEST_LOG_LEVEL or the configuration file); the --log-file still
+ * gets them. */
+static void hold_timing_lines(const cli *c) {
+  int explicit = c->source[option_index("log-level")] != SRC_DEFAULT;
+  if (!isatty(st__log_fd()))
+    return;
+  if (explicit && st_log_get_level() <= ST_LOG_TIMING)
+    return;
+  st__log_set_terminal_floor(ST_LOG_WARNING);
+}
+
+/* The run's last line when the terminal rule held lines back. */
+static void say_held_lines(void) {
+  unsigned long n = st__log_held_count();
+  if (n == 0)
+    return;
+  fflush(stdout);
+  fprintf(stderr,
+          "scenetest: %lu TIMING line%s held back from the terminal; "
+          "--log-level timing shows them, --log-file FILE keeps them\n",
+          n, n == 1 ? "" : "s");
+}
+
 static int has_flag(int argc, char **argv, const char *l, const char *s) {
   int i;
   for (i = 1; i < argc; i++) {
@@ -1575,9 +1861,9 @@ int main(int argc, char **argv) {
   cli c;
   const char *cmd;
   int status;
-  size_t cap = argc > 0 ? (size_t)argc : 1, i;
-  strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,
-                      &c.plugins, &c.ignore,    &c.reports};
+  size_t cap = (argc > 0 ? (size_t)argc : 1) + CONFIG_VALUES_MAX, i;
+  strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,  &c.plugins,
+                      &c.ignore,  &c.reports,   &c.config_paths};
 
   if (sane_std_fds() != 0)
     return EXIT_INTERNAL;
@@ -1633,11 +1919,14 @@ int main(int argc, char **argv) {
       status = internal_error("parsing the command line", ST_ENOMEM);
       goto out;
     }
-  if ((status = level_from_env()) != 0)
-    goto out;
-  if ((status = parse_args(&c, argc, argv)) != 0 ||
+  if ((status = gather_options(&c, argc, argv)) != 0 ||
       (status = settle_options(&c)) != 0)
     goto out;
+  if (c.show_config) {
+    status = show_config(&c);
+    goto out;
+  }
+  hold_timing_lines(&c);
   if ((status = open_log_file(&c)) != 0)
     goto out;
   c.load.max_arg_bytes = c.max_arg_bytes;
@@ -1645,7 +1934,9 @@ int main(int argc, char **argv) {
   c.load.max_file_bytes = c.max_file_bytes;
   status = run_command(&c);
   status = close_log_file(&c, status);
+  say_held_lines();
 out:
+  st__cli_config_free(&c.config);
   for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
     free(lists[i]->items);
   st__names_free(c.rerun_names, c.n_rerun_names);

@@ -25,6 +25,41 @@ void st__cli_vprint_printable(FILE *f /* IN/OUT */, const char *fmt /* IN */,
  * (one line per call, not interleaved by stdio's lock). */
 int st__cli_usage(const char *fmt /* IN */, ...) ST_PRINTF(1, 2);
 
+/* From now on st__cli_usage starts its line with "FILE:LINE:COL: error: "
+ * (a value of the configuration file is being applied); file NULL: back
+ * to "scenetest: error: ". file is borrowed. The main thread only. */
+void st__cli_usage_at(const char *file /* IN */, int line, int col);
+
+/* The configuration file (config.c; docs/cli.md#configuration-file). */
+typedef struct st__cli_config {
+  char *path;   /* the file read; NULL: none; owned */
+  char *dir;    /* its directory; owned */
+  char **owned; /* values made here (resolved paths); owned */
+  size_t n_owned;
+  void *file;   /* the st__config_file; owned */
+} st__cli_config;
+
+/* Applies one key's value: key (an option's long name, or "paths"), the
+ * value (relative paths already resolved against the file's directory),
+ * is_list (the value was an item of a YAML list). file:line:col is the
+ * value's position. 0 or an exit status (its line printed). */
+typedef int (*st__cli_config_apply)(void *ctx, const char *key,
+                                    const char *value, int is_list,
+                                    const char *file, int line, int col);
+
+/* Which configuration file applies: `--config FILE` (explicit, may be
+ * NULL), else none under `--no-config` (no_config), else the first
+ * scenetest.yaml from the current directory upwards, stopping after a
+ * directory that holds .git. Reads it and calls apply for each value in
+ * file order. A key not in keys[0..n_keys) (nor "paths") is a usage
+ * error with the nearest key, at FILE:LINE:COL. 0, 2 or 3. */
+int st__cli_config_load(st__cli_config *cfg /* OUT */,
+                        const char *explicit_path /* IN, may be NULL */,
+                        int no_config, const char *const *keys /* IN */,
+                        size_t n_keys, st__cli_config_apply apply,
+                        void *ctx);
+void st__cli_config_free(st__cli_config *cfg /* IN/OUT */);
+
 /* Loads the --plugin specs[0..n) into reg (probe.c): as they come, or,
  * when forks (the run forks its cases: supervised or --isolate), eager
  * ones through a probe child and declared deferred, so that this process

@@ -203,7 +203,7 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
     st__proc_parent_only(fileno(o->f)); /* no child writes to a report */
     c.out = o->f;
     c.tty = isatty(fileno(o->f));
-    c.color = c.color && c.tty;
+    c.color = c.color == 2 || (c.color && c.tty);
     if (makers[o->fmt](&c, &o->obs) != ST_OK) {
       fputs("scenetest: error: internal error: creating the reporter: out "
             "of memory\n",

@@ -8,9 +8,23 @@
 
 #include "cli/cli_internal.h"
 
+/* Where the value being applied came from (docs/cli.md: a value of the
+ * configuration file), or NULL: the command line. The main thread only. */
+static const char *where_file;
+static int where_line, where_col;
+
+void st__cli_usage_at(const char *file, int line, int col) {
+  where_file = file;
+  where_line = line;
+  where_col = col;
+}
+
 int st__cli_usage(const char *fmt, ...) {
   va_list ap;
-  fputs("scenetest: error: ", stderr);
+  if (where_file != NULL)
+    fprintf(stderr, "%s:%d:%d: error: ", where_file, where_line, where_col);
+  else
+    fputs("scenetest: error: ", stderr);
   va_start(ap, fmt);
   st__cli_vprint_printable(stderr, fmt, ap);
   va_end(ap);

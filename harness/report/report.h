@@ -14,7 +14,10 @@
 typedef struct st__report_config {
   FILE *out;              /* the report stream (the original stdout) */
   int tty;                /* text: out is a terminal; redraw progress */
-  int color;              /* text: use ANSI colours */
+  int color;              /* text: use ANSI colours (on a terminal; 2:
+                             anywhere, --color always) */
+  int verbosity;          /* text: -1 -q (failures and the summary), 0,
+                             1 -v (a passing case's output and phases) */
   const char *rerun_opts; /* options the rerun command repeats after
                              "--platform P" (" --rounds 3"), or NULL */
   const char *argv0;      /* the program as invoked, for the rerun

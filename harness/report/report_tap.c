@@ -20,6 +20,7 @@ typedef struct tap_state {
   int started;      /* header and plan written */
   size_t total;     /* the plan */
   size_t number;    /* points written */
+  size_t counts[6]; /* of them, by st_case_status (the totals line) */
   /* Output is a regular file: points are left to stdio's buffer (a flush
    * per point was a write(2) per case); a failing point, the end and an
    * interrupt still flush. A pipe or terminal gets every point at once,
@@ -57,6 +58,8 @@ static void tap_case_end(void *data, const st_case_info *info,
 
   tap_start(st, info->total);
   st->number++;
+  if ((unsigned)status <= ST_CASE_XPASS)
+    st->counts[status]++;
   /* Scene names are identifiers and a matrix case's name adds only
    * [A-Za-z0-9_.+=,-] and brackets: no '#' or '\' to escape in the
    * description (and a repeat is "@k", not "#k", for that reason). */
@@ -122,12 +125,26 @@ static void tap_case_end(void *data, const st_case_info *info,
     fflush(out);
 }
 
+/* The totals of the points written, as TAP's last comment
+ * (docs/cli.md#tap): "# N cases: P passed, F failed, E errors, S
+ * skipped, X xfail, Y xpass"; before any "Bail out!", which stays last. */
+static void tap_totals(const tap_state *st) {
+  const size_t *c = st->counts;
+  fprintf(st->cfg.out,
+          "# %zu cases: %zu passed, %zu failed, %zu errors, %zu skipped, "
+          "%zu xfail, %zu xpass\n",
+          st->number, c[ST_CASE_PASS], c[ST_CASE_FAIL], c[ST_CASE_ERROR],
+          c[ST_CASE_SKIP], c[ST_CASE_XFAIL], c[ST_CASE_XPASS]);
+}
+
 /* An interrupted run ends with "Bail out!" (SPEC §9), after every point
  * (the running case an error, the rest skips); so does one whose points
  * do not match its plan, which a reader would otherwise see only as a
  * count. */
 static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
+  if (st->started)
+    tap_totals(st);
   if (result != NULL && st_run_result_interrupted(result))
     fputs("Bail out! interrupted\n", st->cfg.out);
   else if (st->started && st->number != st->total)

@@ -315,6 +315,48 @@ static void text_case_begin(void *data, const st_case_info *info) {
   pthread_mutex_unlock(&st->lock);
 }
 
+/* -q (docs/cli.md): what passed, was skipped or failed as expected is
+ * left out; the progress line and the summary stay. */
+static int quiet_status(st_case_status s) {
+  return s == ST_CASE_PASS || s == ST_CASE_SKIP || s == ST_CASE_XFAIL;
+}
+
+/* -v (docs/cli.md): a passing case's phase times ("phases: args 1.0 us,
+ * golden 2.0 us, ...", each phase summed over its rounds, in first-seen
+ * order) and its captured output. */
+static void put_verbose(FILE *out, const st_case_result *res,
+                        const char *output) {
+  size_t i, j, n = st_case_result_event_count(res), k = 0;
+  const char *names[32];
+  uint64_t sums[32];
+  for (i = 0; i < n; i++) {
+    const st_event *e = st_case_result_event(res, i);
+    if (e == NULL || e->name == NULL || strcmp(e->name, "load") == 0)
+      continue;
+    for (j = 0; j < k && strcmp(names[j], e->name) != 0; j++)
+      ;
+    if (j == k) {
+      if (k == 32)
+        continue;
+      names[k] = e->name;
+      sums[k++] = 0;
+    }
+    sums[j] += e->dur_ns;
+  }
+  if (k > 0) {
+    fputs("      phases:", out);
+    for (j = 0; j < k; j++) {
+      fprintf(out, "%s %s ", j > 0 ? "," : "", names[j]);
+      put_duration(out, sums[j]);
+    }
+    fputc('\n', out);
+  }
+  if (output != NULL && output[0] != '\0') {
+    fputs("      output:\n", out);
+    put_indented(out, "        ", output);
+  }
+}
+
 static void text_case_end(void *data, const st_case_info *info,
                           const st_case_result *res) {
   static const char *const labels[] = {"PASS ", "FAIL ", "ERROR",
@@ -332,6 +374,10 @@ static void text_case_end(void *data, const st_case_info *info,
     status = ST_CASE_ERROR;
   pthread_mutex_lock(&st->lock);
   st->counts[status]++;
+  if (st->cfg.verbosity < 0 && quiet_status(status)) {
+    pthread_mutex_unlock(&st->lock);
+    return;
+  }
   clear_progress(st);
   if (st->cfg.color)
     fprintf(out, "%s%s%s", colors[status], labels[status], RESET);
@@ -363,6 +409,8 @@ static void text_case_end(void *data, const st_case_info *info,
     if (msg[n] == '\n' && msg[n + 1] != '\0')
       put_indented(out, "      ", msg + n + 1);
   }
+  if (st->cfg.verbosity > 0 && status == ST_CASE_PASS)
+    put_verbose(out, res, output);
   if (status == ST_CASE_FAIL || status == ST_CASE_ERROR ||
       status == ST_CASE_XPASS) {
     if (msg != NULL && msg[0] != '\0')

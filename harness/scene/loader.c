@@ -957,6 +957,22 @@ static void expected(loader *L, const node *n, const char *what,
   nerr(L, n, "expected %s for '%s', got %s", what, key, got);
 }
 
+/* expected(), and "; did you mean 'W'?" when a string value is near one
+ * of the words cands[0..n) (docs/scene-format.md: role and init words). */
+static void expected_word(loader *L, const node *n, const char *what,
+                          const char *key, const char *const *cands,
+                          size_t nc) {
+  char got[100];
+  const char *dym = is_str(n) ? st__suggest(n->str, cands, nc) : NULL;
+  if (dym == NULL) {
+    expected(L, n, what, key);
+    return;
+  }
+  describe(n, got, sizeof got);
+  nerr(L, n, "expected %s for '%s', got %s; did you mean '%s'?", what, key,
+       got, dym);
+}
+
 static char *dupstr(loader *L, const char *s) {
   char *p = strdup(s);
   if (p == NULL)
@@ -1298,6 +1314,10 @@ static const char *const range_keys[] = {"start", "step"};
   "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "     \
   "{file: PATH}"
 
+static const char *const init_words[] = {"zeros", "ones"};
+static const char *const role_words[] = {"input", "output", "inout",
+                                         "scratch"};
+
 static void take_dtype(loader *L, const node *n, st__val *out) {
   st_dtype dt;
   out->line = n->line;
@@ -1451,7 +1471,7 @@ static void take_init(loader *L, const node *n, st__init *in) {
       nerr(L, n->kids[2], "init has more than one form; expected exactly "
            "one of: " INIT_EXPECT);
     else
-      expected(L, n, "one of: " INIT_EXPECT, "init");
+      expected_word(L, n, "one of: " INIT_EXPECT, "init", init_words, 2);
     return;
   }
   const node *vals[7];
@@ -1584,7 +1604,8 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
     else if (is_str(r) && strcmp(r->str, "scratch") == 0)
       a->role = ST_ROLE_SCRATCH;
     else
-      expected(L, r, "one of: input, output, inout, scratch", "role");
+      expected_word(L, r, "one of: input, output, inout, scratch", "role",
+                    role_words, 4);
   }
   if (a->role == ST_ROLE_SCRATCH) {
     a->compare = 0;
@@ -3879,7 +3900,9 @@ static st_status collect(const scan *sc, const char *dir, pathlist *out,
         rc = r;
       continue;
     }
+    /* scenetest.yaml is the configuration file (docs/cli.md). */
     if (!(has_suffix(de->d_name, ".yaml") || has_suffix(de->d_name, ".yml")) ||
+        strcmp(de->d_name, "scenetest.yaml") == 0 ||
         stat(p, &sb) != 0 || S_ISDIR(sb.st_mode) ||
         ignored(sc, p, de->d_name, 0)) {
       free(p);

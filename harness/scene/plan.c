@@ -20,6 +20,7 @@
 #include "scene/params.h"
 #include "scene/golden_view.h"
 #include "scene/scene.h"
+#include "scene/suggest.h"
 
 /* ------------------------------------------------------------------ */
 /* Tolerances and dtype ranges                                         */
@@ -295,6 +296,18 @@ static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out,
   *dep = 1;
   const st__param *p = param_find(c, v->name);
   if (p == NULL) {
+    /* docs/scene-format.md: a misspelt dtype word gets its nearest. */
+    const char *names[ST_DTYPE_COUNT];
+    for (int i = 0; i < ST_DTYPE_COUNT; i++)
+      names[i] = st_dtype_name((st_dtype)i);
+    const char *dym = st__suggest(v->name, names, ST_DTYPE_COUNT);
+    if (dym != NULL) {
+      rerr(c, v->line, v->column,
+           "dtype '%s' of '%s' is neither a dtype nor a param of case "
+           "'%s'; did you mean '%s'?",
+           v->name, a->name, c->kase->name, dym);
+      return -1;
+    }
     rerr(c, v->line, v->column,
          "dtype '%s' of '%s' is neither a dtype nor a param of case '%s'; "
          "expected one of: " DTYPE_LIST,

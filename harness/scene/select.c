@@ -12,6 +12,7 @@
 
 #include "base/options.h"
 #include "scene/scene.h"
+#include "scene/suggest.h"
 
 /* A selector split at its first "::". An empty part matches everything,
  * so "::case" is every scene's `case` and "scene::" every case of
@@ -150,6 +151,55 @@ static int keep_case(const st_scene *scene, size_t index,
   }
 }
 
+/* How far a case is from a selector that matched nothing: the selector's
+ * scene part against the scene name, its case part against the case
+ * name (an empty part is no distance). */
+static size_t case_distance(const selector *sel, const char *scene,
+                            const char *kase) {
+  size_t d = 0;
+  if (sel->scene[0] != '\0')
+    d += st__suggest_distance(sel->scene, scene);
+  if (sel->kase[0] != '\0')
+    d += st__suggest_distance(sel->kase, kase);
+  return d;
+}
+
+/* docs/cli.md: the case ids nearest a selector that matched nothing (at
+ * most ST__SUGGEST_MAX edits in all, the first three of the nearest, in
+ * set order) as "'S::C', 'S::D'" into buf; 0 when none is near. */
+static int near_cases(const st_scene_set *set, const selector *sel,
+                      char *buf, size_t size) {
+  size_t best = ST__SUGGEST_MAX + 1, shown = 0, more = 0, len = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t s = 0; s < st_scene_set_count(set); s++) {
+      const st_scene *sc = st_scene_set_get(set, s);
+      for (size_t c = 0; c < st_scene_case_count(sc); c++) {
+        const char *name = st_scene_case_name(sc, c);
+        size_t d = case_distance(sel, st_scene_name(sc), name);
+        if (pass == 0) {
+          if (d < best)
+            best = d;
+          continue;
+        }
+        if (d != best || best > ST__SUGGEST_MAX)
+          continue;
+        if (shown == 3 || len + strlen(name) + 80 >= size) {
+          more++;
+          continue;
+        }
+        len += (size_t)snprintf(buf + len, size - len, "%s'%.64s::%.64s'",
+                                shown > 0 ? ", " : "", st_scene_name(sc),
+                                name);
+        shown++;
+      }
+    }
+  if (shown == 0)
+    return 0;
+  if (more > 0)
+    snprintf(buf + len, size - len, " (or %zu more)", more);
+  return 1;
+}
+
 /* The usage error for a selector that selected nothing, most specific
  * reason first. */
 static st_status selector_error(const st_scene_set *set,
@@ -158,6 +208,10 @@ static st_status selector_error(const st_scene_set *set,
   char scenes[768];
 
   if (sel->matched == 0) {
+    if (near_cases(set, sel, scenes, sizeof scenes))
+      return st_error_set(err, ST_EUSAGE,
+                          "--case '%s' matches no case; did you mean %s?",
+                          text, scenes);
     list_scenes(set, scenes, sizeof scenes);
     return st_error_set(err, ST_EUSAGE,
                         "--case '%s' matches no case; scenes: %s", text,

@@ -44,6 +44,10 @@ static size_t distance(const char *a, const char *b, size_t cap) {
   return prev[lb];
 }
 
+size_t st__suggest_distance(const char *a, const char *b) {
+  return distance(a, b, ST__SUGGEST_MAX);
+}
+
 const char *st__suggest(const char *word, const char *const *candidates,
                         size_t n) {
   const char *best = NULL;

@@ -15,4 +15,9 @@
 const char *st__suggest(const char *word /* IN */,
                         const char *const *candidates /* IN */, size_t n);
 
+/* The edit distance of a and b as st__suggest counts it, capped: above
+ * ST__SUGGEST_MAX (or for words over 64 bytes) it is ST__SUGGEST_MAX + 1.
+ * Thread-safety: any thread. */
+size_t st__suggest_distance(const char *a /* IN */, const char *b /* IN */);
+
 #endif

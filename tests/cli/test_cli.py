@@ -114,7 +114,9 @@ def usage_error(run, message=None):
 
 
 TAP_LINE = re.compile(r"^(TAP version 13|1\.\.\d+( # SKIP .*)?|"
-                      r"(not )?ok \d+ - \S+::\S+( # SKIP.*)?|  .*)$")
+                      r"(not )?ok \d+ - \S+::\S+( # SKIP.*)?|  .*|"
+                      r"# \d+ cases: \d+ passed, \d+ failed, \d+ errors, "
+                      r"\d+ skipped, \d+ xfail, \d+ xpass)$")
 
 
 def tap_lines_only(run):
@@ -265,7 +267,8 @@ def run_passing_scene_tap():
     r = Run(["run", "--format", "tap", GOOD_F])
     check(r.rc == 0, "exit 0", r)
     check(r.out == "TAP version 13\n1..2\nok 1 - vadd::small\n"
-          "ok 2 - vadd::cpu_only\n", "exact TAP", r)
+          "ok 2 - vadd::cpu_only\n"
+          "# 2 cases: 2 passed, 0 failed, 0 errors, 0 skipped, 0 xfail, 0 xpass\n", "exact TAP", r)
 
 
 @test
@@ -280,7 +283,8 @@ def options_after_paths_and_equals_form():
     r = Run(["run", GOOD_F, "--format=tap", "--seed=5", "--rounds", "2",
              "-j2", "--case=vadd::small"])
     check(r.rc == 0 and r.out == "TAP version 13\n1..1\n"
-          "ok 1 - vadd::small\n", "one case", r)
+          "ok 1 - vadd::small\n"
+          "# 1 cases: 1 passed, 0 failed, 0 errors, 0 skipped, 0 xfail, 0 xpass\n", "one case", r)
     r = Run(["run", "--format", "tap", "--", GOOD_F])
     check(r.rc == 0, "-- ends the options", r)
 

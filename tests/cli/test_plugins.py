@@ -340,7 +340,9 @@ def printing_kernel__report_intact():
                           "printer", FLAKY)
     check(rc == 0, "passes", r)
     check(out.splitlines() == ["TAP version 13", "1..1",
-                               "ok 1 - flaky_add::repaired"],
+                               "ok 1 - flaky_add::repaired",
+                               "# 1 cases: 1 passed, 0 failed, 0 errors, "
+                               "0 skipped, 0 xfail, 0 xpass"],
           "stdout is only the report", r)
     check("ok 999 - printed by a kernel" in err and
           "kernel diagnostics on stderr" in err,
@@ -361,7 +363,9 @@ def printing_kernel__isolated_output_in_events():
           "kernel diagnostics on stderr" in output,
           "output in the events: %r" % objs, r)
     check(out.splitlines() == ["TAP version 13", "1..1",
-                               "ok 1 - flaky_add::repaired"],
+                               "ok 1 - flaky_add::repaired",
+                               "# 1 cases: 1 passed, 0 failed, 0 errors, "
+                               "0 skipped, 0 xfail, 0 xpass"],
           "report intact", r)
 
 

@@ -320,7 +320,9 @@ static void report_tap__plan_points_and_yaml(void **state) {
                            "    rerun: \"scenetest run --case "
                            "'vector_add::small' --seed 7 --platform cpu "
                            "scenes/add.yaml\"\n"
-                           "  ...\n");
+                           "  ...\n"
+                           "# 3 cases: 1 passed, 1 failed, 0 errors, 1 "
+                           "skipped, 0 xfail, 0 xpass\n");
   free(got);
   for (size_t i = 0; i < 3; i++)
     st_case_result_free(res[i]);

@@ -372,6 +372,11 @@ def interrupted(sig, fmt, mode, env=None):
         pts = points(out)
         check(out.splitlines()[-1] == "Bail out! interrupted",
               "TAP ends with Bail out!: " + what)
+        # docs/reports.md: the totals come right before it.
+        check(re.match(r"^# 5 cases: \d+ passed, 0 failed, [12] errors, "
+                       r"\d+ skipped, 0 xfail, 0 xpass$",
+                       out.splitlines()[-2]) is not None,
+              "the totals before Bail out!: " + what)
         check(len(pts) == 5, what)
         prove_ok(out, expect_bail=True)
     else:
@@ -546,7 +551,9 @@ def d5__closed_stderr_keeps_reports_clean():
         check(p.returncode == 0, what)
         check(out.splitlines() == ["TAP version 13", "1..3",
                                    "ok 1 - sv::good0", "ok 2 - sv::prints",
-                                   "ok 3 - sv::after0"],
+                                   "ok 3 - sv::after0",
+                                   "# 3 cases: 3 passed, 0 failed, 0 errors, "
+                                   "0 skipped, 0 xfail, 0 xpass"],
               "stdout is only the report: " + what)
         check(len(events(ev)) == 3, "--events is JSON Lines")
 
@@ -737,6 +744,8 @@ def final_check__a_reporter_that_missed_a_case_fails_the_run():
               "reporter) was told of 2 of the 3 selected cases" in err, what)
         check(out.splitlines()[1:] == ["1..3", "ok 1 - sv::good0",
                                        "ok 2 - sv::after0",
+                                       "# 2 cases: 2 passed, 0 failed, 0 "
+                                       "errors, 0 skipped, 0 xfail, 0 xpass",
                                        "Bail out! 2 of 3 cases reported"],
               "the TAP says it is short: " + what)
 

@@ -16,6 +16,7 @@ passed, 1 a failure, 77 skipped (no tmux).
 import fcntl
 import os
 import pty
+import re
 import select
 import shutil
 import struct
@@ -96,7 +97,10 @@ def last_nonempty(rows):
 
 
 def progress_line_stays_at_the_bottom(scene):
-    cmd = ("env TERM=xterm NO_COLOR=1 ST_TEST_WAIT_FIFO=%s %s run --plugin "
+    # SCENETEST_LOG_LEVEL=timing: a level set explicitly shows the TIMING
+    # lines at a terminal (docs/cli.md, the terminal rule).
+    cmd = ("env TERM=xterm NO_COLOR=1 SCENETEST_LOG_LEVEL=timing "
+           "ST_TEST_WAIT_FIFO=%s %s run --plugin "
            "%s --platform waiter --skip-golden %s; echo EXIT=$?"
            % (FIFO, EXE, WAITS, scene))
     # 60 columns: the TIMING lines (about 100) wrap, the progress line is
@@ -139,6 +143,61 @@ def progress_line_stays_at_the_bottom(scene):
         check("[3/3]" not in text, "no progress line left:\n" + text)
     finally:
         tmux("kill-server")
+
+
+def timing_lines_held_back(scene):
+    """The terminal rule (docs/cli.md): at a terminal with no level set,
+    the progress line and the verdicts show, no TIMING line does, and the
+    run's last line counts those held back (as many as the same run
+    writes to a pipe) and says how to get them."""
+    # A server of its own: the previous test's may still be going away.
+    global SOCK
+    SOCK = "scenetest-held-%d" % os.getpid()
+    cmd = ("env -u SCENETEST_LOG_LEVEL TERM=xterm NO_COLOR=1 "
+           "ST_TEST_WAIT_FIFO=%s %s run --no-config --plugin %s --platform "
+           "waiter --skip-golden %s; echo EXIT=$?" % (FIFO, EXE, WAITS, scene))
+    r = tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "40", cmd)
+    check(r.returncode == 0, "tmux starts: %r" % r.stderr)
+    try:
+        tmux("set-option", "-t", "t", "remain-on-exit", "on")
+        release()
+        rows = poll(lambda rs: last_nonempty(rs).startswith("[2/3] w::two"),
+                    "case two in flight")
+        text = "\n".join(rows)
+        check("PASS  w::one" in text, "case one's verdict:\n" + text)
+        check("[TIMING]" not in text, "no TIMING line:\n" + text)
+        check("autoload: TORCH_DEVICE_BACKEND_AUTOLOAD" in text,
+              "the record still in words:\n" + text)
+        release(2)
+        rows = poll(lambda rs: any(ln.startswith("EXIT=") for ln in rs),
+                    "the run's end")
+        lines = [ln for ln in rows if ln.strip()]
+        text = "\n".join(lines)
+        check("[TIMING]" not in text, "no TIMING line at all:\n" + text)
+        end = lines.index(next(ln for ln in lines if ln.startswith("EXIT=")))
+        check(end >= 2 and "3 cases: 3 passed" in lines[end - 2] and
+              lines[end] == "EXIT=0", "summary, hint, exit:\n" + text)
+        hint = lines[end - 1]
+        m = re.match(r"scenetest: (\d+) TIMING lines held back from the "
+                     r"terminal; --log-level timing shows them, --log-file "
+                     r"FILE keeps them$", hint)
+        check(m is not None, "the closing hint is the last line: %r" % hint)
+    finally:
+        tmux("kill-server")
+    # Off a terminal nothing changes: the same run's stderr (a pipe)
+    # carries exactly the lines the hint counted.
+    release(3)
+    e = dict(os.environ, ST_TEST_WAIT_FIFO=FIFO)
+    e.pop("SCENETEST_LOG_LEVEL", None)
+    p = subprocess.run([EXE, "run", "--no-config", "--plugin", WAITS,
+                        "--platform", "waiter", "--skip-golden", scene],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=e, timeout=60)
+    err = p.stderr.decode()
+    n = sum(1 for ln in err.splitlines() if ln.startswith("[TIMING]"))
+    check(p.returncode == 0 and n == int(m.group(1)) and
+          "held back" not in err,
+          "a pipe gets all %s lines (got %d):\n%s" % (m.group(1), n, err))
 
 
 def raw_bytes(scene, env, extra=()):
@@ -207,12 +266,51 @@ def escape_bytes(scene):
               "one record per isolated child in the file")
 
 
+def explicit_levels(scene):
+    """The terminal rule on a pty: a `log-level: timing` in the
+    configuration file counts as set explicitly (every TIMING line shows,
+    no hint); `--log-level warning` shows none and holds none back; with
+    --log-file nothing is held back either (the file has the lines)."""
+    conf = os.path.join(TMP, "conf.yaml")
+    with open(conf, "w") as f:
+        f.write("log-level: timing\n")
+    env = {"TERM": "xterm", "NO_COLOR": "1", "SCENETEST_LOG_LEVEL": ""}
+    rc, out = raw_bytes(scene, env, ["--config", conf])
+    check(rc == 0 and out.count(b"[TIMING] phase") == 9 and
+          b"held back" not in out,
+          "config log-level: timing shows them: %r" % out[-600:])
+    rc, out = raw_bytes(scene, env, ["--no-config"])
+    check(rc == 0 and b"[TIMING]" not in out and
+          b"TIMING lines held back from the terminal" in out,
+          "default: held back: %r" % out[-600:])
+    rc, out = raw_bytes(scene, env, ["--no-config", "--log-level",
+                                     "warning"])
+    check(rc == 0 and b"[TIMING]" not in out and b"held back" not in out,
+          "--log-level warning: nothing to hold: %r" % out[-600:])
+    log = os.path.join(TMP, "held.log")
+    rc, out = raw_bytes(scene, env, ["--no-config", "--log-file", log])
+    with open(log) as f:
+        n = f.read().count("[TIMING] phase")
+    check(rc == 0 and b"[TIMING]" not in out and b"held back" not in out
+          and n == 9, "--log-file keeps them (%d): %r" % (n, out[-600:]))
+
+
 SCENE_FILE = os.path.join(TMP, "w.yaml")
 
 
 @test
 def terminal__progress_line_stays_at_the_bottom():
     progress_line_stays_at_the_bottom(SCENE_FILE)
+
+
+@test
+def terminal__timing_lines_held_back():
+    timing_lines_held_back(SCENE_FILE)
+
+
+@test
+def terminal__explicit_levels():
+    explicit_levels(SCENE_FILE)
 
 
 @test
