@@ -177,4 +177,190 @@ def ci__half_pairs_garbage_and_disagreement_are_usage_errors():
           "option vs env", r)
 
 
+# --- --shard-by durations:FILE --------------------------------------------
+
+def suite(name, cases, scene="w"):
+    """One scene of copy cases, c-named as given."""
+    return write(name + ".yaml",
+                 "scene: %s\nkernel: copy\nargs:\n"
+                 "  - {tensor: x, dtype: float32, shape: [2]}\n"
+                 "  - {tensor: y, dtype: float32, shape: [2], role: output}\n"
+                 "cases:\n" % scene +
+                 "".join("  - name: %s\n" % c for c in cases))
+
+
+def events(name, durations, scene="w"):
+    """An --events file recording durations {case: ns}."""
+    return write(name, "".join(
+        json.dumps({"scene": scene, "case": c, "platform": "cpu",
+                    "status": "pass", "message": None, "output": None,
+                    "pid": 1, "duration_ns": ns, "record_stale": False,
+                    "events": [{"name": "run", "round": 0, "start_ns": 1,
+                                "dur_ns": ns, "status": "ok",
+                                "loaded": []}]}) + "\n"
+        for c, ns in durations.items()))
+
+
+def split(target, n, durations_file, cmd="list", env=None):
+    parts = []
+    for k in range(n):
+        if cmd == "list":
+            parts.append(listed(["--shard", "%d/%d" % (k, n), "--shard-by",
+                                 "durations:" + durations_file, target]))
+        else:
+            e = dict(env(k, n)) if env else {}
+            r, doc = run_json(["--shard-by", "durations:" + durations_file,
+                               target], env=e)
+            check(r.rc == 0, "shard %d/%d runs" % (k, n), r)
+            parts.append([c["id"] for c in doc["cases"]] if doc else [])
+    return parts
+
+
+def lpt(durations, ids, n):
+    """docs/cli.md#sharding's split, written from its text."""
+    known = sorted(durations[i] for i in ids if i in durations)
+    m = len(known)
+    median = 0 if m == 0 else (known[m // 2] if m % 2 else
+                               (known[m // 2 - 1] + known[m // 2]) // 2)
+    dur = {i: durations.get(i, median) for i in ids}
+    load, count, out = [0] * n, [0] * n, [[] for _ in range(n)]
+    for i in sorted(ids, key=lambda i: (-dur[i], i.encode())):
+        best = min(range(n), key=lambda s: (load[s], count[s], s))
+        out[best].append(i)
+        load[best] += dur[i]
+        count[best] += 1
+    return out, max(load)
+
+
+@test
+def shard_by__the_worked_example_whole_assignment():
+    target = suite("lpt", ["c%d" % i for i in range(1, 8)])
+    # c6 is missing: it takes the median of the others, (20 + 30) / 2;
+    # c4 and c7 tie at 20 and go by id.
+    durs = events("lpt.jsonl", {"c1": 50, "c2": 40, "c3": 30, "c4": 20,
+                                "c5": 10, "c7": 20})
+    got = split(target, 3, durs)
+    want = [["w::c1", "w::c7"], ["w::c2", "w::c4"],
+            ["w::c3", "w::c5", "w::c6"]]
+    check(got == want, "LPT of the worked example: %r" % got)
+    # The same split as run reads it from each engine's variables, each
+    # shard its own process.
+    engines = [
+        lambda k, n: {"GTEST_SHARD_INDEX": str(k),
+                      "GTEST_TOTAL_SHARDS": str(n)},
+        lambda k, n: {"CI_NODE_INDEX": str(k + 1), "CI_NODE_TOTAL": str(n)},
+        lambda k, n: {"BUILDKITE_PARALLEL_JOB": str(k),
+                      "BUILDKITE_PARALLEL_JOB_COUNT": str(n)},
+    ]
+    for env in engines:
+        parts = split(target, 3, durs, "run", env)
+        check(parts == want, "run under %r: %r" % (env(0, 3), parts))
+
+
+@test
+def shard_by__disjoint_complete_and_as_documented_for_n_1_to_9():
+    names = ["k%02d" % i for i in range(30)]
+    target = suite("many", names, scene="m")
+    durations = {"m::" + c: (i * 7919) % 1000 for i, c in enumerate(names)
+                 if i % 4}  # every fourth missing: the median
+    durs = events("many.jsonl", {k[3:]: v for k, v in durations.items()},
+                  scene="m")
+    ids = ["m::" + c for c in names]
+    for n in range(1, 10):
+        parts = split(target, n, durs)
+        union = [c for p in parts for c in p]
+        check(sorted(union) == sorted(ids) and len(set(union)) == len(ids),
+              "disjoint and complete for %d" % n)
+        want, _ = lpt(durations, ids, n)
+        check([sorted(p) for p in parts] == [sorted(p) for p in want],
+              "the documented split for %d" % n)
+
+
+@test
+def shard_by__zero_durations_more_shards_than_cases_and_repeats():
+    target = suite("zero", ["c%d" % i for i in range(1, 8)])
+    # All zero: every load ties, so the case count decides: round-robin
+    # over the ids.
+    durs = events("zero.jsonl", {"c%d" % i: 0 for i in range(1, 8)})
+    got = split(target, 3, durs)
+    check(got == [["w::c1", "w::c4", "w::c7"], ["w::c2", "w::c5"],
+                  ["w::c3", "w::c6"]], "zero durations: %r" % got)
+    # More shards than cases: one case each, the rest empty.
+    got = split(target, 10, durs)
+    check(got == [["w::c%d" % i] for i in range(1, 8)] + [[], [], []],
+          "ten shards of seven cases: %r" % got)
+    r, doc = run_json(["--shard", "9/10", "--shard-by", "durations:" + durs,
+                       target])
+    check(r.rc == 0 and "no cases selected" in r.err, "an empty shard", r)
+    # A case recorded twice (--repeat) counts the mean of its runs: c1 at
+    # (10 + 90) / 2 = 50 is the longest; c4..c7 tie at 20 and go by id,
+    # equal loads to the shard with fewer cases.
+    rep = write("rep.jsonl", "".join(json.dumps(
+        {"scene": "w", "case": c, "status": "pass", "duration_ns": ns}) + "\n"
+        for c, ns in [("c1@1", 10), ("c1@2", 90), ("c2", 40), ("c3", 30),
+                      ("c4", 20), ("c5", 20), ("c6", 20), ("c7", 20)]))
+    got = split(target, 2, rep)
+    check(got == [["w::c1", "w::c4", "w::c5", "w::c7"],
+                  ["w::c2", "w::c3", "w::c6"]],
+          "repeats folded to their mean: %r" % got)
+
+
+@test
+def shard_by__balances_a_skewed_suite_better_than_count():
+    # A few large matmuls and many small adds, as one earlier run
+    # recorded them.
+    names = ["big%d" % i for i in range(5)] + ["add%02d" % i
+                                               for i in range(40)]
+    target = suite("skew", names, scene="s")
+    durations = {"s::" + c: (1000000 if c.startswith("big") else 10000)
+                 for c in names}
+    durs = events("skew.jsonl", {k[3:]: v for k, v in durations.items()},
+                  scene="s")
+    ids = sorted(durations)
+    total = sum(durations.values())
+    for n in (2, 4, 8):
+        parts = split(target, n, durs)
+        lpt_max = max(sum(durations[c] for c in p) for p in parts)
+        rr = [ids[k::n] for k in range(n)]  # round-robin by count
+        rr_max = max(sum(durations[c] for c in p) for p in rr)
+        hashed = [[c for c in ids if fnv1a64(c) % n == k] for k in range(n)]
+        hash_max = max(sum(durations[c] for c in p) for p in hashed)
+        check(lpt_max < rr_max and lpt_max <= hash_max,
+              "N=%d: slowest shard %d (durations) vs %d (round-robin), %d "
+              "(hash); ideal %d" % (n, lpt_max, rr_max, hash_max,
+                                    total // n))
+        print("# N=%d ideal %d durations %d round-robin %d hash %d" %
+              (n, total // n, lpt_max, rr_max, hash_max))
+
+
+@test
+def shard_by__unreadable_and_foreign_files_are_usage_errors():
+    target = suite("errs", ["c1", "c2"])
+    nul = path("nul.json")
+    with open(nul, "wb") as f:
+        f.write(b'{"scene": "w", "case": "c1",\n "status": "pa\x00ss"}')
+    cases = [
+        (["--shard-by", "c1"], "--shard-by must be durations:FILE (got "
+         "'c1')"),
+        (["--shard-by", "durations:"], "--shard-by must be durations:FILE"),
+        (["--shard-by", "durations:" + path("absent.json")],
+         "--shard-by: cannot read '%s'" % path("absent.json")),
+        (["--shard-by", "durations:" + write("cut.json",
+                                             '{"cases": [\n  {"scene": ')],
+         "%s:2:13: error: --shard-by: not a JSON report" % path("cut.json")),
+        (["--shard-by", "durations:" + write("tap.txt", "TAP version 13\n")],
+         "%s:1:1: error: --shard-by: not a JSON report" % path("tap.txt")),
+        (["--shard-by", "durations:" + nul],
+         "%s:2:15: error: --shard-by: not a JSON report" % nul),
+        (["--shard-by", "durations:" + write("foreign.json",
+                                             '{"name": "pkg"}\n')],
+         "records no case durations"),
+    ]
+    for args, msg in cases:
+        for cmd in (["list", "--shard", "0/2"], ["run", "--shard", "1/2"]):
+            r = Run(cmd + args + [target])
+            check(r.rc == 2 and msg in r.err and r.err.count("\n") == 1 and
+                  r.out == "", "%r: %r" % (args, msg), r)
+
+
 sys.exit(main(TMP))
