@@ -23,6 +23,7 @@
 #include "case/args.h"
 #include "case/result.h"
 #include "cli/cli_internal.h"
+#include "cli/merge.h"
 #include "cli/shard_by.h"
 #include "cli/cli_measure.h"
 #include "cli/inputs.h"
@@ -1664,6 +1665,10 @@ int main(int argc, char **argv) {
   if (argc >= 2 &&
       (strcmp(argv[1], "timing") == 0 || strcmp(argv[1], "compare") == 0))
     return st__cli_measure_main(argc, argv);
+  /* merge reads reports, not scenes (docs/cli.md#merge). */
+  if (argc >= 2 && strcmp(argv[1], "merge") == 0 &&
+      !has_flag(argc, argv, "--help", "-h"))
+    return st__cli_merge_main(argc, argv);
   /* --help and --version win wherever they are, as with GNU tools. */
   if (has_flag(argc, argv, "--help", "-h")) {
     fputs(usage_text, stdout);

@@ -29,6 +29,9 @@ typedef struct st__report_config {
   /* The loaded scenes: JUnit's golden_platform property of a scene
    * without --golden-platform is the scene's own. NULL: "reference". */
   const st_scene_set *scenes;
+  /* `scenetest merge` (docs/cli.md#merge): the JSON report's "inputs"
+   * list, rendered (a JSON array). NULL: none, as for `run`. */
+  const char *merge_inputs;
 } st__report_config;
 
 /* Each constructor fills *obs with callbacks and a malloc'd state in
