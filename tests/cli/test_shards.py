@@ -363,4 +363,238 @@ def shard_by__unreadable_and_foreign_files_are_usage_errors():
                   r.out == "", "%r: %r" % (args, msg), r)
 
 
+# --- scenetest merge -------------------------------------------------------
+
+def xmllint(file):
+    p = subprocess.run(["xmllint", "--noout", "--schema", XSD, file],
+                       capture_output=True, text=True)
+    return p.returncode, p.stderr
+
+
+SHARDS = {}
+
+
+def shard_reports():
+    """The suite run unsharded and as 3 GitLab shards (CI_NODE_*), each
+    leaving a JSON report and an --events file."""
+    if not SHARDS:
+        full = path("full.json")
+        r = Run(["run", "--report", "json:" + full, "--log-level", "warning",
+                 *NO_TORCH, SCENES])
+        check(r.rc == 0, "unsharded run", r)
+        SHARDS["full"] = json.load(open(full))
+        SHARDS["json"], SHARDS["events"] = [], []
+        for node in (1, 2, 3):
+            j, e = path("shard%d.json" % node), path("shard%d.jsonl" % node)
+            r = Run(["run", "--report", "json:" + j, "--events", e,
+                     "--log-level", "warning", *NO_TORCH, SCENES],
+                    env={"CI_NODE_INDEX": str(node), "CI_NODE_TOTAL": "3"})
+            check(r.rc == 0, "shard %d" % node, r)
+            SHARDS["json"].append(j)
+            SHARDS["events"].append(e)
+    return SHARDS
+
+
+def outcomes(doc):
+    return sorted((c["id"], c["status"]) for c in doc["cases"])
+
+
+@test
+def merge__json_shards_equal_the_unsharded_run_in_every_format():
+    sh = shard_reports()
+    full = sh["full"]
+    out = {f: path("merged." + f) for f in ("json", "xml", "tap", "html",
+                                            "txt")}
+    r = Run(["merge", "--format", "text", "--output", out["txt"],
+             "--report", "json:" + out["json"], "--report",
+             "junit:" + out["xml"], "--report", "tap:" + out["tap"],
+             "--report", "html:" + out["html"]] + sh["json"])
+    check(r.rc == 0 and r.err == "", "merge exits 0 quietly", r)
+    doc = json.load(open(out["json"]))
+    validate_json(doc)
+    check(outcomes(doc) == outcomes(full) and len(doc["cases"]) > 100,
+          "merged cases = the unsharded run's (%d)" % len(doc["cases"]))
+    check(doc["summary"] == full["summary"], "summary %r" % doc["summary"])
+    check([i["path"] for i in doc["inputs"]] == sh["json"] and
+          [i["shard"] for i in doc["inputs"]] ==
+          [{"index": k, "total": 3, "source": "CI_NODE_INDEX/CI_NODE_TOTAL"}
+           for k in range(3)] and
+          all(i["record"] is not None and i["fingerprint"] is None
+              for i in doc["inputs"]),
+          "inputs: path, shard, record, fingerprint %r" % doc["inputs"])
+    check(doc["run"]["shard"] is None and doc["run"]["argv"][1] == "merge",
+          "the merged run section is merge's own")
+    durs = {c["id"]: c["duration_ns"] for c in full["cases"]}
+    merged_durs = {}
+    for j in sh["json"]:
+        merged_durs.update({c["id"]: c["duration_ns"]
+                            for c in json.load(open(j))["cases"]})
+    check({c["id"]: c["duration_ns"] for c in doc["cases"]} == merged_durs
+          and set(merged_durs) == set(durs), "durations are the inputs'")
+    # JUnit: the strict schema, and junitparser reads every case back.
+    rc, err = xmllint(out["xml"])
+    check(rc == 0, "merged JUnit validates: " + err)
+    xml = junitparser.JUnitXml.fromfile(out["xml"])
+    names = sorted("%s::%s" % (c.classname, c.name) for s in xml for c in s)
+    check(names == sorted(c["id"] for c in full["cases"]),
+          "junitparser reads the merged cases")
+    # TAP: prove reads it as all passed.
+    if shutil.which("prove"):
+        p = subprocess.run(["prove", "-e", "cat", out["tap"]],
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and "Result: PASS" in p.stdout,
+              "prove passes the merged TAP:\n" + p.stdout + p.stderr)
+    text = open(out["txt"]).read()
+    check("%d cases: %d passed" % (len(durs), len(durs)) in text,
+          "text summary:\n" + text[-300:])
+    # HTML: Chromium renders the page with every case in it.
+    if os.path.exists("/usr/bin/chromium"):
+        p = subprocess.run(
+            ["/usr/bin/chromium", "--headless", "--no-sandbox",
+             "--disable-gpu", "--no-first-run", "--disable-sync",
+             "--user-data-dir=" + tempfile.mkdtemp(dir=TMP), "--dump-dom",
+             "file://" + out["html"]], capture_output=True, text=True,
+            timeout=120)
+        check(p.returncode == 0 and
+              all(c["id"] in p.stdout for c in full["cases"]),
+              "Chromium shows every merged case")
+
+
+@test
+def merge__events_inputs_and_json_out_on_stdout():
+    sh = shard_reports()
+    r = Run(["merge", "--format", "json"] + sh["events"])
+    check(r.rc == 0, "merge of events files", r)
+    doc = json.loads(r.out)
+    validate_json(doc)
+    check(outcomes(doc) == outcomes(sh["full"]), "same cases as unsharded")
+    check(all(i["shard"] is None and i["record"] is None
+              for i in doc["inputs"]), "events say no shard or record")
+    # Mixed: a JSON report and events files.
+    r = Run(["merge", "--format", "tap", sh["json"][0]] + sh["events"][1:])
+    check(r.rc == 0 and r.out.count("\nok ") == len(sh["full"]["cases"]),
+          "mixed inputs", r)
+
+
+@test
+def merge__a_case_twice_is_exit_2_naming_it_and_both_inputs():
+    sh = shard_reports()
+    a, b = sh["json"][0], sh["json"][1]
+    case = json.load(open(a))["cases"][0]
+    doc = json.load(open(b))
+    doc["cases"].append(case)
+    dup = write("dup.json", json.dumps(doc))
+    r = Run(["merge", "--format", "json", a, dup])
+    check(r.rc == 2 and r.out == "" and r.err ==
+          "scenetest: error: merge: case '%s' (iteration 1) is in both '%s' "
+          "and '%s'; merge the reports of disjoint shards, or of --repeat "
+          "iterations\n" % (case["id"], a, dup), "duplicate refused", r)
+    r = Run(["merge", sh["events"][0], sh["events"][0]])
+    check(r.rc == 2 and "is in both '%s' and '%s'" % (sh["events"][0],
+                                                       sh["events"][0])
+          in r.err, "the same input twice", r)
+
+
+@test
+def merge__repeat_iterations_stay_apart():
+    reps = []
+    for k in (0, 1):
+        j = path("rep%d.json" % k)
+        r = Run(["run", "--repeat", "2", "--shard", "%d/2" % k,
+                 "--report", "json:" + j, "--case", "vector_add",
+                 "--log-level", "warning", *NO_TORCH, SCENES])
+        check(r.rc == 0, "repeat shard %d" % k, r)
+        reps.append(j)
+    ids = [c["id"] for j in reps for c in json.load(open(j))["cases"]]
+    r = Run(["merge", "--format", "json"] + reps)
+    check(r.rc == 0, "merge of repeated runs", r)
+    doc = json.loads(r.out)
+    validate_json(doc)
+    check(sorted(c["id"] for c in doc["cases"]) == sorted(ids) and
+          any(i.endswith("@2") for i in ids) and doc["run"]["repeat"] == 2,
+          "every iteration kept: %r" % sorted(ids))
+    # An events file of a repeated run: a case's k-th line is iteration k.
+    ev = path("rep.jsonl")
+    Run(["run", "--repeat", "2", "--events", ev, "--case",
+         "vector_add::small", "--log-level", "warning", *NO_TORCH, SCENES])
+    r = Run(["merge", "--format", "json", ev])
+    check(r.rc == 0 and [c["id"] for c in json.loads(r.out)["cases"]] ==
+          ["vector_add::small@1", "vector_add::small@2"], "events repeats",
+          r)
+
+
+@test
+def merge__exit_status_and_differing_records():
+    sh = shard_reports()
+    doc = json.load(open(sh["json"][1]))
+    doc["cases"][0]["status"] = "fail"
+    doc["cases"][0]["message"] = "mismatch"
+    failed = write("failed.json", json.dumps(doc))
+    r = Run(["merge", "--format", "json", sh["json"][0], failed])
+    check(r.rc == 1 and json.loads(r.out)["summary"]["fail"] == 1,
+          "a failed case in one input fails the merged run", r)
+    doc = json.load(open(sh["json"][1]))
+    doc["cases"][0]["status"] = "xfail"
+    r = Run(["merge", "--format", "tap", sh["json"][0],
+             write("xfail.json", json.dumps(doc))])
+    check(r.rc == 0, "an expected failure passes", r)
+    doc = json.load(open(sh["json"][2]))
+    doc["autoload"][0]["raw"] = '"0"'
+    doc["run"]["fingerprint"] = "abc"
+    other = write("other.json", json.dumps(doc))
+    r = Run(["merge", "--format", "json", sh["json"][0], other])
+    check(r.rc == 0 and "scenetest: warning: merge: the autoload records of "
+          "'%s' and '%s' differ" % (sh["json"][0], other) in r.err,
+          "differing records warned, not refused", r)
+    check(json.loads(r.out)["inputs"][1]["fingerprint"] == "abc",
+          "the fingerprint listed")
+
+
+@test
+def merge__bad_inputs_are_exit_2_with_file_line_col():
+    sh = shard_reports()
+    nul = path("nul.jsonl")
+    with open(nul, "wb") as f:
+        f.write(b'{"scene": "a", "case": "b"}\n{"sce\x00ne": 1}\n')
+    good = open(sh["json"][0]).read()
+    cut = write("cut.json", good[:len(good) // 2])
+    lines = good[:len(good) // 2].split("\n")
+    cases = [
+        ([cut], "%s:%d:" % (cut, len(lines))),
+        ([write("junk.json", '{"a": 1}\n{"b": tru}\n')],
+         "junk.json:2:7: error: merge: not JSON: expected a value"),
+        ([nul], "nul.jsonl:2:6: error: merge: not JSON: expected"),
+        ([write("deep.json", "[" * 100)], "deep.json:1:65: error: merge: "
+         "not JSON: expected at most 64 nested"),
+        ([write("nocase.jsonl", '{"scene": "a", "status": "pass"}\n')],
+         "nocase.jsonl:1:1: error: merge: a case needs \"scene\" and "
+         "\"case\""),
+        ([write("status.jsonl", '\n  {"scene": "a", "case": "b", '
+                '"status": "won", "duration_ns": 1}\n')],
+         "status.jsonl:2:3: error: merge: a case needs \"status\""),
+        ([write("dur.jsonl", '{"scene": "a", "case": "b", "status": '
+                '"pass", "duration_ns": -1}\n')],
+         "dur.jsonl:1:1: error: merge: a case needs \"duration_ns\""),
+        ([write("ev.jsonl", '{"scene": "a", "case": "b", "status": "pass", '
+                '"duration_ns": 1, "events": [{"name": "run"}]}\n')],
+         "ev.jsonl:1:76: error: merge: an event needs \"status\""),
+        ([write("nocases.json", '{"format_version": 1, "run": {}}')],
+         "nocases.json:1:1: error: merge: a JSON report needs \"cases\""),
+        ([write("scalar.jsonl", '3\n')],
+         "scalar.jsonl:1:1: error: merge: expected a case object"),
+        ([path("absent.json")], "merge: cannot read '%s'" %
+         path("absent.json")),
+        ([], "merge: no input"),
+        (["--format", "xml", cut], "merge: --format must be text, tap"),
+        (["--report", "text:" + path("x.txt"), cut],
+         "merge: --report must be FORMAT:PATH"),
+        (["--bogus", cut], "merge: unknown option '--bogus'"),
+        (["--output", sh["json"][0], sh["json"][0]], "merge input"),
+    ]
+    for args, msg in cases:
+        r = Run(["merge"] + args)
+        check(r.rc == 2 and msg in r.err and r.err.count("\n") == 1 and
+              r.out == "", "%r: %r" % (args, msg), r)
+
+
 sys.exit(main(TMP))
