@@ -48,6 +48,10 @@ static const char usage_text[] =
     "       scenetest check [OPTIONS] PATH...  load and validate only\n"
     "       scenetest timing [OPTIONS] LOG...  summarise TIMING logs\n"
     "       scenetest compare [OPTIONS] BASE NEW  compare two sides' timings\n"
+    "       scenetest merge [--report FORMAT:PATH]... [--format F] [--output "
+    "PATH] INPUT...\n"
+    "                                          shards' JSON or --events "
+    "reports as one\n"
     "       scenetest --version | --help\n"
     "\n"
     "Selection (run, list):\n"
@@ -1697,7 +1701,7 @@ int main(int argc, char **argv) {
                          cmd);
   else
     return st__cli_usage("unknown command '%s'; commands: run, list, check, "
-                         "timing, compare",
+                         "timing, compare, merge",
                          cmd);
   c.cmd_name = cmd;
   c.argv0 = argv[0];
