@@ -461,6 +461,32 @@ def merge__json_shards_equal_the_unsharded_run_in_every_format():
 
 
 @test
+def merge__the_gitlab_recipe_balanced_then_merged_equals_unsharded():
+    # docs/ci.md's pipeline, locally: 4 GitLab shards as processes, each
+    # balanced by the last run's JSON report, then merged.
+    sh = shard_reports()
+    last = path("full.json")
+    parts = []
+    for node in (1, 2, 3, 4):
+        j = path("gl-%d.json" % node)
+        r = Run(["run", "--shard-by", "durations:" + last, "--format", "tap",
+                 "--report", "json:" + j, "--log-level", "warning",
+                 *NO_TORCH, SCENES],
+                env={"CI_NODE_INDEX": str(node), "CI_NODE_TOTAL": "4"})
+        check(r.rc == 0, "balanced shard %d" % node, r)
+        parts.append(j)
+    merged = path("gl-merged.json")
+    r = Run(["merge", "--format", "text", "--report", "junit:" +
+             path("gl-merged.xml"), "--report", "json:" + merged] + parts)
+    check(r.rc == 0, "merge", r)
+    doc = json.load(open(merged))
+    validate_json(doc)
+    check(outcomes(doc) == outcomes(sh["full"]),
+          "balanced shards merged = the unsharded run")
+    check(xmllint(path("gl-merged.xml"))[0] == 0, "merged JUnit validates")
+
+
+@test
 def merge__events_inputs_and_json_out_on_stdout():
     sh = shard_reports()
     r = Run(["merge", "--format", "json"] + sh["events"])
