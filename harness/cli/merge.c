@@ -189,7 +189,7 @@ static int phase_status_of(const char *s, st_phase_status *out) {
 /* One event object into res: 0, 2 (said) or 3. */
 static int add_event(const char *path, const st__jval *e, st_case_result *res) {
   st_event ev;
-  const char *loaded[64];
+  const char **loaded = NULL;
   const st__jval *l = st__json_get(e, "loaded"), *round;
   uint64_t u;
   size_t i;
@@ -224,17 +224,23 @@ static int add_event(const char *path, const st__jval *e, st_case_result *res) {
     ev.emitted = st__json_get(e, "emitted") != NULL &&
                  st__json_get(e, "emitted")->type == ST__J_BOOL &&
                  st__json_get(e, "emitted")->b;
-    if (l != NULL && l->type == ST__J_ARR) {
-      for (i = 0; i < l->n && i < 64; i++) {
-        if (l->items[i].type != ST__J_STR)
+    if (l != NULL && l->type == ST__J_ARR && l->n > 0) {
+      if ((loaded = malloc(l->n * sizeof *loaded)) == NULL)
+        return oom();
+      for (i = 0; i < l->n; i++) {
+        if (l->items[i].type != ST__J_STR) {
+          free(loaded);
           return at_error(path, &l->items[i], "merge: %s",
                           "\"loaded\" holds strings");
+        }
         loaded[ev.n_loaded++] = l->items[i].str;
       }
       ev.loaded = loaded;
     }
   }
-  return st__case_result_add_event(res, &ev) == ST_OK ? 0 : oom();
+  i = st__case_result_add_event(res, &ev) == ST_OK;
+  free(loaded);
+  return i ? 0 : oom();
 }
 
 /* The env object into res: 0 or 2. */
@@ -287,7 +293,10 @@ static int build_case(merge *m, size_t k, const st__jval *c, unsigned iter,
                     "\"duration_ns\" (a non-negative integer)");
   if (m->in[k].run != NULL)
     st__json_u64(st__json_get(m->in[k].run, "seed"), &seed);
-  res = st__case_result_new(scene, kase, "", 0,
+  /* The reports do not record a case's scene file: the rerun command a
+   * report prints names SCENES, for the user to replace
+   * (docs/cli.md#merge). */
+  res = st__case_result_new(scene, kase, "SCENES", 0,
                             platform != NULL ? platform : "cpu", seed);
   if (res == NULL)
     return oom();
@@ -597,7 +606,7 @@ static void replay(const merge *m, st_observer *obs, size_t n_obs,
     memset(&ci, 0, sizeof ci);
     ci.scene = st_case_result_scene(res);
     ci.name = st_case_result_case(res);
-    ci.file = m->in[m->cases[i].input].path;
+    ci.file = st_case_result_file(res);
     ci.platform = st_case_result_platform(res);
     ci.seed = seed;
     ci.index = i;
@@ -767,6 +776,10 @@ int st__cli_merge_main(int argc, char **argv) {
   cfg.argc = argc;
   cfg.argv = argv;
   cfg.merge_inputs = inputs;
+  for (i = 0; i < m.n; i++)
+    cfg.merge_elapsed_ns += st_case_result_duration_ns(m.cases[i].res);
+  if (cfg.merge_elapsed_ns == 0)
+    cfg.merge_elapsed_ns = 1;
   if ((status = open_outputs(&m, out, &n_out, &cfg)) != 0)
     goto done;
   for (i = 0; i < n_out; i++)
