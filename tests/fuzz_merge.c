@@ -21,8 +21,7 @@ static void walk(const st__jval *v) {
     abort();
   if (v->line < 1 || v->col < 1)
     abort();
-  for (i = 0; (v->type == ST__J_ARR || v->type == ST__J_OBJ) && i < v->n;
-       i++) {
+  for (i = 0; (v->type == ST__J_ARR || v->type == ST__J_OBJ) && i < v->n; i++) {
     if (v->type == ST__J_OBJ && v->keys[i] == NULL)
       abort();
     walk(&v->items[i]);

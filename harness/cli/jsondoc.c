@@ -294,8 +294,7 @@ static void parse_container(rd *r, st__jval *v, int obj) {
   }
 }
 
-static void literal(rd *r, st__jval *v, const char *word, st__jtype t,
-                    int b) {
+static void literal(rd *r, st__jval *v, const char *word, st__jtype t, int b) {
   size_t n = strlen(word);
   if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0) {
     fail(r, "a value");

@@ -59,8 +59,7 @@ static int slurp(const char *path, char **text, size_t *len) {
   *text = NULL;
   *len = 0;
   if (f == NULL)
-    return st__cli_usage("merge: cannot read '%s': %s", path,
-                         strerror(errno));
+    return st__cli_usage("merge: cannot read '%s': %s", path, strerror(errno));
   for (;;) {
     size_t got;
     if (cap - *len < 65536) {
@@ -244,8 +243,7 @@ static int add_event(const char *path, const st__jval *e, st_case_result *res) {
 }
 
 /* The env object into res: 0 or 2. */
-static int add_env(const char *path, const st__jval *env,
-                   st_case_result *res) {
+static int add_env(const char *path, const st__jval *env, st_case_result *res) {
   const char **kv;
   size_t i;
   if (env == NULL || env->type != ST__J_OBJ || env->n == 0)
@@ -381,8 +379,9 @@ static char *record_line(const st__jval *r) {
     if (r->items[i].type == ST__J_STR)
       fprintf(f, " %s=%s", r->keys[i], r->items[i].str);
   for (i = 0; mods != NULL && mods->type == ST__J_OBJ && i < mods->n; i++)
-    fprintf(f, strcmp(mods->keys[i], "torch") == 0 ? " %s_imported=%s"
-                                                    : " %s_loaded=%s",
+    fprintf(f,
+            strcmp(mods->keys[i], "torch") == 0 ? " %s_imported=%s"
+                                                : " %s_loaded=%s",
             mods->keys[i],
             mods->items[i].type == ST__J_BOOL && mods->items[i].b ? "true"
                                                                   : "false");
@@ -560,8 +559,8 @@ static char *inputs_json(const merge *m) {
   fputc('[', f);
   for (i = 0; i < m->n_in; i++) {
     const input *in = &m->in[i];
-    const st__jval *shard = in->run != NULL ? st__json_get(in->run, "shard")
-                                            : NULL;
+    const st__jval *shard =
+        in->run != NULL ? st__json_get(in->run, "shard") : NULL;
     fputs(i > 0 ? ",\n    {\"path\": " : "\n    {\"path\": ", f);
     st__json_string(f, in->path);
     fputs(", \"shard\": ", f);
@@ -647,9 +646,9 @@ static int parse_args(merge *m, int argc, char **argv) {
     const char *a = argv[i];
     if (opts && strcmp(a, "--") == 0) {
       opts = 0;
-    } else if (opts && (strcmp(a, "--format") == 0 ||
-                        strcmp(a, "--output") == 0 ||
-                        strcmp(a, "--report") == 0)) {
+    } else if (opts &&
+               (strcmp(a, "--format") == 0 || strcmp(a, "--output") == 0 ||
+                strcmp(a, "--report") == 0)) {
       const char *v = i + 1 < argc ? argv[++i] : NULL;
       if (v == NULL || v[0] == '\0')
         return st__cli_usage("merge: %s needs a value", a);
@@ -697,7 +696,7 @@ static int open_outputs(merge *m, st__output *out, size_t *n_out,
   int rc;
   if (res == NULL)
     return oom();
-  out[0].fmt = m->format >= 0 ? m->format
+  out[0].fmt = m->format >= 0                   ? m->format
                : m->output == NULL && isatty(1) ? ST__FMT_TEXT
                                                 : ST__FMT_TAP;
   out[0].path = m->output;

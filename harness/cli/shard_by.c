@@ -24,8 +24,7 @@ int st__shard_by_parse(const char *text, const char **path) {
   static const char prefix[] = "durations:";
   if (strncmp(text, prefix, sizeof prefix - 1) != 0 ||
       text[sizeof prefix - 1] == '\0')
-    return st__cli_usage("--shard-by must be durations:FILE (got '%s')",
-                         text);
+    return st__cli_usage("--shard-by must be durations:FILE (got '%s')", text);
   *path = text + sizeof prefix - 1;
   return 0;
 }
@@ -97,8 +96,8 @@ static void fold(st__durations *d) {
     size_t j = i + 1;
     uint64_t sum = d->items[i].ns, k;
     while (j < d->n && strcmp(d->items[j].name, d->items[i].name) == 0) {
-      sum += d->items[j].ns > UINT64_MAX - sum ? UINT64_MAX - sum
-                                               : d->items[j].ns;
+      sum +=
+          d->items[j].ns > UINT64_MAX - sum ? UINT64_MAX - sum : d->items[j].ns;
       free(d->items[j].name);
       j++;
     }
@@ -222,11 +221,11 @@ int st__shard_by_assign(const st__durations *d, const char *const *ids,
       n_known++;
   if (n_known > 0) {
     qsort(known, n_known, sizeof *known, cmp_u64);
-    median = n_known % 2 ? known[n_known / 2]
-                         : known[n_known / 2 - 1] / 2 + known[n_known / 2] / 2 +
-                               (known[n_known / 2 - 1] % 2 +
-                                known[n_known / 2] % 2) /
-                                   2;
+    median =
+        n_known % 2
+            ? known[n_known / 2]
+            : known[n_known / 2 - 1] / 2 + known[n_known / 2] / 2 +
+                  (known[n_known / 2 - 1] % 2 + known[n_known / 2] % 2) / 2;
   }
   for (i = 0; i < n; i++) {
     jobs[i].id = ids[i];
@@ -243,7 +242,7 @@ int st__shard_by_assign(const st__durations *d, const char *const *ids,
         best = s;
     shard_of[jobs[i].at] = best;
     load[best] = jobs[i].ns > UINT64_MAX - load[best] ? UINT64_MAX
-                                                       : load[best] + jobs[i].ns;
+                                                      : load[best] + jobs[i].ns;
     count[best]++;
   }
   rc = 0;
