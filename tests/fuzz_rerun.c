@@ -2,8 +2,9 @@
 /* libFuzzer target for the --rerun-failed readers (cli/rerun_parse.c):
  * any bytes as a report file (events, JSON, JUnit, TAP); the readers must
  * not crash, hang, read out of bounds or leak; every name they return
- * holds "::", and text with a NUL byte is never a report. Seeds in
- * tests/fuzz/rerun. */
+ * holds "::", and text with a NUL byte is never a report. The same bytes
+ * go through the --shard-by durations reader (st__durations_parse), whose
+ * stop offset stays inside the text. Seeds in tests/fuzz/rerun. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc == 0 && memchr(text, '\0', size) != NULL)
     abort();
   st__names_free(names, n);
+  {
+    uint64_t *durs = NULL;
+    size_t stop = (size_t)-1;
+    names = NULL;
+    n = 99;
+    rc = st__durations_parse(text, size, &names, &durs, &n, &stop);
+    if (stop > size || (rc != 0 && (names != NULL || durs != NULL || n != 0)))
+      abort();
+    if (rc != 0 && rc != ST__RERUN_NOT_A_REPORT && rc != ST__RERUN_NOMEM)
+      abort();
+    for (i = 0; i < n; i++)
+      if (strstr(names[i], "::") == NULL)
+        abort();
+    st__names_free(names, n);
+    free(durs);
+  }
   free(text);
   return 0;
 }

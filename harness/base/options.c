@@ -92,6 +92,7 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, live);
   TAKE(out, in, st_run_options, interrupts);
   TAKE(out, in, st_run_options, guard_pages);
+  TAKE(out, in, st_run_options, shard_preselected);
   return ST_OK;
 }
 

@@ -23,6 +23,8 @@
 #include "case/args.h"
 #include "case/result.h"
 #include "cli/cli_internal.h"
+#include "cli/merge.h"
+#include "cli/shard_by.h"
 #include "cli/cli_measure.h"
 #include "cli/inputs.h"
 #include "ops/validate.h"
@@ -47,6 +49,10 @@ static const char usage_text[] =
     "       scenetest check [OPTIONS] PATH...  load and validate only\n"
     "       scenetest timing [OPTIONS] LOG...  summarise TIMING logs\n"
     "       scenetest compare [OPTIONS] BASE NEW  compare two sides' timings\n"
+    "       scenetest merge [--report FORMAT:PATH]... [--format F] [--output "
+    "PATH] INPUT...\n"
+    "                                          shards' JSON or --events "
+    "reports as one\n"
     "       scenetest --version | --help\n"
     "\n"
     "Selection (run, list):\n"
@@ -57,7 +63,11 @@ static const char usage_text[] =
     "  --manual MODE         exclude|include|only manual cases (default "
     "exclude)\n"
     "  --shard K/N           only shard K of N (0-based; run also reads\n"
-    "                        GTEST_*, TEST_* and CI_NODE_* shard variables)\n"
+    "                        GTEST_*, TEST_*, CI_NODE_*, CIRCLE_NODE_* and\n"
+    "                        BUILDKITE_PARALLEL_JOB* shard variables)\n"
+    "  --shard-by durations:FILE  split the shards by the case durations of\n"
+    "                        an earlier JSON or --events report (longest\n"
+    "                        first) instead of the name hash\n"
     "  --rerun-failed FILE   only the cases an --events, json, junit or tap\n"
     "                        report says failed\n"
     "  --require-cases       exit 2 when nothing is selected (default: exit "
@@ -277,6 +287,10 @@ typedef struct cli {
   const char *rerun_failed;
   char **rerun_names; /* from rerun_failed; owned */
   size_t n_rerun_names;
+  const char *shard_by;    /* --shard-by durations:FILE: FILE */
+  st__durations durations; /* read from shard_by; owned */
+  char **shard_names;      /* this shard's cases under shard_by; owned */
+  size_t n_shard_names;
   const char *argv0; /* the program as invoked (SPEC §10 rerun command) */
   int argc;
   char **argv;
@@ -334,6 +348,7 @@ static int parse_timeout(cli *c, const struct optdef *o, const char *val);
 static int handled_first(cli *c, const struct optdef *o, const char *val);
 static int parse_report(cli *c, const struct optdef *o, const char *val);
 static int parse_shard(cli *c, const struct optdef *o, const char *val);
+static int parse_shard_by(cli *c, const struct optdef *o, const char *val);
 static int parse_shuffle_seed(cli *c, const struct optdef *o, const char *val);
 
 static const char *const manual_names[] = {"exclude", "include", "only", NULL};
@@ -403,6 +418,7 @@ static const optdef options[] = {
     STRING("golden-platform", CMD_RUN, golden_platform, "a platform name"),
     FLAG("no-default-plugins", CMD_ALL, no_default_plugins),
     CUSTOM("shard", CMD_SELECT, parse_shard),
+    CUSTOM("shard-by", CMD_SELECT, parse_shard_by),
     UINT("repeat", 0, CMD_RUN, repeat, 1, 1000000),
     FLAG("shuffle", CMD_RUN, shuffle),
     CUSTOM("shuffle-seed", CMD_RUN, parse_shuffle_seed),
@@ -585,6 +601,11 @@ static int parse_report(cli *c, const optdef *o, const char *val) {
 static int parse_shard(cli *c, const optdef *o, const char *val) {
   (void)o;
   return st__shard_parse(val, &c->shard);
+}
+
+static int parse_shard_by(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  return st__shard_by_parse(val, &c->shard_by);
 }
 
 /* --shuffle-seed S implies --shuffle: it exists to replay an order. */
@@ -1014,7 +1035,72 @@ static int settle_options(cli *c) {
       (rc = st__rerun_read(c->rerun_failed, &c->rerun_names,
                            &c->n_rerun_names)) != 0)
     return rc;
+  if (c->shard_by != NULL &&
+      (rc = st__durations_read(c->shard_by, &c->durations)) != 0)
+    return rc;
   return 0;
+}
+
+/* --shard-by durations:FILE (docs/cli.md#sharding): the selection
+ * without the shard, split longest processing time first, becomes
+ * only_cases (this shard's), which the library then takes as the shard's
+ * cases as they are. 0 or an exit status. */
+static int shard_by_durations(cli *c, const st_scene_set *set,
+                              st_run_options *opts) {
+  st_run_options all = *opts;
+  st_case_ref *refs = NULL;
+  char **ids = NULL;
+  unsigned *shard_of = NULL;
+  size_t n = 0, i, k = 0;
+  st_error err;
+  st_status rc;
+  int status = 0;
+
+  if (c->shard_by == NULL || opts->shard_total <= 1)
+    return 0;
+  all.shard_total = 0;
+  all.shard_index = 0;
+  st_error_clear(&err);
+  if ((rc = st_select_cases(set, &all, &refs, &n, &err)) != ST_OK)
+    return report_error(&err, rc);
+  ids = calloc(n + 1, sizeof *ids);
+  shard_of = calloc(n + 1, sizeof *shard_of);
+  if (ids == NULL || shard_of == NULL)
+    goto oom;
+  for (i = 0; i < n; i++) {
+    const st_scene *sc = refs[i].scene;
+    const char *sn = st_scene_name(sc),
+               *cn = st_scene_case_name(sc, refs[i].index);
+    if ((ids[i] = malloc(strlen(sn) + strlen(cn) + 3)) == NULL)
+      goto oom;
+    sprintf(ids[i], "%s::%s", sn, cn);
+  }
+  if (st__shard_by_assign(&c->durations, (const char *const *)ids, n,
+                          opts->shard_total, shard_of) != 0)
+    goto oom;
+  /* Kept in ids' order (the selection's): compacted in place. */
+  for (i = 0; i < n; i++) {
+    if (shard_of[i] == opts->shard_index)
+      ids[k++] = ids[i];
+    else
+      free(ids[i]);
+  }
+  c->shard_names = ids;
+  c->n_shard_names = k;
+  ids = NULL;
+  opts->use_only_cases = 1;
+  opts->only_cases = (const char *const *)c->shard_names;
+  opts->n_only_cases = c->n_shard_names;
+  opts->shard_preselected = 1;
+  goto out;
+oom:
+  status = internal_error("splitting by durations", ST_ENOMEM);
+out:
+  if (ids != NULL)
+    st__names_free(ids, n);
+  free(shard_of);
+  free(refs);
+  return status;
 }
 
 /* --rerun-failed names that no loaded case has: a warning each (the
@@ -1332,6 +1418,8 @@ static int collect_inputs(const cli *c, const st_scene_set *set,
     bad |= st__inputs_add(in, "--plugin", c->plugins.items[i]);
   if (c->rerun_failed != NULL)
     bad |= st__inputs_add(in, "--rerun-failed report", c->rerun_failed);
+  if (c->shard_by != NULL)
+    bad |= st__inputs_add(in, "--shard-by report", c->shard_by);
   for (i = 0; i < n; i++)
     bad |= st__inputs_add(in, "scene file",
                           st_scene_file(st_scene_set_get(set, i)));
@@ -1676,6 +1764,8 @@ static int run_command(cli *c) {
   warn_unknown_names(c, set);
   options_from_cli(c, &opts);
   opts.registry = reg;
+  if ((status = shard_by_durations(c, set, &opts)) != 0)
+    goto out;
   switch (c->cmd) {
   case CMD_CHECK:
     status = cmd_check(c, set);
@@ -1872,6 +1962,10 @@ int main(int argc, char **argv) {
   if (argc >= 2 &&
       (strcmp(argv[1], "timing") == 0 || strcmp(argv[1], "compare") == 0))
     return st__cli_measure_main(argc, argv);
+  /* merge reads reports, not scenes (docs/cli.md#merge). */
+  if (argc >= 2 && strcmp(argv[1], "merge") == 0 &&
+      !has_flag(argc, argv, "--help", "-h"))
+    return st__cli_merge_main(argc, argv);
   /* --help and --version win wherever they are, as with GNU tools. */
   if (has_flag(argc, argv, "--help", "-h")) {
     fputs(usage_text, stdout);
@@ -1900,7 +1994,7 @@ int main(int argc, char **argv) {
                          cmd);
   else
     return st__cli_usage("unknown command '%s'; commands: run, list, check, "
-                         "timing, compare",
+                         "timing, compare, merge",
                          cmd);
   c.cmd_name = cmd;
   c.argv0 = argv[0];
@@ -1940,5 +2034,7 @@ out:
   for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
     free(lists[i]->items);
   st__names_free(c.rerun_names, c.n_rerun_names);
+  st__names_free(c.shard_names, c.n_shard_names);
+  st__durations_free(&c.durations);
   return status;
 }

@@ -95,9 +95,11 @@ typedef struct st__shard {
 int st__shard_parse(const char *text /* IN */, st__shard *out /* OUT */);
 /* The run's shard (SPEC §10): option (from --shard; total 0 if absent)
  * checked against the environment's pairs in the order GTEST_*, TEST_*,
- * CI_NODE_* (1-based; CI_NODE_TOTAL alone or equal to 1 is unsharded).
- * Half a pair, a malformed value, two pairs or the option and a pair that
- * disagree: a usage error naming them. With touch, TEST_SHARD_STATUS_FILE
+ * CI_NODE_* (1-based; CI_NODE_TOTAL alone or equal to 1 is unsharded),
+ * CIRCLE_NODE_*, BUILDKITE_PARALLEL_JOB* (docs/cli.md#sharding). A total
+ * of 1 is unsharded and agrees with anything. Half a pair, a malformed
+ * value, two pairs or the option and a pair that disagree: a usage error
+ * naming them. With touch, TEST_SHARD_STATUS_FILE
  * (when set) is created or its mtime updated. 0, 2. */
 int st__shard_resolve(const st__shard *option /* IN */, int touch,
                       st__shard *out /* OUT */);

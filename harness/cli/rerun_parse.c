@@ -21,6 +21,9 @@ typedef struct names {
   char **items;
   size_t n, cap;
   int oom;
+  int all;         /* every case with its duration (st__durations_parse) */
+  uint64_t *durs;  /* with all: items[i]'s duration_ns */
+  uint64_t dur;    /* with all: the duration of the name being added */
 } names;
 
 void st__names_free(char **items, size_t n) {
@@ -53,8 +56,18 @@ static void add_name(names *l, const char *scene, size_t scene_len,
       return;
     }
     l->items = grown;
+    if (l->all) {
+      uint64_t *d = realloc(l->durs, cap * sizeof *d);
+      if (d == NULL) {
+        l->oom = 1;
+        return;
+      }
+      l->durs = d;
+    }
     l->cap = cap;
   }
+  if (l->all)
+    l->durs[l->n] = l->dur;
   s = malloc(scene_len + kase_len + 3);
   if (s == NULL) {
     l->oom = 1;
@@ -290,8 +303,24 @@ static int enter(jp *j, char close) {
   return 1;
 }
 
+/* A non-negative integer at s[0..n) (digits only) into *v: 1, else 0. */
+static int read_u64(const char *s, size_t n, uint64_t *v) {
+  size_t i;
+  *v = 0;
+  if (n == 0)
+    return 0;
+  for (i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9' || *v > (UINT64_MAX - 9) / 10)
+      return 0;
+    *v = *v * 10 + (uint64_t)(s[i] - '0');
+  }
+  return 1;
+}
+
 static void parse_object(jp *j) {
   jstr scene = {NULL, 0}, kase = {NULL, 0}, status = {NULL, 0};
+  uint64_t dur = 0;
+  int has_dur = 0;
   if (!enter(j, '}'))
     return;
   while (!j->bad) {
@@ -305,6 +334,23 @@ static void parse_object(jp *j) {
     parse_string(j, &key);
     if (j->bad)
       break;
+    if (strcmp(key.text, "duration_ns") == 0) {
+      const char *at;
+      free(key.text);
+      skip_ws(j);
+      if (j->p >= j->end || *j->p != ':') {
+        j->bad = 1;
+        break;
+      }
+      j->p++;
+      skip_ws(j);
+      at = j->p;
+      parse_value(j);
+      has_dur = !j->bad && read_u64(at, (size_t)(j->p - at), &dur);
+      if (!j->bad && !next_member(j, '}'))
+        break;
+      continue;
+    }
     if (strcmp(key.text, "scene") == 0)
       slot = &scene;
     else if (strcmp(key.text, "case") == 0)
@@ -329,8 +375,10 @@ static void parse_object(jp *j) {
       break;
   }
   if (!j->bad && scene.text && kase.text && status.text &&
-      failed_status(status.text, status.len))
+      (j->out->all ? has_dur : failed_status(status.text, status.len))) {
+    j->out->dur = dur;
     add_name(j->out, scene.text, scene.len, kase.text, kase.len);
+  }
   free(scene.text);
   free(kase.text);
   free(status.text);
@@ -382,7 +430,8 @@ static void parse_value(jp *j) {
 
 /* The JSON document, or JSON Lines: objects one after another, separated
  * by whitespace only. */
-static int read_json(const char *text, size_t len, names *out) {
+static int read_json(const char *text, size_t len, names *out,
+                     size_t *stop) {
   jp j;
   memset(&j, 0, sizeof j);
   j.p = text;
@@ -400,6 +449,8 @@ static int read_json(const char *text, size_t len, names *out) {
     if (j.bad)
       break;
   }
+  if (stop != NULL)
+    *stop = (size_t)(j.p - text);
   return j.bad ? -1 : 0;
 }
 
@@ -646,7 +697,7 @@ int st__rerun_parse(const char *text, size_t len, char ***out_names,
   if (text[i] == '<')
     rc = read_junit(text + i, len - i, &l);
   else if (text[i] == '{')
-    rc = read_json(text + i, len - i, &l);
+    rc = read_json(text + i, len - i, &l, NULL);
   else if (text[i] == 'T' || text[i] == '1')
     rc = read_tap(text + i, len - i, &l);
   else
@@ -656,6 +707,40 @@ int st__rerun_parse(const char *text, size_t len, char ***out_names,
     return l.oom ? ST__RERUN_NOMEM : ST__RERUN_NOT_A_REPORT;
   }
   *out_names = l.items;
+  *n = l.n;
+  return 0;
+}
+
+int st__durations_parse(const char *text, size_t len, char ***out_names,
+                        uint64_t **durs, size_t *n, size_t *stop) {
+  names l;
+  size_t i = 0, at = 0;
+  const char *nul;
+  int rc;
+
+  *out_names = NULL;
+  *durs = NULL;
+  *n = 0;
+  memset(&l, 0, sizeof l);
+  l.all = 1;
+  while (i < len && is_space(text[i]))
+    i++;
+  *stop = i;
+  if (i == len)
+    return 0;
+  if ((nul = memchr(text, '\0', len)) != NULL) {
+    *stop = (size_t)(nul - text);
+    return ST__RERUN_NOT_A_REPORT;
+  }
+  rc = text[i] == '{' ? read_json(text + i, len - i, &l, &at) : -1;
+  *stop = i + at;
+  if (l.oom || rc != 0) {
+    st__names_free(l.items, l.n);
+    free(l.durs);
+    return l.oom ? ST__RERUN_NOMEM : ST__RERUN_NOT_A_REPORT;
+  }
+  *out_names = l.items;
+  *durs = l.durs;
   *n = l.n;
   return 0;
 }

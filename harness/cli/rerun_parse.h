@@ -7,6 +7,7 @@
 #define SCENETEST_HARNESS_RERUN_PARSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* What st__rerun_parse returns besides 0. */
 #define ST__RERUN_NOT_A_REPORT (-1)
@@ -25,6 +26,19 @@
  * Caller frees *names with st__names_free. Thread-safety: any thread. */
 int st__rerun_parse(const char *text /* IN */, size_t len,
                     char ***names /* OUT, owned */, size_t *n /* OUT */);
+
+/* The same JSON reader for --shard-by durations:FILE: every case object
+ * (members "scene", "case", "status" and an integer "duration_ns") of a
+ * JSON document or --events file, in file order, as "scene::case" (the
+ * "@k" suffix dropped) in *names and its duration in (*durs)[i]. *stop is
+ * the byte offset where the reading stopped (the error's place when it
+ * failed). 0, ST__RERUN_NOT_A_REPORT (also for a first byte that is not
+ * '{', or a NUL byte) or ST__RERUN_NOMEM. Caller frees *names with
+ * st__names_free and *durs with free. Thread-safety: any thread. */
+int st__durations_parse(const char *text /* IN */, size_t len,
+                        char ***names /* OUT, owned */,
+                        uint64_t **durs /* OUT, owned */, size_t *n /* OUT */,
+                        size_t *stop /* OUT */);
 
 /* Frees n names and the array; names may be NULL. Thread-safety: any
  * thread. */

@@ -10,7 +10,15 @@
  *   GitLab      CI_NODE_INDEX / CI_NODE_TOTAL, 1-based, for `parallel:`
  *               jobs; GitLab sets CI_NODE_TOTAL=1 in every other job, so
  *               CI_NODE_TOTAL alone, or 1, is unsharded (GitLab CI/CD
- *               variables reference).
+ *               variables reference);
+ *   CircleCI    CIRCLE_NODE_INDEX / CIRCLE_NODE_TOTAL, 0-based, for
+ *               `parallelism:` jobs (CircleCI's project values and
+ *               variables reference);
+ *   Buildkite   BUILDKITE_PARALLEL_JOB / BUILDKITE_PARALLEL_JOB_COUNT,
+ *               0-based, for `parallelism:` steps (Buildkite's
+ *               environment variables reference).
+ * A pair whose total is 1 is unsharded and agrees with every other; the
+ * first pair present names the source (docs/cli.md#sharding).
  * Conflicts are usage errors: a silently wrong shard runs the wrong cases
  * and still passes. */
 #include <errno.h>
@@ -73,6 +81,10 @@ static const pair pairs[] = {
     {"TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS",
      "TEST_SHARD_INDEX/TEST_TOTAL_SHARDS", 0},
     {"CI_NODE_INDEX", "CI_NODE_TOTAL", "CI_NODE_INDEX/CI_NODE_TOTAL", 1},
+    {"CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL",
+     "CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL", 0},
+    {"BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT",
+     "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT", 0},
 };
 
 /* Reads one pair: 0 with out->total 0 when absent (or, for GitLab,
@@ -152,7 +164,7 @@ int st__shard_resolve(const st__shard *option, int touch, st__shard *out) {
   for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
     if ((rc = read_pair(&pairs[i], &found)) != 0)
       return rc;
-    if (found.source == NULL)
+    if (found.source == NULL || found.total <= 1)
       continue;
     if (have && !same_shard(&first, &found)) {
       describe(&first, a, sizeof a);
@@ -164,7 +176,7 @@ int st__shard_resolve(const st__shard *option, int touch, st__shard *out) {
       first = found;
     have = 1;
   }
-  if (option->total > 0 && have && !same_shard(option, &first)) {
+  if (option->total > 1 && have && !same_shard(option, &first)) {
     describe(option, a, sizeof a);
     describe(&first, b, sizeof b);
     return st__cli_usage("--shard says %s but %s says %s", a, first.source, b);

@@ -32,6 +32,12 @@ typedef struct st__report_config {
   /* The loaded scenes: JUnit's golden_platform property of a scene
    * without --golden-platform is the scene's own. NULL: "reference". */
   const st_scene_set *scenes;
+  /* `scenetest merge` (docs/cli.md#merge): the JSON report's "inputs"
+   * list, rendered (a JSON array). NULL: none, as for `run`. */
+  const char *merge_inputs;
+  /* merge: the text summary's "in T", the sum of the merged cases'
+   * durations; 0: the run's own wall time. */
+  uint64_t merge_elapsed_ns;
 } st__report_config;
 
 /* Each constructor fills *obs with callbacks and a malloc'd state in

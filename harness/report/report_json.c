@@ -103,6 +103,8 @@ static void json_run_end(void *data, const st_run_result *run) {
   fputs("{\"format_version\": 1, \"version\": \"" ST_VERSION_STRING "\",\n",
         out);
   put_run(out, st);
+  if (st->cfg.merge_inputs != NULL)
+    fprintf(out, "  \"inputs\": %s,\n", st->cfg.merge_inputs);
   fputs("  \"autoload\": [", out);
   for (i = 0; i < n_recs; i++) {
     if (i > 0)

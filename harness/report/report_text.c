@@ -472,7 +472,9 @@ static void text_run_end(void *data, const st_run_result *result) {
   if (st->cfg.color)
     fputs(RESET, out);
   fputs(" in ", out);
-  put_duration(out, now_ns() - st->t0);
+  /* merge: the inputs' time, not the replay's. */
+  put_duration(out, st->cfg.merge_elapsed_ns != 0 ? st->cfg.merge_elapsed_ns
+                                                  : now_ns() - st->t0);
   fputc('\n', out);
   fflush(out);
   pthread_mutex_unlock(&st->lock);

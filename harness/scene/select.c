@@ -315,7 +315,7 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       if (o.use_only_cases &&
           (names == NULL || !named(names, o.n_only_cases, sname, cname)))
         continue;
-      if (o.shard_total > 1 &&
+      if (o.shard_total > 1 && !o.shard_preselected &&
           st_shard_hash(sname, cname) % o.shard_total != o.shard_index)
         continue;
       if (n_refs == cap) {

@@ -89,6 +89,11 @@ typedef struct st_run_options {
    * tensors live in shared segments, guarded by canary zones. Process-wide
    * while the run lasts. */
   int guard_pages;
+  /* 1: only_cases (with use_only_cases) already holds exactly this
+   * shard's cases, chosen by the caller (the CLI's --shard-by
+   * durations:FILE, docs/cli.md#sharding): the hash filter is skipped and
+   * shard_index/shard_total only label the reports. Default 0. */
+  int shard_preselected;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */

@@ -164,7 +164,7 @@ def no_command_is_usage_error():
 def unknown_command_is_usage_error():
     usage_error(Run(["frobnicate", GOOD_F]),
                 "unknown command 'frobnicate'; commands: run, list, check, "
-                "timing, compare")
+                "timing, compare, merge")
 
 
 @test

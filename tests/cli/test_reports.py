@@ -47,7 +47,9 @@ taptest.EXE = EXE
 # The CI engines' variables of the machine this runs on must not leak in.
 CI_VARS = ["GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS", "TEST_SHARD_INDEX",
            "TEST_TOTAL_SHARDS", "TEST_SHARD_STATUS_FILE", "CI_NODE_INDEX",
-           "CI_NODE_TOTAL", "GTEST_OUTPUT", "XML_OUTPUT_FILE"]
+           "CI_NODE_TOTAL", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL",
+           "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT",
+           "GTEST_OUTPUT", "XML_OUTPUT_FILE"]
 for v in CI_VARS:
     os.environ.pop(v, None)
 
