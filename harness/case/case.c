@@ -29,6 +29,7 @@
 #include "ops/avail.h"
 #include "ops/backends.h"
 #include "scene/golden_view.h"
+#include "scene/quarantine.h"
 #include "scene/scene.h"
 
 /* Validates and calls fn; maps the outcome to a phase status and, on
@@ -561,6 +562,16 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
                                "out of memory recording events");
   if (scene->cases[ref->index].expect_fail)
     st__case_result_apply_expect(cc.res);
+  if (scene->cases[ref->index].quarantine != NULL) {
+    const st__quarantine *q = scene->cases[ref->index].quarantine;
+    char today[11];
+    st__quarantine_today(today);
+    st__case_result_apply_quarantine(
+        cc.res, q, st__quarantine_applies(q, cc.info.platform, today),
+        /* expired here: it would apply on its last day */
+        st__quarantine_expired(q, today) &&
+            st__quarantine_applies(q, cc.info.platform, q->until));
+  }
   st__case_result_set_duration(cc.res, st__now_ns() - t0);
   /* The case's --log-file lines in one write (the logger buffers them). */
   st__log_flush();

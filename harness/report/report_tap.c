@@ -13,6 +13,7 @@
 
 #include "report/json.h"
 #include "report/report.h"
+#include "report/trust.h"
 
 typedef struct tap_state {
   st__report_config cfg;
@@ -118,6 +119,9 @@ static void tap_case_end(void *data, const st_case_info *info,
     }
     fputs("\n  ...\n", out);
   }
+  /* After the point (and its block): comments, which TAP readers show
+   * and do not count (docs/reports.md, "Trust"). */
+  st__report_warnings(out, "# ", res);
   if (!st->to_file || status != ST_CASE_PASS)
     fflush(out);
 }
@@ -128,6 +132,8 @@ static void tap_case_end(void *data, const st_case_info *info,
  * count. */
 static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
+  (void)st__report_quarantine_list(st->cfg.out, NULL, "# quarantined: ",
+                                   result);
   if (result != NULL && st_run_result_interrupted(result))
     fputs("Bail out! interrupted\n", st->cfg.out);
   else if (st->started && st->number != st->total)

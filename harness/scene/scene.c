@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scene/quarantine.h"
 #include "scene/scene.h"
 
 /* Declared in scene.h, which says why it is not calloc. */
@@ -171,6 +172,7 @@ void st__case_free_fields(st__case *c) {
   free_strv(c->manual_platforms, c->n_manual);
   free(c->golden_platform);
   free(c->expect_message);
+  st__quarantine_free(c->quarantine);
   free(c->golden_args);
   st__env_free(&c->env);
 }
@@ -187,6 +189,7 @@ void st__scene_free(st_scene *scene) {
   val_free(&scene->atol_param);
   free(scene->golden_platform);
   free(scene->expect_message);
+  st__quarantine_free(scene->quarantine);
   free(scene->golden_args);
   st__env_free(&scene->env);
   if (scene->args) {
