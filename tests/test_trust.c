@@ -13,6 +13,7 @@
 #include <scenetest/scenetest.h>
 
 #include "case/result.h"
+#include "case/trust.h"
 #include "scene/quarantine.h"
 
 static st_case_result *with(st_case_status status, const char *msg) {
@@ -153,6 +154,79 @@ static void quarantine_copy__deep(void **state) {
   st__quarantine_free(NULL);
 }
 
+/* A float32 tensor of n elements, zeros first. */
+static st_tensor tensor_of(float *v, size_t n, st_dtype dtype) {
+  st_tensor t;
+  memset(&t, 0, sizeof t);
+  t.name = "out";
+  t.dtype = dtype;
+  t.role = ST_ROLE_OUTPUT;
+  t.ndim = 1;
+  t.shape[0] = (int64_t)n;
+  t.numel = n;
+  t.nbytes = n * 4;
+  t.data = v;
+  return t;
+}
+
+static void mistrust_reason__thresholds(void **state) {
+  float v[100];
+  char why[256];
+  st_tensor t;
+  (void)state;
+  for (size_t i = 0; i < 100; i++)
+    v[i] = (float)i + 1.0f;
+  t = tensor_of(v, 100, ST_DTYPE_FLOAT32);
+  assert_false(st__mistrust_reason(&t, why, sizeof why));
+  for (size_t i = 0; i < 29; i++)
+    v[i] = 0.0f;
+  assert_false(st__mistrust_reason(&t, why, sizeof why)); /* 29% */
+  v[29] = -0.0f;
+  assert_false(st__mistrust_reason(&t, why, sizeof why)); /* 30%: not over */
+  v[30] = 0.0f;
+  assert_true(st__mistrust_reason(&t, why, sizeof why)); /* 31% */
+  assert_string_equal(why, "tensor 'out': 31 of golden's 100 elements are "
+                           "zero (over 30%)");
+  /* Constant, and the sizes that never count. */
+  for (size_t i = 0; i < 100; i++)
+    v[i] = 2.5f;
+  assert_true(st__mistrust_reason(&t, why, sizeof why));
+  assert_string_equal(why, "tensor 'out': golden's 100 elements are all "
+                           "equal (2.5)");
+  v[99] = 2.0f;
+  assert_false(st__mistrust_reason(&t, why, sizeof why));
+  t = tensor_of(v, 1, ST_DTYPE_FLOAT32);
+  assert_false(st__mistrust_reason(&t, why, sizeof why)); /* one element */
+  t = tensor_of(v, 0, ST_DTYPE_FLOAT32);
+  assert_false(st__mistrust_reason(&t, why, sizeof why));
+  memset(v, 0, sizeof v);
+  t = tensor_of(v, 100, ST_DTYPE_INT32); /* integers never */
+  assert_false(st__mistrust_reason(&t, why, sizeof why));
+  /* NaN equals nothing: an all-NaN golden is not "all equal". */
+  for (size_t i = 0; i < 4; i++)
+    v[i] = __builtin_nanf("");
+  t = tensor_of(v, 4, ST_DTYPE_FLOAT32);
+  assert_false(st__mistrust_reason(&t, why, sizeof why));
+}
+
+static void determinism_diff__first_element_and_runs(void **state) {
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {1, 2, 3, 4, 5, 6};
+  st_tensor a = tensor_of(x, 6, ST_DTYPE_FLOAT32);
+  st_tensor b = tensor_of(y, 6, ST_DTYPE_FLOAT32);
+  char msg[256];
+  (void)state;
+  a.ndim = b.ndim = 2;
+  a.shape[0] = b.shape[0] = 2;
+  a.shape[1] = b.shape[1] = 3;
+  assert_false(st__determinism_diff(&a, 1, &b, 2, msg, sizeof msg));
+  y[4] = -0.0f;
+  y[5] = 7.0f;
+  x[4] = 0.0f; /* +0 and -0: equal values, different bits */
+  assert_true(st__determinism_diff(&a, 1, &b, 3, msg, sizeof msg));
+  assert_string_equal(msg, "not deterministic: tensor 'out' differs at "
+                           "[1, 1]: 0 in run 1, -0 in run 3");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(quarantine_date_ok__calendar),
@@ -160,6 +234,8 @@ int main(void) {
       cmocka_unit_test(quarantine_today__fixed_by_env),
       cmocka_unit_test(apply_quarantine__verdicts),
       cmocka_unit_test(quarantine_copy__deep),
+      cmocka_unit_test(mistrust_reason__thresholds),
+      cmocka_unit_test(determinism_diff__first_element_and_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include "case/record.h"
 #include "case/result.h"
 #include "case/tbuf.h"
+#include "case/trust.h"
 #include "case/case_env.h"
 #include "ops/avail.h"
 #include "ops/backends.h"
@@ -245,6 +246,7 @@ void st__case_release(st__casectx *cc, st__casedata *d) {
 }
 
 void st__casedata_free(st__casedata *d) {
+  st__case_determinism_free(d);
   st__argset_free(&d->gold); /* first: it may borrow init's inputs */
   st__argset_free(&d->init);
   st__argset_free(&d->args);
@@ -379,6 +381,8 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   if (k->expect_error)
     d->skip_golden = 1;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
+  if (opts->determinism > d->rounds) /* docs/cli.md#determinism */
+    d->rounds = opts->determinism;
   d->golden_backend = st__golden_backend(opts->golden_platform, scene, ci);
 
   /* args: the load already enforced the byte cap for every case. */
@@ -500,8 +504,12 @@ int st__case_compare(st__casectx *cc, st__casedata *d, unsigned round) {
     return 1;
   st__phase_begin(cc, "compare", (int)round);
   t0 = st__now_ns();
+  if (round == 0)
+    st__case_mistrust(cc, d);
   ps = st__compare_all(cc, &d->plan, &d->args, &d->gold, &d->init, round,
                        d->rounds);
+  if (ps == ST_PHASE_OK)
+    ps = st__case_determinism(cc, d, round);
   st__phase_end(cc, "compare", (int)round, t0, ps, 0);
   return ps == ST_PHASE_OK;
 }
@@ -571,6 +579,13 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
         /* expired here: it would apply on its last day */
         st__quarantine_expired(q, today) &&
             st__quarantine_applies(q, cc.info.platform, q->until));
+  }
+  if (rc->opts->strict_mistrust && st__case_result_mistrust(cc.res) &&
+      st_case_result_status(cc.res) == ST_CASE_PASS) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "mistrusted (--strict-mistrust): %s",
+             st__case_result_mistrust(cc.res));
+    st__case_result_override(cc.res, ST_CASE_FAIL, msg);
   }
   st__case_result_set_duration(cc.res, st__now_ns() - t0);
   /* The case's --log-file lines in one write (the logger buffers them). */

@@ -89,6 +89,13 @@ typedef struct st_run_options {
    * tensors live in shared segments, guarded by canary zones. Process-wide
    * while the run lasts. */
   int guard_pages;
+  /* 1 (--strict-mistrust): a mistrusted case that passes fails
+   * (docs/cli.md#mistrust). */
+  int strict_mistrust;
+  /* N >= 2 (--determinism N): each case runs at least N rounds in this
+   * process on the same inputs, and every round's outputs must equal the
+   * first's bit for bit (docs/cli.md#determinism); 0 or 1: off. */
+  unsigned determinism;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
