@@ -76,6 +76,9 @@ cases:
   - name: inherits
   - name: own
     expect: fail
+  - name: grid
+    matrix: {SEED: [1, 2]}
+    expect: {fail: true, reason: grid, until: 2026-06-29}
 """)
 
 
@@ -159,13 +162,21 @@ def strict_and_not_strict_passes():
 def scene_quarantine_and_case_override():
     r = run(["--format", "json", S], "2026-06-30")
     got, doc = statuses(r)
-    check(got == {"s::inherits": "xfail", "s::own": "xfail"}, repr(got), r)
+    check(got == {"s::inherits": "xfail", "s::own": "xfail",
+                  "s::grid[SEED=1]": "fail", "s::grid[SEED=2]": "fail"},
+          repr(got), r)
     q = {c["id"]: c["quarantine"] for c in doc["cases"]}
-    check(q["s::inherits"]["reason"] == "all" and q["s::own"] is None,
-          repr(q), r)
+    check(q["s::inherits"]["reason"] == "all" and q["s::own"] is None and
+          q["s::grid[SEED=2]"]["reason"] == "grid" and
+          q["s::grid[SEED=2]"]["expired"] is True, repr(q), r)
     r = run(["--format", "json", S], "2026-07-01")
     got, _ = statuses(r)
-    check(got == {"s::inherits": "fail", "s::own": "xfail"}, repr(got), r)
+    check(got == {"s::inherits": "fail", "s::own": "xfail",
+                  "s::grid[SEED=1]": "fail", "s::grid[SEED=2]": "fail"},
+          repr(got), r)
+    r = run(["--format", "json", S], "2026-06-29")
+    got, _ = statuses(r)
+    check(got["s::grid[SEED=1]"] == "xfail", repr(got), r)
 
 
 @test
