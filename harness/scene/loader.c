@@ -1980,6 +1980,9 @@ static int take_quarantine(loader *L, const node *n, st__quarantine **out) {
     expected(L, v[Q_UNTIL], "a date YYYY-MM-DD", "until");
   if (v[Q_PLATFORMS] && v[Q_PLATFORMS]->kind != N_SEQ)
     expected(L, v[Q_PLATFORMS], "a list of platform names", "platforms");
+  else if (v[Q_PLATFORMS] && v[Q_PLATFORMS]->n == 0)
+    nerr(L, v[Q_PLATFORMS], "expected at least one platform in 'platforms' "
+         "(leave it out for every platform), got []");
   char *reason =
       v[Q_REASON] ? take_string(L, v[Q_REASON], "a reason", "reason") : NULL;
   if (L->raised != errs || L->oom) {
