@@ -14,6 +14,7 @@
 
 #include "case/result.h"
 #include "case/trust.h"
+#include "case/wire.h"
 #include "scene/quarantine.h"
 
 static st_case_result *with(st_case_status status, const char *msg) {
@@ -227,6 +228,44 @@ static void determinism_diff__first_element_and_runs(void **state) {
                            "[1, 1]: 0 in run 1, -0 in run 3");
 }
 
+/* A supervised child sends its result on the wire: the warnings and the
+ * mistrust arrive as they left, in order, and none stay none. */
+static void wire_result__carries_warnings_and_mistrust(void **state) {
+  st_case_result *r = with(ST_CASE_PASS, NULL), *back;
+  st__wbuf b;
+  st__rbuf rd;
+  (void)state;
+  st__case_result_add_warning(r, "passes: remove the quarantine");
+  st__case_result_set_mistrust(r, "tensor 'out': golden's 4 elements are "
+                                  "all equal (3)");
+  for (int pass = 0; pass < 2; pass++) {
+    st__wbuf_init(&b);
+    st__wire_put_result(&b, r);
+    assert_false(b.oom);
+    st__rbuf_init(&rd, b.data, b.len);
+    back = st__wire_get_result(&rd);
+    assert_non_null(back);
+    assert_int_equal(rd.off, b.len);
+    if (pass == 0) {
+      assert_string_equal(st__case_result_warnings(back),
+                          "passes: remove the quarantine\nmistrusted: "
+                          "tensor 'out': golden's 4 elements are all "
+                          "equal (3)");
+      assert_string_equal(st__case_result_mistrust(back),
+                          "tensor 'out': golden's 4 elements are all "
+                          "equal (3)");
+    } else {
+      assert_null(st__case_result_warnings(back));
+      assert_null(st__case_result_mistrust(back));
+    }
+    st_case_result_free(back);
+    st__wbuf_free(&b);
+    st_case_result_free(r);
+    r = with(ST_CASE_FAIL, "x");
+  }
+  st_case_result_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(quarantine_date_ok__calendar),
@@ -236,6 +275,7 @@ int main(void) {
       cmocka_unit_test(quarantine_copy__deep),
       cmocka_unit_test(mistrust_reason__thresholds),
       cmocka_unit_test(determinism_diff__first_element_and_runs),
+      cmocka_unit_test(wire_result__carries_warnings_and_mistrust),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
