@@ -28,8 +28,8 @@ static st_case_result *with(st_case_status status, const char *msg) {
 static void quarantine_date_ok__calendar(void **state) {
   (void)state;
   assert_true(st__quarantine_date_ok("2026-12-31"));
-  assert_true(st__quarantine_date_ok("2024-02-29")); /* leap year */
-  assert_true(st__quarantine_date_ok("2000-02-29")); /* div by 400 */
+  assert_true(st__quarantine_date_ok("2024-02-29"));  /* leap year */
+  assert_true(st__quarantine_date_ok("2000-02-29"));  /* div by 400 */
   assert_false(st__quarantine_date_ok("1900-02-29")); /* div by 100 */
   assert_false(st__quarantine_date_ok("2026-02-29"));
   assert_false(st__quarantine_date_ok("2026-04-31"));
@@ -137,8 +137,11 @@ static void apply_quarantine__verdicts(void **state) {
 
 static void quarantine_copy__deep(void **state) {
   char *names[] = {"threads"};
-  st__quarantine q = {.reason = "r", .until = "2026-06-30", .strict = 0,
-                      .platforms = names, .n_platforms = 1};
+  st__quarantine q = {.reason = "r",
+                      .until = "2026-06-30",
+                      .strict = 0,
+                      .platforms = names,
+                      .n_platforms = 1};
   int oom = 0;
   st__quarantine *c = st__quarantine_copy(&q, &oom);
   (void)state;

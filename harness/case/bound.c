@@ -65,9 +65,8 @@ int st__bound_n(const char *op, uint64_t k, uint64_t len, uint64_t *n) {
   return 0;
 }
 
-double st__bound_allowed(double factor, double gamma, double magsum,
-                         double u_o, double actual, double expected,
-                         double atol) {
+double st__bound_allowed(double factor, double gamma, double magsum, double u_o,
+                         double actual, double expected, double atol) {
   return factor * (gamma * magsum + u_o * (fabs(actual) + fabs(expected))) +
          atol;
 }

@@ -38,8 +38,7 @@ int st__bound_n(const char *op /* IN */, uint64_t k, uint64_t len,
                 uint64_t *n /* OUT */);
 
 /* The allowed |actual - expected| of one element. */
-double st__bound_allowed(double factor, double gamma, double magsum,
-                         double u_o, double actual, double expected,
-                         double atol);
+double st__bound_allowed(double factor, double gamma, double magsum, double u_o,
+                         double actual, double expected, double atol);
 
 #endif

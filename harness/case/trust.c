@@ -42,9 +42,8 @@ int st__mistrust_reason(const st_tensor *t, char *buf, size_t size) {
   return 0;
 }
 
-int st__determinism_diff(const st_tensor *a, unsigned run_a,
-                         const st_tensor *b, unsigned run_b, char *buf,
-                         size_t size) {
+int st__determinism_diff(const st_tensor *a, unsigned run_a, const st_tensor *b,
+                         unsigned run_b, char *buf, size_t size) {
   size_t esize, i;
   char idx[160], va[64], vb[64];
   if (a->numel == 0 || a->nbytes != b->nbytes ||
@@ -90,8 +89,7 @@ st_phase_status st__case_determinism(st__casectx *cc, st__casedata *d,
   if (cc->run->opts->determinism < 2)
     return ST_PHASE_OK;
   if (round == 0) {
-    d->det = calloc(d->args.n_tensors ? d->args.n_tensors : 1,
-                    sizeof *d->det);
+    d->det = calloc(d->args.n_tensors ? d->args.n_tensors : 1, sizeof *d->det);
     if (d->det == NULL)
       goto oom;
     d->n_det = d->args.n_tensors;

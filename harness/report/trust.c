@@ -20,8 +20,9 @@ void st__report_warnings(FILE *out, const char *prefix,
     char *line = strndup(w, n);
     const char *text = line != NULL ? line : "";
     int mistrust = why != NULL && strncmp(text, "mistrusted: ", 12) == 0;
-    fprintf(out, "%s%s%s::%s: ", prefix, mistrust ? "mistrusted: " : "warning: ",
-            st_case_result_scene(res), st_case_result_case(res));
+    fprintf(out, "%s%s%s::%s: ", prefix,
+            mistrust ? "mistrusted: " : "warning: ", st_case_result_scene(res),
+            st_case_result_case(res));
     st__ascii_line(out, mistrust ? text + 12 : text);
     fputc('\n', out);
     free(line);

@@ -35,8 +35,7 @@ void st__quarantine_today(char *buf) {
     return;
   }
   t = time(NULL);
-  if (gmtime_r(&t, &tm) == NULL ||
-      strftime(buf, 11, "%Y-%m-%d", &tm) != 10)
+  if (gmtime_r(&t, &tm) == NULL || strftime(buf, 11, "%Y-%m-%d", &tm) != 10)
     memcpy(buf, "1970-01-01", 11);
 }
 
@@ -83,8 +82,8 @@ st__quarantine *st__quarantine_copy(const st__quarantine *q, int *oom) {
   if (q->reason != NULL && (c->reason = strdup(q->reason)) == NULL)
     goto fail;
   if (q->platforms != NULL) {
-    c->platforms = calloc(q->n_platforms ? q->n_platforms : 1,
-                          sizeof *c->platforms);
+    c->platforms =
+        calloc(q->n_platforms ? q->n_platforms : 1, sizeof *c->platforms);
     if (c->platforms == NULL)
       goto fail;
     c->n_platforms = q->n_platforms;

@@ -8,11 +8,11 @@
 #include <stddef.h>
 
 typedef struct st__quarantine {
-  char *reason;       /* owned; never NULL in a loaded scene */
-  char until[11];     /* YYYY-MM-DD, a valid date */
-  char **platforms;   /* owned; NULL: every platform */
+  char *reason;     /* owned; never NULL in a loaded scene */
+  char until[11];   /* YYYY-MM-DD, a valid date */
+  char **platforms; /* owned; NULL: every platform */
   size_t n_platforms;
-  int strict;         /* default 1: an unexpected pass is an xpass */
+  int strict; /* default 1: an unexpected pass is an xpass */
 } st__quarantine;
 
 /* 1 if s is a date YYYY-MM-DD of the Gregorian calendar (years 1 to

@@ -26,8 +26,8 @@ static st_status flaky_add(st_op_call *call) {
   b = &call->tensors[1];
   out = &call->tensors[2];
   for (size_t i = 0; i < out->numel; i++)
-    ((float *)out->data)[i] = ((const float *)a->data)[i] +
-                              ((const float *)b->data)[i];
+    ((float *)out->data)[i] =
+        ((const float *)a->data)[i] + ((const float *)b->data)[i];
   if (++calls % 2 == 0 && out->numel > 1) {
     uint32_t bits;
     memcpy(&bits, (float *)out->data + 1, 4);
