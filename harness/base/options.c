@@ -93,6 +93,8 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, interrupts);
   TAKE(out, in, st_run_options, guard_pages);
   TAKE(out, in, st_run_options, shard_preselected);
+  TAKE(out, in, st_run_options, strict_mistrust);
+  TAKE(out, in, st_run_options, determinism);
   return ST_OK;
 }
 

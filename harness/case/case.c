@@ -26,10 +26,12 @@
 #include "case/record.h"
 #include "case/result.h"
 #include "case/tbuf.h"
+#include "case/trust.h"
 #include "case/case_env.h"
 #include "ops/avail.h"
 #include "ops/backends.h"
 #include "scene/golden_view.h"
+#include "scene/quarantine.h"
 #include "scene/scene.h"
 
 /* Validates and calls fn; maps the outcome to a phase status and, on
@@ -245,6 +247,7 @@ void st__case_release(st__casectx *cc, st__casedata *d) {
 }
 
 void st__casedata_free(st__casedata *d) {
+  st__case_determinism_free(d);
   st__argset_free(&d->gold); /* first: it may borrow init's inputs */
   st__argset_free(&d->init);
   st__argset_free(&d->args);
@@ -379,6 +382,8 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   if (k->expect_error)
     d->skip_golden = 1;
   d->rounds = opts->rounds ? opts->rounds : (k->rounds ? k->rounds : 1);
+  if (opts->determinism > d->rounds) /* docs/cli.md#determinism */
+    d->rounds = opts->determinism;
   d->golden_backend = st__golden_backend(opts->golden_platform, scene, ci);
 
   /* args: the load already enforced the byte cap for every case. */
@@ -502,8 +507,12 @@ int st__case_compare(st__casectx *cc, st__casedata *d, unsigned round) {
     return 1;
   st__phase_begin(cc, "compare", (int)round);
   t0 = st__now_ns();
+  if (round == 0)
+    st__case_mistrust(cc, d);
   ps = st__compare_all(cc, &d->plan, &d->args, &d->gold, &d->init, round,
                        d->rounds);
+  if (ps == ST_PHASE_OK)
+    ps = st__case_determinism(cc, d, round);
   st__phase_end(cc, "compare", (int)round, t0, ps, 0);
   return ps == ST_PHASE_OK;
 }
@@ -564,6 +573,23 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
                                "out of memory recording events");
   if (scene->cases[ref->index].expect_fail)
     st__case_result_apply_expect(cc.res);
+  if (scene->cases[ref->index].quarantine != NULL) {
+    const st__quarantine *q = scene->cases[ref->index].quarantine;
+    char today[11];
+    st__quarantine_today(today);
+    st__case_result_apply_quarantine(
+        cc.res, q, st__quarantine_applies(q, cc.info.platform, today),
+        /* expired here: it would apply on its last day */
+        st__quarantine_expired(q, today) &&
+            st__quarantine_applies(q, cc.info.platform, q->until));
+  }
+  if (rc->opts->strict_mistrust && st__case_result_mistrust(cc.res) &&
+      st_case_result_status(cc.res) == ST_CASE_PASS) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "mistrusted (--strict-mistrust): %s",
+             st__case_result_mistrust(cc.res));
+    st__case_result_override(cc.res, ST_CASE_FAIL, msg);
+  }
   st__case_result_set_duration(cc.res, st__now_ns() - t0);
   /* The case's --log-file lines in one write (the logger buffers them). */
   st__log_flush();

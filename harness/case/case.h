@@ -84,6 +84,10 @@ typedef struct st__casedata {
   /* The golden backend: --golden-platform > the case's golden_platform >
    * the scene's > "reference" (SPEC §12). Borrowed. */
   const char *golden_backend;
+  /* --determinism (case/trust.h): run 1's output bytes per tensor (NULL
+   * for the others); owned. */
+  void **det;
+  size_t n_det;
 } st__casedata;
 
 /* Fills the info of case i of n. */

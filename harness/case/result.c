@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "case/result.h"
+#include "scene/quarantine.h"
 
 /* A result is kept for every case until the run's reports are written
  * (200,000 of them in a big suite, issue 14), so it is one allocation
@@ -32,6 +33,10 @@ struct st_case_result {
   char *env;          /* the case's env: n_env names and values, each
                          NUL-terminated, one after another; or NULL */
   size_t n_env;
+  char *warnings;     /* one a line, or NULL */
+  char *mistrust;     /* the reason, or NULL */
+  st__quarantine *quarantine; /* for the reports (sched.c); or NULL */
+  int quarantine_applies;
   st_event *events;
   size_t n_events;
   size_t cap_events;
@@ -170,6 +175,9 @@ void st_case_result_free(st_case_result *r) {
   free(r->output);
   free(r->record);
   free(r->env);
+  free(r->warnings);
+  free(r->mistrust);
+  st__quarantine_free(r->quarantine);
   free(r);
 }
 
@@ -408,6 +416,84 @@ void st__case_result_apply_expect_error(st_case_result *r,
            "error was: '%s'",
            text, kernel_error);
   st__case_result_override(r, ST_CASE_FAIL, msg);
+}
+
+void st__case_result_apply_quarantine(st_case_result *r,
+                                      const st__quarantine *q, int applies,
+                                      int expired) {
+  char msg[4096];
+  if (q == NULL)
+    return;
+  if (applies) {
+    if (r->status == ST_CASE_FAIL) {
+      r->status = ST_CASE_XFAIL;
+    } else if (r->status == ST_CASE_PASS && q->strict) {
+      snprintf(msg, sizeof msg,
+               "unexpected pass: the case is quarantined until %s (%s); "
+               "remove the quarantine",
+               q->until, q->reason);
+      st__case_result_override(r, ST_CASE_XPASS, msg);
+    } else if (r->status == ST_CASE_PASS) {
+      st__case_result_add_warning(r, "passes: remove the quarantine");
+    }
+    return;
+  }
+  if (expired && (r->status == ST_CASE_FAIL || r->status == ST_CASE_ERROR)) {
+    snprintf(msg, sizeof msg, "quarantine expired on %s: %s: %s", q->until,
+             q->reason, r->message != NULL ? r->message : "");
+    st__case_result_override(r, r->status, msg);
+  }
+}
+
+void st__case_result_set_quarantine(st_case_result *r,
+                                    const st__quarantine *q, int applies) {
+  int oom = 0;
+  st__quarantine_free(r->quarantine);
+  r->quarantine = st__quarantine_copy(q, &oom);
+  r->quarantine_applies = applies;
+}
+
+const st__quarantine *st__case_result_quarantine(const st_case_result *r,
+                                                 int *applies) {
+  if (applies != NULL)
+    *applies = r->quarantine_applies;
+  return r->quarantine;
+}
+
+void st__case_result_add_warning(st_case_result *r, const char *text) {
+  size_t old = r->warnings != NULL ? strlen(r->warnings) : 0;
+  size_t n = strlen(text);
+  char *p = realloc(r->warnings, old + n + 2);
+  if (p == NULL)
+    return;
+  if (old > 0)
+    p[old++] = '\n';
+  memcpy(p + old, text, n + 1);
+  r->warnings = p;
+}
+
+const char *st__case_result_warnings(const st_case_result *r) {
+  return r->warnings;
+}
+
+void st__case_result_set_mistrust(st_case_result *r, const char *reason) {
+  char w[1024];
+  free(r->mistrust);
+  r->mistrust = dup_or_null(reason);
+  snprintf(w, sizeof w, "mistrusted: %s", reason);
+  st__case_result_add_warning(r, w);
+}
+
+void st__case_result_set_trust(st_case_result *r, const char *warnings,
+                               const char *mistrust) {
+  free(r->warnings);
+  free(r->mistrust);
+  r->warnings = dup_or_null(warnings);
+  r->mistrust = dup_or_null(mistrust);
+}
+
+const char *st__case_result_mistrust(const st_case_result *r) {
+  return r->mistrust;
 }
 
 const char *st_phase_status_name(st_phase_status s) {

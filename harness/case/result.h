@@ -5,6 +5,8 @@
 
 #include <scenetest/run.h>
 
+struct st__quarantine;
+
 /* A new result with status pass and no events; strings are copied. NULL
  * when out of memory. Thread-safety: any thread. */
 st_case_result *st__case_result_new(const char *scene /* IN */,
@@ -42,6 +44,41 @@ void st__case_result_apply_expect(st_case_result *res /* IN/OUT */);
 void st__case_result_apply_expect_error(st_case_result *res /* IN/OUT */,
                                         const char *kernel_error /* IN */,
                                         const char *text /* IN */);
+/* Quarantine (docs/scene-format.md#quarantine), when q applies to the
+ * run (applies: st__quarantine_applies): fail becomes xfail; pass becomes
+ * xpass when q is strict, else stays a pass with the warning "passes:
+ * remove the quarantine"; error and skip stay. When q has expired
+ * (expired_on non-NULL: its date), a fail's or an error's message starts
+ * with "quarantine expired on DATE: REASON". q NULL: nothing. */
+void st__case_result_apply_quarantine(st_case_result *res /* IN/OUT */,
+                                      const struct st__quarantine *q /* IN */,
+                                      int applies, int expired);
+/* The case's quarantine for the reports, copied (out of memory drops the
+ * copy); applies: whether it applied to this run. */
+void st__case_result_set_quarantine(st_case_result *res /* IN/OUT */,
+                                    const struct st__quarantine *q /* IN */,
+                                    int applies);
+/* The quarantine set above or NULL; *applies (may be NULL) whether it
+ * applied. Borrowed from res. */
+const struct st__quarantine *
+st__case_result_quarantine(const st_case_result *res /* IN */,
+                           int *applies /* OUT */);
+/* Adds a warning line (docs/reports.md), copied; out of memory drops it. */
+void st__case_result_add_warning(st_case_result *res /* IN/OUT */,
+                                 const char *text /* IN */);
+/* The warnings, one a line (no final newline), or NULL. Borrowed. */
+const char *st__case_result_warnings(const st_case_result *res /* IN */);
+/* Marks the case mistrusted (docs/cli.md#mistrust) for reason,
+ * copied, and adds the warning "mistrusted: REASON". */
+void st__case_result_set_mistrust(st_case_result *res /* IN/OUT */,
+                                  const char *reason /* IN */);
+/* Sets the warnings (as st__case_result_warnings returns them) and the
+ * mistrust reason as they are, copied: a result read from a child. */
+void st__case_result_set_trust(st_case_result *res /* IN/OUT */,
+                               const char *warnings /* IN */,
+                               const char *mistrust /* IN */);
+/* The reason the case is mistrusted, or NULL. Borrowed. */
+const char *st__case_result_mistrust(const st_case_result *res /* IN */);
 void st__case_result_set_output(st_case_result *res /* IN/OUT */,
                                 const char *text /* IN */, size_t length);
 void st__case_result_set_duration(st_case_result *res /* IN/OUT */,

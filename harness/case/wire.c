@@ -278,8 +278,8 @@ out:
 }
 
 void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
-  size_t i, n = st_case_result_event_count(res), l[7], total;
-  const char *s[7];
+  size_t i, n = st_case_result_event_count(res), l[9], total;
+  const char *s[9];
   char *p;
   s[0] = st_case_result_scene(res);
   s[1] = st_case_result_case(res);
@@ -288,9 +288,11 @@ void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
   s[4] = st_case_result_message(res);
   s[5] = st_case_result_output(res);
   s[6] = st__case_result_record(res);
+  s[7] = st__case_result_warnings(res);
+  s[8] = st__case_result_mistrust(res);
   /* Sized first and written in one piece, as st__wire_put_event is. */
   total = 4 + 8 + 4 + 8 + 8 + 4 + 4;
-  for (i = 0; i < 7; i++)
+  for (i = 0; i < 9; i++)
     total += str_size(s[i], &l[i]);
   if ((p = wbuf_room(b, total)) == NULL)
     return;
@@ -307,6 +309,8 @@ void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
   p = put64(p, (uint64_t)st_case_result_pid(res));
   p = put32(p, (uint32_t)st_case_result_record_stale(res));
   p = put_str(p, s[6], l[6]);
+  p = put_str(p, s[7], l[7]);
+  p = put_str(p, s[8], l[8]);
   (void)put32(p, (uint32_t)n);
   for (i = 0; i < n; i++)
     st__wire_put_event(b, st_case_result_event(res, i));
@@ -324,6 +328,8 @@ st_case_result *st__wire_get_result(st__rbuf *r) {
   long pid = (long)st__rbuf_u64(r);
   int stale = st__rbuf_i32(r);
   const char *record = st__rbuf_strview(r);
+  const char *warnings = st__rbuf_strview(r);
+  const char *mistrust = st__rbuf_strview(r);
   uint32_t n = st__rbuf_u32(r), i;
   st_case_result *res = NULL;
 
@@ -342,6 +348,7 @@ st_case_result *st__wire_get_result(st__rbuf *r) {
   st__case_result_set_pid(res, pid);
   st__case_result_set_record_stale(res, stale);
   st__case_result_set_record(res, record);
+  st__case_result_set_trust(res, warnings, mistrust);
   for (i = 0; i < n; i++)
     if (st__wire_get_event(r, res) != ST_OK) {
       st_case_result_free(res);

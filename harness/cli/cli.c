@@ -93,6 +93,8 @@ static const char usage_text[] =
     "  --guard-pages         end every tensor at a PROT_NONE page: a kernel\n"
     "                        touching past the end is its case's error\n"
     "  --strict-record       a stale autoload record is an error\n"
+    "  --strict-mistrust     a mistrusted case that passes fails\n"
+    "  --determinism N       run each case N times; outputs must not change\n"
     "  --watch NAME=GLOB,... watch more modules in the autoload record\n"
     "  --repeat N            run the selection N times (cases named S::C@k)\n"
     "  --shuffle             shuffle each iteration (the seed is printed)\n"
@@ -262,6 +264,8 @@ typedef struct cli {
   uint64_t golden_threads;
   int fail_fast;
   int strict_record;
+  int strict_mistrust;  /* docs/cli.md#mistrust */
+  uint64_t determinism; /* docs/cli.md#determinism; 0: off */
   int require_cases;
   int format; /* fmt_id; -1: by terminal */
   const char *output;
@@ -406,6 +410,8 @@ static const optdef options[] = {
     BYTES("max-file-bytes", CMD_ALL, max_file_bytes),
     FLAG("require-cases", CMD_SELECT, require_cases),
     FLAG("strict-record", CMD_RUN, strict_record),
+    FLAG("strict-mistrust", CMD_RUN, strict_mistrust),
+    UINT("determinism", 0, CMD_RUN, determinism, 2, 1000000),
     CUSTOM("watch", CMD_RUN, parse_watch),
     LIST("plugin", CMD_ALL, plugins, NULL),
     FLAG("isolate", CMD_RUN, isolate),
@@ -985,6 +991,8 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   opts->golden_threads = (unsigned)c->golden_threads;
   opts->fail_fast = c->fail_fast;
   opts->strict_record = c->strict_record;
+  opts->strict_mistrust = c->strict_mistrust;
+  opts->determinism = (unsigned)c->determinism;
   opts->watch = c->watch.items;
   opts->n_watch = c->watch.n;
   opts->isolate = c->isolate;
@@ -1360,6 +1368,10 @@ static char *rerun_options(const cli *c) {
     fputs(" --skip-golden", f);
   if (c->strict_record)
     fputs(" --strict-record", f);
+  if (c->strict_mistrust)
+    fputs(" --strict-mistrust", f);
+  if (c->determinism != 0)
+    fprintf(f, " --determinism %" PRIu64, c->determinism);
   if (given(c, "max-arg-bytes"))
     fprintf(f, " --max-arg-bytes %" PRIu64, c->load.max_arg_bytes);
   if (given(c, "max-nodes"))

@@ -9,6 +9,7 @@
 #include "case/result.h"
 #include "report/json.h"
 #include "report/report.h"
+#include "report/trust.h"
 
 typedef struct events_state {
   FILE *out;
@@ -97,6 +98,7 @@ void st__report_case_object(FILE *out, const st_case_result *res,
           st_case_result_pid(res), st_case_result_duration_ns(res),
           st_case_result_record_stale(res) ? "true" : "false");
   write_env(out, res);
+  st__report_trust_json(out, res);
   fputs(", \"events\": [", out);
   n = st_case_result_event_count(res);
   for (i = 0; i < n; i++) {

@@ -23,6 +23,7 @@
 
 #include "report/autoload.h"
 #include "report/report.h"
+#include "report/trust.h"
 #include "report/xml.h"
 #include "scene/scene.h"
 
@@ -130,7 +131,6 @@ static int has_device_time(const st_case_result *res) {
  * copy times go in <system-out>, one line per round. */
 static void put_device_time(FILE *out, const st_case_result *res) {
   const size_t n = st_case_result_event_count(res);
-  fputs("      <system-out>", out);
   for (size_t i = 0; i < n; i++) {
     const st_event *ev = st_case_result_event(res, i);
     if (strcmp(ev->name, "run") != 0)
@@ -142,7 +142,6 @@ static void put_device_time(FILE *out, const st_case_result *res) {
       fprintf(out, " copy_ns=%llu", (unsigned long long)ev->copy_ns);
     fputc('\n', out);
   }
-  fputs("</system-out>\n", out);
 }
 
 static void put_testcase(FILE *out, const junit_state *st,
@@ -168,7 +167,8 @@ static void put_testcase(FILE *out, const junit_state *st,
     fprintf(out, "\" line=\"%d\"", st_case_result_line(res));
   }
   const int device = has_device_time(res);
-  if (status == ST_CASE_PASS && output == NULL && !device) {
+  const int trust = st__report_trust_any(res);
+  if (status == ST_CASE_PASS && output == NULL && !device && !trust) {
     fputs("/>\n", out);
     return;
   }
@@ -210,8 +210,13 @@ static void put_testcase(FILE *out, const junit_state *st,
     st__xml_escape(out, msg != NULL ? msg : "skipped", 1);
     fputs("\"/>\n", out);
   }
-  if (device)
-    put_device_time(out, res);
+  if (device || trust) {
+    fputs("      <system-out>", out);
+    if (device)
+      put_device_time(out, res);
+    (void)st__report_trust_junit(out, res);
+    fputs("</system-out>\n", out);
+  }
   if (output != NULL) {
     /* SPEC §6: what a child printed is kept in <system-err>. */
     fputs("      <system-err>", out);

@@ -13,6 +13,7 @@
 
 #include "report/json.h"
 #include "report/report.h"
+#include "report/trust.h"
 
 typedef struct tap_state {
   st__report_config cfg;
@@ -121,6 +122,9 @@ static void tap_case_end(void *data, const st_case_info *info,
     }
     fputs("\n  ...\n", out);
   }
+  /* After the point (and its block): comments, which TAP readers show
+   * and do not count (docs/reports.md, "Trust"). */
+  st__report_warnings(out, "# ", res);
   if (!st->to_file || status != ST_CASE_PASS)
     fflush(out);
 }
@@ -143,6 +147,9 @@ static void tap_totals(const tap_state *st) {
  * count. */
 static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
+  /* The quarantine list, then the totals (docs/cli.md#tap). */
+  (void)st__report_quarantine_list(st->cfg.out, NULL, "# quarantined: ",
+                                   result);
   if (st->started)
     tap_totals(st);
   if (result != NULL && st_run_result_interrupted(result))

@@ -25,6 +25,7 @@
 #include "base/safe_text.h"
 #include "base/log_sink.h"
 #include "report/report.h"
+#include "report/trust.h"
 
 #define RED "\033[31m"
 #define GREEN "\033[32m"
@@ -425,6 +426,7 @@ static void text_case_end(void *data, const st_case_info *info,
                      st_case_result_platform(res), st_case_result_file(res));
     fputc('\n', out);
   }
+  st__report_warnings(out, "      ", res);
   fflush(out);
   pthread_mutex_unlock(&st->lock);
 }
@@ -458,6 +460,7 @@ static void text_run_end(void *data, const st_run_result *result) {
                  "error, the %zu not run are skipped\n",
             st_run_result_interrupted(result) == SIGINT ? "SIGINT" : "SIGTERM",
             not_run(result));
+  (void)st__report_quarantine_list(out, "quarantined cases:\n", "  ", result);
   if (st->cfg.color)
     fputs(bad ? RED : GREEN, out);
   fprintf(out, "%zu case%s: %zu passed, %zu failed, %zu error%s, %zu skipped",

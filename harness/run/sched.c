@@ -11,6 +11,7 @@
 #include "case/result.h"
 #include "run/interrupt.h"
 #include "run/sched.h"
+#include "scene/quarantine.h"
 
 /* In order of preference: the first that fits is taken. */
 static const st__scheduler *const schedulers[] = {
@@ -86,6 +87,17 @@ static void attach_env(const st__schedctx *sc, size_t i, st_case_result *r) {
   if (st__case_env(sc->refs[i].scene, sc->refs[i].index, &kv, &n) == ST_OK)
     st__case_result_set_env(r, kv, n);
   free(kv);
+  {
+    /* The quarantine too (docs/scene-format.md#quarantine). */
+    const st__quarantine *q = sc->refs[i].scene->cases[sc->refs[i].index]
+                                  .quarantine;
+    char today[11];
+    if (q != NULL) {
+      st__quarantine_today(today);
+      st__case_result_set_quarantine(
+          r, q, st__quarantine_applies(q, st_case_result_platform(r), today));
+    }
+  }
 }
 
 void st__sched_finished(const st__schedctx *sc, size_t i,

@@ -32,6 +32,7 @@
 #include "scene/expr.h"
 #include "scene/params.h"
 #include "scene/program.h"
+#include "scene/quarantine.h"
 #include "scene/scene.h"
 #include "scene/suggest.h"
 
@@ -1985,18 +1986,71 @@ static void take_params(loader *L, const node *n, st__case *c, char **at) {
 }
 
 /* What `expect` says of a case (docs/scene-format.md). */
-enum { EXPECT_PASS = 0, EXPECT_FAIL = 1, EXPECT_ERROR = 2 };
+enum { EXPECT_PASS = 0, EXPECT_FAIL = 1, EXPECT_ERROR = 2,
+       EXPECT_QUARANTINE = 3 };
 
-/* `expect: pass|fail|error`; EXPECT_*, -1 on error. Its scalar forms
- * only: a mapping form would be taken here, before the scalar check. */
-static int take_expect(loader *L, const node *n) {
+/* `expect: {fail: true, reason, until, platforms, strict}`: a quarantine
+ * (docs/scene-format.md#quarantine); *out is set only when it is whole. */
+static int take_quarantine(loader *L, const node *n, st__quarantine **out) {
+  enum { Q_FAIL, Q_REASON, Q_UNTIL, Q_PLATFORMS, Q_STRICT, Q_NKEYS };
+  static const char *const keys[Q_NKEYS] = {"fail", "reason", "until",
+                                            "platforms", "strict"};
+  const node *v[Q_NKEYS];
+  int fail = 0, strict = 1;
+  size_t errs = L->raised;
+  map_fields(L, n, "expect", keys, Q_NKEYS, v, NULL);
+  require(L, n, "expect", "fail", v[Q_FAIL]);
+  require(L, n, "expect", "reason", v[Q_REASON]);
+  require(L, n, "expect", "until", v[Q_UNTIL]);
+  if (v[Q_FAIL] && take_bool(L, v[Q_FAIL], "fail", &fail) == 0 && !fail)
+    nerr(L, v[Q_FAIL], "expected 'fail: true' in a quarantine (expect as a "
+         "mapping); write 'expect: pass' for a case expected to pass");
+  if (v[Q_STRICT])
+    (void)take_bool(L, v[Q_STRICT], "strict", &strict);
+  if (v[Q_UNTIL] && (!is_str(v[Q_UNTIL]) ||
+                     !st__quarantine_date_ok(v[Q_UNTIL]->str)))
+    expected(L, v[Q_UNTIL], "a date YYYY-MM-DD", "until");
+  if (v[Q_PLATFORMS] && v[Q_PLATFORMS]->kind != N_SEQ)
+    expected(L, v[Q_PLATFORMS], "a list of platform names", "platforms");
+  else if (v[Q_PLATFORMS] && v[Q_PLATFORMS]->n == 0)
+    nerr(L, v[Q_PLATFORMS], "expected at least one platform in 'platforms' "
+         "(leave it out for every platform), got []");
+  char *reason =
+      v[Q_REASON] ? take_string(L, v[Q_REASON], "a reason", "reason") : NULL;
+  if (L->raised != errs || L->oom) {
+    free(reason);
+    return -1;
+  }
+  st__quarantine *q = st__zalloc(1, sizeof *q);
+  if (q == NULL) {
+    L->oom = 1;
+    free(reason);
+    return -1;
+  }
+  q->reason = reason;
+  memcpy(q->until, v[Q_UNTIL]->str, sizeof q->until);
+  q->strict = strict;
+  if (v[Q_PLATFORMS])
+    q->platforms =
+        take_platforms(L, v[Q_PLATFORMS], "platforms", &q->n_platforms);
+  st__quarantine_free(*out);
+  *out = q;
+  return EXPECT_QUARANTINE;
+}
+
+/* `expect: pass|fail|error`, or a quarantine as a mapping; EXPECT_*, -1
+ * on error. */
+static int take_expect(loader *L, const node *n, st__quarantine **q) {
+  if (n->kind == N_MAP)
+    return take_quarantine(L, n, q);
   if (is_str(n) && strcmp(n->str, "fail") == 0)
     return EXPECT_FAIL;
   if (is_str(n) && strcmp(n->str, "pass") == 0)
     return EXPECT_PASS;
   if (is_str(n) && strcmp(n->str, "error") == 0)
     return EXPECT_ERROR;
-  expected(L, n, "pass, fail or error", "expect");
+  expected(L, n, "pass, fail, error or a quarantine {fail: true, reason, "
+           "until, ...}", "expect");
   return -1;
 }
 
@@ -2123,6 +2177,11 @@ static void take_case(loader *L, const node *n, st__case *c,
   c->equal_nan = -1;
   c->expect_fail = s->expect_fail;
   c->expect_error = s->expect_error;
+  {
+    int oom = 0;
+    c->quarantine = st__quarantine_copy(s->quarantine, &oom);
+    L->oom |= oom;
+  }
   map_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
   const node **v = src->v;
   require(L, n, "case", "name", v[C_NAME]);
@@ -2172,10 +2231,13 @@ static void take_case(loader *L, const node *n, st__case *c,
   if (v[C_EQNAN])
     (void)take_bool(L, v[C_EQNAN], "equal_nan", &c->equal_nan);
   if (v[C_EXPECT]) {
-    int e = take_expect(L, v[C_EXPECT]);
+    st__quarantine *q = NULL;
+    int e = take_expect(L, v[C_EXPECT], &q);
     if (e >= 0) {
       c->expect_fail = e == EXPECT_FAIL;
       c->expect_error = e == EXPECT_ERROR;
+      st__quarantine_free(c->quarantine);
+      c->quarantine = q;
     }
   }
   if (v[C_EXPECT_MESSAGE])
@@ -2592,6 +2654,11 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
       t->golden_platform ? dupstr(L, t->golden_platform) : NULL;
   c->expect_message =
       t->expect_message ? dupstr(L, t->expect_message) : NULL;
+  {
+    int oom = 0;
+    c->quarantine = st__quarantine_copy(t->quarantine, &oom);
+    L->oom |= oom;
+  }
   if (t->golden_args != NULL &&
       (c->golden_args = st__zalloc(t->n_golden_args,
                                    sizeof *c->golden_args)) != NULL)
@@ -3320,7 +3387,7 @@ static void take_scene(loader *L, const node *root) {
   if (v[K_EQNAN])
     (void)take_bool(L, v[K_EQNAN], "equal_nan", &s->equal_nan);
   if (v[K_EXPECT]) {
-    int e = take_expect(L, v[K_EXPECT]);
+    int e = take_expect(L, v[K_EXPECT], &s->quarantine);
     if (e >= 0) {
       s->expect_fail = e == EXPECT_FAIL;
       s->expect_error = e == EXPECT_ERROR;

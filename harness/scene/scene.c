@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "scene/program.h"
+#include "scene/quarantine.h"
 #include "scene/scene.h"
 
 /* Declared in scene.h, which says why it is not calloc. */
@@ -172,6 +173,7 @@ void st__case_free_fields(st__case *c) {
   free_strv(c->manual_platforms, c->n_manual);
   free(c->golden_platform);
   free(c->expect_message);
+  st__quarantine_free(c->quarantine);
   free(c->golden_args);
   st__env_free(&c->env);
 }
@@ -188,6 +190,7 @@ void st__scene_free(st_scene *scene) {
   val_free(&scene->atol_param);
   free(scene->golden_platform);
   free(scene->expect_message);
+  st__quarantine_free(scene->quarantine);
   free(scene->golden_args);
   st__env_free(&scene->env);
   st__program_free(scene->program);

@@ -166,6 +166,9 @@ typedef struct st__case {
                                 by one (a case as written: one allocation
                                 a case, not one a string) */
   st__env env;               /* the case's own; scene/env.c merges */
+  struct st__quarantine *quarantine; /* owned; resolved: the case's
+                                `expect` mapping, else the scene's (a
+                                copy); NULL: none (scene/quarantine.h) */
 } st__case;
 
 struct st_scene {
@@ -200,6 +203,8 @@ struct st_scene {
   st__case *cases;  /* owned */
   size_t n_cases;
   st__env env;      /* every case's, under its own (scene/env.c) */
+  struct st__quarantine *quarantine; /* owned: `expect` as a mapping;
+                                        NULL: none */
 };
 
 struct st_scene_set {

@@ -94,6 +94,13 @@ typedef struct st_run_options {
    * durations:FILE, docs/cli.md#sharding): the hash filter is skipped and
    * shard_index/shard_total only label the reports. Default 0. */
   int shard_preselected;
+  /* 1 (--strict-mistrust): a mistrusted case that passes fails
+   * (docs/cli.md#mistrust). */
+  int strict_mistrust;
+  /* N >= 2 (--determinism N): each case runs at least N rounds in this
+   * process on the same inputs, and every round's outputs must equal the
+   * first's bit for bit (docs/cli.md#determinism); 0 or 1: off. */
+  unsigned determinism;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */

@@ -113,10 +113,12 @@ def usage_error(run, message=None):
     check(run.out == "", "nothing on stdout expected", run)
 
 
+# The comments a case may add after its point (docs/reports.md, trust).
 TAP_LINE = re.compile(r"^(TAP version 13|1\.\.\d+( # SKIP .*)?|"
                       r"(not )?ok \d+ - \S+::\S+( # SKIP.*)?|  .*|"
                       r"# \d+ cases: \d+ passed, \d+ failed, \d+ errors, "
-                      r"\d+ skipped, \d+ xfail, \d+ xpass)$")
+                      r"\d+ skipped, \d+ xfail, \d+ xpass|"
+                      r"# (mistrusted|warning|quarantined): \S+::\S+: .*)$")
 
 
 def tap_lines_only(run):
@@ -460,7 +462,8 @@ def output_file_gets_the_report():
 
 
 EVENT_KEYS = {"scene", "case", "platform", "status", "message", "output",
-              "pid", "duration_ns", "record_stale", "env", "events"}
+              "pid", "duration_ns", "record_stale", "env", "mistrusted",
+              "warnings", "quarantine", "events"}
 PHASE_KEYS = {"name", "round", "start_ns", "dur_ns", "status", "loaded"}
 
 

@@ -331,6 +331,12 @@ def failing_init__warning_then_repaired():
           "repaired, case passes", r)
 
 
+# Its golden is constant: the point is followed by the mistrust comment
+# (docs/cli.md#mistrust).
+MISTRUSTED = ("# mistrusted: flaky_add::repaired: tensor 'out': golden's 5 "
+              "elements are all equal (2)")
+
+
 @test
 def printing_kernel__report_intact():
     # In this process (--no-supervise) its output goes to stderr;
@@ -340,7 +346,7 @@ def printing_kernel__report_intact():
                           "printer", FLAKY)
     check(rc == 0, "passes", r)
     check(out.splitlines() == ["TAP version 13", "1..1",
-                               "ok 1 - flaky_add::repaired",
+                               "ok 1 - flaky_add::repaired", MISTRUSTED,
                                "# 1 cases: 1 passed, 0 failed, 0 errors, "
                                "0 skipped, 0 xfail, 0 xpass"],
           "stdout is only the report", r)
@@ -363,7 +369,7 @@ def printing_kernel__isolated_output_in_events():
           "kernel diagnostics on stderr" in output,
           "output in the events: %r" % objs, r)
     check(out.splitlines() == ["TAP version 13", "1..1",
-                               "ok 1 - flaky_add::repaired",
+                               "ok 1 - flaky_add::repaired", MISTRUSTED,
                                "# 1 cases: 1 passed, 0 failed, 0 errors, "
                                "0 skipped, 0 xfail, 0 xpass"],
           "report intact", r)

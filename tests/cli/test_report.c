@@ -209,7 +209,9 @@ static void events_write__env(void **state) {
   got = mem_take(&m);
   assert_non_null(strstr(got, ", \"record_stale\": false, \"env\": "
                               "{\"TORCH_DEVICE_BACKEND_AUTOLOAD\": \"0\", "
-                              "\"Q\": \"a\\\"b\\n\"}, \"events\": ["));
+                              "\"Q\": \"a\\\"b\\n\"}, \"mistrusted\": false, "
+                              "\"warnings\": [], \"quarantine\": null, "
+                              "\"events\": ["));
   free(got);
   st_case_result_free(r);
 }
@@ -228,7 +230,8 @@ static void events_write__spec_fields(void **state) {
       "\"cpu\", \"status\": \"fail\", \"message\": \"out: \\\"bad\\\"\\n"
       "\\ufffd\", \"output\": null, \"pid\": 4242, \"duration_ns\": 51000, "
       "\"record_stale\": "
-      "false, \"env\": {}, \"events\": ["
+      "false, \"env\": {}, \"mistrusted\": false, \"warnings\": [], "
+      "\"quarantine\": null, \"events\": ["
       "{\"name\": \"args\", \"round\": null, \"start_ns\": 5, \"dur_ns\": "
       "1200, \"status\": \"ok\", \"loaded\": []}, "
       "{\"name\": \"golden\", \"round\": null, \"start_ns\": 1300, "
