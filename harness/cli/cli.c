@@ -271,6 +271,19 @@ typedef struct cli {
   int argc;
   char **argv;
   unsigned char given[64]; /* given[i]: options[i] was on the command line */
+  /* docs/cli.md#tags-and-k, #maxfail, #durations, #last-failed */
+  const char *tag_expr;  /* --tag */
+  const char *k_expr;    /* -k */
+  strlist skips;         /* --skip */
+  uint64_t maxfail;      /* --maxfail; -x is 1 */
+  uint64_t durations;    /* --durations */
+  int last_failed;       /* --last-failed, --lf */
+  int failed_first;      /* --failed-first, --ff */
+  const char *cache_dir; /* --cache-dir; default .scenetest-cache */
+  int no_cache;          /* --no-cache */
+  st__filter *filter;    /* from tag_expr, k_expr, skips; owned */
+  char **lf_names;       /* the last-failed state; owned */
+  size_t n_lf_names;
 } cli;
 
 /* The type of an option's value states how it is parsed and checked; the
@@ -307,6 +320,7 @@ static int handled_first(cli *c, const struct optdef *o, const char *val);
 static int parse_report(cli *c, const struct optdef *o, const char *val);
 static int parse_shard(cli *c, const struct optdef *o, const char *val);
 static int parse_shuffle_seed(cli *c, const struct optdef *o, const char *val);
+static int set_exitfirst(cli *c, const struct optdef *o, const char *val);
 
 static const char *const manual_names[] = {"exclude", "include", "only", NULL};
 /* In st__fmt order; `list` takes text and json only (checked after
@@ -378,6 +392,19 @@ static const optdef options[] = {
     FLAG("shuffle", CMD_RUN, shuffle),
     CUSTOM("shuffle-seed", CMD_RUN, parse_shuffle_seed),
     STRING("rerun-failed", CMD_SELECT, rerun_failed, "a report file"),
+    STRING("tag", CMD_SELECT, tag_expr, "an expression"),
+    {"keyword", 'k', ARG_STRING, CMD_SELECT, F(k_expr), 0, 0, "an expression",
+     NULL, NULL},
+    LIST("skip", CMD_SELECT, skips, "a selector (scene, scene::case or ::case)"),
+    UINT("maxfail", 0, CMD_RUN, maxfail, 1, UINT32_MAX),
+    {"exitfirst", 'x', ARG_ACTION, CMD_RUN, 0, 0, 0, NULL, NULL, set_exitfirst},
+    UINT("durations", 0, CMD_RUN, durations, 0, UINT32_MAX),
+    FLAG("last-failed", CMD_SELECT, last_failed),
+    FLAG("lf", CMD_SELECT, last_failed),
+    FLAG("failed-first", CMD_SELECT, failed_first),
+    FLAG("ff", CMD_SELECT, failed_first),
+    STRING("cache-dir", CMD_SELECT, cache_dir, "a directory"),
+    FLAG("no-cache", CMD_SELECT, no_cache),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 _Static_assert(N_OPTIONS <= sizeof((cli *)0)->given, "cli.given too small");
@@ -544,6 +571,14 @@ static int parse_report(cli *c, const optdef *o, const char *val) {
 static int parse_shard(cli *c, const optdef *o, const char *val) {
   (void)o;
   return st__shard_parse(val, &c->shard);
+}
+
+/* -x, --exitfirst: --maxfail 1 (pytest's name). */
+static int set_exitfirst(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  (void)val;
+  c->maxfail = 1;
+  return 0;
 }
 
 /* --shuffle-seed S implies --shuffle: it exists to replay an order. */
@@ -748,6 +783,12 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
     opts->use_only_cases = 1;
     opts->only_cases = (const char *const *)c->rerun_names;
     opts->n_only_cases = c->n_rerun_names;
+  }
+  /* --fail-fast is -x (docs/cli.md#maxfail). */
+  opts->maxfail = c->maxfail > 0 ? (unsigned)c->maxfail : c->fail_fast ? 1 : 0;
+  if (c->filter != NULL) {
+    opts->case_filter = st__filter_keep;
+    opts->case_filter_data = c->filter;
   }
 }
 
@@ -982,6 +1023,8 @@ static void list_json(const st_case_ref *refs, size_t n) {
       st__json_string_array(stdout, (const char *const *)kc->platforms,
                             kc->n_platforms);
     }
+    fputs(", \"tags\": ", stdout);
+    st__cli_json_tags(stdout, refs[i].scene, refs[i].index);
     fputs(", \"manual\": ", stdout);
     if (kc->manual_all) {
       fputs("true", stdout);
@@ -1272,6 +1315,81 @@ static int run_status(const st_run_result *result) {
   return st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
 }
 
+static const char *cache_dir(const cli *c) {
+  return c->cache_dir != NULL ? c->cache_dir : ".scenetest-cache";
+}
+
+/* --last-failed and --failed-first (docs/cli.md#last-failed): the state
+ * read (a run reads it to update it even without them), and for --lf the
+ * selection narrowed to its cases, unless it names none of the selected
+ * ones. 0 or an exit status. */
+static int apply_last_failed(cli *c, const st_scene_set *set,
+                             st_run_options *opts) {
+  st_case_ref *refs = NULL;
+  st_error err;
+  size_t n = 0, i, hits = 0;
+  const char *why = NULL;
+  int rc;
+
+  if (c->no_cache && (c->last_failed || c->failed_first))
+    return st__cli_usage("--no-cache leaves no state for %s",
+                         c->last_failed ? "--last-failed" : "--failed-first");
+  if (c->last_failed && c->rerun_failed != NULL)
+    return st__cli_usage("--last-failed and --rerun-failed both choose the "
+                         "cases; give one");
+  if (c->no_cache)
+    return 0;
+  rc = st__lastfailed_read(cache_dir(c), &c->lf_names, &c->n_lf_names);
+  if (rc == -2)
+    return EXIT_INTERNAL;
+  if (c->failed_first && c->n_lf_names > 0) {
+    opts->first_cases = (const char *const *)c->lf_names;
+    opts->n_first_cases = c->n_lf_names;
+  }
+  if (!c->last_failed)
+    return 0;
+  if (rc == 0)
+    why = "no last-failed state";
+  else if (rc < 0)
+    why = "the last-failed state is unusable";
+  else if (c->n_lf_names == 0)
+    why = "no failed cases recorded";
+  if (why == NULL) {
+    st_error_clear(&err);
+    if (st_select_cases(set, opts, &refs, &n, &err) != ST_OK)
+      return report_error(&err, ST_EUSAGE);
+    for (i = 0; i < n; i++) {
+      const char *sn = st_scene_name(refs[i].scene);
+      const char *cn = st_scene_case_name(refs[i].scene, refs[i].index);
+      for (size_t k = 0; k < c->n_lf_names; k++) {
+        const char *name = c->lf_names[k];
+        size_t sl = strlen(sn);
+        if (strncmp(name, sn, sl) == 0 && strncmp(name + sl, "::", 2) == 0 &&
+            strcmp(name + sl + 2, cn) == 0) {
+          hits++;
+          break;
+        }
+      }
+    }
+    free(refs);
+    if (hits == 0)
+      why = "none of the recorded failed cases is selected";
+  }
+  if (why != NULL) {
+    fprintf(stderr, "scenetest: --last-failed: %s in %s; running every "
+                    "selected case\n",
+            why, cache_dir(c));
+    return 0;
+  }
+  fprintf(stderr, "scenetest: --last-failed: running the %zu selected "
+                  "case%s that failed last time\n",
+          hits, hits == 1 ? "" : "s");
+  opts->use_only_cases = 1;
+  opts->only_cases = (const char *const *)c->lf_names;
+  opts->n_only_cases = c->n_lf_names;
+  return 0;
+}
+
 /* `scenetest run`: select, open every output, build the reporters, run,
  * close the outputs. Long because: it is the run's setup and teardown in
  * order with one cleanup path at the end, and each step shares most of
@@ -1330,6 +1448,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   cfg.junit_xunit1 = c->junit_family == 1;
   cfg.golden_platform = c->golden_platform;
   cfg.scenes = set;
+  cfg.durations = (unsigned)c->durations;
   {
     int st = st__outputs_open(out, n_out, &cfg);
     if (st != 0) {
@@ -1379,6 +1498,9 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   }
   st__cli_warn_skipped(result);
   status = run_status(result);
+  if (!c->no_cache)
+    (void)st__lastfailed_write(cache_dir(c), c->lf_names, c->n_lf_names,
+                               result);
 
 out:
   if (has_events)
@@ -1433,8 +1555,16 @@ static int run_command(cli *c) {
   if ((status = load_all(c, reg, &set)) != 0)
     goto out;
   warn_unknown_names(c, set);
+  if (c->cmd != CMD_CHECK &&
+      (status = st__filter_new(set, c->tag_expr, c->k_expr, c->skips.items,
+                               c->skips.n, &c->filter)) != 0)
+    goto out;
   options_from_cli(c, &opts);
   opts.registry = reg;
+  if (c->cmd != CMD_CHECK && (c->cmd == CMD_RUN || c->last_failed ||
+                              c->failed_first) &&
+      (status = apply_last_failed(c, set, &opts)) != 0)
+    goto out;
   switch (c->cmd) {
   case CMD_CHECK:
     status = cmd_check(c, set);
@@ -1447,6 +1577,8 @@ static int run_command(cli *c) {
     break;
   }
 out:
+  st__filter_free(c->filter);
+  c->filter = NULL;
   st_scene_set_free(set);
   st_registry_free(reg);
   if ((fflush(stdout) != 0 || ferror(stdout)) && status == EXIT_PASS) {
@@ -1570,7 +1702,7 @@ int main(int argc, char **argv) {
   int status;
   size_t cap = argc > 0 ? (size_t)argc : 1, i;
   strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,
-                      &c.plugins, &c.ignore,    &c.reports};
+                      &c.plugins, &c.ignore,    &c.reports, &c.skips};
 
   if (sane_std_fds() != 0)
     return EXIT_INTERNAL;
@@ -1642,5 +1774,6 @@ out:
   for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
     free(lists[i]->items);
   st__names_free(c.rerun_names, c.n_rerun_names);
+  st__names_free(c.lf_names, c.n_lf_names);
   return status;
 }

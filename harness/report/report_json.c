@@ -103,6 +103,11 @@ static void json_run_end(void *data, const st_run_result *run) {
   fputs("{\"format_version\": 1, \"version\": \"" ST_VERSION_STRING "\",\n",
         out);
   put_run(out, st);
+  if (st->cfg.durations > 0) {
+    fputs("  ", out);
+    st__durations_json(out, run, st->cfg.durations);
+    fputs(",\n", out);
+  }
   fputs("  \"autoload\": [", out);
   for (i = 0; i < n_recs; i++) {
     if (i > 0)

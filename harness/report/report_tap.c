@@ -128,6 +128,7 @@ static void tap_case_end(void *data, const st_case_info *info,
  * count. */
 static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
+  st__durations_text(st->cfg.out, result, st->cfg.durations, "# ");
   if (result != NULL && st_run_result_interrupted(result))
     fputs("Bail out! interrupted\n", st->cfg.out);
   else if (st->started && st->number != st->total)

@@ -169,6 +169,7 @@ void st__case_free_fields(st__case *c) {
   free(c->block);
   free_strv(c->platforms, c->n_platforms);
   free_strv(c->manual_platforms, c->n_manual);
+  free_strv(c->tags, c->n_tags);
   free(c->golden_platform);
   free(c->expect_message);
   free(c->golden_args);
@@ -188,6 +189,7 @@ void st__scene_free(st_scene *scene) {
   free(scene->golden_platform);
   free(scene->expect_message);
   free(scene->golden_args);
+  free_strv(scene->tags, scene->n_tags);
   st__env_free(&scene->env);
   if (scene->args) {
     for (size_t i = 0; i < scene->n_args; i++)

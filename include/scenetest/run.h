@@ -89,6 +89,21 @@ typedef struct st_run_options {
    * tensors live in shared segments, guarded by canary zones. Process-wide
    * while the run lasts. */
   int guard_pages;
+  /* --maxfail N (docs/cli.md): the run stops starting cases once N have
+   * failed, errored or passed unexpectedly; those not run are skipped
+   * with the reason "not run: --maxfail". 0: no limit (fail_fast alone
+   * is a limit of 1). */
+  unsigned maxfail;
+  /* A further filter (--tag, -k, --skip): after the selectors, the
+   * manual mode, the platform and only_cases, before sharding, a case is
+   * kept only when case_filter(case_filter_data, scene, case index)
+   * returns nonzero. NULL: none. Called from the selecting thread. */
+  int (*case_filter)(void *data, const st_scene *scene, size_t case_index);
+  void *case_filter_data;
+  /* --failed-first: the selected cases named "SCENE::CASE" here (borrowed)
+   * come first, in selection order, then the rest. */
+  const char *const *first_cases;
+  size_t n_first_cases;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */
