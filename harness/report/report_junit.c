@@ -61,6 +61,41 @@ static const char *golden_platform(const junit_state *st, const char *scene) {
   return "reference";
 }
 
+static const st_scene *find_scene(const junit_state *st, const char *scene) {
+  const st_scene_set *set = st->cfg.scenes;
+  for (size_t i = 0; set != NULL && scene != NULL &&
+                     i < st_scene_set_count(set); i++)
+    if (strcmp(st_scene_name(st_scene_set_get(set, i)), scene) == 0)
+      return st_scene_set_get(set, i);
+  return NULL;
+}
+
+/* Tags joined by ", " (malloc'd), NULL when there are none. */
+static char *join_tags(char *const *tags, size_t n) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m;
+  if (n == 0 || (m = open_memstream(&buf, &len)) == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    fprintf(m, "%s%s", i > 0 ? ", " : "", tags[i]);
+  if (fclose(m) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* docs/reports.md: the case's own tags (its scene's are the suite's
+ * `tags` property) go in <system-out>, a testcase having no properties. */
+static char *own_tags(const junit_state *st, const st_case_result *res) {
+  const st_scene *s = find_scene(st, st_case_result_scene(res));
+  for (size_t c = 0; s != NULL && c < s->n_cases; c++)
+    if (strcmp(s->cases[c].name, st_case_result_case(res)) == 0)
+      return join_tags(s->cases[c].tags, s->cases[c].n_tags);
+  return NULL;
+}
+
 static void put_properties(FILE *out, const junit_state *st,
                            const char *scene, const st__record *recs,
                            size_t n_recs) {
@@ -70,6 +105,13 @@ static void put_properties(FILE *out, const junit_state *st,
   fputs("    <properties>\n", out);
   put_property(out, "platform", st->info.platform);
   put_property(out, "golden_platform", golden_platform(st, scene));
+  {
+    const st_scene *s = find_scene(st, scene);
+    char *tags = s != NULL ? join_tags(s->tags, s->n_tags) : NULL;
+    if (tags != NULL)
+      put_property(out, "tags", tags);
+    free(tags);
+  }
   snprintf(buf, sizeof buf, "%" PRIu64, st->info.seed);
   put_property(out, "seed", buf);
   if (st->info.shard_total > 1)
@@ -128,9 +170,15 @@ static int has_device_time(const st_case_result *res) {
 
 /* SPEC §12: a testcase allows no properties, so the platform's device and
  * copy times go in <system-out>, one line per round. */
-static void put_device_time(FILE *out, const st_case_result *res) {
-  const size_t n = st_case_result_event_count(res);
+static void put_system_out(FILE *out, const st_case_result *res,
+                           const char *tags, int device) {
+  const size_t n = device ? st_case_result_event_count(res) : 0;
   fputs("      <system-out>", out);
+  if (tags != NULL) {
+    fputs("tags: ", out);
+    st__xml_escape(out, tags, 0);
+    fputc('\n', out);
+  }
   for (size_t i = 0; i < n; i++) {
     const st_event *ev = st_case_result_event(res, i);
     if (strcmp(ev->name, "run") != 0)
@@ -168,7 +216,8 @@ static void put_testcase(FILE *out, const junit_state *st,
     fprintf(out, "\" line=\"%d\"", st_case_result_line(res));
   }
   const int device = has_device_time(res);
-  if (status == ST_CASE_PASS && output == NULL && !device) {
+  char *tags = own_tags(st, res);
+  if (status == ST_CASE_PASS && output == NULL && !device && tags == NULL) {
     fputs("/>\n", out);
     return;
   }
@@ -210,8 +259,9 @@ static void put_testcase(FILE *out, const junit_state *st,
     st__xml_escape(out, msg != NULL ? msg : "skipped", 1);
     fputs("\"/>\n", out);
   }
-  if (device)
-    put_device_time(out, res);
+  if (device || tags != NULL)
+    put_system_out(out, res, tags, device);
+  free(tags);
   if (output != NULL) {
     /* SPEC §6: what a child printed is kept in <system-err>. */
     fputs("      <system-err>", out);
