@@ -1778,8 +1778,8 @@ static char **take_tags(loader *L, const node *n, size_t *count) {
       ok = strcmp(t->str, words[j]) != 0;
     if (!ok) {
       expected(L, t,
-               "a tag name ([A-Za-z0-9_.-]+, not and, or or not, at most "
-               "128 characters)",
+               "a tag name ([A-Za-z0-9_.-]+, none of the words and, or, "
+               "not; at most 128 characters)",
                "tags");
       continue;
     }
