@@ -70,15 +70,27 @@ static const st_scene *find_scene(const junit_state *st, const char *scene) {
   return NULL;
 }
 
-/* Tags joined by ", " (malloc'd), NULL when there are none. */
-static char *join_tags(char *const *tags, size_t n) {
+/* Tags joined by ", " (malloc'd) but those also in skip[0..n_skip),
+ * NULL when none is left. */
+static char *join_tags(char *const *tags, size_t n, char *const *skip,
+                       size_t n_skip) {
   char *buf = NULL;
-  size_t len = 0;
+  size_t len = 0, k = 0;
   FILE *m;
   if (n == 0 || (m = open_memstream(&buf, &len)) == NULL)
     return NULL;
-  for (size_t i = 0; i < n; i++)
-    fprintf(m, "%s%s", i > 0 ? ", " : "", tags[i]);
+  for (size_t i = 0; i < n; i++) {
+    size_t j = 0;
+    while (j < n_skip && strcmp(skip[j], tags[i]) != 0)
+      j++;
+    if (j == n_skip)
+      fprintf(m, "%s%s", k++ > 0 ? ", " : "", tags[i]);
+  }
+  if (k == 0) {
+    fclose(m);
+    free(buf);
+    return NULL;
+  }
   if (fclose(m) != 0) {
     free(buf);
     return NULL;
@@ -92,7 +104,8 @@ static char *own_tags(const junit_state *st, const st_case_result *res) {
   const st_scene *s = find_scene(st, st_case_result_scene(res));
   for (size_t c = 0; s != NULL && c < s->n_cases; c++)
     if (strcmp(s->cases[c].name, st_case_result_case(res)) == 0)
-      return join_tags(s->cases[c].tags, s->cases[c].n_tags);
+      return join_tags(s->cases[c].tags, s->cases[c].n_tags, s->tags,
+                       s->n_tags);
   return NULL;
 }
 
@@ -107,7 +120,7 @@ static void put_properties(FILE *out, const junit_state *st,
   put_property(out, "golden_platform", golden_platform(st, scene));
   {
     const st_scene *s = find_scene(st, scene);
-    char *tags = s != NULL ? join_tags(s->tags, s->n_tags) : NULL;
+    char *tags = s != NULL ? join_tags(s->tags, s->n_tags, NULL, 0) : NULL;
     if (tags != NULL)
       put_property(out, "tags", tags);
     free(tags);
