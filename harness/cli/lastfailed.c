@@ -197,13 +197,12 @@ int st__lastfailed_read(const char *dir, char ***out, size_t *n) {
     rc = errno == ENOENT ? 0 : -1;
     if (rc != 0)
       st_log(ST_LOG_WARNING, "%s: cannot read the last-failed state: %s; "
-             "running every selected case", path, strerror(errno));
+             "ignored", path, strerror(errno));
     goto out;
   }
   if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
       sb.st_size > STATE_MAX) {
-    st_log(ST_LOG_WARNING, "%s: not a last-failed state file; running every "
-           "selected case", path);
+    st_log(ST_LOG_WARNING, "%s: not a last-failed state file; ignored", path);
     goto out;
   }
   if ((text = malloc((size_t)sb.st_size + 1)) == NULL) {
@@ -215,7 +214,7 @@ int st__lastfailed_read(const char *dir, char ***out, size_t *n) {
   rc = strlen(text) == len ? parse(text, &l) : -1;
   if (rc == -1)
     st_log(ST_LOG_WARNING, "%s: the last-failed state is corrupt (not a JSON "
-           "object of \"SCENE::CASE\": true); running every selected case",
+           "object of \"SCENE::CASE\": true); ignored",
            path);
   if (rc == 0) {
     *out = l.v;

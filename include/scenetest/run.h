@@ -16,6 +16,11 @@ typedef enum st_manual_mode {
   ST_MANUAL_ONLY = 2
 } st_manual_mode;
 
+/* A selection filter (st_run_options.case_filter): nonzero keeps case
+ * case_index of scene. */
+typedef int (*st_case_filter)(void *data, const st_scene *scene,
+                              size_t case_index);
+
 /* The CLI's `run` options as a struct. Initialise with
  * st_run_options_init(), which sets size to the sizeof this program was
  * compiled with: the library reads only the fields that size covers (a
@@ -98,7 +103,7 @@ typedef struct st_run_options {
    * manual mode, the platform and only_cases, before sharding, a case is
    * kept only when case_filter(case_filter_data, scene, case index)
    * returns nonzero. NULL: none. Called from the selecting thread. */
-  int (*case_filter)(void *data, const st_scene *scene, size_t case_index);
+  st_case_filter case_filter;
   void *case_filter_data;
   /* --failed-first: the selected cases named "SCENE::CASE" here (borrowed)
    * come first, in selection order, then the rest. */
