@@ -107,12 +107,26 @@ static char *json_str(const char **pp, int *oom) {
     }
     p++;
     switch (*p) {
-    case '"': case '\\': case '/': *o++ = *p; break;
-    case 'b': *o++ = '\b'; break;
-    case 'f': *o++ = '\f'; break;
-    case 'n': *o++ = '\n'; break;
-    case 'r': *o++ = '\r'; break;
-    case 't': *o++ = '\t'; break;
+    case '"':
+    case '\\':
+    case '/':
+      *o++ = *p;
+      break;
+    case 'b':
+      *o++ = '\b';
+      break;
+    case 'f':
+      *o++ = '\f';
+      break;
+    case 'n':
+      *o++ = '\n';
+      break;
+    case 'r':
+      *o++ = '\r';
+      break;
+    case 't':
+      *o++ = '\t';
+      break;
     case 'u': {
       unsigned cp, lo;
       if (hex4(p + 1, &cp) != 0)
@@ -196,8 +210,10 @@ int st__lastfailed_read(const char *dir, char ***out, size_t *n) {
   if ((f = fopen(path, "re")) == NULL) {
     rc = errno == ENOENT ? 0 : -1;
     if (rc != 0)
-      st_log(ST_LOG_WARNING, "%s: cannot read the last-failed state: %s; "
-             "ignored", path, strerror(errno));
+      st_log(ST_LOG_WARNING,
+             "%s: cannot read the last-failed state: %s; "
+             "ignored",
+             path, strerror(errno));
     goto out;
   }
   if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
@@ -213,7 +229,8 @@ int st__lastfailed_read(const char *dir, char ***out, size_t *n) {
   text[len] = '\0';
   rc = strlen(text) == len ? parse(text, &l) : -1;
   if (rc == -1)
-    st_log(ST_LOG_WARNING, "%s: the last-failed state is corrupt (not a JSON "
+    st_log(ST_LOG_WARNING,
+           "%s: the last-failed state is corrupt (not a JSON "
            "object of \"SCENE::CASE\": true); ignored",
            path);
   if (rc == 0) {
@@ -296,7 +313,8 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
     len = strlen(st_case_result_scene(r)) + strlen(st_case_result_case(r)) + 3;
     if ((id = malloc(len)) == NULL)
       goto out;
-    snprintf(id, len, "%s::%s", st_case_result_scene(r), st_case_result_case(r));
+    snprintf(id, len, "%s::%s", st_case_result_scene(r),
+             st_case_result_case(r));
     if (s == ST_CASE_FAIL || s == ST_CASE_ERROR || s == ST_CASE_XPASS) {
       if (find(l.v, l.n, id)) {
         free(id);
@@ -311,8 +329,8 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
     for (k = 0; k < i; k++) {
       const st_case_result *e = st_run_result_get(run, k);
       st_case_status es = e != NULL ? st_case_result_status(e) : ST_CASE_PASS;
-      if (e != NULL && strcmp(st_case_result_scene(e),
-                              st_case_result_scene(r)) == 0 &&
+      if (e != NULL &&
+          strcmp(st_case_result_scene(e), st_case_result_scene(r)) == 0 &&
           strcmp(st_case_result_case(e), st_case_result_case(r)) == 0 &&
           (es == ST_CASE_FAIL || es == ST_CASE_ERROR || es == ST_CASE_XPASS))
         break;
@@ -322,8 +340,10 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
     free(id);
   }
   if (ensure_dir(dir) != 0) {
-    st_log(ST_LOG_WARNING, "cannot create the cache directory '%s': %s; the "
-           "last-failed state is not saved", dir, strerror(errno));
+    st_log(ST_LOG_WARNING,
+           "cannot create the cache directory '%s': %s; the "
+           "last-failed state is not saved",
+           dir, strerror(errno));
     goto out;
   }
   if ((path = join(dir, "lastfailed")) == NULL ||
@@ -331,8 +351,10 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
     goto out;
   sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
   if ((f = fopen(tmp, "we")) == NULL) {
-    st_log(ST_LOG_WARNING, "cannot write '%s': %s; the last-failed state is "
-           "not saved", tmp, strerror(errno));
+    st_log(ST_LOG_WARNING,
+           "cannot write '%s': %s; the last-failed state is "
+           "not saved",
+           tmp, strerror(errno));
     goto out;
   }
   fputc('{', f);
@@ -344,15 +366,19 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
   fputs(l.n > 0 ? "\n}\n" : "}\n", f);
   if (ferror(f) | (fclose(f) != 0)) {
     f = NULL;
-    st_log(ST_LOG_WARNING, "writing '%s' failed; the last-failed state is "
-           "not saved", tmp);
+    st_log(ST_LOG_WARNING,
+           "writing '%s' failed; the last-failed state is "
+           "not saved",
+           tmp);
     unlink(tmp);
     goto out;
   }
   f = NULL;
   if (rename(tmp, path) != 0) {
-    st_log(ST_LOG_WARNING, "cannot rename '%s' to '%s': %s; the last-failed "
-           "state is not saved", tmp, path, strerror(errno));
+    st_log(ST_LOG_WARNING,
+           "cannot rename '%s' to '%s': %s; the last-failed "
+           "state is not saved",
+           tmp, path, strerror(errno));
     unlink(tmp);
     goto out;
   }

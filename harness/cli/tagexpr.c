@@ -30,8 +30,8 @@ struct st__tagexpr {
 
 typedef struct parser {
   const char *text;
-  size_t pos;         /* of the current token */
-  size_t len;         /* of the current token */
+  size_t pos; /* of the current token */
+  size_t len; /* of the current token */
   int tok;
   struct st__tagexpr *e;
   size_t cap, depth, max_depth;

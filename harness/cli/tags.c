@@ -65,8 +65,7 @@ static void find_literals(const st_scene_set *set, skip_sel *s) {
 }
 
 int st__filter_new(const st_scene_set *set, const char *tag, const char *k,
-                   const char *const *skips, size_t n_skips,
-                   st__filter **out) {
+                   const char *const *skips, size_t n_skips, st__filter **out) {
   st__filter *f;
   int rc = 0;
 
