@@ -93,8 +93,13 @@ static char *json_str(const char **pp, int *oom) {
   char *out, *o;
   if (*p++ != '"')
     return NULL;
-  /* A decoded string is never longer than its escaped form. */
-  if ((out = malloc(strlen(p) + 1)) == NULL) {
+  /* A decoded string is never longer than its escaped form; measured to
+   * its closing quote, not to the end of the file (a file of many keys
+   * stays linear). */
+  size_t len = 0;
+  while (p[len] != '\0' && p[len] != '"')
+    len += p[len] == '\\' && p[len + 1] != '\0' ? 2 : 1;
+  if ((out = malloc(len + 1)) == NULL) {
     *oom = 1;
     return NULL;
   }
@@ -255,13 +260,10 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int find(char **v, size_t n, const char *name) {
-  return bsearch(&name, v, n, sizeof *v, cmp_str) != NULL;
-}
-
-/* Removes name from the sorted v (marks it NULL-free by shifting). */
-static void drop(char **v, size_t *n, const char *name) {
-  char **hit = bsearch(&name, v, *n, sizeof *v, cmp_str);
+/* Removes name from v, whose first sorted entries are sorted (the old
+ * state's), by shifting the rest down. */
+static void drop(char **v, size_t *n, const char *name, size_t sorted) {
+  char **hit = bsearch(&name, v, sorted, sizeof *v, cmp_str);
   if (hit == NULL)
     return;
   free(*hit);
@@ -291,6 +293,7 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
   names l = {NULL, 0, 0};
   char *path = NULL, *tmp = NULL;
   size_t i, k, count = st_run_result_count(run);
+  int pass;
   FILE *f = NULL;
   int rc = -1;
 
@@ -298,47 +301,46 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
     if (add(&l, strdup(old[i])) != 0)
       goto out;
   qsort(l.v, l.n, sizeof *l.v, cmp_str);
-  /* Under --repeat every iteration counts: a case that failed in any of
-   * them stays failed (its later passes do not clear it). */
-  for (i = 0; i < count; i++) {
-    const st_case_result *r = st_run_result_get(run, i);
-    st_case_status s;
-    char *id;
-    size_t len;
-    if (r == NULL)
-      continue;
-    s = st_case_result_status(r);
-    if (s == ST_CASE_SKIP)
-      continue;
-    len = strlen(st_case_result_scene(r)) + strlen(st_case_result_case(r)) + 3;
-    if ((id = malloc(len)) == NULL)
-      goto out;
-    snprintf(id, len, "%s::%s", st_case_result_scene(r),
-             st_case_result_case(r));
-    if (s == ST_CASE_FAIL || s == ST_CASE_ERROR || s == ST_CASE_XPASS) {
-      if (find(l.v, l.n, id)) {
-        free(id);
+  /* Passes leave the old set; then every failure enters it. Under
+   * --repeat a case that failed in any iteration stays failed (the
+   * failures are added after all the passes are taken out). Sorting once
+   * keeps a run of many cases, repeated, O(n log n). */
+  for (pass = 0; pass < 2; pass++) {
+    size_t before = l.n;
+    for (i = 0; i < count; i++) {
+      const st_case_result *r = st_run_result_get(run, i);
+      st_case_status s;
+      char *id;
+      size_t len;
+      int failed;
+      if (r == NULL || (s = st_case_result_status(r)) == ST_CASE_SKIP)
         continue;
-      }
-      if (add(&l, id) != 0)
+      failed = s == ST_CASE_FAIL || s == ST_CASE_ERROR || s == ST_CASE_XPASS;
+      if (failed != (pass == 1))
+        continue;
+      len =
+          strlen(st_case_result_scene(r)) + strlen(st_case_result_case(r)) + 3;
+      if ((id = malloc(len)) == NULL)
         goto out;
-      qsort(l.v, l.n, sizeof *l.v, cmp_str);
-      continue;
+      snprintf(id, len, "%s::%s", st_case_result_scene(r),
+               st_case_result_case(r));
+      if (!failed) {
+        drop(l.v, &l.n, id, before);
+        before = l.n;
+        free(id);
+      } else if (add(&l, id) != 0) {
+        goto out;
+      }
     }
-    /* A pass clears the entry unless an earlier iteration failed. */
-    for (k = 0; k < i; k++) {
-      const st_case_result *e = st_run_result_get(run, k);
-      st_case_status es = e != NULL ? st_case_result_status(e) : ST_CASE_PASS;
-      if (e != NULL &&
-          strcmp(st_case_result_scene(e), st_case_result_scene(r)) == 0 &&
-          strcmp(st_case_result_case(e), st_case_result_case(r)) == 0 &&
-          (es == ST_CASE_FAIL || es == ST_CASE_ERROR || es == ST_CASE_XPASS))
-        break;
-    }
-    if (k == i)
-      drop(l.v, &l.n, id);
-    free(id);
   }
+  qsort(l.v, l.n, sizeof *l.v, cmp_str);
+  for (i = 1, k = l.n > 0; i < l.n; i++) {
+    if (strcmp(l.v[i], l.v[k - 1]) == 0)
+      free(l.v[i]);
+    else
+      l.v[k++] = l.v[i];
+  }
+  l.n = k;
   if (ensure_dir(dir) != 0) {
     st_log(ST_LOG_WARNING,
            "cannot create the cache directory '%s': %s; the "

@@ -441,6 +441,16 @@ def lastfailed__missing_corrupt_and_options():
           "is selected" in r.err, "nothing of it selected: all", r)
     check(state(d) == {"gone::case": True, "sub::wrong": True},
           "entries of cases not run are kept")
+    # A large state (a suite that failed wholesale) reads and updates in
+    # linear time: 200000 names, then the run keeps them all.
+    big = {"gone::c%d" % i: True for i in range(200000)}
+    big["sub::wrong"] = True
+    with open(os.path.join(d, ".scenetest-cache", "lastfailed"), "w") as f:
+        json.dump(big, f)
+    r = Run(["run", "s.yaml", "--format", "tap", "--lf"], cwd=d)
+    check([p.split(" - ")[1] for p in points(r.out)] == ["sub::wrong"],
+          "a large state: its one selected case", r)
+    check(len(state(d)) == 200001, "every entry kept")
     # A cache directory that cannot be made: a warning, the run's status.
     r = Run(["run", "s.yaml", "--format", "tap", "--cache-dir",
              "s.yaml/sub"], cwd=d)
