@@ -288,25 +288,17 @@ static int ensure_dir(const char *dir) {
   return 0;
 }
 
-int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
-                         const st_run_result *run) {
-  names l = {NULL, 0, 0};
-  char *path = NULL, *tmp = NULL;
+/* The run's results into l, the old state sorted: passes leave it, then
+ * every failure enters it. 0, or -1 out of memory. */
+static int update(names *l, const st_run_result *run) {
   size_t i, k, count = st_run_result_count(run);
   int pass;
-  FILE *f = NULL;
-  int rc = -1;
-
-  for (i = 0; i < n_old; i++)
-    if (add(&l, strdup(old[i])) != 0)
-      goto out;
-  qsort(l.v, l.n, sizeof *l.v, cmp_str);
   /* Passes leave the old set; then every failure enters it. Under
    * --repeat a case that failed in any iteration stays failed (the
    * failures are added after all the passes are taken out). Sorting once
    * keeps a run of many cases, repeated, O(n log n). */
   for (pass = 0; pass < 2; pass++) {
-    size_t before = l.n;
+    size_t before = l->n;
     for (i = 0; i < count; i++) {
       const st_case_result *r = st_run_result_get(run, i);
       st_case_status s;
@@ -321,26 +313,43 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
       len =
           strlen(st_case_result_scene(r)) + strlen(st_case_result_case(r)) + 3;
       if ((id = malloc(len)) == NULL)
-        goto out;
+        return -1;
       snprintf(id, len, "%s::%s", st_case_result_scene(r),
                st_case_result_case(r));
       if (!failed) {
-        drop(l.v, &l.n, id, before);
-        before = l.n;
+        drop(l->v, &l->n, id, before);
+        before = l->n;
         free(id);
-      } else if (add(&l, id) != 0) {
-        goto out;
+      } else if (add(l, id) != 0) {
+        return -1;
       }
     }
   }
-  qsort(l.v, l.n, sizeof *l.v, cmp_str);
-  for (i = 1, k = l.n > 0; i < l.n; i++) {
-    if (strcmp(l.v[i], l.v[k - 1]) == 0)
-      free(l.v[i]);
+  qsort(l->v, l->n, sizeof *l->v, cmp_str);
+  for (i = 1, k = l->n > 0; i < l->n; i++) {
+    if (strcmp(l->v[i], l->v[k - 1]) == 0)
+      free(l->v[i]);
     else
-      l.v[k++] = l.v[i];
+      l->v[k++] = l->v[i];
   }
-  l.n = k;
+  l->n = k;
+  return 0;
+}
+
+int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
+                         const st_run_result *run) {
+  names l = {NULL, 0, 0};
+  char *path = NULL, *tmp = NULL;
+  size_t i;
+  FILE *f = NULL;
+  int rc = -1;
+
+  for (i = 0; i < n_old; i++)
+    if (add(&l, strdup(old[i])) != 0)
+      goto out;
+  qsort(l.v, l.n, sizeof *l.v, cmp_str);
+  if (update(&l, run) != 0)
+    goto out;
   if (ensure_dir(dir) != 0) {
     st_log(ST_LOG_WARNING,
            "cannot create the cache directory '%s': %s; the "

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "case/result.h"
 #include "report/autoload.h"
 #include "report/report.h"
 #include "report/xml.h"
@@ -98,15 +99,26 @@ static char *join_tags(char *const *tags, size_t n, char *const *skip,
   return buf;
 }
 
-/* docs/reports.md: the case's own tags (its scene's are the suite's
- * `tags` property) go in <system-out>, a testcase having no properties. */
+/* docs/cli.md#junit: the case's own tags (its scene's are the suite's
+ * `tags` property) go in <system-out>, a testcase having no properties:
+ * the result's tags (the scene's, then the case's own) without the
+ * scene's. */
 static char *own_tags(const junit_state *st, const st_case_result *res) {
   const st_scene *s = find_scene(st, st_case_result_scene(res));
-  for (size_t c = 0; s != NULL && c < s->n_cases; c++)
-    if (strcmp(s->cases[c].name, st_case_result_case(res)) == 0)
-      return join_tags(s->cases[c].tags, s->cases[c].n_tags, s->tags,
-                       s->n_tags);
-  return NULL;
+  const char *name = NULL;
+  size_t n = st__case_result_tag(res, 0, &name);
+  char **v;
+  char *joined;
+  if (n == 0 || (v = malloc(n * sizeof *v)) == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    st__case_result_tag(res, i, &name);
+    v[i] = (char *)name;
+  }
+  joined = join_tags(v, n, s != NULL ? s->tags : NULL,
+                     s != NULL ? s->n_tags : 0);
+  free(v);
+  return joined;
 }
 
 static void put_properties(FILE *out, const junit_state *st,
