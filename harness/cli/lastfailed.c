@@ -263,7 +263,8 @@ static int cmp_str(const void *a, const void *b) {
 /* Removes name from v, whose first sorted entries are sorted (the old
  * state's), by shifting the rest down. */
 static void drop(char **v, size_t *n, const char *name, size_t sorted) {
-  char **hit = bsearch(&name, v, sorted, sizeof *v, cmp_str);
+  char **hit = sorted > 0 ? bsearch(&name, v, sorted, sizeof *v, cmp_str)
+                          : NULL; /* v may be NULL then */
   if (hit == NULL)
     return;
   free(*hit);
@@ -325,7 +326,8 @@ static int update(names *l, const st_run_result *run) {
       }
     }
   }
-  qsort(l->v, l->n, sizeof *l->v, cmp_str);
+  if (l->n > 1)
+    qsort(l->v, l->n, sizeof *l->v, cmp_str);
   for (i = 1, k = l->n > 0; i < l->n; i++) {
     if (strcmp(l->v[i], l->v[k - 1]) == 0)
       free(l->v[i]);
@@ -347,7 +349,8 @@ int st__lastfailed_write(const char *dir, char *const *old, size_t n_old,
   for (i = 0; i < n_old; i++)
     if (add(&l, strdup(old[i])) != 0)
       goto out;
-  qsort(l.v, l.n, sizeof *l.v, cmp_str);
+  if (l.n > 1)
+    qsort(l.v, l.n, sizeof *l.v, cmp_str);
   if (update(&l, run) != 0)
     goto out;
   if (ensure_dir(dir) != 0) {

@@ -318,7 +318,7 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       goto out;
     }
   }
-  if (o.n_first_cases > 0 &&
+  if (o.n_first_cases > 0 && n_refs > 1 &&
       (rc = failed_first(refs, n_refs, &o, err)) != ST_OK)
     goto out;
   *out = refs;
