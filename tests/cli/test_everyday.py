@@ -376,6 +376,10 @@ def lastfailed__written_read_and_updated():
            "vadd::Large"], "--ff runs them first, then the rest", r)
     r = Run(["list", "s.yaml", "--lf"], cwd=d)
     check(r.out.splitlines() == ["sub::wrong", "sub::after"], "list --lf", r)
+    r = Run(["run", "s.yaml", "--format", "tap", "--ff", "--tag", "nope"],
+            cwd=d)
+    check(r.rc == 0 and r.out == "TAP version 13\n1..0 # SKIP no cases "
+          "selected\n", "--ff over an empty selection", r)
     # One passes now, the other is not run: it leaves, the other stays.
     with open(os.path.join(d, ".scenetest-cache", "lastfailed"), "w") as f:
         f.write('{"vadd::mid": true, "sub::wrong": true}')
