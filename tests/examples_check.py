@@ -286,6 +286,9 @@ def cmake__find_package_and_one_ctest_test_per_case():
     check(set(tests) == set(want) | {"version_check"},
           "one CTest test per case: %r, want %r" % (sorted(tests),
                                                    sorted(want)))
+    check(want["mykernels/my_add::sweep[N=1000]"].get("tags") ==
+          ["add", "sweep"], "the list gives the scenes' real tags: %r" %
+          want["mykernels/my_add::sweep[N=1000]"])
     for name, case in want.items():
         props = {p["name"]: p["value"] for p in tests[name]["properties"]}
         labels = ["scenes"] + case.get("tags", [])

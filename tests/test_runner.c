@@ -642,6 +642,39 @@ static void st_run__case_finish_in_finish_order(void **state) {
   st_run_result_free(r);
 }
 
+/* maxfail: the run stops starting cases once that many failed; the rest
+ * are skipped "not run: --maxfail". */
+static void st_run__maxfail_two(void **state) {
+  fixture *f = *state;
+  st_run_options opts;
+  st_run_result *r = NULL;
+  st_error err;
+  const char *text = "scene: mf\nkernel: add_wrong\ngolden: add\nargs:\n"
+                     "  - {tensor: a, dtype: float32, shape: [8]}\n"
+                     "  - {tensor: b, dtype: float32, shape: [8]}\n"
+                     "  - {tensor: out, dtype: float32, shape: [8], "
+                     "role: output, init: {fill: 1}}\n"
+                     "cases:\n  - {name: one}\n  - {name: two}\n"
+                     "  - {name: three}\n  - {name: four}\n";
+  load_text(f, "mf.yaml", text);
+  init_opts(f, &opts, "testplat");
+  opts.maxfail = 2;
+  st_error_clear(&err);
+  assert_int_equal(st_run(f->set, &opts, NULL, 0, &r, &err), ST_OK);
+  assert_int_equal(st_run_result_count(r), 4);
+  assert_int_equal(st_case_result_status(st_run_result_get(r, 0)),
+                   ST_CASE_FAIL);
+  assert_int_equal(st_case_result_status(st_run_result_get(r, 1)),
+                   ST_CASE_FAIL);
+  for (size_t i = 2; i < 4; i++) {
+    assert_int_equal(st_case_result_status(st_run_result_get(r, i)),
+                     ST_CASE_SKIP);
+    assert_string_equal(st_case_result_message(st_run_result_get(r, i)),
+                        "not run: --maxfail");
+  }
+  st_run_result_free(r);
+}
+
 static void st_run__fail_fast_skips_the_rest(void **state) {
   fixture *f = *state;
   st_run_options opts;
@@ -808,6 +841,7 @@ int main(void) {
     T(st_run__jobs_give_same_events),
       T(st_run__case_finish_in_finish_order),
       T(st_run__fail_fast_skips_the_rest),
+      T(st_run__maxfail_two),
       T(st_run__unknown_platform_is_usage_error),
       T(st_run_case__kernel_runs_once_per_round),
 #undef T

@@ -120,6 +120,48 @@ static void select_cases__no_selectors_every_non_manual_case(void **state) {
   expect_selection(*state, &opts, want);
 }
 
+/* case_filter: called for each case the selectors kept, before the
+ * shard; only the cases it keeps are selected. */
+static int keep_small(void *data, const st_scene *scene, size_t c) {
+  int *calls = data;
+  (*calls)++;
+  return strcmp(st_scene_case_name(scene, c), "small") == 0;
+}
+
+static void select_cases__filter_after_selectors(void **state) {
+  st_run_options opts;
+  int calls = 0;
+  static const char *const sel[] = {"alpha"};
+  static const char *const want[] = {"alpha::small", "beta::small", NULL};
+  static const char *const want_alpha[] = {"alpha::small", NULL};
+  st_run_options_init(&opts);
+  opts.case_filter = keep_small;
+  opts.case_filter_data = &calls;
+  expect_selection(*state, &opts, want);
+  /* Not for the manual case the manual mode left out. */
+  assert_int_equal(calls, 5);
+  opts.selectors = sel;
+  opts.n_selectors = 1;
+  calls = 0;
+  expect_selection(*state, &opts, want_alpha);
+  assert_int_equal(calls, 3);
+}
+
+/* first_cases (--failed-first): the named cases first, each part in
+ * selection order; names not selected change nothing. */
+static void select_cases__first_cases_lead(void **state) {
+  st_run_options opts;
+  static const char *const first[] = {"beta::other", "gone::x",
+                                      "alpha::cpu_only"};
+  static const char *const want[] = {"alpha::cpu_only", "beta::other",
+                                     "alpha::small", "alpha::manual_threads",
+                                     "beta::small", NULL};
+  st_run_options_init(&opts);
+  opts.first_cases = first;
+  opts.n_first_cases = 3;
+  expect_selection(*state, &opts, want);
+}
+
 static void select_cases__scene_selector(void **state) {
   st_run_options opts;
   static const char *const sel[] = {"beta"};
@@ -444,6 +486,8 @@ int main(void) {
       cmocka_unit_test(select_cases__selector_off_platform),
       cmocka_unit_test(select_cases__empty_set_selects_nothing),
       cmocka_unit_test(select_cases__long_scene_list_truncated),
+      cmocka_unit_test(select_cases__filter_after_selectors),
+      cmocka_unit_test(select_cases__first_cases_lead),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -95,6 +95,11 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   TAKE(out, in, st_run_options, shard_preselected);
   TAKE(out, in, st_run_options, strict_mistrust);
   TAKE(out, in, st_run_options, determinism);
+  TAKE(out, in, st_run_options, maxfail);
+  TAKE(out, in, st_run_options, case_filter);
+  TAKE(out, in, st_run_options, case_filter_data);
+  TAKE(out, in, st_run_options, first_cases);
+  TAKE(out, in, st_run_options, n_first_cases);
   return ST_OK;
 }
 

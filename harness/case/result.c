@@ -37,6 +37,8 @@ struct st_case_result {
   char *mistrust;     /* the reason, or NULL */
   st__quarantine *quarantine; /* for the reports (sched.c); or NULL */
   int quarantine_applies;
+  char *tags;         /* the case's tags: n_tags names, packed as env */
+  size_t n_tags;
   st_event *events;
   size_t n_events;
   size_t cap_events;
@@ -178,6 +180,7 @@ void st_case_result_free(st_case_result *r) {
   free(r->warnings);
   free(r->mistrust);
   st__quarantine_free(r->quarantine);
+  free(r->tags);
   free(r);
 }
 
@@ -207,6 +210,33 @@ size_t st__case_result_env(const st_case_result *r, size_t i,
   *name = p;
   *value = p + strlen(p) + 1;
   return r->n_env;
+}
+
+void st__case_result_set_tags(st_case_result *r, const char *const *tags,
+                              size_t n) {
+  size_t len = 0, i;
+  char *p;
+  free(r->tags);
+  r->tags = NULL;
+  r->n_tags = 0;
+  for (i = 0; i < n; i++)
+    len += strlen(tags[i]) + 1;
+  if (n == 0 || (r->tags = malloc(len)) == NULL)
+    return; /* out of memory loses only this copy for the reports */
+  for (i = 0, p = r->tags; i < n; i++)
+    p = stpcpy(p, tags[i]) + 1;
+  r->n_tags = n;
+}
+
+size_t st__case_result_tag(const st_case_result *r, size_t i,
+                           const char **name) {
+  const char *p = r->tags;
+  if (i >= r->n_tags)
+    return r->n_tags;
+  for (size_t k = 0; k < i; k++)
+    p += strlen(p) + 1;
+  *name = p;
+  return r->n_tags;
 }
 
 st_status st__case_result_add_event(st_case_result *r, const st_event *ev) {

@@ -106,6 +106,14 @@ size_t st__case_result_env(const st_case_result *res /* IN */, size_t i,
                            const char **name /* OUT */,
                            const char **value /* OUT */);
 
+/* The case's tags (docs/scene-format.md#tags) for the reports, copied
+ * (out of memory drops the copy); tag i into *name (when i < the count),
+ * returning the count. */
+void st__case_result_set_tags(st_case_result *res /* IN/OUT */,
+                              const char *const *tags /* IN */, size_t n);
+size_t st__case_result_tag(const st_case_result *res /* IN */, size_t i,
+                           const char **name /* OUT */);
+
 /* A run result with room for count cases (all NULL). */
 st_run_result *st__run_result_new(size_t count);
 /* The result at index (NULL if unset); owned by run. */

@@ -72,6 +72,16 @@ static const char usage_text[] =
     "                        report says failed\n"
     "  --require-cases       exit 2 when nothing is selected (default: exit "
     "0)\n"
+    "  --tag EXPR            only cases whose tags satisfy EXPR (names, and,\n"
+    "                        or, not, parentheses)\n"
+    "  -k EXPR               the same grammar over case ids, each name a\n"
+    "                        case-insensitive substring\n"
+    "  --skip SEL            leave out the cases SEL selects (repeatable)\n"
+    "  --lf, --last-failed   only the cases that failed in the last run\n"
+    "  --ff, --failed-first  those cases first, then the rest\n"
+    "  --cache-dir DIR       the last-failed state's directory (default\n"
+    "                        .scenetest-cache)\n"
+    "  --no-cache            neither read nor write the last-failed state\n"
     "\n"
     "Running (run):\n"
     "  --rounds N            rounds per case, N >= 1 (default: the case's, "
@@ -84,8 +94,10 @@ static const char usage_text[] =
     "                        reference); e.g. torch\n"
     "  --golden-threads N    threads of the reference backend\n"
     "                        (default min(8, cores))\n"
-    "  --fail-fast           stop after the first failing case (the rest are\n"
+    "  --maxfail N           stop after N failed cases (the rest are\n"
     "                        reported as skipped)\n"
+    "  -x, --fail-fast       --maxfail 1\n"
+    "  --durations N         list the N slowest cases at the end\n"
     "  --isolate             run each case in a forked child\n"
     "  --no-supervise        run the cases in this process (for debuggers;\n"
     "                        a crashing kernel ends the run)\n"
@@ -298,12 +310,12 @@ typedef struct cli {
   const char *argv0; /* the program as invoked (SPEC §10 rerun command) */
   int argc;
   char **argv;
-  unsigned char given[64]; /* given[i]: options[i] was on the command line */
+  unsigned char given[96]; /* given[i]: options[i] was on the command line */
   /* docs/cli.md#configuration-file: where each option's value came from
    * (SRC_*), its last value as given, and the config file's position. */
-  unsigned char source[64];
-  const char *raw[64];
-  int src_line[64];
+  unsigned char source[96];
+  const char *raw[96];
+  int src_line[96];
   int applying; /* SRC_* of the values being applied */
   size_t n_config_values;
   int color_mode; /* --color: 0 auto, 1 always, 2 never */
@@ -315,6 +327,19 @@ typedef struct cli {
   strlist config_paths;    /* the config file's `paths` */
   int paths_from_config;   /* paths are config_paths */
   st__cli_config config;
+  /* docs/cli.md#tags-and-k, #maxfail, #durations, #last-failed */
+  const char *tag_expr;  /* --tag */
+  const char *k_expr;    /* -k */
+  strlist skips;         /* --skip */
+  uint64_t maxfail;      /* --maxfail; -x is 1 */
+  uint64_t slowest;      /* --durations */
+  int last_failed;       /* --last-failed, --lf */
+  int failed_first;      /* --failed-first, --ff */
+  const char *cache_dir; /* --cache-dir; default .scenetest-cache */
+  int no_cache;          /* --no-cache */
+  st__filter *filter;    /* from tag_expr, k_expr, skips; owned */
+  char **lf_names;       /* the last-failed state; owned */
+  size_t n_lf_names;
 } cli;
 
 enum { SRC_DEFAULT, SRC_CONFIG, SRC_ENV, SRC_CLI };
@@ -354,6 +379,7 @@ static int parse_report(cli *c, const struct optdef *o, const char *val);
 static int parse_shard(cli *c, const struct optdef *o, const char *val);
 static int parse_shard_by(cli *c, const struct optdef *o, const char *val);
 static int parse_shuffle_seed(cli *c, const struct optdef *o, const char *val);
+static int set_exitfirst(cli *c, const struct optdef *o, const char *val);
 
 static const char *const manual_names[] = {"exclude", "include", "only", NULL};
 /* In st__fmt order; `list` takes text and json only (checked after
@@ -435,6 +461,19 @@ static const optdef options[] = {
     STRING("config", CMD_ALL, config_path, "a file name"),
     FLAG("no-config", CMD_ALL, no_config),
     FLAG("show-config", CMD_ALL, show_config),
+    STRING("tag", CMD_SELECT, tag_expr, "an expression"),
+    {"keyword", 'k', ARG_STRING, CMD_SELECT, F(k_expr), 0, 0, "an expression",
+     NULL, NULL},
+    LIST("skip", CMD_SELECT, skips, "a selector (scene, scene::case or ::case)"),
+    UINT("maxfail", 0, CMD_RUN, maxfail, 1, UINT32_MAX),
+    {"exitfirst", 'x', ARG_ACTION, CMD_RUN, 0, 0, 0, NULL, NULL, set_exitfirst},
+    UINT("durations", 0, CMD_RUN, slowest, 0, UINT32_MAX),
+    FLAG("last-failed", CMD_SELECT, last_failed),
+    FLAG("lf", CMD_SELECT, last_failed),
+    FLAG("failed-first", CMD_SELECT, failed_first),
+    FLAG("ff", CMD_SELECT, failed_first),
+    STRING("cache-dir", CMD_SELECT, cache_dir, "a directory"),
+    FLAG("no-cache", CMD_SELECT, no_cache),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 _Static_assert(N_OPTIONS <= sizeof((cli *)0)->given, "cli.given too small");
@@ -612,6 +651,14 @@ static int parse_shard(cli *c, const optdef *o, const char *val) {
 static int parse_shard_by(cli *c, const optdef *o, const char *val) {
   (void)o;
   return st__shard_by_parse(val, &c->shard_by);
+}
+
+/* -x, --exitfirst: --maxfail 1 (pytest's name). */
+static int set_exitfirst(cli *c, const optdef *o, const char *val) {
+  (void)o;
+  (void)val;
+  c->maxfail = 1;
+  return 0;
 }
 
 /* --shuffle-seed S implies --shuffle: it exists to replay an order. */
@@ -1013,6 +1060,12 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
     opts->only_cases = (const char *const *)c->rerun_names;
     opts->n_only_cases = c->n_rerun_names;
   }
+  /* --fail-fast is -x (docs/cli.md#maxfail). */
+  opts->maxfail = c->maxfail > 0 ? (unsigned)c->maxfail : c->fail_fast ? 1 : 0;
+  if (c->filter != NULL) {
+    opts->case_filter = st__filter_keep;
+    opts->case_filter_data = c->filter;
+  }
 }
 
 /* Options that need more than their own value: the formats a command
@@ -1311,6 +1364,8 @@ static void list_json(const st_case_ref *refs, size_t n) {
       st__json_string_array(stdout, (const char *const *)kc->platforms,
                             kc->n_platforms);
     }
+    fputs(", \"tags\": ", stdout);
+    st__cli_json_tags(stdout, refs[i].scene, refs[i].index);
     fputs(", \"manual\": ", stdout);
     if (kc->manual_all) {
       fputs("true", stdout);
@@ -1607,6 +1662,81 @@ static int run_status(const st_run_result *result) {
   return st_run_result_exit_code(result) != 0 ? EXIT_FAILED : EXIT_PASS;
 }
 
+static const char *cache_dir(const cli *c) {
+  return c->cache_dir != NULL ? c->cache_dir : ".scenetest-cache";
+}
+
+/* --last-failed and --failed-first (docs/cli.md#last-failed): the state
+ * read (a run reads it to update it even without them), and for --lf the
+ * selection narrowed to its cases, unless it names none of the selected
+ * ones. 0 or an exit status. */
+static int apply_last_failed(cli *c, const st_scene_set *set,
+                             st_run_options *opts) {
+  st_case_ref *refs = NULL;
+  st_error err;
+  size_t n = 0, i, hits = 0;
+  const char *why = NULL;
+  int rc;
+
+  if (c->no_cache && (c->last_failed || c->failed_first))
+    return st__cli_usage("--no-cache leaves no state for %s",
+                         c->last_failed ? "--last-failed" : "--failed-first");
+  if (c->last_failed && c->rerun_failed != NULL)
+    return st__cli_usage("--last-failed and --rerun-failed both choose the "
+                         "cases; give one");
+  if (c->no_cache)
+    return 0;
+  rc = st__lastfailed_read(cache_dir(c), &c->lf_names, &c->n_lf_names);
+  if (rc == -2)
+    return EXIT_INTERNAL;
+  if (c->failed_first && c->n_lf_names > 0) {
+    opts->first_cases = (const char *const *)c->lf_names;
+    opts->n_first_cases = c->n_lf_names;
+  }
+  if (!c->last_failed)
+    return 0;
+  if (rc == 0)
+    why = "no last-failed state";
+  else if (rc < 0)
+    why = "the last-failed state is unusable";
+  else if (c->n_lf_names == 0)
+    why = "no failed cases recorded";
+  if (why == NULL) {
+    st_error_clear(&err);
+    if (st_select_cases(set, opts, &refs, &n, &err) != ST_OK)
+      return report_error(&err, ST_EUSAGE);
+    for (i = 0; i < n; i++) {
+      const char *sn = st_scene_name(refs[i].scene);
+      const char *cn = st_scene_case_name(refs[i].scene, refs[i].index);
+      for (size_t k = 0; k < c->n_lf_names; k++) {
+        const char *name = c->lf_names[k];
+        size_t sl = strlen(sn);
+        if (strncmp(name, sn, sl) == 0 && strncmp(name + sl, "::", 2) == 0 &&
+            strcmp(name + sl + 2, cn) == 0) {
+          hits++;
+          break;
+        }
+      }
+    }
+    free(refs);
+    if (hits == 0)
+      why = "none of the recorded failed cases is selected";
+  }
+  if (why != NULL) {
+    fprintf(stderr, "scenetest: --last-failed: %s in %s; running every "
+                    "selected case\n",
+            why, cache_dir(c));
+    return 0;
+  }
+  fprintf(stderr, "scenetest: --last-failed: running the %zu selected "
+                  "case%s that failed last time\n",
+          hits, hits == 1 ? "" : "s");
+  opts->use_only_cases = 1;
+  opts->only_cases = (const char *const *)c->lf_names;
+  opts->n_only_cases = c->n_lf_names;
+  return 0;
+}
+
 /* `scenetest run`: select, open every output, build the reporters, run,
  * close the outputs. Long because: it is the run's setup and teardown in
  * order with one cleanup path at the end, and each step shares most of
@@ -1671,6 +1801,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   cfg.junit_xunit1 = c->junit_family == 1;
   cfg.golden_platform = c->golden_platform;
   cfg.scenes = set;
+  cfg.durations = (unsigned)c->slowest;
   {
     int st = st__outputs_open(out, n_out, &cfg);
     if (st != 0) {
@@ -1720,6 +1851,9 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   }
   st__cli_warn_skipped(result);
   status = run_status(result);
+  if (!c->no_cache)
+    (void)st__lastfailed_write(cache_dir(c), c->lf_names, c->n_lf_names,
+                               result);
 
 out:
   if (has_events)
@@ -1774,8 +1908,16 @@ static int run_command(cli *c) {
   if ((status = load_all(c, reg, &set)) != 0)
     goto out;
   warn_unknown_names(c, set);
+  if (c->cmd != CMD_CHECK &&
+      (status = st__filter_new(set, c->tag_expr, c->k_expr, c->skips.items,
+                               c->skips.n, &c->filter)) != 0)
+    goto out;
   options_from_cli(c, &opts);
   opts.registry = reg;
+  if (c->cmd != CMD_CHECK && (c->cmd == CMD_RUN || c->last_failed ||
+                              c->failed_first) &&
+      (status = apply_last_failed(c, set, &opts)) != 0)
+    goto out;
   if ((status = shard_by_durations(c, set, &opts)) != 0)
     goto out;
   switch (c->cmd) {
@@ -1790,6 +1932,8 @@ static int run_command(cli *c) {
     break;
   }
 out:
+  st__filter_free(c->filter);
+  c->filter = NULL;
   st_scene_set_free(set);
   st_registry_free(reg);
   if ((fflush(stdout) != 0 || ferror(stdout)) && status == EXIT_PASS) {
@@ -1965,7 +2109,7 @@ int main(int argc, char **argv) {
   int status;
   size_t cap = (argc > 0 ? (size_t)argc : 1) + CONFIG_VALUES_MAX, i;
   strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,  &c.plugins,
-                      &c.ignore,  &c.reports,   &c.config_paths};
+                      &c.ignore,  &c.reports,   &c.config_paths, &c.skips};
 
   if (sane_std_fds() != 0)
     return EXIT_INTERNAL;
@@ -2048,5 +2192,6 @@ out:
   st__names_free(c.rerun_names, c.n_rerun_names);
   st__names_free(c.shard_names, c.n_shard_names);
   st__durations_free(&c.durations);
+  st__names_free(c.lf_names, c.n_lf_names);
   return status;
 }

@@ -162,4 +162,36 @@ int st__outputs_open(st__output *out /* IN/OUT */, size_t n,
  * (said on stderr). */
 int st__outputs_close(st__output *out /* IN/OUT */, size_t n);
 
+/* The filters after --case (tags.c; docs/cli.md#tags-and-k): --tag EXPR
+ * over the case's tags, -k EXPR over its id, --skip selectors. *out stays
+ * NULL when none is given. 0; 2 with the usage error printed (an
+ * expression's error at its column, a --skip that matches no loaded
+ * case); 3 out of memory (said). */
+typedef struct st__filter st__filter;
+int st__filter_new(const st_scene_set *set /* IN */, const char *tag /* IN */,
+                   const char *k /* IN */, const char *const *skips /* IN */,
+                   size_t n_skips, st__filter **out /* OUT */);
+/* st_run_options.case_filter: nonzero to keep case c of scene. */
+int st__filter_keep(void *data /* IN: st__filter */,
+                    const st_scene *scene /* IN */, size_t c);
+void st__filter_free(st__filter *f /* IN, owned */);
+/* Case c's tags as a JSON array (`list --format json`). */
+void st__cli_json_tags(FILE *out /* IN */, const st_scene *scene /* IN */,
+                       size_t c);
+
+/* The last-failed state (lastfailed.c; docs/cli.md#last-failed):
+ * DIR/lastfailed, a JSON object {"SCENE::CASE": true, ...}. Reads it into
+ * *names (st__names_free) and returns 1; 0 when there is none; -1 when it
+ * cannot be read or is not such an object (a warning said, *names NULL);
+ * -2 out of memory. Thread-safety: the main thread. */
+int st__lastfailed_read(const char *dir /* IN */, char ***names /* OUT */,
+                        size_t *n /* OUT */);
+/* Writes DIR/lastfailed after a run as pytest's cacheprovider does: the
+ * old names (old[0..n_old)) without the cases that passed (or failed as
+ * expected), with the cases that failed, errored or passed unexpectedly;
+ * a case not run keeps its entry. Atomic (a temporary file renamed);
+ * creates DIR with a .gitignore of `*`. 0, or a warning said and -1. */
+int st__lastfailed_write(const char *dir /* IN */, char *const *old /* IN */,
+                         size_t n_old, const st_run_result *run /* IN */);
+
 #endif

@@ -38,6 +38,7 @@ typedef struct st__report_config {
   /* merge: the text summary's "in T", the sum of the merged cases'
    * durations; 0: the run's own wall time. */
   uint64_t merge_elapsed_ns;
+  unsigned durations; /* --durations N: the N slowest cases; 0 none */
 } st__report_config;
 
 /* Each constructor fills *obs with callbacks and a malloc'd state in
@@ -109,6 +110,15 @@ char *st__report_case_id(const char *scene /* IN */, const char *kase /* IN */,
  * Thread-safety: one thread per out. */
 void st__report_run_header(FILE *out /* IN */, const char *prefix /* IN */,
                            const st_run_info *info /* IN */);
+/* --durations (report/durations.c): "PREFIXslowest N cases:" and a line
+ * a case, "PREFIX  SECONDSs  ID  (slowest phase: NAME SECONDSs)", the
+ * slowest first; nothing when limit is 0. And the JSON member
+ * "slowest": [{"id", "duration_ns", "phase", "phase_ns"}, ...].
+ * Thread-safety: one thread per out. */
+void st__durations_text(FILE *out /* IN */, const st_run_result *run /* IN */,
+                        unsigned limit, const char *prefix /* IN */);
+void st__durations_json(FILE *out /* IN */, const st_run_result *run /* IN */,
+                        unsigned limit);
 /* UTC now as ISO 8601 ("2026-05-01T12:00:00Z") into buf. */
 void st__report_utc_now(char *buf /* OUT */, size_t size);
 

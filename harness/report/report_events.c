@@ -66,6 +66,20 @@ static void write_env(FILE *out, const st_case_result *res) {
   fputc('}', out);
 }
 
+/* "tags": the case's (docs/scene-format.md#tags), [] without any. */
+static void write_tags(FILE *out, const st_case_result *res) {
+  const char *name = NULL;
+  size_t n = st__case_result_tag(res, 0, &name);
+  fputs(", \"tags\": [", out);
+  for (size_t i = 0; i < n; i++) {
+    st__case_result_tag(res, i, &name);
+    if (i > 0)
+      fputs(", ", out);
+    st__json_string(out, name);
+  }
+  fputc(']', out);
+}
+
 void st__report_case_object(FILE *out, const st_case_result *res,
                             const char *id) {
   size_t i, n;
@@ -98,6 +112,7 @@ void st__report_case_object(FILE *out, const st_case_result *res,
           st_case_result_pid(res), st_case_result_duration_ns(res),
           st_case_result_record_stale(res) ? "true" : "false");
   write_env(out, res);
+  write_tags(out, res);
   st__report_trust_json(out, res);
   fputs(", \"events\": [", out);
   n = st_case_result_event_count(res);

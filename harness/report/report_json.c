@@ -105,6 +105,11 @@ static void json_run_end(void *data, const st_run_result *run) {
   put_run(out, st);
   if (st->cfg.merge_inputs != NULL)
     fprintf(out, "  \"inputs\": %s,\n", st->cfg.merge_inputs);
+  if (st->cfg.durations > 0) {
+    fputs("  ", out);
+    st__durations_json(out, run, st->cfg.durations);
+    fputs(",\n", out);
+  }
   fputs("  \"autoload\": [", out);
   for (i = 0; i < n_recs; i++) {
     if (i > 0)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "case/result.h"
 #include "report/autoload.h"
 #include "report/report.h"
 #include "report/trust.h"
@@ -62,6 +63,65 @@ static const char *golden_platform(const junit_state *st, const char *scene) {
   return "reference";
 }
 
+static const st_scene *find_scene(const junit_state *st, const char *scene) {
+  const st_scene_set *set = st->cfg.scenes;
+  for (size_t i = 0; set != NULL && scene != NULL &&
+                     i < st_scene_set_count(set); i++)
+    if (strcmp(st_scene_name(st_scene_set_get(set, i)), scene) == 0)
+      return st_scene_set_get(set, i);
+  return NULL;
+}
+
+/* Tags joined by ", " (malloc'd) but those also in skip[0..n_skip),
+ * NULL when none is left. */
+static char *join_tags(char *const *tags, size_t n, char *const *skip,
+                       size_t n_skip) {
+  char *buf = NULL;
+  size_t len = 0, k = 0;
+  FILE *m;
+  if (n == 0 || (m = open_memstream(&buf, &len)) == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = 0;
+    while (j < n_skip && strcmp(skip[j], tags[i]) != 0)
+      j++;
+    if (j == n_skip)
+      fprintf(m, "%s%s", k++ > 0 ? ", " : "", tags[i]);
+  }
+  if (k == 0) {
+    fclose(m);
+    free(buf);
+    return NULL;
+  }
+  if (fclose(m) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* docs/cli.md#junit: the case's own tags (its scene's are the suite's
+ * `tags` property) go in <system-out>, a testcase having no properties:
+ * the result's tags (the scene's, then the case's own) without the
+ * scene's. */
+static char *own_tags(const junit_state *st, const st_case_result *res) {
+  const st_scene *s = find_scene(st, st_case_result_scene(res));
+  const char *name = NULL;
+  size_t n = st__case_result_tag(res, 0, &name);
+  char **v;
+  char *joined;
+  if (n == 0 || (v = malloc(n * sizeof *v)) == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    st__case_result_tag(res, i, &name);
+    v[i] = (char *)name;
+  }
+  joined = join_tags(v, n, s != NULL ? s->tags : NULL,
+                     s != NULL ? s->n_tags : 0);
+  free(v);
+  return joined;
+}
+
 static void put_properties(FILE *out, const junit_state *st,
                            const char *scene, const st__record *recs,
                            size_t n_recs) {
@@ -71,6 +131,13 @@ static void put_properties(FILE *out, const junit_state *st,
   fputs("    <properties>\n", out);
   put_property(out, "platform", st->info.platform);
   put_property(out, "golden_platform", golden_platform(st, scene));
+  {
+    const st_scene *s = find_scene(st, scene);
+    char *tags = s != NULL ? join_tags(s->tags, s->n_tags, NULL, 0) : NULL;
+    if (tags != NULL)
+      put_property(out, "tags", tags);
+    free(tags);
+  }
   snprintf(buf, sizeof buf, "%" PRIu64, st->info.seed);
   put_property(out, "seed", buf);
   if (st->info.shard_total > 1)
@@ -168,7 +235,9 @@ static void put_testcase(FILE *out, const junit_state *st,
   }
   const int device = has_device_time(res);
   const int trust = st__report_trust_any(res);
-  if (status == ST_CASE_PASS && output == NULL && !device && !trust) {
+  char *tags = own_tags(st, res);
+  if (status == ST_CASE_PASS && output == NULL && !device && !trust &&
+      tags == NULL) {
     fputs("/>\n", out);
     return;
   }
@@ -210,13 +279,19 @@ static void put_testcase(FILE *out, const junit_state *st,
     st__xml_escape(out, msg != NULL ? msg : "skipped", 1);
     fputs("\"/>\n", out);
   }
-  if (device || trust) {
+  if (device || trust || tags != NULL) {
     fputs("      <system-out>", out);
+    if (tags != NULL) {
+      fputs("tags: ", out);
+      st__xml_escape(out, tags, 0);
+      fputc('\n', out);
+    }
     if (device)
       put_device_time(out, res);
     (void)st__report_trust_junit(out, res);
     fputs("</system-out>\n", out);
   }
+  free(tags);
   if (output != NULL) {
     /* SPEC §6: what a child printed is kept in <system-err>. */
     fputs("      <system-err>", out);

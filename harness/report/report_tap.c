@@ -147,6 +147,7 @@ static void tap_totals(const tap_state *st) {
  * count. */
 static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
+  st__durations_text(st->cfg.out, result, st->cfg.durations, "# ");
   /* The quarantine list, then the totals (docs/cli.md#tap). */
   (void)st__report_quarantine_list(st->cfg.out, NULL, "# quarantined: ",
                                    result);

@@ -455,6 +455,7 @@ static void text_run_end(void *data, const st_run_result *result) {
 
   pthread_mutex_lock(&st->lock);
   clear_progress(st);
+  st__durations_text(out, result, st->cfg.durations, "");
   if (result != NULL && st_run_result_interrupted(result))
     fprintf(out, "interrupted by %s: the case that was running is an "
                  "error, the %zu not run are skipped\n",

@@ -255,8 +255,6 @@ static void iso_start(iso *is) {
     if (iso_start_child(is, slot, &info, &failed) != 0) {
       /* The case errors (failed says why, or is NULL out of memory). */
       iso_finish(is, i, failed);
-      if (sc->rc->opts->fail_fast)
-        is->stop = 1;
       is->next_start++;
       continue;
     }

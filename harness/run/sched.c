@@ -52,14 +52,27 @@ double st__sched_timeout(const st__schedctx *sc, size_t i) {
   return k->timeout > 0 ? k->timeout : sc->rc->opts->timeout;
 }
 
-int st__sched_stops(const st__schedctx *sc, const st_case_result *r) {
-  return sc->rc->opts->fail_fast &&
-         (r == NULL || st_case_result_status(r) == ST_CASE_FAIL ||
-          st_case_result_status(r) == ST_CASE_ERROR ||
-          st_case_result_status(r) == ST_CASE_XPASS);
+unsigned st__sched_maxfail(const st__schedctx *sc) {
+  const st_run_options *o = sc->rc->opts;
+  return o->maxfail > 0 ? o->maxfail : o->fail_fast ? 1u : 0u;
+}
+
+int st__sched_stops(st__schedctx *sc, const st_case_result *r) {
+  unsigned limit = st__sched_maxfail(sc);
+  if (limit == 0)
+    return 0;
+  if (r == NULL || st_case_result_status(r) == ST_CASE_FAIL ||
+      st_case_result_status(r) == ST_CASE_ERROR ||
+      st_case_result_status(r) == ST_CASE_XPASS)
+    sc->failures++;
+  return sc->failures >= limit;
 }
 
 st_case_result *st__sched_not_run(const st__schedctx *sc, size_t i) {
+  /* The library's fail_fast keeps its own words; the CLI's -x and
+   * --fail-fast are --maxfail 1 (docs/cli.md). */
+  if (sc->rc->opts->maxfail > 0)
+    return st__sched_unrun(sc, i, "not run: --maxfail");
   return st__sched_unrun(sc, i, "not run: --fail-fast stopped the run "
                                 "after a failure");
 }
@@ -98,6 +111,11 @@ static void attach_env(const st__schedctx *sc, size_t i, st_case_result *r) {
           r, q, st__quarantine_applies(q, st_case_result_platform(r), today));
     }
   }
+  kv = NULL;
+  /* And its tags, the same way (docs/scene-format.md#tags). */
+  if (st__case_tags(sc->refs[i].scene, sc->refs[i].index, &kv, &n) == ST_OK)
+    st__case_result_set_tags(r, kv, n);
+  free(kv);
 }
 
 void st__sched_finished(const st__schedctx *sc, size_t i,

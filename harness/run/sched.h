@@ -43,6 +43,9 @@ typedef struct st__schedctx {
   /* Given back when a case's result cannot be made, so that it can be
    * made smaller (the run's, malloc'd; NULL once used). */
   void *reserve;
+  /* Cases that failed, errored or passed unexpectedly so far (against
+   * --maxfail); guarded by the scheduler's own lock where it has one. */
+  size_t failures;
 } st__schedctx;
 
 typedef struct st__scheduler {
@@ -83,8 +86,12 @@ int st__sched_forks(const st__schedctx *sc /* IN */, size_t i);
  * none), and whether its executor enforces it itself. */
 double st__sched_timeout(const st__schedctx *sc /* IN */, size_t i);
 int st__sched_owns_timeout(const st__schedctx *sc /* IN */, size_t i);
-/* 1 if r stops a --fail-fast run: fail, error, or no result at all. */
-int st__sched_stops(const st__schedctx *sc /* IN */,
+/* The run's failure limit: --maxfail, 1 under --fail-fast, 0 none. */
+unsigned st__sched_maxfail(const st__schedctx *sc /* IN */);
+/* Counts r when it failed, errored, passed unexpectedly or is missing
+ * (NULL); 1 once the count reaches the run's limit (docs/cli.md: the
+ * cases not started then are skipped). Call once per finished case. */
+int st__sched_stops(st__schedctx *sc /* IN/OUT */,
                     const st_case_result *r /* IN, or NULL */);
 /* The result of case i when --fail-fast left it unrun (status skip), or
  * NULL when out of memory. */

@@ -1249,7 +1249,7 @@ static void dispatch_queue(sv *s) {
     int forks = st__sched_forks(sc, i), fresh, e;
     const char *what = "fork";
     double tmo = st__sched_owns_timeout(sc, i) ? 0 : st__sched_timeout(sc, i);
-    int alone = tmo > 0 || sc->rc->opts->fail_fast;
+    int alone = tmo > 0 || st__sched_maxfail(sc) > 0;
     size_t k;
     slot *c;
     if (s->stop) {
@@ -1307,7 +1307,7 @@ static size_t child_left(const sv *s, const slot *c) {
 static int watch_sock(const sv *s, const slot *c) {
   return c->pid_fd < 0 || child_left(s, c) <= BATCH || c->oneshot ||
          c->deadline != 0 || s->n_redo > 0 || s->stop ||
-         s->sc->rc->opts->live || s->sc->rc->opts->fail_fast;
+         s->sc->rc->opts->live || st__sched_maxfail(s->sc) > 0;
 }
 
 /* How long slot c's child, with more than BATCH cases left, takes to get

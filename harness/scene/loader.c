@@ -1768,10 +1768,10 @@ static int take_device(loader *L, const node *n) {
 static const char *const case_keys[] = {
     "name",   "params", "matrix", "exclude",   "platforms", "manual",
     "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
-    "golden_platform", "golden_args", "expect_message", "env", "golden_device"};
+    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags"};
 enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
        C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
-       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_GOLDEN_DEVICE, C_NKEYS };
+       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_GOLDEN_DEVICE, C_TAGS, C_NKEYS };
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -1787,6 +1787,41 @@ static char **take_platforms(loader *L, const node *n, const char *key,
   *count = n->n;
   for (size_t i = 0; i < n->n; i++)
     v[i] = take_string(L, n->kids[i], "a platform name", key);
+  return v;
+}
+
+/* `tags: [NAME, ...]` (docs/scene-format.md#tags): names that --tag
+ * expressions can say, so neither an operator word nor a character the
+ * expression grammar uses; a name written twice counts once. */
+static char **take_tags(loader *L, const node *n, size_t *count) {
+  static const char *const words[] = {"and", "or", "not"};
+  char **v;
+  *count = 0;
+  if ((v = take_seq(L, n, "a list of tag names", "tags", sizeof *v)) == NULL)
+    return NULL;
+  for (size_t i = 0; i < n->n; i++) {
+    const node *t = n->kids[i];
+    int ok = is_str(t) && t->len > 0 && t->len <= MAX_IDENT;
+    for (size_t j = 0; ok && j < t->len; j++) {
+      char ch = t->str[j];
+      ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+           (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+    }
+    for (size_t j = 0; ok && j < 3; j++)
+      ok = strcmp(t->str, words[j]) != 0;
+    if (!ok) {
+      expected(L, t,
+               "a tag name ([A-Za-z0-9_.-]+, none of the words and, or, "
+               "not; at most 128 characters)",
+               "tags");
+      continue;
+    }
+    size_t k = 0;
+    while (k < *count && strcmp(v[k], t->str) != 0)
+      k++;
+    if (k == *count && (v[*count] = dupstr(L, t->str)) != NULL)
+      (*count)++;
+  }
   return v;
 }
 
@@ -2209,6 +2244,8 @@ static void take_case(loader *L, const node *n, st__case *c,
           take_platforms(L, v[C_PLATFORMS], "platforms", &c->n_platforms);
     }
   }
+  if (v[C_TAGS])
+    c->tags = take_tags(L, v[C_TAGS], &c->n_tags);
   if (v[C_MANUAL]) {
     const node *m = v[C_MANUAL];
     if (m->kind == N_SCALAR && m->sk == S_BOOL)
@@ -2650,6 +2687,7 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
   c->block = NULL; /* the template's: this case owns its strings */
   c->platforms = copy_strv(L, t->platforms, t->n_platforms);
   c->manual_platforms = copy_strv(L, t->manual_platforms, t->n_manual);
+  c->tags = copy_strv(L, t->tags, t->n_tags);
   c->golden_platform =
       t->golden_platform ? dupstr(L, t->golden_platform) : NULL;
   c->expect_message =
@@ -3124,10 +3162,10 @@ static void check_golden_program(loader *L, const st_scene *s,
 static const char *const scene_keys[] = {
     "scene", "level",   "kernel",      "golden", "rtol",  "atol",
     "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
-    "golden_platform", "golden_args", "expect_message", "env", "golden_device"};
+    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
        K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
-       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_GOLDEN_DEVICE, K_NKEYS };
+       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_GOLDEN_DEVICE, K_TAGS, K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -3414,6 +3452,8 @@ static void take_scene(loader *L, const node *root) {
                                      "a platform name", "golden_platform");
   if (v[K_ENV])
     take_env(L, v[K_ENV], &s->env);
+  if (v[K_TAGS])
+    s->tags = take_tags(L, v[K_TAGS], &s->n_tags);
   if (v[K_ARGS])
     take_args(L, v[K_ARGS], s);
   if (v[K_GOLDEN_ARGS])

@@ -171,6 +171,7 @@ void st__case_free_fields(st__case *c) {
   free(c->block);
   free_strv(c->platforms, c->n_platforms);
   free_strv(c->manual_platforms, c->n_manual);
+  free_strv(c->tags, c->n_tags);
   free(c->golden_platform);
   free(c->expect_message);
   st__quarantine_free(c->quarantine);
@@ -192,6 +193,7 @@ void st__scene_free(st_scene *scene) {
   free(scene->expect_message);
   st__quarantine_free(scene->quarantine);
   free(scene->golden_args);
+  free_strv(scene->tags, scene->n_tags);
   st__env_free(&scene->env);
   st__program_free(scene->program);
   if (scene->args) {

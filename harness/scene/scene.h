@@ -169,6 +169,8 @@ typedef struct st__case {
   struct st__quarantine *quarantine; /* owned; resolved: the case's
                                 `expect` mapping, else the scene's (a
                                 copy); NULL: none (scene/quarantine.h) */
+  char **tags;               /* owned: the case's own tags, each once */
+  size_t n_tags;
 } st__case;
 
 struct st_scene {
@@ -205,6 +207,8 @@ struct st_scene {
   st__env env;      /* every case's, under its own (scene/env.c) */
   struct st__quarantine *quarantine; /* owned: `expect` as a mapping;
                                         NULL: none */
+  char **tags;      /* owned: every case's, before its own */
+  size_t n_tags;
 };
 
 struct st_scene_set {
@@ -360,6 +364,12 @@ st_status st__scene_set_load_string_ext(st_scene_set *set /* IN/OUT */,
  * (NULL when *n is 0). ST_ENOMEM. Thread-safety: any thread. */
 st_status st__case_env(const st_scene *scene /* IN */, size_t case_index,
                        const char ***kv /* OUT */, size_t *n /* OUT */) ST_WUR;
+/* The tags of case case_index of scene (scene/tags.c): the scene's, then
+ * the case's own not among them. *out is a malloc'd array of *n borrowed
+ * strings (NULL when *n is 0). ST_ENOMEM. Thread-safety: any thread. */
+st_status st__case_tags(const st_scene *scene /* IN */, size_t case_index,
+                        const char ***out /* OUT */, size_t *n /* OUT */)
+    ST_WUR;
 /* 1 when some case of scene has an environment. */
 int st__scene_has_env(const st_scene *scene /* IN */);
 /* Frees what an st__env owns. */

@@ -200,6 +200,34 @@ static int near_cases(const st_scene_set *set, const selector *sel,
   return 1;
 }
 
+/* --failed-first (docs/cli.md#last-failed): the refs named in
+ * first_cases move to the front, each part keeping selection order. */
+static st_status failed_first(st_case_ref *refs, size_t n,
+                              const st_run_options *o, st_error *err) {
+  const char **names = malloc(o->n_first_cases * sizeof *names);
+  st_case_ref *tmp = malloc((n ? n : 1) * sizeof *tmp);
+  size_t i, k = 0, pass;
+
+  if (names == NULL || tmp == NULL) {
+    free(names);
+    free(tmp);
+    return st_error_set(err, ST_ENOMEM, "out of memory");
+  }
+  memcpy(names, o->first_cases, o->n_first_cases * sizeof *names);
+  qsort(names, o->n_first_cases, sizeof *names, cmp_str);
+  for (pass = 0; pass < 2; pass++)
+    for (i = 0; i < n; i++) {
+      int first = named(names, o->n_first_cases, st_scene_name(refs[i].scene),
+                        st_scene_case_name(refs[i].scene, refs[i].index));
+      if (first == (pass == 0))
+        tmp[k++] = refs[i];
+    }
+  memcpy(refs, tmp, n * sizeof *refs);
+  free(tmp);
+  free(names);
+  return ST_OK;
+}
+
 /* The usage error for a selector that selected nothing, most specific
  * reason first. */
 static st_status selector_error(const st_scene_set *set,
@@ -315,6 +343,8 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       if (o.use_only_cases &&
           (names == NULL || !named(names, o.n_only_cases, sname, cname)))
         continue;
+      if (o.case_filter != NULL && !o.case_filter(o.case_filter_data, scene, c))
+        continue;
       if (o.shard_total > 1 && !o.shard_preselected &&
           st_shard_hash(sname, cname) % o.shard_total != o.shard_index)
         continue;
@@ -342,6 +372,9 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       goto out;
     }
   }
+  if (o.n_first_cases > 0 && n_refs > 1 &&
+      (rc = failed_first(refs, n_refs, &o, err)) != ST_OK)
+    goto out;
   *out = refs;
   *count = n_refs;
   refs = NULL;

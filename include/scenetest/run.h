@@ -16,6 +16,11 @@ typedef enum st_manual_mode {
   ST_MANUAL_ONLY = 2
 } st_manual_mode;
 
+/* A selection filter (st_run_options.case_filter): nonzero keeps case
+ * case_index of scene. */
+typedef int (*st_case_filter)(void *data, const st_scene *scene,
+                              size_t case_index);
+
 /* The CLI's `run` options as a struct. Initialise with
  * st_run_options_init(), which sets size to the sizeof this program was
  * compiled with: the library reads only the fields that size covers (a
@@ -101,6 +106,21 @@ typedef struct st_run_options {
    * process on the same inputs, and every round's outputs must equal the
    * first's bit for bit (docs/cli.md#determinism); 0 or 1: off. */
   unsigned determinism;
+  /* --maxfail N (docs/cli.md): the run stops starting cases once N have
+   * failed, errored or passed unexpectedly; those not run are skipped
+   * with the reason "not run: --maxfail". 0: no limit (fail_fast alone
+   * is a limit of 1). */
+  unsigned maxfail;
+  /* A further filter (--tag, -k, --skip): after the selectors, the
+   * manual mode, the platform and only_cases, before sharding, a case is
+   * kept only when case_filter(case_filter_data, scene, case index)
+   * returns nonzero. NULL: none. Called from the selecting thread. */
+  st_case_filter case_filter;
+  void *case_filter_data;
+  /* --failed-first: the selected cases named "SCENE::CASE" here (borrowed)
+   * come first, in selection order, then the rest. */
+  const char *const *first_cases;
+  size_t n_first_cases;
 } st_run_options;
 
 /* Sets size and the defaults. Thread-safety: any thread. */

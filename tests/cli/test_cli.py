@@ -183,8 +183,8 @@ def measure_commands_read_logs():
 def unknown_option_is_usage_error():
     usage_error(Run(["run", "--bogus", GOOD_F]),
                 "unknown option '--bogus'; see 'scenetest --help'")
-    usage_error(Run(["run", "-x", GOOD_F]),
-                "unknown option '-x'; see 'scenetest --help'")
+    usage_error(Run(["run", "-Z", GOOD_F]),
+                "unknown option '-Z'; see 'scenetest --help'")
 
 
 @test
@@ -462,8 +462,8 @@ def output_file_gets_the_report():
 
 
 EVENT_KEYS = {"scene", "case", "platform", "status", "message", "output",
-              "pid", "duration_ns", "record_stale", "env", "mistrusted",
-              "warnings", "quarantine", "events"}
+              "pid", "duration_ns", "record_stale", "env", "tags",
+              "mistrusted", "warnings", "quarantine", "events"}
 PHASE_KEYS = {"name", "round", "start_ns", "dur_ns", "status", "loaded"}
 
 

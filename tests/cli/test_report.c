@@ -209,9 +209,27 @@ static void events_write__env(void **state) {
   got = mem_take(&m);
   assert_non_null(strstr(got, ", \"record_stale\": false, \"env\": "
                               "{\"TORCH_DEVICE_BACKEND_AUTOLOAD\": \"0\", "
-                              "\"Q\": \"a\\\"b\\n\"}, \"mistrusted\": false, "
-                              "\"warnings\": [], \"quarantine\": null, "
-                              "\"events\": ["));
+                              "\"Q\": \"a\\\"b\\n\"}, \"tags\": [], "
+                              "\"mistrusted\": false, \"warnings\": [], "
+                              "\"quarantine\": null, \"events\": ["));
+  free(got);
+  st_case_result_free(r);
+}
+
+/* A case's tags (docs/scene-format.md#tags) as a list, in order. */
+static void events_write__tags(void **state) {
+  mem m;
+  char *got;
+  const char *tags[] = {"gemm", "slow"};
+  st_case_result *r = make_result(ST_CASE_PASS, NULL);
+  (void)state;
+  st__case_result_set_tags(r, tags, 2);
+  mem_open(&m);
+  st__report_events_write(m.f, r);
+  got = mem_take(&m);
+  assert_non_null(
+      strstr(got, ", \"env\": {}, \"tags\": [\"gemm\", \"slow\"], "
+                  "\"mistrusted\": false, "));
   free(got);
   st_case_result_free(r);
 }
@@ -230,8 +248,8 @@ static void events_write__spec_fields(void **state) {
       "\"cpu\", \"status\": \"fail\", \"message\": \"out: \\\"bad\\\"\\n"
       "\\ufffd\", \"output\": null, \"pid\": 4242, \"duration_ns\": 51000, "
       "\"record_stale\": "
-      "false, \"env\": {}, \"mistrusted\": false, \"warnings\": [], "
-      "\"quarantine\": null, \"events\": ["
+      "false, \"env\": {}, \"tags\": [], \"mistrusted\": false, "
+      "\"warnings\": [], \"quarantine\": null, \"events\": ["
       "{\"name\": \"args\", \"round\": null, \"start_ns\": 5, \"dur_ns\": "
       "1200, \"status\": \"ok\", \"loaded\": []}, "
       "{\"name\": \"golden\", \"round\": null, \"start_ns\": 1300, "
@@ -753,6 +771,7 @@ int main(void) {
       cmocka_unit_test(shell_quote__safe_and_unsafe),
       cmocka_unit_test(report_rerun__spec_form),
       cmocka_unit_test(events_write__spec_fields),
+      cmocka_unit_test(events_write__tags),
       cmocka_unit_test(events_write__env),
       cmocka_unit_test(events_write__pass_message_null),
       cmocka_unit_test(report_tap__plan_points_and_yaml),

@@ -860,11 +860,12 @@ def list__json_and_manual_marks():
     doc = json.loads(r.out)
     check(doc == [
         {"scene": "lst", "case": "a", "file": f, "line": 7,
-         "platforms": ["cpu"], "manual": False},
+         "platforms": ["cpu"], "tags": [], "manual": False},
         {"scene": "lst", "case": "b", "file": f, "line": 9,
-         "platforms": None, "manual": True},
+         "platforms": None, "tags": [], "manual": True},
         {"scene": "lst", "case": "c", "file": f, "line": 11,
-         "platforms": None, "manual": ["threads"]}], "json %r" % doc, r)
+         "platforms": None, "tags": [],
+         "manual": ["threads"]}], "json %r" % doc, r)
     r = Run(["list", "--manual", "include", f])
     check(r.out == "lst::a\nlst::b  (manual)\nlst::c\n", "text marks", r)
     r = Run(["list", "--manual", "include", "--platform", "threads", f])
