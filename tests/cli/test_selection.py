@@ -38,7 +38,7 @@ except ImportError:
 
 ARGS = """\
 args:
-  - {tensor: a, dtype: float32, shape: [N], init: ones}
+  - {tensor: a, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
   - {tensor: b, dtype: float32, shape: [N], init: {fill: 2.0}}
   - {tensor: out, dtype: float32, shape: [N], role: output}
 """
@@ -306,9 +306,11 @@ def durations__text_tap_json():
     r = Run(["run", F, "--no-cache", "--format", "tap", "--durations", "10"])
     tap = r.out.splitlines()
     i = tap.index("# slowest 10 cases:")
-    check(len(tap) - i - 1 == 5 and all(l.startswith("#   ")
-                                        for l in tap[i + 1:]),
-          "five ranked cases as # lines at the end", r)
+    # Then the totals, TAP's last line (docs/cli.md).
+    check(len(tap) - i - 2 == 5 and all(l.startswith("#   ")
+                                        for l in tap[i + 1:-1]) and
+          tap[-1].startswith("# 5 cases: "),
+          "five ranked cases as # lines, then the totals", r)
     if shutil.which("prove") is not None:
         path = os.path.join(TMP, "durations.tap")
         with open(path, "w") as f:
