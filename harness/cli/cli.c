@@ -27,6 +27,7 @@
 #include "cli/inputs.h"
 #include "ops/validate.h"
 #include "report/json.h"
+#include "cli/bench.h"
 #include "report/report.h"
 #include "scene/scene.h"
 #include "tools/timelog.h"
@@ -271,6 +272,7 @@ typedef struct cli {
   int argc;
   char **argv;
   unsigned char given[64]; /* given[i]: options[i] was on the command line */
+  const st__cli_bench *bench; /* `scenetest bench` (cli/bench.h); NULL: not */
 } cli;
 
 /* The type of an option's value states how it is parsed and checked; the
@@ -1443,7 +1445,16 @@ static int run_command(cli *c) {
     status = cmd_list(c, set, &opts);
     break;
   default:
-    status = cmd_run(c, set, &opts);
+    if (c->bench != NULL) {
+      /* docs/bench.md: in this process, one case at a time. */
+      opts.supervise = 0;
+      opts.isolate = 0;
+      opts.jobs = 1;
+      opts.skip_golden |= c->bench->no_check;
+      status = st__cli_bench_run(c->bench, set, &opts, reg);
+    } else {
+      status = cmd_run(c, set, &opts);
+    }
     break;
   }
 out:
@@ -1569,6 +1580,8 @@ int main(int argc, char **argv) {
   const char *cmd;
   int status;
   size_t cap = argc > 0 ? (size_t)argc : 1, i;
+  st__cli_bench bench;
+  char **bench_argv = NULL;
   strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,
                       &c.plugins, &c.ignore,    &c.reports};
 
@@ -1595,7 +1608,19 @@ int main(int argc, char **argv) {
   st__args_tune_allocator();
   memset(&c, 0, sizeof c);
   cmd = argv[1];
-  if (strcmp(cmd, "run") == 0)
+  if (strcmp(cmd, "bench") == 0) {
+    /* `run`'s options, less bench's own (cli/bench.h). */
+    if ((bench_argv = calloc(cap + 1, sizeof *bench_argv)) == NULL)
+      return internal_error("parsing the command line", ST_ENOMEM);
+    if ((status = st__cli_bench_args(argc, argv, &bench, bench_argv,
+                                     &argc)) != 0) {
+      free(bench_argv);
+      return status;
+    }
+    argv = bench_argv;
+    c.bench = &bench;
+    c.cmd = CMD_RUN;
+  } else if (strcmp(cmd, "run") == 0)
     c.cmd = CMD_RUN;
   else if (strcmp(cmd, "list") == 0)
     c.cmd = CMD_LIST;
@@ -1606,7 +1631,7 @@ int main(int argc, char **argv) {
                          "[OPTIONS] PATH... (got '%s')",
                          cmd);
   else
-    return st__cli_usage("unknown command '%s'; commands: run, list, check, "
+    return st__cli_usage("unknown command '%s'; commands: run, bench, list, check, "
                          "timing, compare",
                          cmd);
   c.cmd_name = cmd;
@@ -1631,6 +1656,12 @@ int main(int argc, char **argv) {
   if ((status = parse_args(&c, argc, argv)) != 0 ||
       (status = settle_options(&c)) != 0)
     goto out;
+  if (c.bench != NULL) {
+    /* docs/bench.md: -j 1, cases in this process. */
+    c.no_supervise = 1;
+    c.isolate = 0;
+    c.jobs = 1;
+  }
   if ((status = open_log_file(&c)) != 0)
     goto out;
   c.load.max_arg_bytes = c.max_arg_bytes;
@@ -1642,5 +1673,6 @@ out:
   for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
     free(lists[i]->items);
   st__names_free(c.rerun_names, c.n_rerun_names);
+  free(bench_argv);
   return status;
 }
