@@ -116,8 +116,11 @@ static int one_round(st__casectx *cc, const st_scene *scene, st__casedata *d,
     return 0;
   }
   call.op.platform_state = d->platform_state;
-  if (flush)
+  if (flush) {
     flush_cache();
+    if (d->hooks != NULL && d->hooks->flush != NULL)
+      (void)d->hooks->flush();
+  }
   t0 = st__now_ns();
   ps = st__dispatch(cc, d->kernel, &call, "kernel");
   t1 = st__now_ns();

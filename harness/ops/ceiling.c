@@ -203,9 +203,18 @@ static void host_ceilings(unsigned nt, st__ceilings *out) {
 
 void st__ceilings_measure(st_registry *reg, const char *platform,
                           st__ceilings *out) {
+  const st_platform_hooks *h = st_registry_platform_hooks(reg, platform);
   memset(out, 0, sizeof *out);
-  (void)reg;
-  if (strcmp(platform, "cpu") == 0) {
+  if (h != NULL && h->ceilings != NULL) {
+    st_platform_ceilings pc;
+    int k;
+    memset(&pc, 0, sizeof pc);
+    if (h->ceilings(&pc) == ST_OK) {
+      out->bytes_per_s = pc.bytes_per_s > 0 ? pc.bytes_per_s : 0;
+      for (k = 0; k < ST__DCLASS_COUNT; k++)
+        out->flops_per_s[k] = pc.flops_per_s[k] > 0 ? pc.flops_per_s[k] : 0;
+    }
+  } else if (strcmp(platform, "cpu") == 0) {
     host_ceilings(1, out);
   } else if (strcmp(platform, "threads") == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
