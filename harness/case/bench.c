@@ -210,11 +210,13 @@ static void bench_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   }
   if (!st__case_prepare(cc, scene, ci, &d))
     goto out;
-  b->has_bytes = 1;
-  b->bytes = st__work_bytes(&d.plan);
+  /* The work model of a built-in op (ops/work.h); another op: times
+   * only. */
+  b->has_flops = st__work_flops(scene->kernel, &d.plan, &b->flops);
+  b->has_bytes = b->has_flops;
+  b->bytes = b->has_bytes ? st__work_bytes(&d.plan) : 0;
   b->dclass = (int)(d.plan.n_tensors > 0 ? st__dclass_of(d.plan.args[0].dtype)
                                          : ST__DCLASS_FLOAT32);
-  b->has_flops = st__work_flops(scene->kernel, &d.plan, &b->flops);
   st__case_record(cc);
   /* The checked round: a case that fails it is not timed. */
   cc->log_tag = " check=1";

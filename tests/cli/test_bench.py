@@ -140,6 +140,25 @@ def warmup_and_check_rounds_logged_with_their_fields():
 
 
 @test
+def timing_leaves_out_warmup_and_check_rounds():
+    log = os.path.join(TMP, "bench.log")
+    r = bench(["--warmup-ms", "1", "--min-time-ms", "0", "--min-rounds", "4",
+               "--max-rounds", "4", "--log-level", "timing", "--log-file",
+               log, SCENE])
+    check(r.rc == 0, "exit 0", r)
+    with open(log) as f:
+        text = f.read()
+    check(" warmup=1" in text and " check=1" in text,
+          "the log has warm-up and checked rounds", r)
+    t = Run(["timing", "--format", "json", log])
+    groups = {g["phase"]: g for g in json.loads(t.out)["groups"]}
+    check(t.rc == 0 and groups["run"]["n"] + groups["run"]["dropped"] == 4
+          and "compare" not in groups,
+          "timing counts the 4 timed rounds only, no compare: %r"
+          % groups.get("run"), t)
+
+
+@test
 def cold_cache_flushes_before_each_timed_round_only():
     r = bench(QUICK + ["--min-rounds", "4", "--max-rounds", "4",
                        "--cold-cache", "--log-level", "timing", SCENE])
