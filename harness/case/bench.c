@@ -215,6 +215,12 @@ static void bench_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   b->has_flops = st__work_flops(scene->kernel, &d.plan, &b->flops);
   b->has_bytes = b->has_flops;
   b->bytes = b->has_bytes ? st__work_bytes(&d.plan) : 0;
+  /* `flops:` and `bytes:` (the case's or the scene's) give or override
+   * them (docs/bench.md#the-work-model). */
+  if (scene->cases[ci].has_work[0])
+    b->has_flops = 1, b->flops = scene->cases[ci].work[0];
+  if (scene->cases[ci].has_work[1])
+    b->has_bytes = 1, b->bytes = scene->cases[ci].work[1];
   b->dclass = (int)(d.plan.n_tensors > 0 ? st__dclass_of(d.plan.args[0].dtype)
                                          : ST__DCLASS_FLOAT32);
   st__case_record(cc);

@@ -1631,8 +1631,8 @@ int main(int argc, char **argv) {
                          "[OPTIONS] PATH... (got '%s')",
                          cmd);
   else
-    return st__cli_usage("unknown command '%s'; commands: run, bench, list, check, "
-                         "timing, compare",
+    return st__cli_usage("unknown command '%s'; commands: run, bench, list, "
+                         "check, timing, compare",
                          cmd);
   c.cmd_name = cmd;
   c.argv0 = argv[0];

@@ -212,6 +212,9 @@ typedef struct loader {
   size_t n_scenes, cap_scenes;
   size_t *index; /* of scenes[] by name */
   size_t index_cap;
+  /* The scene's flops and bytes nodes while its cases are taken
+   * (docs/bench.md#the-work-model); NULL: none. */
+  const node *scene_work[2];
 } loader;
 
 /* Appends byte c of a message to out (size bytes, NUL kept room for) as
@@ -1735,10 +1738,11 @@ static void take_args(loader *L, const node *n, st_scene *s) {
 static const char *const case_keys[] = {
     "name",   "params", "matrix", "exclude",   "platforms", "manual",
     "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
-    "golden_platform", "golden_args", "expect_message", "env"};
+    "golden_platform", "golden_args", "expect_message", "env", "flops",
+    "bytes"};
 enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
        C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
-       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_NKEYS };
+       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_FLOPS, C_BYTES, C_NKEYS };
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -2093,6 +2097,12 @@ static void take_case(loader *L, const node *n, st__case *c,
   c->expect_error = s->expect_error;
   map_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
   const node **v = src->v;
+  /* The scene's flops/bytes (docs/bench.md#the-work-model), evaluated in
+   * each case that has none of its own. */
+  if (v[C_FLOPS] == NULL)
+    v[C_FLOPS] = L->scene_work[0];
+  if (v[C_BYTES] == NULL)
+    v[C_BYTES] = L->scene_work[1];
   require(L, n, "case", "name", v[C_NAME]);
   char *at = case_block(L, c, v[C_NAME], v[C_PARAMS]);
   if (c->block == NULL && L->oom)
@@ -2251,6 +2261,22 @@ static void finish_case(loader *L, st__case *c, const case_src *src) {
       c->has_rtol = 1, c->rtol = x.f;
     else if (r == 0)
       c->has_atol = 1, c->atol = x.f;
+  }
+  static const char *const work_key[2] = {"flops", "bytes"};
+  for (int t = 0; t < 2; t++) {
+    const node *n = v[t ? C_BYTES : C_FLOPS];
+    if (n == NULL)
+      continue;
+    r = case_num(L, c, n, work_key[t], ST__EXPR_FLOAT, &x, &via);
+    if (r == 0 && x.is_int)
+      x.f = (double)x.i;
+    if (r == 1)
+      expected(L, n, "a number >= 0, a param name or an expression",
+               work_key[t]);
+    else if (r == 0 && (!isfinite(x.f) || x.f < 0))
+      case_num_bad(L, c, n, work_key[t], "a finite number >= 0", via, &x);
+    else if (r == 0)
+      c->work[t] = x.f, c->has_work[t] = 1;
   }
   if (v[C_TIMEOUT]) {
     r = case_num(L, c, v[C_TIMEOUT], "timeout", ST__EXPR_INT, &x, &via);
@@ -2742,10 +2768,11 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
 static const char *const scene_keys[] = {
     "scene", "level",   "kernel",      "golden", "rtol",  "atol",
     "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
-    "golden_platform", "golden_args", "expect_message", "env"};
+    "golden_platform", "golden_args", "expect_message", "env", "flops",
+    "bytes"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
        K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
-       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_NKEYS };
+       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_FLOPS, K_BYTES, K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -3032,8 +3059,11 @@ static void take_scene(loader *L, const node *root) {
   if (v[K_GOLDEN_ARGS])
     s->golden_args =
         take_golden_args(L, v[K_GOLDEN_ARGS], s, &s->n_golden_args);
+  L->scene_work[0] = v[K_FLOPS];
+  L->scene_work[1] = v[K_BYTES];
   if (v[K_CASES])
     take_cases(L, v[K_CASES], s);
+  L->scene_work[0] = L->scene_work[1] = NULL;
   mark_used(L, s);
   if (s->name) {
     const st_scene *prev = find_scene(L, s->name);

@@ -228,6 +228,53 @@ def no_work_model_times_only():
           "an op without a work model: times only", r)
 
 
+WORK = write(TMP, "work.yaml", """\
+scene: work
+kernel: bd_add
+golden: add
+flops: N * 3
+""" + ARGS + """\
+cases:
+  - name: scene_flops
+    params: {N: 64}
+  - name: own
+    params: {N: 10}
+    flops: 7
+    bytes: 4 * N * 3
+---
+scene: builtin_override
+kernel: add
+golden: add
+bytes: 1
+""" + ARGS + """\
+cases:
+  - name: n8
+    params: {N: 8}
+""")
+
+
+@test
+def flops_and_bytes_keys_are_expressions_over_params():
+    r = bench(QUICK + ["--min-rounds", "2", "--log-level", "warning", WORK])
+    check(r.rc == 0, "exit 0", r)
+    cs = {c["case"]: c for c in doc_of(r)["cases"]}
+    check(cs["scene_flops"]["flops"] == 192 and
+          cs["scene_flops"]["bytes"] is None,
+          "the scene's flops: N * 3 in a case with N = 64; no bytes", r)
+    check(cs["own"]["flops"] == 7 and cs["own"]["bytes"] == 120,
+          "the case's own keys over the scene's", r)
+    check(cs["n8"]["flops"] == 8 and cs["n8"]["bytes"] == 1,
+          "a built-in op: bytes overridden, flops its own", r)
+    bad = write(TMP, "badwork.yaml",
+                "scene: w\nkernel: add\nflops: M * 2\n" + ARGS +
+                "cases:\n  - name: a\n    params: {N: 4}\n"
+                "  - name: b\n    params: {N: 4}\n    bytes: -1\n")
+    r = Run(["check", bad])
+    check(r.rc == 2 and "badwork.yaml:3:8: error: flops: 'M' is not a param"
+          in r.err and "badwork.yaml:" in r.err and "'bytes'" in r.err,
+          "an unknown param and a negative count: load errors", r)
+
+
 @test
 def json_validates_and_csv_has_its_columns():
     # The cpu platform's own ceilings, on two scenes (one failing).
