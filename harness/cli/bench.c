@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case/fingerprint.h"
 #include "cli/bench.h"
 #include "cli/cli_internal.h"
 #include "ops/ceiling.h"
@@ -182,9 +183,22 @@ static void num_or(FILE *f, double v, const char *fmt, const char *none) {
     fprintf(f, fmt, v);
 }
 
-static void print_text(const st__bench_case *cs, size_t n,
-                       const figures *fs) {
+static void print_text(const st__bench_case *cs, size_t n, const figures *fs,
+                       const st__ceilings *ceil, const st__fingerprint *fp) {
+  char line[ST__FP_MAX * 1100];
   size_t i;
+  int k;
+  st__fingerprint_format(fp, line, sizeof line);
+  printf("%s\nceilings: ", line);
+  num_or(stdout, ceil->bytes_per_s > 0 ? ceil->bytes_per_s * 1e-9 : NAN,
+         "%.3f GB/s", "- GB/s");
+  for (k = 0; k < ST__DCLASS_COUNT; k++) {
+    printf(", %s ", st__dclass_name((st__dclass)k));
+    num_or(stdout,
+           ceil->flops_per_s[k] > 0 ? ceil->flops_per_s[k] * 1e-9 : NAN,
+           "%.3f GFLOP/s", "- GFLOP/s");
+  }
+  putchar('\n');
   printf("%-40s %7s %12s %10s %10s %7s %7s %-7s %s\n", "case", "rounds",
          "median_ns", "GFLOP/s", "GB/s", "%flops", "%bytes", "bound",
          "flags");
@@ -270,11 +284,17 @@ static void json_num(double v) {
 }
 
 static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
-                       const st__ceilings *ceil) {
+                       const st__ceilings *ceil, const st__fingerprint *fp) {
   size_t i;
   int k;
-  printf("{\"format_version\": 1,\n \"fingerprint\": {},\n"
-         " \"ceilings\": {\"bytes_per_s\": ");
+  printf("{\"format_version\": 1,\n \"fingerprint\": {");
+  for (i = 0; i < fp->n; i++) {
+    printf("%s", i ? ", " : "");
+    st__json_string(stdout, fp->key[i]);
+    printf(": ");
+    st__json_string(stdout, fp->value[i]);
+  }
+  printf("},\n \"ceilings\": {\"bytes_per_s\": ");
   json_num(ceil->bytes_per_s > 0 ? ceil->bytes_per_s : NAN);
   printf(", \"flops_per_s\": {");
   for (k = 0; k < ST__DCLASS_COUNT; k++) {
@@ -327,6 +347,7 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
 int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
                       st_run_options *opts, st_registry *reg) {
   st__ceilings ceil;
+  st__fingerprint fp;
   st_run_result *result = NULL;
   const st__bench_case *cs;
   figures *fs = NULL;
@@ -359,12 +380,13 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
     figures_of(&cs[i], &ceil, &fs[i]);
     suspicious |= fs[i].suspicious;
   }
+  st__fingerprint_collect(reg, opts->platform, &fp);
   if (b->format == 1)
     print_csv(cs, n, fs);
   else if (b->format == 2)
-    print_json(cs, n, fs, &ceil);
+    print_json(cs, n, fs, &ceil, &fp);
   else
-    print_text(cs, n, fs);
+    print_text(cs, n, fs, &ceil, &fp);
   if (st_run_result_exit_code(result) != 0)
     status = 1;
   if (suspicious && !b->allow_suspicious) {

@@ -275,6 +275,41 @@ def flops_and_bytes_keys_are_expressions_over_params():
           "an unknown param and a negative count: load errors", r)
 
 
+FP_KEYS = ["cpu", "cpus", "governor", "kernel", "libc", "torch"]
+FP_RE = re.compile(r' ([a-z.]+)="((?:[^"\\]|\\.)*)"')
+
+
+@test
+def fingerprint_line_after_the_first_record_once():
+    r = bench(QUICK + ["--min-rounds", "1", "--max-rounds", "1",
+                       "--log-level", "timing", SCENE, NOMODEL])
+    check(r.rc == 0, "exit 0", r)
+    lines = r.err.splitlines()
+    rec = [i for i, l in enumerate(lines) if "torch_backend_autoload" in l]
+    fps = [i for i, l in enumerate(lines) if "[TIMING] fingerprint " in l]
+    check(len(rec) == 1 and fps == [rec[0] + 1],
+          "one fingerprint line, right after the first record", r)
+    line = lines[fps[0]]
+    pairs = FP_RE.findall(line)
+    check(line == "[TIMING] fingerprint" +
+          "".join(' %s="%s"' % p for p in pairs),
+          "KEY=\"VALUE\" pairs only: %s" % line, r)
+    check([k for k, _ in pairs] == FP_KEYS + ["benchdev.device"],
+          "the host's keys, then the platform's, prefixed", r)
+    check(pairs[-1][1] == 'bench \\"dev\\"',
+          "the platform's value escaped as the record's raw", r)
+    doc = doc_of(r)
+    check(list(doc["fingerprint"].keys()) == FP_KEYS + ["benchdev.device"]
+          and doc["fingerprint"]["benchdev.device"] == 'bench "dev"' and
+          doc["fingerprint"]["cpus"] == dict(pairs)["cpus"],
+          "the JSON's fingerprint: the line's keys, unescaped values", r)
+    r = Run(["run", "--no-supervise", "--log-level", "timing", "--format",
+             "tap", SCENE, NOMODEL, "--plugin", BENCHDEV, "--platform",
+             "benchdev"])
+    check(r.rc == 0 and r.err.count("[TIMING] fingerprint ") == 1,
+          "run: one line per process too", r)
+
+
 @test
 def json_validates_and_csv_has_its_columns():
     # The cpu platform's own ceilings, on two scenes (one failing).
