@@ -310,6 +310,55 @@ def fingerprint_line_after_the_first_record_once():
           "run: one line per process too", r)
 
 
+def log_with(fp, pid=100, extra=""):
+    """A log of s::c: a record, the fingerprint line fp (None: none),
+    6 run rounds."""
+    lines = ["[TIMING] torch_backend_autoload setting=0 raw=\"0\" "
+             "effective=disabled torch_imported=false torch_npu_loaded=false "
+             "pid=%d\n" % pid]
+    if fp is not None:
+        lines.append("[TIMING] fingerprint " + fp + "\n")
+    lines += ["[TIMING] phase pid=%d scene=s case=c name=run round=%d "
+              "dur_ns=%d status=ok%s\n" % (pid, r, 1000 + r, extra)
+              for r in range(6)]
+    return "".join(lines)
+
+
+FP = ('cpu="Model A" cpus="8" governor="performance" kernel="6.1" '
+      'libc="glibc 2.36" torch="-" cuda.device="H200" '
+      'cuda.sm_mhz_start="1980"')
+
+
+@test
+def compare_refuses_different_fingerprints():
+    base = write(TMP, "fp_base.log", log_with(FP))
+    other_cpu = write(TMP, "fp_cpu.log",
+                      log_with(FP.replace("Model A", "Model B")))
+    clocks = write(TMP, "fp_clock.log",
+                   log_with(FP.replace('"1980"', '"1410"')))
+    none = write(TMP, "fp_none.log", log_with(None))
+    r = Run(["compare", base, other_cpu])
+    check(r.rc == 2 and "fingerprints differ" in r.err and
+          '  * cpu: "Model A" | "Model B"' in r.err and
+          '    cpus: "8" | "8"' in r.err,
+          "a differing cpu: refused, field by field, the cpu marked", r)
+    r = Run(["compare", "--ignore-env", "cpu", base, other_cpu])
+    check(r.rc == 0 and "s::c" in r.out, "--ignore-env cpu accepts it", r)
+    r = Run(["compare", base, clocks])
+    check(r.rc == 0 and '  ~ cuda.sm_mhz_start: "1980" | "1410"' in r.err,
+          "a clock field (cuda.sm_mhz_start) is shown, never refused", r)
+    r = Run(["compare", base, none])
+    check(r.rc == 0 and "warning: no fingerprint line in" in r.err,
+          "a side without a fingerprint line: a warning", r)
+    # Bench lines (warmup=1, check=1) are not samples.
+    bench_log = write(TMP, "fp_bench.log", log_with(FP, extra=" warmup=1") +
+                      log_with(FP, pid=101))
+    t = Run(["timing", "--format", "json", "--keep-first", bench_log])
+    g = json.loads(t.out)["groups"]
+    check(t.rc == 0 and len(g) == 1 and g[0]["n"] == 6,
+          "timing: the warm-up lines left out", t)
+
+
 @test
 def json_validates_and_csv_has_its_columns():
     # The cpu platform's own ceilings, on two scenes (one failing).
