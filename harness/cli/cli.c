@@ -1589,6 +1589,22 @@ static int sane_std_fds(void) {
   return 0;
 }
 
+/* `bench`: `run`'s command line, less bench's own options (cli/bench.h),
+ * in *rest (owned by the caller). */
+static int bench_args(int *argc, char ***argv, st__cli_bench *b,
+                      char ***rest) {
+  int status;
+  if ((*rest = calloc((size_t)*argc + 1, sizeof **rest)) == NULL)
+    return internal_error("parsing the command line", ST_ENOMEM);
+  if ((status = st__cli_bench_args(*argc, *argv, b, *rest, argc)) != 0) {
+    free(*rest);
+    *rest = NULL;
+    return status;
+  }
+  *argv = *rest;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cli c;
   const char *cmd;
@@ -1623,15 +1639,8 @@ int main(int argc, char **argv) {
   memset(&c, 0, sizeof c);
   cmd = argv[1];
   if (strcmp(cmd, "bench") == 0) {
-    /* `run`'s options, less bench's own (cli/bench.h). */
-    if ((bench_argv = calloc(cap + 1, sizeof *bench_argv)) == NULL)
-      return internal_error("parsing the command line", ST_ENOMEM);
-    if ((status = st__cli_bench_args(argc, argv, &bench, bench_argv,
-                                     &argc)) != 0) {
-      free(bench_argv);
+    if ((status = bench_args(&argc, &argv, &bench, &bench_argv)) != 0)
       return status;
-    }
-    argv = bench_argv;
     c.bench = &bench;
     c.cmd = CMD_RUN;
   } else if (strcmp(cmd, "run") == 0)
