@@ -10,6 +10,7 @@
 
 #include "case/fingerprint.h"
 #include "cli/bench.h"
+#include "cli/bench_html.h"
 #include "cli/cli_internal.h"
 #include "ops/ceiling.h"
 #include "report/json.h"
@@ -93,6 +94,15 @@ int st__cli_bench_args(int argc, char **argv, st__cli_bench *b, char **rest,
       b->cfg.cold_cache = 1;
       continue;
     }
+    if ((v = value_of(argc, argv, &i, "--report", &usage)) != NULL) {
+      if (strncmp(v, "html:", 5) != 0 || v[5] == '\0')
+        return st__cli_usage("bench: --report takes html:PATH (got '%s')",
+                             v);
+      b->html = v + 5;
+      continue;
+    }
+    if (usage != 0)
+      return usage;
     if (strcmp(argv[i], "--allow-suspicious") == 0) {
       b->allow_suspicious = 1;
       continue;
@@ -140,12 +150,7 @@ int st__cli_bench_args(int argc, char **argv, st__cli_bench *b, char **rest,
 }
 
 /* The figures of one case, from its stats, work and the ceilings. */
-typedef struct figures {
-  double gflops, gbps;       /* NAN: no work model */
-  double flops_fr, bytes_fr; /* NAN: no work model or no ceiling */
-  const char *bound;         /* NULL: unknown */
-  int suspicious;
-} figures;
+typedef st__bench_figures figures;
 
 static void figures_of(const st__bench_case *bc, const st__ceilings *ceil,
                        figures *f) {
@@ -348,6 +353,7 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
                       st_run_options *opts, st_registry *reg) {
   st__ceilings ceil;
   st__fingerprint fp;
+  FILE *html = NULL;
   st_run_result *result = NULL;
   const st__bench_case *cs;
   figures *fs = NULL;
@@ -356,10 +362,15 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
   size_t n, i;
   int status = 0, suspicious = 0;
 
+  if (b->html != NULL && (html = fopen(b->html, "we")) == NULL)
+    return st__cli_usage("cannot open --report html:'%s': %s", b->html,
+                         strerror(errno));
   /* Before the first case, once (docs/bench.md#ceilings). */
   st__ceilings_measure(reg, opts->platform, &ceil);
   if (st__bench_begin(&b->cfg) != ST_OK) {
     fprintf(stderr, "scenetest: error: internal error: out of memory\n");
+    if (html != NULL)
+      fclose(html);
     return 3;
   }
   st_error_clear(&err);
@@ -368,6 +379,8 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
     fprintf(stderr, "scenetest: error: %s\n",
             err.message[0] ? err.message : st_status_str(rc));
     st__bench_end();
+    if (html != NULL)
+      fclose(html);
     return rc == ST_EUSAGE ? 2 : 3;
   }
   cs = st__bench_cases(&n);
@@ -387,6 +400,17 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
     print_json(cs, n, fs, &ceil, &fp);
   else
     print_text(cs, n, fs, &ceil, &fp);
+  if (html != NULL) {
+    int bad;
+    st__bench_html(html, cs, n, fs, &ceil, &fp);
+    bad = ferror(html) != 0;
+    if (fclose(html) != 0 || bad) {
+      fprintf(stderr, "scenetest: error: writing --report html:'%s' "
+                      "failed\n", b->html);
+      status = 3;
+    }
+    html = NULL;
+  }
   if (st_run_result_exit_code(result) != 0)
     status = 1;
   if (suspicious && !b->allow_suspicious) {
@@ -397,6 +421,8 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
     status = 1;
   }
 out:
+  if (html != NULL)
+    fclose(html);
   free(fs);
   st_run_result_free(result);
   st__bench_end();

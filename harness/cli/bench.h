@@ -15,6 +15,7 @@ typedef struct st__cli_bench {
   int no_check;         /* --no-check */
   int allow_suspicious; /* --allow-suspicious */
   int format;           /* --format: 0 text, 1 csv, 2 json */
+  const char *html;     /* --report html:PATH; NULL: none */
 } st__cli_bench;
 
 /* Parses the bench options of argv[2..argc) into *b (defaults first) and

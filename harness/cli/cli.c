@@ -116,6 +116,7 @@ static const char usage_text[] =
     "  --no-check            skip golden and compare\n"
     "  --allow-suspicious    a figure above 105% of its ceiling does not fail\n"
     "  --format F            text|csv|json (default text)\n"
+    "  --report html:PATH    also an HTML page with a roofline chart\n"
     "\n"
     "Loading (run, list, check):\n"
     "  --max-arg-bytes N     cap on one case's tensor bytes (default 2G);\n"

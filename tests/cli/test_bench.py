@@ -359,6 +359,41 @@ def compare_refuses_different_fingerprints():
           "timing: the warm-up lines left out", t)
 
 
+CHROMIUM = "/usr/bin/chromium"
+
+
+@test
+def html_roofline_one_point_a_case():
+    page = os.path.join(TMP, "bench.html")
+    # Three timed cases with FLOPs and bytes (float32; work.yaml's
+    # scene_flops has no bytes: no point); tiny ceilings: suspicious.
+    r = bench(QUICK + ["--min-rounds", "2", "--log-level", "warning",
+                       "--report", "html:" + page, SCENE, WORK],
+              env={"BENCHDEV_CEILING": "tiny"}, fmt="json")
+    check(r.rc == 1, "suspicious: exit 1, the page written anyway", r)
+    with open(page) as f:
+        text = f.read()
+    n_model = sum(1 for c in doc_of(r)["cases"] if c["flops"] and c["bytes"])
+    check(n_model == 3 and text.count("<circle class=\"point") == n_model,
+          "one point a case with FLOPs and bytes (%d)" % n_model, r)
+    check(text.count("<circle class=\"point suspicious\"") == n_model and
+          'class="ceiling" data-class="float32"' in text,
+          "suspicious points marked, the float32 roof drawn", r)
+    r = bench([SCENE, "--report", "junit:x.xml"], fmt=None)
+    check(r.rc == 2 and "takes html:PATH" in r.err,
+          "--report other than html: a usage error", r)
+    if not os.path.exists(CHROMIUM):
+        return
+    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox",
+                        "--disable-gpu", "--dump-dom", "file://" + page],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    dom = p.stdout.decode("utf-8", "replace")
+    check(p.returncode == 0 and dom.count("<circle class=\"point") ==
+          n_model and "<svg" in dom,
+          "Chromium renders the roofline with one point a case", None)
+
+
 @test
 def json_validates_and_csv_has_its_columns():
     # The cpu platform's own ceilings, on two scenes (one failing).
