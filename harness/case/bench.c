@@ -204,8 +204,7 @@ static void bench_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   int device;
 
   if (b == NULL) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "bench: out of memory");
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "bench: out of memory");
     return;
   }
   if (!st__case_prepare(cc, scene, ci, &d))

@@ -125,8 +125,8 @@ void st__fingerprint_collect(st_registry *reg, const char *platform,
   add(fp, "cpu", buf[0] ? buf : "-");
   snprintf(buf, sizeof buf, "%ld", n > 0 ? n : 0);
   add(fp, "cpus", buf);
-  read_field("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", NULL,
-             buf, sizeof buf);
+  read_field("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", NULL, buf,
+             sizeof buf);
   add(fp, "governor", buf[0] ? buf : "-");
   add(fp, "kernel", uname(&u) == 0 ? u.release : "-");
 #ifdef __GLIBC__
@@ -150,15 +150,14 @@ void st__fingerprint_collect(st_registry *reg, const char *platform,
   }
 }
 
-void st__fingerprint_format(const st__fingerprint *fp, char *buf,
-                            size_t size) {
+void st__fingerprint_format(const st__fingerprint *fp, char *buf, size_t size) {
   size_t i, used;
   char esc[4 * 256 + 1];
   used = (size_t)snprintf(buf, size, "fingerprint");
   for (i = 0; i < fp->n && used < size; i++) {
     st__timing_escape(fp->value[i], strlen(fp->value[i]), esc);
-    used += (size_t)snprintf(buf + used, size - used, " %s=\"%s\"",
-                             fp->key[i], esc);
+    used += (size_t)snprintf(buf + used, size - used, " %s=\"%s\"", fp->key[i],
+                             esc);
   }
 }
 

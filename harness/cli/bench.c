@@ -25,8 +25,7 @@ typedef struct numopt {
 } numopt;
 
 static const numopt numopts[] = {
-    {"--warmup-ms", offsetof(st__bench_config, warmup_ns), 0, 3600000,
-     1000000},
+    {"--warmup-ms", offsetof(st__bench_config, warmup_ns), 0, 3600000, 1000000},
     {"--min-time-ms", offsetof(st__bench_config, min_time_ns), 0, 3600000,
      1000000},
     {"--max-time-ms", offsetof(st__bench_config, max_time_ns), 1, 3600000,
@@ -57,11 +56,10 @@ static int parse_num(const numopt *o, const char *v, uint64_t *out) {
   char *end;
   unsigned long long n;
   errno = 0;
-  if (v[0] < '0' || v[0] > '9' ||
-      ((n = strtoull(v, &end, 10)), errno != 0) || *end != '\0' ||
-      n < o->min || n > o->max)
-    return st__cli_usage("%s: '%s' is not an integer in [%llu, %llu]",
-                         o->name, v, (unsigned long long)o->min,
+  if (v[0] < '0' || v[0] > '9' || ((n = strtoull(v, &end, 10)), errno != 0) ||
+      *end != '\0' || n < o->min || n > o->max)
+    return st__cli_usage("%s: '%s' is not an integer in [%llu, %llu]", o->name,
+                         v, (unsigned long long)o->min,
                          (unsigned long long)o->max);
   *out = (uint64_t)n * o->scale;
   return 0;
@@ -96,8 +94,7 @@ int st__cli_bench_args(int argc, char **argv, st__cli_bench *b, char **rest,
     }
     if ((v = value_of(argc, argv, &i, "--report", &usage)) != NULL) {
       if (strncmp(v, "html:", 5) != 0 || v[5] == '\0')
-        return st__cli_usage("bench: --report takes html:PATH (got '%s')",
-                             v);
+        return st__cli_usage("bench: --report takes html:PATH (got '%s')", v);
       b->html = v + 5;
       continue;
     }
@@ -124,9 +121,9 @@ int st__cli_bench_args(int argc, char **argv, st__cli_bench *b, char **rest,
       return usage;
     for (k = 0; k < sizeof numopts / sizeof numopts[0]; k++) {
       if ((v = value_of(argc, argv, &i, numopts[k].name, &usage)) != NULL) {
-        int st = parse_num(&numopts[k], v,
-                           (uint64_t *)(void *)((char *)&b->cfg +
-                                                numopts[k].offset));
+        int st = parse_num(
+            &numopts[k], v,
+            (uint64_t *)(void *)((char *)&b->cfg + numopts[k].offset));
         if (st != 0)
           return st;
         break;
@@ -199,14 +196,12 @@ static void print_text(const st__bench_case *cs, size_t n, const figures *fs,
          "%.3f GB/s", "- GB/s");
   for (k = 0; k < ST__DCLASS_COUNT; k++) {
     printf(", %s ", st__dclass_name((st__dclass)k));
-    num_or(stdout,
-           ceil->flops_per_s[k] > 0 ? ceil->flops_per_s[k] * 1e-9 : NAN,
+    num_or(stdout, ceil->flops_per_s[k] > 0 ? ceil->flops_per_s[k] * 1e-9 : NAN,
            "%.3f GFLOP/s", "- GFLOP/s");
   }
   putchar('\n');
   printf("%-40s %7s %12s %10s %10s %7s %7s %-7s %s\n", "case", "rounds",
-         "median_ns", "GFLOP/s", "GB/s", "%flops", "%bytes", "bound",
-         "flags");
+         "median_ns", "GFLOP/s", "GB/s", "%flops", "%bytes", "bound", "flags");
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const figures *f = &fs[i];
@@ -220,8 +215,8 @@ static void print_text(const st__bench_case *cs, size_t n, const figures *fs,
     num_or(stdout, f->flops_fr * 100, " %6.1f%%", "       -");
     num_or(stdout, f->bytes_fr * 100, " %6.1f%%", "       -");
     printf(" %-7s %s%s%s\n", f->bound ? f->bound : "-",
-           st_case_status_name(c->status),
-           f->suspicious ? ",suspicious" : "", c->device_time ? ",device" : "");
+           st_case_status_name(c->status), f->suspicious ? ",suspicious" : "",
+           c->device_time ? ",device" : "");
   }
 }
 
@@ -318,8 +313,7 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
     printf(", \"platform\": ");
     st__json_string(stdout, c->platform);
     printf(", \"status\": \"%s\", \"rounds\": %llu, \"median_ns\": ",
-           st_case_status_name(c->status),
-           (unsigned long long)c->stats.rounds);
+           st_case_status_name(c->status), (unsigned long long)c->stats.rounds);
     json_num(t ? c->stats.median : NAN);
     printf(", \"min_ns\": ");
     json_num(t ? c->stats.min : NAN);
@@ -405,8 +399,10 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
     st__bench_html(html, cs, n, fs, &ceil, &fp);
     bad = ferror(html) != 0;
     if (fclose(html) != 0 || bad) {
-      fprintf(stderr, "scenetest: error: writing --report html:'%s' "
-                      "failed\n", b->html);
+      fprintf(stderr,
+              "scenetest: error: writing --report html:'%s' "
+              "failed\n",
+              b->html);
       status = 3;
     }
     html = NULL;

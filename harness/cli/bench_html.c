@@ -39,23 +39,18 @@ static void widen(double v, double *lo, double *hi) {
     *hi = log10(v);
 }
 
-static const char *const colors[] = {"#6a3d9a", "#1f78b4", "#33a02c",
-                                     "#ff7f00", "#b15928"};
+static const char *const colors[] = {"#6a3d9a", "#1f78b4", "#33a02c", "#ff7f00",
+                                     "#b15928"};
 
-static void roofline(FILE *f, const st__bench_case *cs, size_t n,
-                     const st__bench_figures *fs, const st__ceilings *cl) {
+/* Axes that hold every point and every drawn roof's ridge and peak,
+ * whole decades with one to spare on each side. */
+static void fit_axes(axes *ap, const st__bench_case *cs, size_t n,
+                     const st__bench_figures *fs, const st__ceilings *cl,
+                     const int *used) {
   axes a = {INFINITY, -INFINITY, INFINITY, -INFINITY};
-  double bw = cl->bytes_per_s * 1e-9; /* GB/s */
+  double bw = cl->bytes_per_s * 1e-9;
   size_t i;
-  int k, tick, used[ST__DCLASS_COUNT] = {0}, any = 0;
-
-  /* The roofs of the dtype classes the cases have (all without one). */
-  for (i = 0; i < n; i++)
-    if (!isnan(fs[i].gflops))
-      used[cs[i].dclass % ST__DCLASS_COUNT] = any = 1;
-  if (!any)
-    for (k = 0; k < ST__DCLASS_COUNT; k++)
-      used[k] = 1;
+  int k;
   for (i = 0; i < n; i++)
     if (!isnan(fs[i].gflops) && cs[i].bytes > 0 && cs[i].flops > 0) {
       widen(cs[i].flops / cs[i].bytes, &a.x0, &a.x1);
@@ -79,6 +74,24 @@ static void roofline(FILE *f, const st__bench_case *cs, size_t n,
   a.x1 = ceil(a.x1) + 1;
   a.y0 = floor(a.y0) - 1;
   a.y1 = ceil(a.y1) + 1;
+  *ap = a;
+}
+
+static void roofline(FILE *f, const st__bench_case *cs, size_t n,
+                     const st__bench_figures *fs, const st__ceilings *cl) {
+  axes a;
+  double bw = cl->bytes_per_s * 1e-9; /* GB/s */
+  size_t i;
+  int k, tick, used[ST__DCLASS_COUNT] = {0}, any = 0;
+
+  /* The roofs of the dtype classes the cases have (all without one). */
+  for (i = 0; i < n; i++)
+    if (!isnan(fs[i].gflops))
+      used[cs[i].dclass % ST__DCLASS_COUNT] = any = 1;
+  if (!any)
+    for (k = 0; k < ST__DCLASS_COUNT; k++)
+      used[k] = 1;
+  fit_axes(&a, cs, n, fs, cl, used);
   fprintf(f,
           "<svg id=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" "
           "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
@@ -111,8 +124,9 @@ static void roofline(FILE *f, const st__bench_case *cs, size_t n,
     ridge = bw > 0 ? peak / bw : xl;
     if (ridge < xl)
       ridge = xl;
-    fprintf(f, "<polyline class=\"ceiling\" data-class=\"%s\" fill=\"none\" "
-               "stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+    fprintf(f,
+            "<polyline class=\"ceiling\" data-class=\"%s\" fill=\"none\" "
+            "stroke=\"%s\" stroke-width=\"1.5\" points=\"",
             st__dclass_name((st__dclass)k), colors[k]);
     if (bw > 0 && bw * xl < peak)
       fprintf(f, "%.1f,%.1f ", px(&a, xl), py(&a, bw * xl));
@@ -127,7 +141,7 @@ static void roofline(FILE *f, const st__bench_case *cs, size_t n,
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const st__bench_figures *g = &fs[i];
-    const char *cls = g->suspicious ? "point suspicious"
+    const char *cls = g->suspicious               ? "point suspicious"
                       : c->status == ST_CASE_PASS ? "point"
                                                   : "point failing";
     if (isnan(g->gflops) || !(c->bytes > 0) || !(c->flops > 0))
@@ -137,9 +151,9 @@ static void roofline(FILE *f, const st__bench_case *cs, size_t n,
             "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"><title>",
             cls, px(&a, c->flops / c->bytes), py(&a, g->gflops),
             colors[c->dclass % ST__DCLASS_COUNT],
-            g->suspicious ? "#e31a1c" : c->status == ST_CASE_PASS
-                                            ? "none"
-                                            : "#000");
+            g->suspicious               ? "#e31a1c"
+            : c->status == ST_CASE_PASS ? "none"
+                                        : "#000");
     st__html_text(f, c->scene);
     fputs("::", f);
     st__html_text(f, c->kase);
@@ -183,8 +197,7 @@ void st__bench_html(FILE *f, const st__bench_case *cs, size_t n,
   fputs("</table>\n<h2>Ceilings</h2>\n<table id=\"ceilings\"><tr><th>"
         "memory</th>",
         f);
-  cell(f, cl->bytes_per_s > 0 ? cl->bytes_per_s * 1e-9 : NAN,
-       "%.3f GB/s");
+  cell(f, cl->bytes_per_s > 0 ? cl->bytes_per_s * 1e-9 : NAN, "%.3f GB/s");
   fputs("</tr>", f);
   for (k = 0; k < ST__DCLASS_COUNT; k++) {
     fprintf(f, "<tr><th>%s</th>", st__dclass_name((st__dclass)k));
@@ -204,7 +217,7 @@ void st__bench_html(FILE *f, const st__bench_case *cs, size_t n,
     const st__bench_figures *g = &fs[i];
     int t = c->stats.rounds > 0;
     fprintf(f, "<tr class=\"%s\"><td>",
-            g->suspicious ? "suspicious"
+            g->suspicious               ? "suspicious"
             : c->status == ST_CASE_PASS ? "case"
                                         : "failing");
     st__html_text(f, c->scene);
@@ -221,8 +234,7 @@ void st__bench_html(FILE *f, const st__bench_case *cs, size_t n,
     cell(f, g->flops_fr * 100, "%.1f%%");
     cell(f, g->bytes_fr * 100, "%.1f%%");
     fprintf(f, "<td>%s</td><td>%s%s</td></tr>\n", g->bound ? g->bound : "-",
-            g->suspicious ? "suspicious " : "",
-            c->device_time ? "device" : "");
+            g->suspicious ? "suspicious " : "", c->device_time ? "device" : "");
   }
   fputs("</table>\n</body></html>\n", f);
 }

@@ -51,15 +51,15 @@ static double now_s(void) {
 typedef struct job {
   int kind; /* 0 memcpy, 1 triad, 2 + dclass: FMA */
   double *a, *b, *c;
-  size_t n;     /* doubles per buffer (this thread's slice) */
-  long iters;   /* FMA */
-  double sink;  /* keeps the FMA results alive */
+  size_t n;    /* doubles per buffer (this thread's slice) */
+  long iters;  /* FMA */
+  double sink; /* keeps the FMA results alive */
 } job;
 
 /* Eight independent vector accumulators, written out so that they stay
  * in registers: acc = acc * m + x, 2 FLOPs a lane. */
 #define FMA_LOOP(T, init_m, init_x)                                            \
-  T m = init_m, x = init_x, a0 = x, a1 = x + x, a2 = a1 + x, a3 = a2 + x,    \
+  T m = init_m, x = init_x, a0 = x, a1 = x + x, a2 = a1 + x, a3 = a2 + x,      \
     a4 = a3 + x, a5 = a4 + x, a6 = a5 + x, a7 = a6 + x;                        \
   for (long i = 0; i < iters; i++) {                                           \
     a0 = a0 * m + x;                                                           \
@@ -115,8 +115,8 @@ static void *run_job(void *arg) {
 
 /* The best rate over REPS of the kind on nt threads: per_unit FLOPs or
  * bytes each of n units (per thread for FMA, in all for memory). */
-static double best_rate(int kind, unsigned nt, double *a, double *b,
-                        double *c, size_t n, long iters, double work) {
+static double best_rate(int kind, unsigned nt, double *a, double *b, double *c,
+                        size_t n, long iters, double work) {
   job jobs[64];
   pthread_t tid[64];
   int started[64];

@@ -19,8 +19,8 @@ typedef enum st__dclass {
 } st__dclass;
 
 typedef struct st__ceilings {
-  double bytes_per_s;                     /* 0: none */
-  double flops_per_s[ST__DCLASS_COUNT];   /* 0: none */
+  double bytes_per_s;                   /* 0: none */
+  double flops_per_s[ST__DCLASS_COUNT]; /* 0: none */
 } st__ceilings;
 
 /* The class of a dtype (bool counts as int). */

@@ -123,10 +123,12 @@ static void print_fields(FILE *err, const char *a, const char *b,
     differs = x == NULL || y == NULL || x->vn != y->vn ||
               memcmp(x->v, y->v, x->vn) != 0;
     fprintf(err, "  %c %.*s: %s%.*s%s | %s%.*s%s\n",
-            !differs ? ' ' : ignored(p, ignore, n_ignore) ? '~' : '*',
-            (int)p->kn, p->k, x ? "\"" : "", x ? (int)x->vn : 1,
-            x ? x->v : "-", x ? "\"" : "", y ? "\"" : "",
-            y ? (int)y->vn : 1, y ? y->v : "-", y ? "\"" : "");
+            !differs                       ? ' '
+            : ignored(p, ignore, n_ignore) ? '~'
+                                           : '*',
+            (int)p->kn, p->k, x ? "\"" : "", x ? (int)x->vn : 1, x ? x->v : "-",
+            x ? "\"" : "", y ? "\"" : "", y ? (int)y->vn : 1, y ? y->v : "-",
+            y ? "\"" : "");
   }
 }
 

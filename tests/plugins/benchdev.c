@@ -71,8 +71,8 @@ static st_status bd_add(st_op_call *c) {
 
 /* The same kernel under a name no built-in op has: no work model. */
 static st_status bd_init(st_registry *reg, st_error *err) {
-  st_status rc = st_registry_register(reg, "benchdev", "add", "benchdev",
-                                      bd_add, err);
+  st_status rc =
+      st_registry_register(reg, "benchdev", "add", "benchdev", bd_add, err);
   if (rc != ST_OK)
     return rc;
   return st_registry_register(reg, "benchdev", "bd_add", "benchdev", bd_add,
