@@ -30,7 +30,7 @@ static const numopt numopts[] = {
      1000000},
     {"--max-time-ms", offsetof(st__bench_config, max_time_ns), 1, 3600000,
      1000000},
-    {"--min-rounds", offsetof(st__bench_config, min_rounds), 0, 100000000, 1},
+    {"--min-rounds", offsetof(st__bench_config, min_rounds), 1, 100000000, 1},
     {"--max-rounds", offsetof(st__bench_config, max_rounds), 1, 100000000, 1},
 };
 

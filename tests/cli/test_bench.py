@@ -432,6 +432,7 @@ def usage_errors():
     for args, what in [(["--min-rounds", "5", "--max-rounds", "4"],
                         "more than --max-rounds"),
                        (["--max-rounds", "0"], "--max-rounds"),
+                       (["--min-rounds", "0"], "--min-rounds"),
                        (["--warmup-ms", "x"], "--warmup-ms"),
                        (["--min-time-ms"], "needs a value")]:
         r = bench([SCENE] + args, plugin=False, fmt=None)
