@@ -176,7 +176,8 @@ static void timed_rounds(st__casectx *cc, const st_scene *scene,
     ok = one_round(cc, scene, d, r++, 0, &ns, &device);
   cc->log_tag = NULL;
   start = st__now_ns();
-  while (ok && st__bench_more(cfg, n, st__now_ns() - start)) {
+  /* At least one timed round, however long the process waited. */
+  while (ok && (n == 0 || st__bench_more(cfg, n, st__now_ns() - start))) {
     if (n == cap) {
       double *p;
       cap = cap ? 2 * cap : 64;
