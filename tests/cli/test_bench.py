@@ -308,6 +308,12 @@ def fingerprint_line_after_the_first_record_once():
              "benchdev"])
     check(r.rc == 0 and r.err.count("[TIMING] fingerprint ") == 1,
           "run: one line per process too", r)
+    r = Run(["run", "--format", "json", "--log-level", "warning", SCENE,
+             "--plugin", BENCHDEV, "--platform", "benchdev"])
+    fpj = json.loads(r.out)["fingerprint"]
+    check(r.rc == 0 and list(fpj.keys()) == FP_KEYS and
+          fpj["cpus"] == dict(pairs)["cpus"],
+          "run's JSON report: the host's fingerprint keys", r)
 
 
 def log_with(fp, pid=100, extra=""):
