@@ -22,7 +22,8 @@ namespace {
 const char *const platforms[] = {"cxx", nullptr};
 st_status init(st_registry *, st_error *) { return ST_OK; }
 const st_platform_hooks hooks[] = {
-    {sizeof(st_platform_hooks), "cxx", nullptr, nullptr}};
+    {sizeof(st_platform_hooks), "cxx", nullptr, nullptr, nullptr, nullptr,
+     nullptr}};
 } // namespace
 
 extern "C" {

@@ -20,6 +20,7 @@
 #include "case/compare.h"
 #include "case/exec.h"
 #include "case/golden_program.h"
+#include "case/fingerprint.h"
 #include "case/mismatch.h"
 #include "case/phase.h"
 #include "case/poison.h"
@@ -470,6 +471,9 @@ void st__case_record(st__casectx *cc) {
                                 sizeof line);
   if (emitted && cc->run->opts->keep_record)
     st__case_result_set_record(cc->res, line);
+  /* Right after the process's first record (docs/bench.md). */
+  if (emitted)
+    st__fingerprint_log_once(cc->run->reg, cc->run->opts->platform);
   st__phase_end(cc, "record", -1, t0, ST_PHASE_OK, emitted);
 }
 

@@ -63,6 +63,9 @@ typedef struct st__casectx {
   const char **env;
   size_t n_env;
   char *env_key;
+  /* Appended to the TIMING line of each phase while set (the bench's
+   * " warmup=1" and " check=1", docs/bench.md); NULL: nothing. */
+  const char *log_tag;
 } st__casectx;
 
 /* What a case holds between its phases. */

@@ -62,6 +62,8 @@ typedef struct st__executor {
 
 /* The in-process executor (case/inproc.c). */
 extern const st__executor st__exec_inproc;
+/* The bench executor (case/bench.c; docs/bench.md). */
+extern const st__executor st__exec_bench;
 
 /* The executor of the scene's cases. Thread-safety: any thread. */
 const st__executor *st__executor_for(const st_scene *scene /* IN */);

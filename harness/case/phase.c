@@ -65,10 +65,11 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
   const char *kase = st__timing_name(cc->info.name, &cq);
   st__log_timing(
          "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
-         "status=%s%s%s",
+         "status=%s%s%s%s",
          (long)st__proc_pid(), scene ? scene : "?", kase ? kase : "?",
          ev->name, round, (unsigned long long)ev->dur_ns,
-         st_phase_status_name(ev->status), dev, iter);
+         st_phase_status_name(ev->status), dev, iter,
+         cc->log_tag != NULL ? cc->log_tag : "");
   free(sq);
   free(cq);
   /* The kernel runs next: what the case logged so far reaches the

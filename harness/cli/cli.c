@@ -29,6 +29,7 @@
 #include "cli/inputs.h"
 #include "ops/validate.h"
 #include "report/json.h"
+#include "cli/bench.h"
 #include "report/report.h"
 #include "scene/scene.h"
 #include "scene/suggest.h"
@@ -47,6 +48,9 @@ static const char usage_text[] =
     "       scenetest list [OPTIONS] PATH...   print the selected cases, one\n"
     "                                          \"scene::case\" a line\n"
     "       scenetest check [OPTIONS] PATH...  load and validate only\n"
+    "       scenetest bench [OPTIONS] PATH...  time the kernels against this\n"
+    "                                          machine's ceilings "
+    "(docs/bench.md)\n"
     "       scenetest timing [OPTIONS] LOG...  summarise TIMING logs\n"
     "       scenetest compare [OPTIONS] BASE NEW  compare two sides' timings\n"
     "       scenetest merge [--report FORMAT:PATH]... [--format F] [--output "
@@ -131,6 +135,18 @@ static const char usage_text[] =
     "  -v, --verbose         text: also each passing case's phase times and\n"
     "                        output\n"
     "  -q, --quiet           text: only failures and the summary\n"
+    "\n"
+    "Bench (bench; also every run option, -j forced to 1):\n"
+    "  --warmup-ms N         warm-up time before the timed rounds (25)\n"
+    "  --min-time-ms N       timed loop at least N ms (100)\n"
+    "  --max-time-ms N       ... at most N ms (10000)\n"
+    "  --min-rounds N        at least N timed rounds (10)\n"
+    "  --max-rounds N        at most N timed rounds (1000)\n"
+    "  --cold-cache          flush the cache before each timed round\n"
+    "  --no-check            skip golden and compare\n"
+    "  --allow-suspicious    a figure above 105% of its ceiling does not fail\n"
+    "  --format F            text|csv|json (default text)\n"
+    "  --report html:PATH    also an HTML page with a roofline chart\n"
     "\n"
     "Loading (run, list, check):\n"
     "  --max-arg-bytes N     cap on one case's tensor bytes (default 2G);\n"
@@ -310,12 +326,12 @@ typedef struct cli {
   const char *argv0; /* the program as invoked (SPEC §10 rerun command) */
   int argc;
   char **argv;
-  unsigned char given[96]; /* given[i]: options[i] was on the command line */
+  unsigned char given[128]; /* given[i]: options[i] was on the command line */
   /* docs/cli.md#configuration-file: where each option's value came from
    * (SRC_*), its last value as given, and the config file's position. */
-  unsigned char source[96];
-  const char *raw[96];
-  int src_line[96];
+  unsigned char source[128];
+  const char *raw[128];
+  int src_line[128];
   int applying; /* SRC_* of the values being applied */
   size_t n_config_values;
   int color_mode; /* --color: 0 auto, 1 always, 2 never */
@@ -340,6 +356,7 @@ typedef struct cli {
   st__filter *filter;    /* from tag_expr, k_expr, skips; owned */
   char **lf_names;       /* the last-failed state; owned */
   size_t n_lf_names;
+  const st__cli_bench *bench; /* `scenetest bench` (cli/bench.h); NULL: not */
 } cli;
 
 enum { SRC_DEFAULT, SRC_CONFIG, SRC_ENV, SRC_CLI };
@@ -1928,7 +1945,16 @@ static int run_command(cli *c) {
     status = cmd_list(c, set, &opts);
     break;
   default:
-    status = cmd_run(c, set, &opts);
+    if (c->bench != NULL) {
+      /* docs/bench.md: in this process, one case at a time. */
+      opts.supervise = 0;
+      opts.isolate = 0;
+      opts.jobs = 1;
+      opts.skip_golden |= c->bench->no_check;
+      status = st__cli_bench_run(c->bench, set, &opts, reg);
+    } else {
+      status = cmd_run(c, set, &opts);
+    }
     break;
   }
 out:
@@ -2103,11 +2129,29 @@ static int sane_std_fds(void) {
   return 0;
 }
 
+/* `bench`: `run`'s command line, less bench's own options (cli/bench.h),
+ * in *rest (owned by the caller). */
+static int bench_args(int *argc, char ***argv, st__cli_bench *b,
+                      char ***rest) {
+  int status;
+  if ((*rest = calloc((size_t)*argc + 1, sizeof **rest)) == NULL)
+    return internal_error("parsing the command line", ST_ENOMEM);
+  if ((status = st__cli_bench_args(*argc, *argv, b, *rest, argc)) != 0) {
+    free(*rest);
+    *rest = NULL;
+    return status;
+  }
+  *argv = *rest;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cli c;
   const char *cmd;
   int status;
   size_t cap = (argc > 0 ? (size_t)argc : 1) + CONFIG_VALUES_MAX, i;
+  st__cli_bench bench;
+  char **bench_argv = NULL;
   strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,  &c.plugins,
                       &c.ignore,  &c.reports,   &c.config_paths, &c.skips};
 
@@ -2138,7 +2182,12 @@ int main(int argc, char **argv) {
   st__args_tune_allocator();
   memset(&c, 0, sizeof c);
   cmd = argv[1];
-  if (strcmp(cmd, "run") == 0)
+  if (strcmp(cmd, "bench") == 0) {
+    if ((status = bench_args(&argc, &argv, &bench, &bench_argv)) != 0)
+      return status;
+    c.bench = &bench;
+    c.cmd = CMD_RUN;
+  } else if (strcmp(cmd, "run") == 0)
     c.cmd = CMD_RUN;
   else if (strcmp(cmd, "list") == 0)
     c.cmd = CMD_LIST;
@@ -2149,8 +2198,8 @@ int main(int argc, char **argv) {
                          "[OPTIONS] PATH... (got '%s')",
                          cmd);
   else
-    return st__cli_usage("unknown command '%s'; commands: run, list, check, "
-                         "timing, compare, merge",
+    return st__cli_usage("unknown command '%s'; commands: run, bench, list, "
+                         "check, timing, compare, merge",
                          cmd);
   c.cmd_name = cmd;
   c.argv0 = argv[0];
@@ -2176,6 +2225,12 @@ int main(int argc, char **argv) {
     status = show_config(&c);
     goto out;
   }
+  if (c.bench != NULL) {
+    /* docs/bench.md: -j 1, cases in this process. */
+    c.no_supervise = 1;
+    c.isolate = 0;
+    c.jobs = 1;
+  }
   hold_timing_lines(&c);
   if ((status = open_log_file(&c)) != 0)
     goto out;
@@ -2193,5 +2248,6 @@ out:
   st__names_free(c.shard_names, c.n_shard_names);
   st__durations_free(&c.durations);
   st__names_free(c.lf_names, c.n_lf_names);
+  free(bench_argv);
   return status;
 }

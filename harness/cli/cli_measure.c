@@ -21,7 +21,8 @@ typedef enum mopt_id {
   MO_ALPHA,
   MO_MIN_SAMPLES,
   MO_FAIL_ABOVE,
-  MO_IGNORE_AUTOLOAD
+  MO_IGNORE_AUTOLOAD,
+  MO_IGNORE_ENV
 } mopt_id;
 
 static const struct mopt {
@@ -37,6 +38,7 @@ static const struct mopt {
     {"min-samples", 1, M_COMPARE, MO_MIN_SAMPLES},
     {"fail-above", 1, M_COMPARE, MO_FAIL_ABOVE},
     {"ignore-autoload", 0, M_COMPARE, MO_IGNORE_AUTOLOAD},
+    {"ignore-env", 1, M_COMPARE, MO_IGNORE_ENV},
 };
 
 static const char timing_usage[] =
@@ -61,6 +63,8 @@ static const char compare_usage[] =
     "(default 5)\n"
     "  --fail-above PCT    exit 1 when a significant slowdown exceeds PCT\n"
     "  --ignore-autoload   compare anyway; every line is marked '! '\n"
+    "  --ignore-env FIELD  accept a differing fingerprint field "
+    "(repeatable)\n"
     "  --keep-first        keep the cold first round of each process\n"
     "Exit status: 0 done; 1 --fail-above tripped; 2 usage error, unreadable\n"
     "file or refusal.\n";
@@ -90,6 +94,7 @@ static int parse_double(const char *opt, const char *val, double lo,
 int st__cli_measure_main(int argc, char **argv) {
   int cmd = strcmp(argv[1], "timing") == 0 ? M_TIMING : M_COMPARE;
   const char **paths = calloc((size_t)argc, sizeof *paths);
+  const char **ignore_env = calloc((size_t)argc, sizeof *ignore_env);
   size_t n_paths = 0, i;
   int only_paths = 0, status = ST__TOOL_REFUSED, a;
   st__tool_format format = ST__TOOL_TEXT;
@@ -99,8 +104,11 @@ int st__cli_measure_main(int argc, char **argv) {
   memset(&co, 0, sizeof co);
   co.alpha = 0.05;
   co.min_samples = 5;
-  if (paths == NULL) {
+  co.ignore_env = ignore_env;
+  if (paths == NULL || ignore_env == NULL) {
     fputs("scenetest: error: out of memory\n", stderr);
+    free(paths);
+    free(ignore_env);
     return ST__TOOL_REFUSED;
   }
   for (a = 2; a < argc; a++) {
@@ -195,6 +203,9 @@ int st__cli_measure_main(int argc, char **argv) {
     case MO_IGNORE_AUTOLOAD:
       co.ignore_autoload = 1;
       break;
+    case MO_IGNORE_ENV:
+      ignore_env[co.n_ignore_env++] = val;
+      break;
     }
   }
   if (cmd == M_TIMING) {
@@ -225,5 +236,6 @@ int st__cli_measure_main(int argc, char **argv) {
   }
 out:
   free(paths);
+  free(ignore_env);
   return status;
 }

@@ -21,18 +21,22 @@
  *   input);
  * - widen: 1 when a written tensor may have any float dtype while the
  *   tensors read share another float dtype (mixed precision,
- *   docs/scene-format.md#ops); 0 when it shares theirs (axpy reads y). */
+ *   docs/scene-format.md#ops); 0 when it shares theirs (axpy reads y);
+ * - flops, per: the work model (docs/bench.md#the-work-model): flops
+ *   FLOPs per element of OUT (the first written tensor), IN (the first
+ *   tensor) or MNK (matmul: M*N*K); a fused multiply-add counts 2. */
 #define ST__BUILTIN_OP_MAP(XX)                                                 \
-  XX(copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1)                          \
-  XX(add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1)                      \
-  XX(sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1)                      \
-  XX(mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1)                      \
-  XX(scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u, 1)                      \
-  XX(axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u, 0)                   \
-  XX(relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u, 1)                      \
-  XX(matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u, 1)                     \
-  XX(softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u, 1)                     \
-  XX(reduce_sum, 2, "x", "out", NULL, NULL, NUMERIC, REDUCE, 2u, 1)            \
-  XX(transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1)
+  XX(copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1, 0, OUT)                  \
+  XX(add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT)              \
+  XX(sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT)              \
+  XX(mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT)              \
+  XX(scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u, 1, 1, OUT)              \
+  XX(axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u, 0, 2, OUT)           \
+  XX(relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u, 1, 1, OUT)              \
+  XX(matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u, 1, 2, MNK)             \
+  XX(softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u, 1, 5, IN)              \
+  XX(reduce_sum, 2, "x", "out", NULL, NULL, NUMERIC, REDUCE, 2u, 1, 1, IN)     \
+  XX(transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1, 0, OUT)
 
 #endif
+

@@ -47,7 +47,7 @@ typedef struct st__op_sig {
 
 /* The built-in signatures, from the one op list. */
 static const st__op_sig sigs[] = {
-#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, widen)        \
+#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, widen, ...)   \
   {#name,  {t0, t1, t2},  n,      scalar, CLASS_##dtypes,                      \
    SHAPE_##shapes, written, widen},
     ST__BUILTIN_OP_MAP(XX)

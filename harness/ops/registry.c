@@ -344,6 +344,14 @@ static ST_WUR st_status copy_hooks(const st_module *mod,
     copy[i].platform = h->platform;
     copy[i].prepare = h->prepare;
     copy[i].release = h->release;
+    /* The bench's hooks (docs/bench.md), appended: read only when the
+     * module's layout has them. */
+    if (h->size >= ST__SIZE_THROUGH(st_platform_hooks, ceilings))
+      copy[i].ceilings = h->ceilings;
+    if (h->size >= ST__SIZE_THROUGH(st_platform_hooks, flush))
+      copy[i].flush = h->flush;
+    if (h->size >= ST__SIZE_THROUGH(st_platform_hooks, describe))
+      copy[i].describe = h->describe;
     if (h->platform == NULL || !mod_provides(mod, h->platform)) {
       st_error_set(err, ST_EINVAL,
                    "module '%s': hooks entry %zu is for platform '%s', "

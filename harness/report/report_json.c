@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "case/fingerprint.h"
 #include "report/autoload.h"
 #include "report/json.h"
 #include "report/report.h"
@@ -116,8 +117,22 @@ static void json_run_end(void *data, const st_run_result *run) {
       fputs(", ", out);
     put_record(out, &recs[i]);
   }
+  {
+    /* docs/bench.md#the-environment-fingerprint: this process's (the
+     * host's keys; a platform's own are in the log's fingerprint lines). */
+    st__fingerprint fp;
+    st__fingerprint_collect(NULL, NULL, &fp);
+    fputs("],\n  \"fingerprint\": {", out);
+    for (i = 0; i < fp.n; i++) {
+      fputs(i > 0 ? ", " : "", out);
+      st__json_string(out, fp.key[i]);
+      fputs(": ", out);
+      st__json_string(out, fp.value[i]);
+    }
+    fputs("}", out);
+  }
   fprintf(out,
-          "],\n  \"summary\": {\"pass\": %zu, \"fail\": %zu, \"error\": %zu, "
+          ",\n  \"summary\": {\"pass\": %zu, \"fail\": %zu, \"error\": %zu, "
           "\"skip\": %zu, \"xfail\": %zu, \"xpass\": %zu},\n  \"cases\": [",
           st_run_result_count_status(run, ST_CASE_PASS),
           st_run_result_count_status(run, ST_CASE_FAIL),

@@ -214,6 +214,9 @@ typedef struct loader {
   size_t n_scenes, cap_scenes;
   size_t *index; /* of scenes[] by name */
   size_t index_cap;
+  /* The scene's flops and bytes nodes while its cases are taken
+   * (docs/bench.md#the-work-model); NULL: none. */
+  const node *scene_work[2];
 } loader;
 
 /* Appends byte c of a message to out (size bytes, NUL kept room for) as
@@ -1768,10 +1771,11 @@ static int take_device(loader *L, const node *n) {
 static const char *const case_keys[] = {
     "name",   "params", "matrix", "exclude",   "platforms", "manual",
     "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
-    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags"};
+    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags", "flops",
+    "bytes"};
 enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
        C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
-       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_GOLDEN_DEVICE, C_TAGS, C_NKEYS };
+       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_GOLDEN_DEVICE, C_TAGS, C_FLOPS, C_BYTES, C_NKEYS };
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -2219,6 +2223,12 @@ static void take_case(loader *L, const node *n, st__case *c,
   }
   map_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
   const node **v = src->v;
+  /* The scene's flops/bytes (docs/bench.md#the-work-model), evaluated in
+   * each case that has none of its own. */
+  if (v[C_FLOPS] == NULL)
+    v[C_FLOPS] = L->scene_work[0];
+  if (v[C_BYTES] == NULL)
+    v[C_BYTES] = L->scene_work[1];
   require(L, n, "case", "name", v[C_NAME]);
   char *at = case_block(L, c, v[C_NAME], v[C_PARAMS]);
   if (c->block == NULL && L->oom)
@@ -2384,6 +2394,22 @@ static void finish_case(loader *L, st__case *c, const case_src *src) {
       c->has_rtol = 1, c->rtol = x.f;
     else if (r == 0)
       c->has_atol = 1, c->atol = x.f;
+  }
+  static const char *const work_key[2] = {"flops", "bytes"};
+  for (int t = 0; t < 2; t++) {
+    const node *n = v[t ? C_BYTES : C_FLOPS];
+    if (n == NULL)
+      continue;
+    r = case_num(L, c, n, work_key[t], ST__EXPR_FLOAT, &x, &via);
+    if (r == 0 && x.is_int)
+      x.f = (double)x.i;
+    if (r == 1)
+      expected(L, n, "a number >= 0, a param name or an expression",
+               work_key[t]);
+    else if (r == 0 && (!isfinite(x.f) || x.f < 0))
+      case_num_bad(L, c, n, work_key[t], "a finite number >= 0", via, &x);
+    else if (r == 0)
+      c->work[t] = x.f, c->has_work[t] = 1;
   }
   if (v[C_TIMEOUT]) {
     r = case_num(L, c, v[C_TIMEOUT], "timeout", ST__EXPR_INT, &x, &via);
@@ -3162,10 +3188,11 @@ static void check_golden_program(loader *L, const st_scene *s,
 static const char *const scene_keys[] = {
     "scene", "level",   "kernel",      "golden", "rtol",  "atol",
     "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
-    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags"};
+    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags", "flops",
+    "bytes"};
 enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
        K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
-       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_GOLDEN_DEVICE, K_TAGS, K_NKEYS };
+       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_GOLDEN_DEVICE, K_TAGS, K_FLOPS, K_BYTES, K_NKEYS };
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -3461,8 +3488,11 @@ static void take_scene(loader *L, const node *root) {
         take_golden_args(L, v[K_GOLDEN_ARGS], s, &s->n_golden_args);
   if (v[K_GOLDEN_DEVICE])
     s->golden_device = take_device(L, v[K_GOLDEN_DEVICE]);
+  L->scene_work[0] = v[K_FLOPS];
+  L->scene_work[1] = v[K_BYTES];
   if (v[K_CASES])
     take_cases(L, v[K_CASES], s);
+  L->scene_work[0] = L->scene_work[1] = NULL;
   mark_used(L, s);
   check_golden_program(L, s, v[K_GOLDEN_PLATFORM],
                        s->golden_device ? v[K_GOLDEN_DEVICE] : NULL);

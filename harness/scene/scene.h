@@ -146,6 +146,10 @@ typedef struct st__case {
   int has_rtol, has_atol;
   double rtol, atol;
   double timeout;            /* 0 unset */
+  /* `flops`, `bytes` (the case's, else the scene's; docs/bench.md): the
+   * work of one run; has_work[i] 0: not given. */
+  int has_work[2];
+  double work[2];
   int equal_nan;             /* -1 unset, else 0/1 */
   int expect_fail;           /* resolved: the case's `expect`, else the
                                 scene's (SPEC §13) */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "report/json.h"
+#include "tools/fpcheck.h"
 #include "tools/measure_html.h"
 #include "tools/samples.h"
 #include "tools/stats.h"
@@ -379,6 +380,12 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     goto out;
   }
   if ((r = check_conditions(o, base, nw, &same, out, err)) >= 0) {
+    status = r;
+    goto out;
+  }
+  /* The machines too (docs/bench.md#the-environment-fingerprint). */
+  if ((r = st__fp_check(base, nw, o->base, o->new_, o->ignore_env,
+                        o->n_ignore_env, err)) >= 0) {
     status = r;
     goto out;
   }

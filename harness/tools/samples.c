@@ -60,6 +60,10 @@ struct st__side {
   st__hashidx cond_idx;  /* record -> condition */
   st__hashidx cp_idx;    /* (condition, pid) -> cps */
   size_t lines, records;
+  /* The distinct environment fingerprints (docs/bench.md), as their text
+   * after "fingerprint"; owned. */
+  char **fps;
+  size_t n_fps;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
@@ -344,6 +348,31 @@ static st_status add_record(st__side *s, size_t file,
   return add_pid(s, c, r->pid);
 }
 
+/* A `[TIMING] fingerprint ...` line: its text kept once per side. */
+static st_status add_fingerprint(st__side *s, const char *line) {
+  static const char tok[] = "[TIMING] fingerprint ";
+  const char *at = strstr(line, tok);
+  char *text, **p;
+  size_t i;
+  if (at == NULL)
+    return ST_OK;
+  at += sizeof tok - 1;
+  if ((text = strndup(at, strcspn(at, "\r\n"))) == NULL)
+    return ST_ENOMEM;
+  for (i = 0; i < s->n_fps; i++)
+    if (strcmp(s->fps[i], text) == 0) {
+      free(text);
+      return ST_OK;
+    }
+  if ((p = realloc(s->fps, (s->n_fps + 1) * sizeof *p)) == NULL) {
+    free(text);
+    return ST_ENOMEM;
+  }
+  s->fps = p;
+  s->fps[s->n_fps++] = text;
+  return ST_OK;
+}
+
 static st_status read_file(st__side *s, size_t file, const char *path,
                            FILE *err) {
   FILE *f = fopen(path, "re");
@@ -362,6 +391,7 @@ static st_status read_file(st__side *s, size_t file, const char *path,
     lineno++;
     switch (st__timelog_parse(line, (size_t)n, &tl)) {
     case ST__TL_NONE:
+      rc = add_fingerprint(s, line);
       break;
     case ST__TL_BAD:
       fprintf(err, "%s:%zu:%zu: error: malformed TIMING line: %s\n", path,
@@ -741,6 +771,9 @@ void st__side_free(st__side *s) {
   st__hashidx_free(&s->proc_idx);
   st__hashidx_free(&s->cond_idx);
   st__hashidx_free(&s->cp_idx);
+  for (i = 0; i < s->n_fps; i++)
+    free(s->fps[i]);
+  free(s->fps);
   free(s->group_case);
   free(s->cps);
   free(s->groups);
@@ -752,6 +785,10 @@ void st__side_free(st__side *s) {
 
 size_t st__side_lines(const st__side *s) { return s->lines; }
 size_t st__side_records(const st__side *s) { return s->records; }
+size_t st__side_fingerprint_count(const st__side *s) { return s->n_fps; }
+const char *st__side_fingerprint(const st__side *s, size_t i) {
+  return i < s->n_fps ? s->fps[i] : NULL;
+}
 size_t st__side_condition_count(const st__side *s) { return s->n_conds; }
 const st__condition *st__side_condition(const st__side *s, size_t i) {
   return i < s->n_conds ? &s->conds[i] : NULL;

@@ -56,6 +56,10 @@ void st__side_free(st__side *s /* IN, owned; may be NULL */);
 /* Phase lines read (any status); 0 means no TIMING phase line at all. */
 size_t st__side_lines(const st__side *s /* IN */);
 size_t st__side_records(const st__side *s /* IN */);
+/* The side's distinct environment fingerprints (docs/bench.md): each the
+ * text of a `[TIMING] fingerprint` line after "fingerprint", as written. */
+size_t st__side_fingerprint_count(const st__side *s /* IN */);
+const char *st__side_fingerprint(const st__side *s /* IN */, size_t i);
 size_t st__side_condition_count(const st__side *s /* IN */);
 const st__condition *st__side_condition(const st__side *s /* IN */,
                                         size_t i);

@@ -139,6 +139,7 @@ static int name_value(cursor *c, st__tl_text *dst, char *buf, size_t cap);
 static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
   st__tl_phase *ph = &out->u.phase;
   unsigned seen = 0;
+  int bench_round = 0;
 
   /* The phase only: the union's record is 8 KiB, and this runs for
    * every line of a log. */
@@ -205,6 +206,11 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
     } else if (word_is(k, kn, "iter")) {
       bit = F_ITER;
       r = parse_long(v, vn, 0x7fffffffL, &ph->iter);
+    } else if ((word_is(k, kn, "warmup") || word_is(k, kn, "check")) &&
+               word_is(v, vn, "1")) {
+      /* A bench's warm-up or checked round (docs/bench.md): not a
+       * sample of timing or compare. */
+      bench_round = 1;
     }
     /* Unknown keys are a later version's fields: ignored. */
     if (bit != 0 && (seen & bit) != 0) {
@@ -222,6 +228,10 @@ static st__tl_kind parse_phase(cursor *c, st__tl_line *out) {
                "phase line lacks one of pid, scene, case, name, round, "
                "dur_ns, status");
   strip_repeat(&ph->kase);
+  if (bench_round) {
+    out->kind = ST__TL_NONE;
+    return ST__TL_NONE;
+  }
   out->kind = ST__TL_PHASE;
   return ST__TL_PHASE;
 }

@@ -20,7 +20,9 @@
 #define ST__TL_RAW_MAX (64 * 4 + 3 + 2 + 1)
 
 typedef enum st__tl_kind {
-  ST__TL_NONE = 0,   /* no [TIMING] token, or a TIMING line of another kind */
+  ST__TL_NONE = 0,   /* no [TIMING] token, a TIMING line of another kind,
+                        or a bench warm-up/checked round (warmup=1,
+                        check=1: docs/bench.md) */
   ST__TL_PHASE = 1,  /* a phase sample */
   ST__TL_RECORD = 2, /* a torch_backend_autoload record */
   ST__TL_BAD = 3     /* a phase or record line that does not parse */

@@ -35,6 +35,10 @@ typedef struct st__compare_opts {
   int has_fail_above;
   double fail_above; /* percent */
   int ignore_autoload;
+  /* --ignore-env FIELD (docs/bench.md): fingerprint fields accepted when
+   * they differ; borrowed from argv. */
+  const char *const *ignore_env;
+  size_t n_ignore_env;
   int keep_first;
   st__tool_format format; /* text, json or html */
 } st__compare_opts;

@@ -23,6 +23,14 @@ extern "C" {
 
 typedef struct st_registry st_registry;
 
+/* A platform's ceilings for `scenetest bench` (docs/bench.md#ceilings):
+ * bytes a second of its memory and FLOPs a second per dtype class (index:
+ * 0 float64, 1 float32, 2 half, 3 float8, 4 int); 0 where it has none. */
+typedef struct st_platform_ceilings {
+  double bytes_per_s;
+  double flops_per_s[5];
+} st_platform_ceilings;
+
 /* The per-platform hooks of plugin ABI 2 (SPEC §12). A module lists them
  * in st_module.hooks; the registry copies them when the module is added.
  * The strings and functions must outlive the registry. */
@@ -38,6 +46,17 @@ typedef struct st_platform_hooks {
   /* Optional. After the last round (also when a round failed), whenever
    * prepare succeeded. */
   void (*release)(st_op_call *call /* IN */, void *state /* IN, owned */);
+  /* Appended for `scenetest bench` (docs/bench.md); each read only when
+   * `size` covers it, so a module built before them still loads. All
+   * optional. ceilings: the platform's own ceilings, measured or known,
+   * once per process before the first benched case; an error means none.
+   * flush: empties the device's cache (--cold-cache), before each timed
+   * round, not timed. describe: the platform's part of the environment
+   * fingerprint as `KEY="VALUE" ...` into buf (NUL-terminated, at most
+   * size bytes; keys without the platform prefix, which the harness adds). */
+  st_status (*ceilings)(st_platform_ceilings *out /* OUT */);
+  st_status (*flush)(void);
+  st_status (*describe)(char *buf /* OUT */, size_t size);
 } st_platform_hooks;
 
 /* A module: a named set of registrations, built in or from a plugin.

@@ -1086,7 +1086,8 @@ static st_status cu_init(st_registry *reg, st_error *err) {
 static const char *const cu_platforms[] = {"cuda", NULL};
 
 static const st_platform_hooks cu_hooks[] = {
-    {sizeof(st_platform_hooks), "cuda", cu_prepare, cu_release},
+    {sizeof(st_platform_hooks), "cuda", cu_prepare, cu_release, nullptr,
+     nullptr, nullptr},
 };
 
 /* The descriptor has C linkage: scenetest looks the name up with dlsym. */

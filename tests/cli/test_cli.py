@@ -165,7 +165,7 @@ def no_command_is_usage_error():
 @test
 def unknown_command_is_usage_error():
     usage_error(Run(["frobnicate", GOOD_F]),
-                "unknown command 'frobnicate'; commands: run, list, check, "
+                "unknown command 'frobnicate'; commands: run, bench, list, check, "
                 "timing, compare, merge")
 
 

@@ -45,7 +45,8 @@ void cxx_release(st_op_call *call, void *state) {
 }
 
 const st_platform_hooks hooks[] = {
-    {sizeof(st_platform_hooks), "cxxplat", cxx_prepare, cxx_release}};
+    {sizeof(st_platform_hooks), "cxxplat", cxx_prepare, cxx_release,
+     nullptr, nullptr, nullptr}};
 
 } // namespace
 
