@@ -2145,6 +2145,56 @@ static int bench_args(int *argc, char ***argv, st__cli_bench *b,
   return 0;
 }
 
+/* The commands and flags that need no scene command line: timing,
+ * compare and merge (their own), --help and --version (wherever they
+ * are, as with GNU tools), and no command at all. Returns 1 with *status
+ * set when one of them decided the run. */
+static int early_command(int argc, char **argv, int *status) {
+  /* timing and compare read logs, not scenes: their own command line. */
+  if (argc >= 2 &&
+      (strcmp(argv[1], "timing") == 0 || strcmp(argv[1], "compare") == 0)) {
+    *status = st__cli_measure_main(argc, argv);
+    return 1;
+  }
+  /* merge reads reports, not scenes (docs/cli.md#merge). */
+  if (argc >= 2 && strcmp(argv[1], "merge") == 0 &&
+      !has_flag(argc, argv, "--help", "-h")) {
+    *status = st__cli_merge_main(argc, argv);
+    return 1;
+  }
+  if (has_flag(argc, argv, "--help", "-h")) {
+    fputs(usage_text, stdout);
+    *status = fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
+    return 1;
+  }
+  if (has_flag(argc, argv, "--version", NULL)) {
+    printf("scenetest %s\n", st_version_string());
+    *status = fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
+    return 1;
+  }
+  if (argc < 2) {
+    *status = st__cli_usage("no command given; commands: run, list, check "
+                            "(see 'scenetest --help')");
+    return 1;
+  }
+  return 0;
+}
+
+/* The defaults a command line starts from. */
+static void cli_defaults(cli *c, const char *cmd, int argc, char **argv) {
+  c->cmd_name = cmd;
+  c->argv0 = argv[0];
+  c->argc = argc;
+  c->argv = argv;
+  c->platform = "cpu";
+  c->format = -1;
+  c->manual = ST_MANUAL_EXCLUDE;
+  st_load_options_init(&c->load);
+  c->max_arg_bytes = c->load.max_arg_bytes;
+  c->max_nodes = c->load.max_nodes;
+  c->max_file_bytes = c->load.max_file_bytes;
+}
+
 int main(int argc, char **argv) {
   cli c;
   const char *cmd;
@@ -2157,27 +2207,8 @@ int main(int argc, char **argv) {
 
   if (sane_std_fds() != 0)
     return EXIT_INTERNAL;
-
-  /* timing and compare read logs, not scenes: their own command line. */
-  if (argc >= 2 &&
-      (strcmp(argv[1], "timing") == 0 || strcmp(argv[1], "compare") == 0))
-    return st__cli_measure_main(argc, argv);
-  /* merge reads reports, not scenes (docs/cli.md#merge). */
-  if (argc >= 2 && strcmp(argv[1], "merge") == 0 &&
-      !has_flag(argc, argv, "--help", "-h"))
-    return st__cli_merge_main(argc, argv);
-  /* --help and --version win wherever they are, as with GNU tools. */
-  if (has_flag(argc, argv, "--help", "-h")) {
-    fputs(usage_text, stdout);
-    return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
-  }
-  if (has_flag(argc, argv, "--version", NULL)) {
-    printf("scenetest %s\n", st_version_string());
-    return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
-  }
-  if (argc < 2)
-    return st__cli_usage("no command given; commands: run, list, check (see "
-                         "'scenetest --help')");
+  if (early_command(argc, argv, &status))
+    return status;
 
   st__args_tune_allocator();
   memset(&c, 0, sizeof c);
@@ -2201,17 +2232,7 @@ int main(int argc, char **argv) {
     return st__cli_usage("unknown command '%s'; commands: run, bench, list, "
                          "check, timing, compare, merge",
                          cmd);
-  c.cmd_name = cmd;
-  c.argv0 = argv[0];
-  c.argc = argc;
-  c.argv = argv;
-  c.platform = "cpu";
-  c.format = -1;
-  c.manual = ST_MANUAL_EXCLUDE;
-  st_load_options_init(&c.load);
-  c.max_arg_bytes = c.load.max_arg_bytes;
-  c.max_nodes = c.load.max_nodes;
-  c.max_file_bytes = c.load.max_file_bytes;
+  cli_defaults(&c, cmd, argc, argv);
   /* Every list has room for all of argv. */
   for (i = 0; i < sizeof lists / sizeof lists[0]; i++)
     if ((lists[i]->items = calloc(cap, sizeof *lists[i]->items)) == NULL) {
