@@ -17,7 +17,9 @@
 /* 16-byte vectors: what the default build's SSE2 code has. */
 typedef double vf64 __attribute__((vector_size(16)));
 typedef float vf32 __attribute__((vector_size(16)));
-typedef int vi32 __attribute__((vector_size(16)));
+/* Unsigned: the integer loop wraps by design (signed overflow would be
+ * undefined). */
+typedef unsigned vu32 __attribute__((vector_size(16)));
 
 st__dclass st__dclass_of(st_dtype d) {
   switch (d) {
@@ -85,7 +87,7 @@ static double fma_f32(long iters) {
 }
 
 static double fma_i32(long iters) {
-  FMA_LOOP(vi32, ((vi32){3, 3, 3, 3}), ((vi32){1, 2, 3, 4}));
+  FMA_LOOP(vu32, ((vu32){3, 3, 3, 3}), ((vu32){1, 2, 3, 4}));
   return (double)(a0[0] & 1);
 }
 
