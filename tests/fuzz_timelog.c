@@ -28,12 +28,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
   }
   if (k == ST__TL_PHASE) {
-    /* Names are non-empty slices of the line, without control bytes. */
+    /* Names are non-empty: bare ones slices of the line without control
+     * bytes, quoted scene and case names decoded into the line's own
+     * buffer (where an escaped control byte may be). */
     const st__tl_text *t[3] = {&l.u.phase.scene, &l.u.phase.kase,
                                &l.u.phase.name};
     size_t i, j;
     for (i = 0; i < 3; i++) {
-      if (t[i]->n == 0 || t[i]->s < (const char *)data ||
+      int quoted = i < 2 && t[i]->s == l.qname[i];
+      if (t[i]->n == 0)
+        abort();
+      if (quoted) {
+        if (t[i]->n >= sizeof l.qname[i])
+          abort();
+        continue;
+      }
+      if (t[i]->s < (const char *)data ||
           t[i]->s + t[i]->n > (const char *)data + size)
         abort();
       for (j = 0; j < t[i]->n; j++)

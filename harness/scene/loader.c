@@ -2741,7 +2741,7 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
     const st__param *tp = &t->params[i];
     st__param *p = &c->params[i];
     *p = *tp;
-    p->name = dupstr(L, tp->name);
+    p->name = tp->name ? dupstr(L, tp->name) : NULL; /* NULL: an error */
     p->str = tp->str ? dupstr(L, tp->str) : NULL;
     p->expr.name = tp->expr.name ? dupstr(L, tp->expr.name) : NULL;
     p->list = NULL;
