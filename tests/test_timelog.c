@@ -464,6 +464,33 @@ static void timelog_record_same__every_field_but_pid(void **state) {
   }
 }
 
+/* A quoted name decodes into the line's own buffer: up to
+ * ST__TL_QNAME_MAX bytes, a longer one is a bad line (docs/measuring.md). */
+static void timelog_parse__quoted_name_bound(void **state) {
+  const size_t lens[2] = {ST__TL_QNAME_MAX, ST__TL_QNAME_MAX + 1};
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    size_t n = lens[k], o = 0;
+    char *line = malloc(n + 200);
+    st__tl_line *l = malloc(sizeof *l);
+    assert_non_null(line);
+    assert_non_null(l);
+    o += (size_t)sprintf(line, "[TIMING] phase pid=1 scene=s case=\"");
+    for (size_t i = 0; i < n; i++)
+      line[o++] = i % 2 ? ' ' : 'a';
+    o += (size_t)sprintf(line + o,
+                         "\" name=run round=0 dur_ns=5 status=ok");
+    if (k == 0) {
+      assert_int_equal(st__timelog_parse(line, o, l), ST__TL_PHASE);
+      assert_int_equal(l->u.phase.kase.n, n);
+    } else {
+      assert_int_equal(st__timelog_parse(line, o, l), ST__TL_BAD);
+    }
+    free(l);
+    free(line);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(timelog_parse__phase_with_prefix),
@@ -476,6 +503,7 @@ int main(void) {
       cmocka_unit_test(timelog_parse__raw_escapes),
       cmocka_unit_test(timelog_parse__raw_round_trip),
       cmocka_unit_test(timelog_parse__quoted_names),
+      cmocka_unit_test(timelog_parse__quoted_name_bound),
       cmocka_unit_test(timelog_parse__raw_truncated),
       cmocka_unit_test(timelog_parse__bad_record),
       cmocka_unit_test(timelog_parse__too_many_modules),
