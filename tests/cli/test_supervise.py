@@ -345,6 +345,14 @@ def interrupted(sig, fmt, mode, env=None):
     check(by[running]["status"] == "error" and
           by[running]["message"].startswith("interrupted"),
           "the running case is an error, interrupted: %r" % by[running])
+    # It lasted from its start to the signal, in every report (the text
+    # report used to say "(0.0 us)").
+    check(by[running]["duration_ns"] > 0,
+          "the interrupted case has its duration: %r" % by[running])
+    if fmt == "text":
+        check(not re.search(r"^ERROR .*%s.*\(0\.0 us\)" % running, out,
+                            re.M),
+              "the text report gives the interrupted case its time: " + what)
     for c, e in by.items():
         # With -j 2 the other child may be in the middle of a case too.
         check(c == running or e["status"] == "pass" or
