@@ -21,15 +21,14 @@ static_assert(ST_ABI_VERSION == 2u, "plugin ABI 2");
 namespace {
 const char *const platforms[] = {"cxx", nullptr};
 st_status init(st_registry *, st_error *) { return ST_OK; }
-const st_platform_hooks hooks[] = {
-    {sizeof(st_platform_hooks), "cxx", nullptr, nullptr, nullptr, nullptr,
-     nullptr}};
+const st_platform_hooks hooks[] = {{sizeof(st_platform_hooks), "cxx", nullptr,
+                                    nullptr, nullptr, nullptr, nullptr}};
 } // namespace
 
 extern "C" {
 extern const st_module scenetest_module;
-const st_module scenetest_module = {ST_ABI_VERSION, sizeof(st_module), "cxx",
-                                    platforms, init, hooks, 1};
+const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "cxx", platforms, init, hooks, 1};
 }
 
 int main() {

@@ -3,8 +3,8 @@
  * isolated child, a supervised child or a level-3 worker sends its parent
  * is read back with a bounds-checked reader, and a dying or hostile child
  * can send any bytes (a supervised child's writes come in an envelope,
- * case/envelope.h, read first). Any input must decode or be refused, never crash,
- * read out of bounds or leak. Built with clang only (tests/meson.build).
+ * case/envelope.h, read first). Any input must decode or be refused, never
+ * crash, read out of bounds or leak. Built with clang only (tests/meson.build).
  * Run: build-fuzz/tests/fuzz_wire -max_total_time=60 tests/fuzz/wire */
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,8 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       size_t plen, fused;
       if (used > left || body < at || body + blen > at + used)
         abort();
-      while (st__wire_next_frame(body, blen, &type, &payload, &plen,
-                                 &fused)) {
+      while (st__wire_next_frame(body, blen, &type, &payload, &plen, &fused)) {
         st__rbuf r;
         st__rbuf_init(&r, payload, plen);
         (void)st__rbuf_u32(&r);

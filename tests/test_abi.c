@@ -75,14 +75,12 @@ static void run_options__size_below_first_layout_is_einval(void **state) {
     assert_null(r);
     assert_string_equal(err.message, want);
     st_error_clear(&err);
-    assert_int_equal(
-        st_run_case(st_scene_set_get(set, 0), 0, &opts, &cr, &err),
-        ST_EINVAL);
+    assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &cr, &err),
+                     ST_EINVAL);
     assert_null(cr);
     assert_string_equal(err.message, want);
     st_error_clear(&err);
-    assert_int_equal(st_select_cases(set, &opts, &refs, &n, &err),
-                     ST_EINVAL);
+    assert_int_equal(st_select_cases(set, &opts, &refs, &n, &err), ST_EINVAL);
     assert_string_equal(err.message, want);
   }
   st_scene_set_free(set);
@@ -240,9 +238,9 @@ static void load_options__size_checked_and_newer_read(void **state) {
   assert_int_equal(st_scene_set_count(set), 0);
   st_error_list_free(&errs);
   st_error_list_init(&errs);
-  assert_int_equal(st_scene_set_load_path(set, ST_SOURCE_ROOT "/scenes",
-                                          &w.known, &errs),
-                   ST_EINVAL);
+  assert_int_equal(
+      st_scene_set_load_path(set, ST_SOURCE_ROOT "/scenes", &w.known, &errs),
+      ST_EINVAL);
   assert_int_equal(errs.count, 1);
   st_error_list_free(&errs);
   st_error_list_init(&errs);

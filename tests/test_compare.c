@@ -523,9 +523,9 @@ static void compare_close__equal_bits_blocks(void **state) {
     }
     assert_int_equal(cmp(&p, 1e-5, 1e-8, msg), ST_EMISMATCH);
     assert_non_null(strstr(msg, "1 of 805 elements differ; first at [300]"));
-    assert_int_equal(st__compare_close_nan(&p.a, &p.e, 1e-5, 1e-8, 1, msg,
-                                           sizeof msg),
-                     ST_OK);
+    assert_int_equal(
+        st__compare_close_nan(&p.a, &p.e, 1e-5, 1e-8, 1, msg, sizeof msg),
+        ST_OK);
     set2(&p, 300, INFINITY, INFINITY);
     set2(&p, 301, -INFINITY, -INFINITY);
     set2(&p, 302, -0.0, 0.0);

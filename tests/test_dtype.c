@@ -33,10 +33,10 @@ static int bf16_is_nan(uint16_t h) {
 
 static void dtype_name__every_dtype_round_trips(void **state) {
   (void)state;
-  static const char *names[] = {"float32", "float64", "float16", "bfloat16",
-                                "int8",    "int16",   "int32",   "int64",
-                                "uint8",   "bool",    "uint16",  "uint32",
-                                "uint64",  "float8_e4m3fn", "float8_e5m2"};
+  static const char *names[] = {
+      "float32", "float64", "float16", "bfloat16",      "int8",
+      "int16",   "int32",   "int64",   "uint8",         "bool",
+      "uint16",  "uint32",  "uint64",  "float8_e4m3fn", "float8_e5m2"};
   static const size_t sizes[] = {4, 8, 2, 2, 1, 2, 4, 8, 1, 1, 2, 4, 8, 1, 1};
   assert_int_equal(ST_DTYPE_COUNT, 15);
   for (int d = 0; d < ST_DTYPE_COUNT; d++) {

@@ -319,8 +319,8 @@ static void npy_write__fp8_as_float32_and_unsigned(void **state) {
   (void)state;
   assert_non_null(mkdtemp(dir));
   st_tensor t = tensor1d(ST_DTYPE_FLOAT8_E4M3FN, b, 3);
-  assert_int_equal(st__npy_write(dir, "s", "c", "x.actual", &t, path, sizeof path),
-                   ST_OK);
+  assert_int_equal(
+      st__npy_write(dir, "s", "c", "x.actual", &t, path, sizeof path), ST_OK);
   snprintf(want, sizeof want, "%s/s/c/x.actual.float8_e4m3fn-as-f32.npy", dir);
   assert_string_equal(path, want);
   FILE *f = fopen(path, "rb");
@@ -340,14 +340,15 @@ static void npy_write__fp8_as_float32_and_unsigned(void **state) {
   unlink(path);
   uint8_t e5[1] = {0x7c};
   t = tensor1d(ST_DTYPE_FLOAT8_E5M2, e5, 1);
-  assert_int_equal(st__npy_write(dir, "s", "c", "y.expected", &t, path, sizeof path),
-                   ST_OK);
+  assert_int_equal(
+      st__npy_write(dir, "s", "c", "y.expected", &t, path, sizeof path), ST_OK);
   snprintf(want, sizeof want, "%s/s/c/y.expected.float8_e5m2-as-f32.npy", dir);
   assert_string_equal(path, want);
   unlink(path);
   uint64_t u[1] = {UINT64_MAX};
   t = tensor1d(ST_DTYPE_UINT64, u, 1);
-  assert_int_equal(st__npy_write(dir, "s", "c", "z", &t, path, sizeof path), ST_OK);
+  assert_int_equal(st__npy_write(dir, "s", "c", "z", &t, path, sizeof path),
+                   ST_OK);
   snprintf(want, sizeof want, "%s/s/c/z.npy", dir);
   assert_string_equal(path, want);
   f = fopen(path, "rb");
@@ -361,7 +362,8 @@ static void npy_write__fp8_as_float32_and_unsigned(void **state) {
   const char *const descr[2] = {"'descr': '<u2'", "'descr': '<u4'"};
   for (int k = 0; k < 2; k++) {
     t = tensor1d(ud[k], u, 1);
-    assert_int_equal(st__npy_write(dir, "s", "c", "w", &t, path, sizeof path), ST_OK);
+    assert_int_equal(st__npy_write(dir, "s", "c", "w", &t, path, sizeof path),
+                     ST_OK);
     f = fopen(path, "rb");
     assert_non_null(f);
     assert_true(fread(buf, 1, sizeof buf - 1, f) > 64);

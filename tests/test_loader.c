@@ -84,8 +84,8 @@ static st_status load_str(const char *name, const char *text, size_t len,
 static void print_errors(const st_error_list *errs) {
   char buf[2200];
   for (size_t i = 0; i < errs->count; i++)
-    print_message("  got: %s\n", st_error_format(&errs->items[i], buf,
-                                                 sizeof buf));
+    print_message("  got: %s\n",
+                  st_error_format(&errs->items[i], buf, sizeof buf));
 }
 
 /* Loads path as `scenetest check` does: with the validation pass of SPEC
@@ -214,10 +214,10 @@ static void scene_load__no_orphan_expected(void **state) {
 /* ------------------------------------------------------------------ */
 /* One named test per error class                                      */
 
-#define FIXTURE_TEST(name)                                                    \
-  static void scene_load__##name(void **state) {                              \
-    (void)state;                                                              \
-    check_fixture(#name);                                                     \
+#define FIXTURE_TEST(name)                                                     \
+  static void scene_load__##name(void **state) {                               \
+    (void)state;                                                               \
+    check_fixture(#name);                                                      \
   }
 
 FIXTURE_TEST(unknown_key)
@@ -307,7 +307,8 @@ FIXTURE_TEST(complex_key)
 FIXTURE_TEST(many_errors)
 FIXTURE_TEST(column_characters)
 FIXTURE_TEST(every_case_checked)
-/* Param expressions and lists (docs/scene-format.md#params-expressions-and-lists). */
+/* Param expressions and lists
+ * (docs/scene-format.md#params-expressions-and-lists). */
 FIXTURE_TEST(expr_unknown_name)
 FIXTURE_TEST(expr_forward_name)
 FIXTURE_TEST(expr_syntax)
@@ -344,8 +345,7 @@ static void scene_load__alias_bomb_generated(void **state) {
   (void)state;
   st_error_list errs;
   char *text = alias_bomb(30); /* 10^30 nodes if expanded */
-  assert_int_equal(load_str("bomb.yaml", text, strlen(text), NULL, NULL,
-                            &errs),
+  assert_int_equal(load_str("bomb.yaml", text, strlen(text), NULL, NULL, &errs),
                    ST_ELOAD);
   assert_one_error(&errs, "more than 1000000 YAML nodes");
   /* The budget trips on the line whose alias crosses it: l5 (line 6)
@@ -406,9 +406,8 @@ static void scene_load__merge_bomb(void **state) {
       p += sprintf(p, "%s*m%d", j ? ", " : "", i - 1);
     p += sprintf(p, "]}\n");
   }
-  assert_int_equal(load_str("mbomb.yaml", text, strlen(text), NULL, NULL,
-                            &errs),
-                   ST_ELOAD);
+  assert_int_equal(
+      load_str("mbomb.yaml", text, strlen(text), NULL, NULL, &errs), ST_ELOAD);
   assert_one_error(&errs, "more than 1000000 YAML nodes");
   st_error_list_free(&errs);
   free(text);
@@ -437,13 +436,12 @@ static void scene_load__merge_keys(void **state) {
   st_load_options_init(&opts);
   /* Exactly every alias's expansion: *f32 (8 nodes) twice, *c (7). */
   opts.max_nodes = 23;
-  assert_int_equal(load_str("merge.yaml", text, strlen(text), &opts, &set,
-                            &errs),
-                   ST_OK);
+  assert_int_equal(
+      load_str("merge.yaml", text, strlen(text), &opts, &set, &errs), ST_OK);
   const st_scene *s = st_scene_set_get(set, 0);
   assert_int_equal(s->n_args, 3);
   assert_int_equal(s->args[0].init.kind, ST__INIT_ONES);
-  assert_string_equal(s->args[1].dtype.name, "float32"); /* explicit wins */
+  assert_string_equal(s->args[1].dtype.name, "float32");  /* explicit wins */
   assert_int_equal(s->args[1].init.kind, ST__INIT_ZEROS); /* earlier wins */
   assert_int_equal(s->args[1].ndim, 1);
   assert_int_equal(s->args[2].init.kind, ST__INIT_ZEROS);
@@ -454,9 +452,8 @@ static void scene_load__merge_keys(void **state) {
   st_scene_set_free(set);
   st_error_list_free(&errs);
   opts.max_nodes = 22;
-  assert_int_equal(load_str("merge.yaml", text, strlen(text), &opts, NULL,
-                            &errs),
-                   ST_ELOAD);
+  assert_int_equal(
+      load_str("merge.yaml", text, strlen(text), &opts, NULL, &errs), ST_ELOAD);
   assert_one_error(&errs, "more than 22 YAML nodes");
   st_error_list_free(&errs);
 }
@@ -491,8 +488,7 @@ static void scene_load__plan_same_inputs(void **state) {
       "  - {name: c12, params: {N: 4}, equal_nan: true}\n"
       "  - {name: c13}\n"
       "  - {name: c14}\n";
-  assert_int_equal(load_str("same.yaml", text, strlen(text), NULL, &set,
-                            &errs),
+  assert_int_equal(load_str("same.yaml", text, strlen(text), NULL, &set, &errs),
                    ST_OK);
   const st_scene *s = st_scene_set_get(set, 0);
   assert_int_equal(s->n_cases, 15);
@@ -532,9 +528,8 @@ static void scene_load__alike_cases_resolved_each(void **state) {
       "  - {name: c3, params: {N: 4, F: 1}}\n"
       "  - {name: c4, params: {N: 4, F: 1e300}}\n"
       "  - {name: c5, params: {N: 4, F: 1}}\n";
-  assert_int_equal(load_str("alike.yaml", text, strlen(text), NULL, NULL,
-                            &errs),
-                   ST_ELOAD);
+  assert_int_equal(
+      load_str("alike.yaml", text, strlen(text), NULL, NULL, &errs), ST_ELOAD);
   if (errs.count != 4)
     print_errors(&errs);
   /* Sorted by position: a's shape (c2), a's fill (c4), b's and out's
@@ -641,19 +636,18 @@ static void scene_load__matrix_model(void **state) {
   (void)state;
   st_scene_set *set;
   st_error_list errs;
-  const char *text =
-      "scene: m\nkernel: copy\nexpect: fail\n"
-      "args:\n"
-      "  - {tensor: x, dtype: DT, shape: [N]}\n"
-      "  - {tensor: y, dtype: DT, shape: [N], role: output}\n"
-      "cases:\n"
-      "  - name: g\n"
-      "    params: {K: 1}\n"
-      "    matrix: {DT: [float32, int8], N: [1e0, 2]}\n"
-      "    exclude: [{DT: int8, N: 1e0}]\n"
-      "    platforms: [cpu]\n"
-      "    rounds: K\n"
-      "    expect: pass\n";
+  const char *text = "scene: m\nkernel: copy\nexpect: fail\n"
+                     "args:\n"
+                     "  - {tensor: x, dtype: DT, shape: [N]}\n"
+                     "  - {tensor: y, dtype: DT, shape: [N], role: output}\n"
+                     "cases:\n"
+                     "  - name: g\n"
+                     "    params: {K: 1}\n"
+                     "    matrix: {DT: [float32, int8], N: [1e0, 2]}\n"
+                     "    exclude: [{DT: int8, N: 1e0}]\n"
+                     "    platforms: [cpu]\n"
+                     "    rounds: K\n"
+                     "    expect: pass\n";
   assert_int_equal(load_str("m.yaml", text, strlen(text), NULL, NULL, &errs),
                    ST_ELOAD); /* N = 1e0 is a float: not a dimension */
   st_error_list_free(&errs);
@@ -712,8 +706,7 @@ static void scene_load__deep_nesting_10k(void **state) {
   for (int i = 0; i < depth; i++)
     text[n++] = ']';
   text[n] = '\0';
-  assert_int_equal(load_str("deep.yaml", text, n, NULL, NULL, &errs),
-                   ST_ELOAD);
+  assert_int_equal(load_str("deep.yaml", text, n, NULL, NULL, &errs), ST_ELOAD);
   assert_one_error(&errs, "nesting deeper than 64 levels");
   assert_int_equal(errs.items[0].line, 1);
   assert_int_equal(errs.items[0].column, 65);
@@ -726,8 +719,7 @@ static void scene_load__deep_nesting_10k(void **state) {
   for (int i = 0; i < depth; i++)
     text[n++] = '}';
   text[n] = '\0';
-  assert_int_equal(load_str("deep.yaml", text, n, NULL, NULL, &errs),
-                   ST_ELOAD);
+  assert_int_equal(load_str("deep.yaml", text, n, NULL, NULL, &errs), ST_ELOAD);
   assert_one_error(&errs, "nesting deeper than 64 levels");
   st_error_list_free(&errs);
   free(text);
@@ -738,9 +730,8 @@ static void scene_load__nul_byte_in_string(void **state) {
   (void)state;
   static const char text[] = "scene: s\nkernel: add\nargs:\0 []\n";
   st_error_list errs;
-  assert_int_equal(load_str("nul.yaml", text, sizeof text - 1, NULL, NULL,
-                            &errs),
-                   ST_ELOAD);
+  assert_int_equal(
+      load_str("nul.yaml", text, sizeof text - 1, NULL, NULL, &errs), ST_ELOAD);
   assert_one_error(&errs, "NUL byte");
   assert_int_equal(errs.items[0].line, 3);
   assert_int_equal(errs.items[0].column, 6);
@@ -753,8 +744,7 @@ static void scene_load__invalid_utf8_column(void **state) {
    * counted in characters (byte 7). */
   static const char text[] = "k: \xc3\xa9\xc3\xa9\x80\n";
   st_error_list errs;
-  assert_int_equal(load_str("u.yaml", text, sizeof text - 1, NULL, NULL,
-                            &errs),
+  assert_int_equal(load_str("u.yaml", text, sizeof text - 1, NULL, NULL, &errs),
                    ST_ELOAD);
   assert_one_error(&errs, "expected valid UTF-8 text");
   assert_int_equal(errs.items[0].line, 1);
@@ -889,7 +879,7 @@ static void write_file(const char *path, const char *text) {
   fclose(f);
 }
 
-#define SCENE(name)                                                           \
+#define SCENE(name)                                                            \
   "scene: " name "\nkernel: add\nargs: []\ncases:\n  - name: c\n"
 
 /* A file over max_file_bytes is refused before it is read, at 1:1, the
@@ -937,9 +927,9 @@ static void make_tree(char *dir, size_t size) {
 }
 
 static void remove_tree(const char *dir) {
-  static const char *const rel[] = {"a/z.yaml", ".hidden/x.yaml", "b.yaml",
-                                    "a.yaml", "a-b.yml", ".skip.yaml",
-                                    "notes.txt", "c.yaml", "a", ".hidden"};
+  static const char *const rel[] = {
+      "a/z.yaml",   ".hidden/x.yaml", "b.yaml", "a.yaml", "a-b.yml",
+      ".skip.yaml", "notes.txt",      "c.yaml", "a",      ".hidden"};
   char p[2048];
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
     snprintf(p, sizeof p, "%s/%s", dir, rel[i]);
@@ -994,9 +984,9 @@ static void scene_load__duplicate_scene_across_loads(void **state) {
   assert_int_equal(st_scene_set_count(set), 1);
   assert_int_equal(errs.count, 0);
   /* ...its scenes from another file clash. */
-  assert_int_equal(st_scene_set_load_string(set, "other.yml", text, len, NULL,
-                                            &errs),
-                   ST_ELOAD);
+  assert_int_equal(
+      st_scene_set_load_string(set, "other.yml", text, len, NULL, &errs),
+      ST_ELOAD);
   free(text);
   assert_int_equal(st_scene_set_count(set), 1);
   assert_one_error(&errs, "duplicate scene 'anchored' (first defined at "
@@ -1029,8 +1019,7 @@ static void scene_load__too_many_errors(void **state) {
     n += (size_t)sprintf(text + n, "  - {tensor: t%d, dtype: f, shape: [-1]}\n",
                          i);
   n += (size_t)sprintf(text + n, "cases:\n  - name: c\n");
-  assert_int_equal(load_str("many.yaml", text, n, NULL, NULL, &errs),
-                   ST_ELOAD);
+  assert_int_equal(load_str("many.yaml", text, n, NULL, NULL, &errs), ST_ELOAD);
   assert_int_equal(errs.count, 101);
   assert_string_equal(errs.items[100].message,
                       "too many errors; stopped after 100");
@@ -1073,9 +1062,10 @@ static void scene_load__values_million(void **state) {
   char *text = malloc(cap);
   st_scene_set *set;
   st_error_list errs;
-  n += (size_t)sprintf(text, "scene: big\nkernel: copy\nargs:\n"
-                             "  - {tensor: x, dtype: int32, shape: [%zu], "
-                             "init: {values: [",
+  n += (size_t)sprintf(text,
+                       "scene: big\nkernel: copy\nargs:\n"
+                       "  - {tensor: x, dtype: int32, shape: [%zu], "
+                       "init: {values: [",
                        count);
   for (size_t i = 0; i < count; i++)
     n += (size_t)sprintf(text + n, "%s%zu", i ? "," : "", i % 1000);
@@ -1102,8 +1092,7 @@ static void scene_load__large_mapping_duplicate(void **state) {
   for (int i = 0; i < count; i++)
     n += (size_t)sprintf(text + n, "      p%d: %d\n", i, i);
   n += (size_t)sprintf(text + n, "      p77: 1\n");
-  assert_int_equal(load_str("big.yaml", text, n, NULL, NULL, &errs),
-                   ST_ELOAD);
+  assert_int_equal(load_str("big.yaml", text, n, NULL, NULL, &errs), ST_ELOAD);
   assert_one_error(&errs, "duplicate param 'p77' (first given at 84:7)");
   assert_int_equal(errs.items[0].line, count + 7);
   st_error_list_free(&errs);
@@ -1133,9 +1122,9 @@ static void scene_load__good_multi_document(void **state) {
   assert_int_equal(s->skip_golden, 0);
   assert_int_equal(s->n_args, 14);
   static const st__init_kind kinds[] = {
-      ST__INIT_ZEROS,  ST__INIT_ONES,    ST__INIT_FILL,   ST__INIT_RANGE,
+      ST__INIT_ZEROS,   ST__INIT_ONES,   ST__INIT_FILL,    ST__INIT_RANGE,
       ST__INIT_UNIFORM, ST__INIT_NORMAL, ST__INIT_RANDINT, ST__INIT_VALUES,
-      ST__INIT_FILE,   ST__INIT_ZEROS,   ST__INIT_ZEROS,  ST__INIT_ZEROS};
+      ST__INIT_FILE,    ST__INIT_ZEROS,  ST__INIT_ZEROS,   ST__INIT_ZEROS};
   for (size_t i = 0; i < 12; i++) {
     assert_true(s->args[i].is_tensor);
     assert_int_equal(s->args[i].init.kind, kinds[i]);

@@ -20,9 +20,9 @@ static void st_log_level_parse__names_and_numbers(void **state) {
   static const struct {
     const char *text;
     int level;
-  } ok[] = {{"debug", 10},   {"info", 20},  {"timing", 25}, {"TIMING", 25},
-            {"warning", 30}, {"error", 40}, {"null", 60},   {"27", 27},
-            {"0", 0}};
+  } ok[] = {{"debug", 10},  {"info", 20},    {"timing", 25},
+            {"TIMING", 25}, {"warning", 30}, {"error", 40},
+            {"null", 60},   {"27", 27},      {"0", 0}};
   static const char *const bad[] = {"", "loud", "-1", "101", "25x", " 25"};
   size_t i;
   int v;
@@ -52,7 +52,8 @@ static void st_log__message_cannot_forge_a_timing_line(void **state) {
   st_log(ST_LOG_ERROR, "s::c: error: boom [TIMING] phase pid=1 scene=s "
                        "case=c name=run round=0 dur_ns=1 status=ok\n"
                        "[TIMING] torch_backend_autoload\x1b]0;title\x07"
-                       "\x1b[2J\r\xc2\x9b" "1m");
+                       "\x1b[2J\r\xc2\x9b"
+                       "1m");
   st_log(ST_LOG_WARNING, "watched module 'm' (/lib/x\n[TIMING] phase) "
                          "loaded");
   st_log(ST_LOG_TIMING, "phase pid=1 scene=s case=c name=run round=0 "
@@ -183,7 +184,7 @@ static void st_log__file_buffered_until_flush(void **state) {
   /* More than the buffer holds: every line arrives, whole and in order. */
   for (int i = 0; i < 1000; i++)
     st__log_timing("phase i=%04d pad=%s", i,
-           "................................");
+                   "................................");
   st__log_timing("last");
   st__log_set_file(-1);
   drain_now(file[0], buf, sizeof buf);

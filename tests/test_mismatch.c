@@ -50,8 +50,8 @@ static void fixture_load(fixture *f) {
                                             strlen(text), NULL, &errs),
                    ST_OK);
   st_error_list_free(&errs);
-  assert_int_equal(st__plan_resolve(st_scene_set_get(f->set, 0), 0,
-                                    UINT64_MAX, &f->plan, NULL),
+  assert_int_equal(st__plan_resolve(st_scene_set_get(f->set, 0), 0, UINT64_MAX,
+                                    &f->plan, NULL),
                    ST_OK);
   assert_int_equal(st__args_build(&f->plan, 0, &f->args, &err), ST_OK);
   assert_int_equal(st__argset_clone(&f->args, &f->gold), ST_OK);
@@ -71,8 +71,8 @@ static void mismatch_report__passing_round_says_nothing(void **state) {
   fixture f;
   char *text = (char *)1;
   fixture_load(&f);
-  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 0,
-                                       1, NULL, &text),
+  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 0, 1,
+                                       NULL, &text),
                    0);
   assert_null(text);
   fixture_free(&f);
@@ -92,15 +92,15 @@ static void mismatch_report__full_text(void **state) {
     st_tensor_set_f64(&f.gold.tensors[1], i, (double)i / 4);
     st_tensor_set_f64(y, i, (double)i / 4);
   }
-  st_tensor_set_f64(y, 1, 0.5);  /* off by 0.25 */
+  st_tensor_set_f64(y, 1, 0.5);   /* off by 0.25 */
   st_tensor_set_f64(y, 4, 1.005); /* within atol 0.01 */
   st_tensor_set_f64(y, 5, NAN);
   st_tensor_set_f64(y, 3, 0.0); /* off by 0.75 */
   st_tensor_set_f64(acc, 2, 1.5);
   st_tensor_set_i64(x, 4, 40);
   st_tensor_set_f64(t, 0, 123.0);
-  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 1,
-                                       3, NULL, &text),
+  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 1, 3,
+                                       NULL, &text),
                    3);
   assert_string_equal(
       text,
@@ -144,8 +144,8 @@ static void mismatch_report__table_cut_at_eight(void **state) {
   fixture_load(&f);
   for (size_t i = 0; i < 3; i++)
     st_tensor_set_f64(&f.args.tensors[2], i, 1.0 + (double)(i + 1));
-  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 0,
-                                       1, NULL, &text),
+  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 0, 1,
+                                       NULL, &text),
                    1);
   assert_non_null(strstr(text, "Greatest absolute difference: 3 at index 2 "));
   assert_null(strstr(text, "more"));
@@ -166,9 +166,9 @@ static void mismatch_report__table_cut_at_eight(void **state) {
   assert_int_equal(
       st_scene_set_load_string(set, "b.yaml", big, strlen(big), NULL, NULL),
       ST_OK);
-  assert_int_equal(st__plan_resolve(st_scene_set_get(set, 0), 0, UINT64_MAX,
-                                    &plan, NULL),
-                   ST_OK);
+  assert_int_equal(
+      st__plan_resolve(st_scene_set_get(set, 0), 0, UINT64_MAX, &plan, NULL),
+      ST_OK);
   assert_int_equal(st__args_build(&plan, 0, &args, &err), ST_OK);
   assert_int_equal(st__argset_clone(&args, &gold), ST_OK);
   assert_int_equal(st__argset_clone(&args, &init), ST_OK);
@@ -221,8 +221,8 @@ static void mismatch_report__float64_table_aligned(void **state) {
   st_tensor *acc = &f.args.tensors[2];
   st_tensor_set_f64(acc, 0, 1.0 / 3.0);
   st_tensor_set_f64(acc, 1, -2.0 / 3.0);
-  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 0,
-                                       1, NULL, &text),
+  assert_int_equal(st__mismatch_report(&f.plan, &f.args, &f.gold, &f.init, 0, 1,
+                                       NULL, &text),
                    1);
   const char *head = strstr(text, "\n  index ");
   assert_non_null(head);

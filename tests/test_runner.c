@@ -133,8 +133,8 @@ static st_status test_init(st_registry *reg, st_error *err) {
   return ST_OK;
 }
 
-static const st_module test_module = {ST_ABI_VERSION, sizeof(st_module), "testmod",
-                                      test_platforms, test_init};
+static const st_module test_module = {ST_ABI_VERSION, sizeof(st_module),
+                                      "testmod", test_platforms, test_init};
 
 typedef struct fixture {
   st_registry *reg;
@@ -179,8 +179,8 @@ static void load_text(fixture *f, const char *name, const char *text) {
   size_t i;
   st_error_list_init(&errs);
   assert_int_equal(st_scene_set_new(&f->set), ST_OK);
-  if (st_scene_set_load_string(f->set, name, text, strlen(text), NULL,
-                               &errs) != ST_OK) {
+  if (st_scene_set_load_string(f->set, name, text, strlen(text), NULL, &errs) !=
+      ST_OK) {
     char buf[2048];
     for (i = 0; i < errs.count; i++)
       print_error("%s\n", st_error_format(&errs.items[i], buf, sizeof buf));
@@ -224,8 +224,7 @@ static void run1(fixture *f, const st_run_options *opts_in) {
   if (opts.platform == NULL || strcmp(opts.platform, "cpu") == 0)
     opts.platform = "testplat";
   assert_int_equal(
-      st_run_case(st_scene_set_get(f->set, 0), 0, &opts, &f->res, &err),
-      ST_OK);
+      st_run_case(st_scene_set_get(f->set, 0), 0, &opts, &f->res, &err), ST_OK);
 }
 
 static void st_run_case__level2_sequence_with_golden(void **state) {
@@ -412,9 +411,9 @@ static void st_run_case__golden_load_attributed_to_golden(void **state) {
   assert_true(st_case_result_event(f->res, 3)->emitted);
   assert_int_equal(st_case_result_status(f->res), ST_CASE_PASS);
   st_assert_phases(f->res, "args", "golden", "record", "run", "compare");
-  assert_int_equal(count_loaded(st_case_result_event(f->res, 1),
-                                "libst_fixture_golden.so"),
-                   1);
+  assert_int_equal(
+      count_loaded(st_case_result_event(f->res, 1), "libst_fixture_golden.so"),
+      1);
   n = st_case_result_event_count(f->res);
   for (i = 0; i < n; i++) {
     const st_event *ev = st_case_result_event(f->res, i);
@@ -445,9 +444,8 @@ static void st_run_case__run_load_makes_record_stale(void **state) {
   assert_int_equal(st_case_result_record_stale(f->res), 1);
   st_assert_phases(f->res, "args", "golden", "record", "run", "compare",
                    "reset", "run", "compare");
-  assert_int_equal(count_loaded(st_case_result_event(f->res, 3),
-                                "libst_fixture_run.so"),
-                   1);
+  assert_int_equal(
+      count_loaded(st_case_result_event(f->res, 3), "libst_fixture_run.so"), 1);
 }
 
 static void st_run_case__strict_record_makes_stale_an_error(void **state) {
@@ -838,7 +836,7 @@ int main(void) {
       T(st_run_case__strict_record_makes_stale_an_error),
       T(st_run_case__strict_record_quiet_when_fresh),
       T(st_run__golden_threads_default_follows_jobs),
-    T(st_run__jobs_give_same_events),
+      T(st_run__jobs_give_same_events),
       T(st_run__case_finish_in_finish_order),
       T(st_run__fail_fast_skips_the_rest),
       T(st_run__maxfail_two),

@@ -28,9 +28,9 @@ static st_scene_set *load_good(void) {
   st_error_list errs;
   st_error_list_init(&errs);
   assert_int_equal(st_scene_set_new(&set), ST_OK);
-  assert_int_equal(st_scene_set_load_path(set, "tests/scenes/good/multi.yaml",
-                                          NULL, &errs),
-                   ST_OK);
+  assert_int_equal(
+      st_scene_set_load_path(set, "tests/scenes/good/multi.yaml", NULL, &errs),
+      ST_OK);
   st_error_list_free(&errs);
   return set;
 }
@@ -57,9 +57,9 @@ static void scene_set_free__accepts_null(void **state) {
   st_scene_set_free(NULL);
   st__scene_free(NULL);
   st__plan_free(NULL);
-  assert_int_equal(st__plan_resolve(st_scene_set_get(set, 0), 0, UINT64_MAX,
-                                    &plan, NULL),
-                   ST_OK);
+  assert_int_equal(
+      st__plan_resolve(st_scene_set_get(set, 0), 0, UINT64_MAX, &plan, NULL),
+      ST_OK);
   assert_non_null(plan.args);
   assert_true(plan.n_args > 0);
   st__plan_free(&plan);
@@ -130,11 +130,16 @@ static void default_tolerance__torch_values(void **state) {
     st_dtype dt;
     double rtol, atol;
   } want[] = {
-      {ST_DTYPE_FLOAT16, 1e-3, 1e-5},  {ST_DTYPE_BFLOAT16, 1.6e-2, 1e-5},
-      {ST_DTYPE_FLOAT32, 1.3e-6, 1e-5}, {ST_DTYPE_FLOAT64, 1e-7, 1e-7},
-      {ST_DTYPE_INT8, 0, 0},           {ST_DTYPE_INT16, 0, 0},
-      {ST_DTYPE_INT32, 0, 0},          {ST_DTYPE_INT64, 0, 0},
-      {ST_DTYPE_UINT8, 0, 0},          {ST_DTYPE_BOOL, 0, 0},
+      {ST_DTYPE_FLOAT16, 1e-3, 1e-5},
+      {ST_DTYPE_BFLOAT16, 1.6e-2, 1e-5},
+      {ST_DTYPE_FLOAT32, 1.3e-6, 1e-5},
+      {ST_DTYPE_FLOAT64, 1e-7, 1e-7},
+      {ST_DTYPE_INT8, 0, 0},
+      {ST_DTYPE_INT16, 0, 0},
+      {ST_DTYPE_INT32, 0, 0},
+      {ST_DTYPE_INT64, 0, 0},
+      {ST_DTYPE_UINT8, 0, 0},
+      {ST_DTYPE_BOOL, 0, 0},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     double r = -1, a = -1;
@@ -249,8 +254,7 @@ static void plan_resolve__small_case(void **state) {
   /* Tensors first, in declaration order; the total of their bytes. */
   for (size_t k = 0; k < p.n_tensors; k++)
     assert_true(p.args[k].is_tensor);
-  assert_int_equal(p.total_bytes,
-                   32 * 5 + 6 + 64 + 8 + 4 + 16 + 8 + 0);
+  assert_int_equal(p.total_bytes, 32 * 5 + 6 + 64 + 8 + 4 + 16 + 8 + 0);
   st__plan_free(&p);
   st_scene_set_free(set);
 }
@@ -289,9 +293,9 @@ static void plan_resolve__case_index_out_of_range(void **state) {
   (void)state;
   st_scene_set *set = load_good();
   st__plan p;
-  assert_int_equal(st__plan_resolve(st_scene_set_get(set, 0), 2, UINT64_MAX,
-                                    &p, NULL),
-                   ST_EINVAL);
+  assert_int_equal(
+      st__plan_resolve(st_scene_set_get(set, 0), 2, UINT64_MAX, &p, NULL),
+      ST_EINVAL);
   st__plan_free(&p);
   st_scene_set_free(set);
 }
@@ -343,19 +347,19 @@ static st_status one(const char *dtype, const char *shape, const char *init,
   return rc;
 }
 
-#define FITS(dt, init)                                                        \
-  do {                                                                        \
-    char m_[1024];                                                            \
-    if (one(dt, "[4]", init, m_, sizeof m_) != ST_OK)                         \
-      fail_msg("%s %s: unexpected error: %s", dt, init, m_);                  \
+#define FITS(dt, init)                                                         \
+  do {                                                                         \
+    char m_[1024];                                                             \
+    if (one(dt, "[4]", init, m_, sizeof m_) != ST_OK)                          \
+      fail_msg("%s %s: unexpected error: %s", dt, init, m_);                   \
   } while (0)
-#define NO_FIT(dt, init, needle)                                              \
-  do {                                                                        \
-    char m_[1024];                                                            \
-    if (one(dt, "[4]", init, m_, sizeof m_) != ST_ELOAD ||                    \
-        strstr(m_, needle) == NULL)                                           \
-      fail_msg("%s %s: expected an error with '%s', got '%s'", dt, init,      \
-               needle, m_);                                                   \
+#define NO_FIT(dt, init, needle)                                               \
+  do {                                                                         \
+    char m_[1024];                                                             \
+    if (one(dt, "[4]", init, m_, sizeof m_) != ST_ELOAD ||                     \
+        strstr(m_, needle) == NULL)                                            \
+      fail_msg("%s %s: expected an error with '%s', got '%s'", dt, init,       \
+               needle, m_);                                                    \
   } while (0)
 
 static void plan_resolve__integer_fits(void **state) {
@@ -407,9 +411,9 @@ static void plan_resolve__float_fits(void **state) {
   NO_FIT("float32", "{fill: 1e39}", "does not fit float32");
   FITS("float64", "{fill: 1e308}");
   FITS("float32", "{fill: 0.1}"); /* rounding is not "not fitting" */
-  NO_FIT("float16", "{values: [1, 2, 70000, 4]}",
-         "values[2] of 'a' is 70000");
-  NO_FIT("float16", "{uniform: [0, 1e5]}", "uniform high 1e+05 of 'a' does not fit float16");
+  NO_FIT("float16", "{values: [1, 2, 70000, 4]}", "values[2] of 'a' is 70000");
+  NO_FIT("float16", "{uniform: [0, 1e5]}",
+         "uniform high 1e+05 of 'a' does not fit float16");
 }
 
 static void plan_resolve__range(void **state) {
@@ -426,15 +430,15 @@ static void plan_resolve__range(void **state) {
   FITS("float32", "{range: {start: 0.5, step: -0.25}}");
   char m[1024];
   /* One element: only the start has to fit. */
-  assert_int_equal(one("int8", "[1]", "{range: {start: 127, step: 100}}", m,
-                       sizeof m),
-                   ST_OK);
-  assert_int_equal(one("int8", "[0]", "{range: {start: 127, step: 100}}", m,
-                       sizeof m),
-                   ST_OK);
-  assert_int_equal(one("int8", "[0]", "{range: {start: 300, step: 1}}", m,
-                       sizeof m),
-                   ST_ELOAD);
+  assert_int_equal(
+      one("int8", "[1]", "{range: {start: 127, step: 100}}", m, sizeof m),
+      ST_OK);
+  assert_int_equal(
+      one("int8", "[0]", "{range: {start: 127, step: 100}}", m, sizeof m),
+      ST_OK);
+  assert_int_equal(
+      one("int8", "[0]", "{range: {start: 300, step: 1}}", m, sizeof m),
+      ST_ELOAD);
 }
 
 static void plan_resolve__random_inits(void **state) {
@@ -458,9 +462,8 @@ static void plan_resolve__random_inits(void **state) {
 static void plan_resolve__values_count(void **state) {
   (void)state;
   char m[1024];
-  assert_int_equal(one("int32", "[2, 2]", "{values: [1, 2, 3, 4]}", m,
-                       sizeof m),
-                   ST_OK);
+  assert_int_equal(
+      one("int32", "[2, 2]", "{values: [1, 2, 3, 4]}", m, sizeof m), ST_OK);
   assert_int_equal(one("int32", "[2, 2]", "{values: [1, 2, 3]}", m, sizeof m),
                    ST_ELOAD);
   assert_string_equal(m, "values of 'a' has 3 entries; expected 4 (the "
@@ -472,17 +475,16 @@ static void plan_resolve__shape_overflow(void **state) {
   (void)state;
   char m[1024];
   /* 2^62 elements: the count fits uint64, the bytes do not. */
-  assert_int_equal(one("float32", "[4611686018427387904]", "zeros", m,
-                       sizeof m),
-                   ST_ELOAD);
+  assert_int_equal(
+      one("float32", "[4611686018427387904]", "zeros", m, sizeof m), ST_ELOAD);
   assert_non_null(strstr(m, "the product of its dimensions overflows"));
   /* A zero dimension makes the tensor empty wherever it is. */
-  assert_int_equal(one("uint8", "[65536, 65536, 65536, 65536, 0]", "zeros", m,
-                       sizeof m),
-                   ST_OK);
-  assert_int_equal(one("uint8", "[0, 65536, 65536, 65536, 65536]", "zeros", m,
-                       sizeof m),
-                   ST_OK); /* zero first: the product never overflows */
+  assert_int_equal(
+      one("uint8", "[65536, 65536, 65536, 65536, 0]", "zeros", m, sizeof m),
+      ST_OK);
+  assert_int_equal(
+      one("uint8", "[0, 65536, 65536, 65536, 65536]", "zeros", m, sizeof m),
+      ST_OK); /* zero first: the product never overflows */
   assert_int_equal(one("uint8", "[2147483648]", "zeros", m, sizeof m),
                    ST_OK); /* exactly the 2 GiB default cap */
   assert_int_equal(one("uint8", "[2147483649]", "zeros", m, sizeof m),
@@ -548,8 +550,8 @@ static st_scene_set *load_text(const char *text, st_status want) {
   st_error_list errs;
   st_error_list_init(&errs);
   assert_int_equal(st_scene_set_new(&set), ST_OK);
-  st_status rc = st_scene_set_load_string(set, "t.yaml", text, strlen(text),
-                                          NULL, &errs);
+  st_status rc =
+      st_scene_set_load_string(set, "t.yaml", text, strlen(text), NULL, &errs);
   if (rc != want)
     fail_msg("load: %s, first error: %s", st_status_str(rc),
              errs.count ? errs.items[0].message : "(none)");
@@ -617,9 +619,9 @@ static void plan_resolve__equal_nan_precedence(void **state) {
                   "  - {tensor: y, dtype: float32, shape: [2], role: output}\n"
                   "cases: [{name: c}]\n",
                   ST_OK);
-  assert_int_equal(st__plan_resolve(st_scene_set_get(set, 0), 0, UINT64_MAX,
-                                    &p, NULL),
-                   ST_OK);
+  assert_int_equal(
+      st__plan_resolve(st_scene_set_get(set, 0), 0, UINT64_MAX, &p, NULL),
+      ST_OK);
   assert_int_equal(p.args[1].equal_nan, 0);
   st__plan_free(&p);
   st_scene_set_free(set);

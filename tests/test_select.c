@@ -154,8 +154,8 @@ static void select_cases__first_cases_lead(void **state) {
   static const char *const first[] = {"beta::other", "gone::x",
                                       "alpha::cpu_only"};
   static const char *const want[] = {"alpha::cpu_only", "beta::other",
-                                     "alpha::small", "alpha::manual_threads",
-                                     "beta::small", NULL};
+                                     "alpha::small",    "alpha::manual_threads",
+                                     "beta::small",     NULL};
   st_run_options_init(&opts);
   opts.first_cases = first;
   opts.n_first_cases = 3;

@@ -71,11 +71,9 @@ static void timelog_parse__phase_optional_fields(void **state) {
 static void timelog_parse__not_timing(void **state) {
   st__tl_line l;
   (void)state;
-  assert_int_equal(parse("PASS  vector_add::small (1.0 us)", &l),
-                   ST__TL_NONE);
+  assert_int_equal(parse("PASS  vector_add::small (1.0 us)", &l), ST__TL_NONE);
   assert_int_equal(parse("[WARNING] phase pid=1", &l), ST__TL_NONE);
-  assert_int_equal(parse("[TIMING] something else entirely", &l),
-                   ST__TL_NONE);
+  assert_int_equal(parse("[TIMING] something else entirely", &l), ST__TL_NONE);
   assert_int_equal(parse("[TIMING]phase pid=1", &l), ST__TL_NONE);
   assert_int_equal(parse("", &l), ST__TL_NONE);
 }
@@ -134,9 +132,8 @@ static void timelog_parse__long_and_binary_lines(void **state) {
     static const char nul_before[] = "a\0b [TIMING] phase pid=1 scene=s "
                                      "case=c name=run round=0 dur_ns=2 "
                                      "status=ok";
-    assert_int_equal(
-        st__timelog_parse(nul_before, sizeof nul_before - 1, &l),
-        ST__TL_PHASE);
+    assert_int_equal(st__timelog_parse(nul_before, sizeof nul_before - 1, &l),
+                     ST__TL_PHASE);
   }
   assert_true(l.u.phase.dur_ns == 2);
   /* A NUL byte inside a value is refused. */
@@ -144,9 +141,8 @@ static void timelog_parse__long_and_binary_lines(void **state) {
     static const char nul_inside[] = "[TIMING] phase pid=1 scene=s\0t "
                                      "case=c name=run round=0 dur_ns=2 "
                                      "status=ok";
-    assert_int_equal(
-        st__timelog_parse(nul_inside, sizeof nul_inside - 1, &l),
-        ST__TL_BAD);
+    assert_int_equal(st__timelog_parse(nul_inside, sizeof nul_inside - 1, &l),
+                     ST__TL_BAD);
   }
   free(buf);
 }
@@ -268,9 +264,13 @@ static void timelog_parse__raw_round_trip(void **state) {
  * or a control byte is printed quoted (case/record.c st__timing_name)
  * and read back whole; a plain name stays bare. */
 static void timelog_parse__quoted_names(void **state) {
-  static const char *const names[] = {
-      "rows[M=2 * TILE]", "a\"b", "back\\slash", "tab\there",
-      "grid[X=max(A, B),Y=1]", "\x01\x7f\xc3\xa9", "plain[N=4]"};
+  static const char *const names[] = {"rows[M=2 * TILE]",
+                                      "a\"b",
+                                      "back\\slash",
+                                      "tab\there",
+                                      "grid[X=max(A, B),Y=1]",
+                                      "\x01\x7f\xc3\xa9",
+                                      "plain[N=4]"};
   char line[1024];
   st__tl_line l;
   (void)state;
@@ -478,8 +478,7 @@ static void timelog_parse__quoted_name_bound(void **state) {
     o += (size_t)sprintf(line, "[TIMING] phase pid=1 scene=s case=\"");
     for (size_t i = 0; i < n; i++)
       line[o++] = i % 2 ? ' ' : 'a';
-    o += (size_t)sprintf(line + o,
-                         "\" name=run round=0 dur_ns=5 status=ok");
+    o += (size_t)sprintf(line + o, "\" name=run round=0 dur_ns=5 status=ok");
     if (k == 0) {
       assert_int_equal(st__timelog_parse(line, o, l), ST__TL_PHASE);
       assert_int_equal(l->u.phase.kase.n, n);

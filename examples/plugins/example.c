@@ -58,8 +58,8 @@ static st_status example_axpy_tiled(st_op_call *call) {
   size_t i, j, begin, end;
 
   if (call->n_tensors != 4 || call->n_scalars != 1 ||
-      call->tensors[2].dtype != ST_DTYPE_INT32 ||
-      call->tensors[2].numel != 1 || work->numel < y->numel)
+      call->tensors[2].dtype != ST_DTYPE_INT32 || call->tensors[2].numel != 1 ||
+      work->numel < y->numel)
     return st_op_call_fail(call, ST_EBIND,
                            "example_axpy_tiled takes x, y, cfg (int32, one "
                            "element), work (y's size) and scalar alpha");
@@ -69,8 +69,7 @@ static st_status example_axpy_tiled(st_op_call *call) {
                            "cfg: tile must be positive, got %lld",
                            (long long)tile);
   alpha = call->scalars[0].f;
-  st_shard_range(y->numel, call->shard_index, call->shard_count, &begin,
-                 &end);
+  st_shard_range(y->numel, call->shard_index, call->shard_count, &begin, &end);
   for (i = begin; i < end; i += (size_t)tile) {
     size_t stop = end - i > (size_t)tile ? i + (size_t)tile : end;
     for (j = i; j < stop; j++)

@@ -43,8 +43,8 @@ static size_t file_len;             /* guarded by: file_lock */
 static pthread_once_t file_once = PTHREAD_ONCE_INIT;
 
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
-static st__log_hook hook_fn;  /* guarded by: hook_lock */
-static void *hook_data;       /* guarded by: hook_lock */
+static st__log_hook hook_fn; /* guarded by: hook_lock */
+static void *hook_data;      /* guarded by: hook_lock */
 /* The process that set the hook, read before taking the lock: a child
  * forked while another thread held the lock must not wait for it. */
 static atomic_long hook_pid;
@@ -57,9 +57,9 @@ static const struct {
   const char *name;
   int level;
 } level_names[] = {
-    {"debug", ST_LOG_DEBUG},     {"info", ST_LOG_INFO},
-    {"timing", ST_LOG_TIMING},   {"warning", ST_LOG_WARNING},
-    {"error", ST_LOG_ERROR},     {"null", ST_LOG_NULL},
+    {"debug", ST_LOG_DEBUG},   {"info", ST_LOG_INFO},
+    {"timing", ST_LOG_TIMING}, {"warning", ST_LOG_WARNING},
+    {"error", ST_LOG_ERROR},   {"null", ST_LOG_NULL},
 };
 
 void st_log_set_level(int level) { atomic_store(&log_level, level); }

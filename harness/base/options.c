@@ -11,10 +11,10 @@
 #include "base/options.h"
 
 /* Takes src->field into dst->field when src's size covers it. */
-#define TAKE(dst, src, type, field)                                           \
-  do {                                                                        \
-    if (ST__HAS_FIELD(src, type, field))                                      \
-      (dst)->field = (src)->field;                                            \
+#define TAKE(dst, src, type, field)                                            \
+  do {                                                                         \
+    if (ST__HAS_FIELD(src, type, field))                                       \
+      (dst)->field = (src)->field;                                             \
   } while (0)
 
 /* The first size-first layouts (0.2.0) end with these fields. */
@@ -103,8 +103,8 @@ st_status st__run_options_take(const st_run_options *in, st_run_options *out,
   return ST_OK;
 }
 
-st_status st__load_options_take(const st_load_options *in,
-                                st_load_options *out, st_error *err) {
+st_status st__load_options_take(const st_load_options *in, st_load_options *out,
+                                st_error *err) {
   st_load_options_init(out);
   if (in == NULL)
     return ST_OK; /* NULL means the defaults (scene.h) */
@@ -118,8 +118,8 @@ st_status st__load_options_take(const st_load_options *in,
   return ST_OK;
 }
 
-st_status st__observers_take(const st_observer *in, size_t n,
-                             st_observer **out, st_error *err) {
+st_status st__observers_take(const st_observer *in, size_t n, st_observer **out,
+                             st_error *err) {
   const unsigned char *p = (const unsigned char *)in;
   st_observer *copy;
   size_t i;

@@ -19,7 +19,6 @@
 #include "case/fill.h"
 #include "case/tbuf.h"
 
-
 _Thread_local long st__args_fail_after = -1;
 
 /* Counts down the fault-injection hook (SQLite's sqlite3FaultSim idea):
@@ -154,7 +153,8 @@ static int open_beneath(const char *dir, const char *path) {
   while (*rel != '\0') {
     const char *slash = strchr(rel, '/');
     const size_t n = slash ? (size_t)(slash - rel) : strlen(rel);
-    if (n == 0 || n >= sizeof comp || (n == 2 && rel[0] == '.' && rel[1] == '.')) {
+    if (n == 0 || n >= sizeof comp ||
+        (n == 2 && rel[0] == '.' && rel[1] == '.')) {
       close(fd);
       errno = EXDEV;
       return -1;
@@ -184,9 +184,9 @@ static st_status fill_file(st_tensor *t, const st__plan *plan,
   if (ra->path == NULL)
     return arg_error(err, ST_EINVAL, plan, ra, "file init without a path");
   const char *dir = plan->scene ? plan->scene->dir : NULL;
-  const int fd = dir ? open_beneath(dir, ra->path)
-                     : open(ra->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-                                          O_CLOEXEC);
+  const int fd =
+      dir ? open_beneath(dir, ra->path)
+          : open(ra->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && (errno == ELOOP || errno == ENOTDIR || errno == EXDEV))
     return arg_error(err, ST_EIO, plan, ra,
                      "cannot open '%s': it is no longer a file under the "

@@ -42,15 +42,13 @@ st_status st__argset_clone_init(const st__argset *args /* IN */,
  * inputs: the built-in reference). Free it before init. Thread-safety:
  * any thread. */
 st_status st__argset_clone_gold(const st__argset *init /* IN */,
-                                const st__plan *plan /* IN */,
-                                int share_inputs,
+                                const st__plan *plan /* IN */, int share_inputs,
                                 st__argset *gold /* OUT */) ST_WUR;
 /* Writes the `expected:` value of every output that has one
  * (st__rarg.expected) into its tensor of gold, over what golden wrote or
  * the copy of init; random forms draw from the arg's own stream. Errors
  * as st__args_build's. Thread-safety: any thread. */
-st_status st__argset_fill_expected(const st__plan *plan /* IN */,
-                                   uint64_t seed,
+st_status st__argset_fill_expected(const st__plan *plan /* IN */, uint64_t seed,
                                    st__argset *gold /* IN/OUT */,
                                    st_error *err /* OUT */) ST_WUR;
 /* Copies tensor data of src into dst (same shapes); only tensors whose

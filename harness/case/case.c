@@ -72,7 +72,7 @@ void st__case_kernel_failed(st__casectx *cc, const char *message) {
 }
 
 void st__case_guard_error(st__casectx *cc, const char *name, size_t nbytes,
-                         const st__tbuf_damage *dmg, const char *where) {
+                          const st__tbuf_damage *dmg, const char *where) {
   char msg[1024];
   /* The kernel's own verdict does not matter: memory it did not own was
    * written, so the case is an error, and this is its first cause
@@ -115,15 +115,13 @@ st_phase_status st__case_guard_check(st__casectx *cc, st__argset *args,
 }
 
 st_phase_status st__compare_all(st__casectx *cc, const st__plan *plan,
-                                const st__argset *args,
-                                const st__argset *gold,
+                                const st__argset *args, const st__argset *gold,
                                 const st__argset *init, unsigned round,
                                 unsigned rounds) {
   st__dump dump = {cc->run->opts->dump_dir, cc->info.scene, cc->info.name};
   char *report = NULL;
-  size_t failing =
-      st__mismatch_report(plan, args, gold, init, round, rounds, &dump,
-                          &report);
+  size_t failing = st__mismatch_report(plan, args, gold, init, round, rounds,
+                                       &dump, &report);
   if (failing == 0)
     return ST_PHASE_OK;
   if (failing == (size_t)-1) {
@@ -154,8 +152,7 @@ static void check_record(st__casectx *cc) {
       continue;
     }
     if (!after || strcmp(ev->name, "load") != 0 ||
-        !st_watch_match(cc->run->watch, cc->run->n_watch, ev->object,
-                        &module))
+        !st_watch_match(cc->run->watch, cc->run->n_watch, ev->object, &module))
       continue;
     snprintf(msg, sizeof msg,
              "autoload record is stale: watched module '%s' (%s) was loaded "
@@ -273,12 +270,11 @@ static int golden_reads_only(const char *op, const char *backend) {
 static st_phase_status expected_gold(st__casectx *cc, st__casedata *d,
                                      st_error *err) {
   if (st__argset_clone_gold(&d->init, &d->plan, 1, &d->gold) != ST_OK) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "args: out of memory");
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: out of memory");
     return ST_PHASE_ERROR;
   }
-  if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
-                               err) != ST_OK) {
+  if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold, err) !=
+      ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: expected: %s",
                                err->message);
     return ST_PHASE_ERROR;
@@ -326,8 +322,7 @@ static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
   }
   if (st__call_init(&call, scene->golden, d->golden_backend, &view,
                     cc->run->golden_threads) != ST_OK) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "golden: out of memory");
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: out of memory");
     ps = ST_PHASE_ERROR;
     goto out;
   }
@@ -348,8 +343,8 @@ static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
   }
   st_error_clear(&err);
   if (ps == ST_PHASE_OK &&
-      st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
-                               &err) != ST_OK) {
+      st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold, &err) !=
+          ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: expected: %s",
                                err.message);
     ps = ST_PHASE_ERROR;
@@ -375,7 +370,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
   memset(d, 0, sizeof *d);
   st_error_clear(&err);
   /* --skip-golden > the case's skip_golden > the scene's. */
-  d->skip_golden = opts->skip_golden      ? 1
+  d->skip_golden = opts->skip_golden     ? 1
                    : k->skip_golden >= 0 ? k->skip_golden
                                          : scene->skip_golden;
   /* A negative test's verdict is the kernel's status: no golden, no
@@ -412,8 +407,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
     ps = ST_PHASE_ERROR;
   }
   if (ps != ST_PHASE_OK)
-    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: %s",
-                               err.message);
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: %s", err.message);
   else if (!(st__executor_for(scene)->flags & ST__EXEC_OWN_KERNEL))
     ps = bind_kernel(cc, scene, d);
   /* Every compared output has `expected:`: compare's values are made
@@ -444,8 +438,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
                  &d->init, &d->plan,
                  golden_reads_only(scene->golden, d->golden_backend),
                  &d->gold) != ST_OK) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "golden: out of memory");
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: out of memory");
     ps = ST_PHASE_ERROR;
   } else if (scene->program != NULL) {
     ps = st__golden_program_run(cc, scene, ci, d, golden);
@@ -465,10 +458,9 @@ void st__case_record(st__casectx *cc) {
   st__phase_begin(cc, "record", -1);
   t0 = st__now_ns();
   /* The emitting case keeps the line for the JSON and JUnit reports. */
-  emitted = st__record_emit_env(cc->run->watch, cc->run->n_watch,
-                                cc->run->any_env, cc->env_key,
-                                cc->run->opts->keep_record ? line : NULL,
-                                sizeof line);
+  emitted = st__record_emit_env(
+      cc->run->watch, cc->run->n_watch, cc->run->any_env, cc->env_key,
+      cc->run->opts->keep_record ? line : NULL, sizeof line);
   if (emitted && cc->run->opts->keep_record)
     st__case_result_set_record(cc->res, line);
   /* Right after the process's first record (docs/bench.md). */
@@ -551,8 +543,7 @@ st_case_result *st__case_run(st__runctx *rc, const st_case_ref *ref,
   cc.live = live;
   st__case_info_fill(&cc.info, rc, ref, index, total);
   cc.res = st__case_result_new(cc.info.scene, cc.info.name, cc.info.file,
-                               cc.info.line, cc.info.platform,
-                               cc.info.seed);
+                               cc.info.line, cc.info.platform, cc.info.seed);
   if (cc.res == NULL)
     return NULL;
   st__case_result_set_pid(cc.res, (long)st__proc_pid());

@@ -139,8 +139,8 @@ uint64_t st__case_run_begin(st__casectx *cc /* IN/OUT */,
                             st__casedata *d /* IN/OUT */, unsigned round);
 /* The `compare` phase of round (nothing under skip_golden). Returns 1 if
  * the case may go on. */
-int st__case_compare(st__casectx *cc /* IN/OUT */,
-                     st__casedata *d /* IN */, unsigned round);
+int st__case_compare(st__casectx *cc /* IN/OUT */, st__casedata *d /* IN */,
+                     unsigned round);
 
 /* Records that the kernel's own call reported an error with message
  * (the case's message when it is empty), for `expect: error`; the first
@@ -158,8 +158,9 @@ st_phase_status st__dispatch(st__casectx *cc /* IN/OUT */, st_op_fn fn,
  * kernel ran on them, whatever it returned: a write before the start or
  * past the end of a tensor is a case error naming the tensor, the side and
  * how many bytes it reached (the zones are re-armed; a decline becomes
- * that error). Returns ST_PHASE_ERROR then, else ps unchanged. Only for buffers from the tensor allocator (level 2; the
- * level-3 segments have zones of their own: case/level3/rehost.h). */
+ * that error). Returns ST_PHASE_ERROR then, else ps unchanged. Only for buffers
+ * from the tensor allocator (level 2; the level-3 segments have zones of their
+ * own: case/level3/rehost.h). */
 st_phase_status st__case_guard_check(st__casectx *cc /* IN/OUT */,
                                      st__argset *args /* IN/OUT */,
                                      st_phase_status ps);
@@ -176,7 +177,7 @@ st_phase_status st__compare_all(st__casectx *cc /* IN/OUT */,
                                 const st__plan *plan /* IN */,
                                 const st__argset *args /* IN */,
                                 const st__argset *gold /* IN */,
-                                const st__argset *init /* IN */,
-                                unsigned round, unsigned rounds);
+                                const st__argset *init /* IN */, unsigned round,
+                                unsigned rounds);
 
 #endif

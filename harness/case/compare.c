@@ -44,13 +44,11 @@ int st__compare_at(const st_tensor *a, const st_tensor *e, size_t i,
                    double rtol, double atol, int equal_nan) {
   if (st__dtype_is_int(a->dtype) && rtol == 0 && atol == 0)
     return st_tensor_get_i64(a, i) == st_tensor_get_i64(e, i);
-  return st__compare_element_close(st_tensor_get_f64(a, i),
-                                   st_tensor_get_f64(e, i), rtol, atol,
-                                   equal_nan);
+  return st__compare_element_close(
+      st_tensor_get_f64(a, i), st_tensor_get_f64(e, i), rtol, atol, equal_nan);
 }
 
-double st__compare_abs_diff(const st_tensor *a, const st_tensor *e,
-                            size_t i) {
+double st__compare_abs_diff(const st_tensor *a, const st_tensor *e, size_t i) {
   if (st__dtype_is_int(a->dtype) && a->dtype == e->dtype) {
     /* Exact in uint64 (int64's extremes are 2^64 - 1 apart), then one
      * rounding to double. */
@@ -100,7 +98,7 @@ static inline int64_t mismatch_f64(double x, double y, double rtol,
 #define ALLCLOSE_BLOCK 256
 #define ALLCLOSE_PASS(NAME, FT, UT, ABS, INF, BAD)                             \
   ST_HOT_CLONES                                                                \
-  static int NAME(const FT *restrict a, const FT *restrict e, size_t n,       \
+  static int NAME(const FT *restrict a, const FT *restrict e, size_t n,        \
                   FT rtol, FT atol) {                                          \
     for (size_t b0 = 0; b0 < n; b0 += ALLCLOSE_BLOCK) {                        \
       const size_t m = n - b0 < ALLCLOSE_BLOCK ? n - b0 : ALLCLOSE_BLOCK;      \
@@ -125,9 +123,8 @@ static inline int64_t mismatch_f64(double x, double y, double rtol,
 
 ALLCLOSE_PASS(suspects_f32, float, uint32_t, UINT32_C(0x7FFFFFFF),
               UINT32_C(0x7F800000), suspect_f32)
-ALLCLOSE_PASS(mismatches_f64, double, uint64_t,
-              UINT64_C(0x7FFFFFFFFFFFFFFF), UINT64_C(0x7FF0000000000000),
-              mismatch_f64)
+ALLCLOSE_PASS(mismatches_f64, double, uint64_t, UINT64_C(0x7FFFFFFFFFFFFFFF),
+              UINT64_C(0x7FF0000000000000), mismatch_f64)
 
 /* One core cannot read memory as fast as two: on the benchmark machine one
  * thread reads about 13 GB/s and two about 21 GB/s, and a compare reads

@@ -238,8 +238,8 @@ triple32_x16(__m512i h, __m512i m1, __m512i m2, __m512i m3) {
 __attribute__((target("avx512f"))) static void
 uniform_f32_x64(float *dst, size_t n, uint32_t j0, uint32_t a, uint32_t m,
                 float lo, float w24, float cap, float below) {
-  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                          11, 12, 13, 14, 15);
+  const __m512i lanes =
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i step16 = _mm512_set1_epi32((int)(16u * m));
   const __m512i step64 = _mm512_set1_epi32((int)(64u * m));
   __m512i x[4];
@@ -264,8 +264,7 @@ uniform_f32_x64(float *dst, size_t n, uint32_t j0, uint32_t a, uint32_t m,
       const __m512 u = _mm512_cvtepi32_ps(_mm512_srli_epi32(h[k], 8));
       const __m512 r = _mm512_add_ps(vlo, _mm512_mul_ps(vw, u));
       const __mmask16 keep = _mm512_cmp_ps_mask(r, vcap, _CMP_LT_OQ);
-      _mm512_storeu_ps(dst + i + 16 * k,
-                       _mm512_mask_blend_ps(keep, vbelow, r));
+      _mm512_storeu_ps(dst + i + 16 * k, _mm512_mask_blend_ps(keep, vbelow, r));
     }
   }
 }

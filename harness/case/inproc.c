@@ -30,8 +30,7 @@ static void inproc_run(st__casectx *cc, const st_scene *scene, size_t ci) {
     dev = copy = ST_NS_NONE;
     if (st__call_init(&call, scene->kernel, opts->platform, &d.args, 0) !=
         ST_OK) {
-      st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                                 "run: out of memory");
+      st__case_result_set_status(cc->res, ST_CASE_ERROR, "run: out of memory");
       ps = ST_PHASE_ERROR;
     } else {
       /* The kernel runs on copies of the descriptors (case/call.h): the

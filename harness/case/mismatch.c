@@ -26,8 +26,7 @@
 /* An index as torch prints it (_unravel_index in
  * torch/testing/_comparison.py): a bare integer for a 0-d or 1-d tensor,
  * else a tuple "(i0, i1)". */
-static void torch_index(const st_tensor *t, size_t i, char *buf,
-                        size_t size) {
+static void torch_index(const st_tensor *t, size_t i, char *buf, size_t size) {
   if (t->ndim <= 1) {
     snprintf(buf, size, "%zu", i);
     return;
@@ -42,8 +41,9 @@ static void torch_index(const st_tensor *t, size_t i, char *buf,
 
 /* Element i of a and of b as text, with its index: the three strings
  * every line of the report that names an element shows. */
-static void element_strs(const st_tensor *a /* IN */, const st_tensor *b /* IN */,
-                         size_t i, char ix[ST_MAX_DIMS * 24 + 4] /* OUT */,
+static void element_strs(const st_tensor *a /* IN */,
+                         const st_tensor *b /* IN */, size_t i,
+                         char ix[ST_MAX_DIMS * 24 + 4] /* OUT */,
                          char va[48] /* OUT */, char vb[48] /* OUT */) {
   torch_index(a, i, ix, ST_MAX_DIMS * 24 + 4);
   st__compare_value_str(a, i, va, 48);
@@ -72,8 +72,8 @@ typedef struct table_row {
  * (report/report_html.c): a float64 value takes up to 24 characters. */
 static void table(FILE *out, const st_tensor *a, const st_tensor *e,
                   const size_t *rows, size_t n) {
-  static const char *const head[5] = {"index", "actual", "expected",
-                                      "abs diff", "rel diff"};
+  static const char *const head[5] = {"index", "actual", "expected", "abs diff",
+                                      "rel diff"};
   table_row r[TABLE_ROWS];
   int width[4] = {14, 16, 16, 12};
   for (size_t k = 0; k < n; k++) {
@@ -92,9 +92,9 @@ static void table(FILE *out, const st_tensor *a, const st_tensor *e,
   fprintf(out, "\n  %-*s %-*s %-*s %-*s %s", width[0], head[0], width[1],
           head[1], width[2], head[2], width[3], head[3], head[4]);
   for (size_t k = 0; k < n; k++)
-    fprintf(out, "\n  %-*s %-*s %-*s %-*s %s", width[0], r[k].cell[0],
-            width[1], r[k].cell[1], width[2], r[k].cell[2], width[3],
-            r[k].cell[3], r[k].cell[4]);
+    fprintf(out, "\n  %-*s %-*s %-*s %-*s %s", width[0], r[k].cell[0], width[1],
+            r[k].cell[1], width[2], r[k].cell[2], width[3], r[k].cell[3],
+            r[k].cell[4]);
 }
 
 /* The detail block of an output or inout that differs from golden. */
@@ -128,8 +128,8 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
   fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
           100.0 * (double)count / (double)a->numel);
   element_strs(a, e, first, ix, va, ve);
-  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix,
-          va, ve);
+  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
+          ve);
   element_strs(a, e, worst_abs, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %g "
@@ -180,8 +180,8 @@ static int poison_check(const st__rarg *ra, const st_tensor *a,
 /* The detail of an input the kernel changed: its first changed element. */
 static void exact_detail(FILE *out, const st_tensor *after,
                          const st_tensor *before) {
-  const size_t es = st_dtype_size(after->dtype) ? st_dtype_size(after->dtype)
-                                                : 1;
+  const size_t es =
+      st_dtype_size(after->dtype) ? st_dtype_size(after->dtype) : 1;
   const unsigned char *p = after->data, *q = before->data;
   size_t count = 0, first = 0;
   for (size_t i = 0; i < after->numel; i++)
@@ -192,8 +192,8 @@ static void exact_detail(FILE *out, const st_tensor *after,
   fprintf(out,
           "\ninput '%s' (%s): %zu of %zu elements changed; first at index "
           "%s: before %s, after %s",
-          before->name ? before->name : "?", st_dtype_name(after->dtype),
-          count, after->numel, ix, vb, va);
+          before->name ? before->name : "?", st_dtype_name(after->dtype), count,
+          after->numel, ix, vb, va);
 }
 
 static void dump_one(FILE *out, const st__dump *dump, const char *name,
@@ -255,7 +255,7 @@ size_t st__mismatch_report(const st__plan *plan, const st__argset *args,
     else if (!ra->compare)
       continue;
     else if ((unwritten = poison_check(ra, a, &gold->tensors[i], line,
-                                          sizeof line)) != 0)
+                                       sizeof line)) != 0)
       rc = ST_EMISMATCH;
     else
       rc = st__compare_close_nan(a, &gold->tensors[i], ra->rtol, ra->atol,
@@ -286,7 +286,8 @@ size_t st__mismatch_report(const st__plan *plan, const st__argset *args,
     free(body);
     return 0;
   }
-  if (asprintf(text, "%s\nround %u of %u: %zu of %zu checked tensor%s "
+  if (asprintf(text,
+               "%s\nround %u of %u: %zu of %zu checked tensor%s "
                "differ%s%s",
                first_line, round + 1, rounds, failing, checked,
                checked == 1 ? "" : "s", failing == 1 ? "s" : "",

@@ -104,8 +104,8 @@ static FILE *new_file(int dfd, const char *name) {
     return NULL;
   if (unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
     return NULL;
-  fd = openat(dfd, name,
-              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0666);
   if (fd < 0)
     return NULL;
   if ((f = fdopen(fd, "wb")) == NULL)
@@ -126,10 +126,11 @@ st_status st__npy_write(const char *root, const char *scene, const char *kase,
   int dfd;
   /* Dtypes numpy lacks, written as their exact float32 values, say so in
    * the file name. */
-  const char *as_f32 = t->dtype == ST_DTYPE_BFLOAT16        ? ".bf16-as-f32"
-                       : t->dtype == ST_DTYPE_FLOAT8_E4M3FN ? ".float8_e4m3fn-as-f32"
-                       : t->dtype == ST_DTYPE_FLOAT8_E5M2   ? ".float8_e5m2-as-f32"
-                                                            : NULL;
+  const char *as_f32 =
+      t->dtype == ST_DTYPE_BFLOAT16        ? ".bf16-as-f32"
+      : t->dtype == ST_DTYPE_FLOAT8_E4M3FN ? ".float8_e4m3fn-as-f32"
+      : t->dtype == ST_DTYPE_FLOAT8_E5M2   ? ".float8_e5m2-as-f32"
+                                           : NULL;
   if (d == NULL || !host_is_little_endian())
     return ST_EINVAL;
   if (make_dirs(root) != 0)
@@ -143,7 +144,9 @@ st_status st__npy_write(const char *root, const char *scene, const char *kase,
   for (int k = 0; k < t->ndim && len < sizeof header; k++)
     len += (size_t)snprintf(header + len, sizeof header - len, "%lld%s",
                             (long long)t->shape[k],
-                            t->ndim == 1 ? "," : k + 1 < t->ndim ? ", " : "");
+                            t->ndim == 1      ? ","
+                            : k + 1 < t->ndim ? ", "
+                                              : "");
   if (len < sizeof header)
     len += (size_t)snprintf(header + len, sizeof header - len, "), }");
   /* 10 bytes of preamble; the header, its padding and '\n' end on a
@@ -153,7 +156,14 @@ st_status st__npy_write(const char *root, const char *scene, const char *kase,
     return ST_EINVAL;
   memset(header + len, ' ', total - 10 - len - 1);
   header[total - 10 - 1] = '\n';
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  unsigned char pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
                            (unsigned char)((total - 10) & 0xff),
                            (unsigned char)((total - 10) >> 8)};
   dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

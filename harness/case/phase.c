@@ -63,13 +63,12 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
   char *sq, *cq;
   const char *scene = st__timing_name(cc->info.scene, &sq);
   const char *kase = st__timing_name(cc->info.name, &cq);
-  st__log_timing(
-         "phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
-         "status=%s%s%s%s",
-         (long)st__proc_pid(), scene ? scene : "?", kase ? kase : "?",
-         ev->name, round, (unsigned long long)ev->dur_ns,
-         st_phase_status_name(ev->status), dev, iter,
-         cc->log_tag != NULL ? cc->log_tag : "");
+  st__log_timing("phase pid=%ld scene=%s case=%s name=%s round=%s dur_ns=%llu "
+                 "status=%s%s%s%s",
+                 (long)st__proc_pid(), scene ? scene : "?", kase ? kase : "?",
+                 ev->name, round, (unsigned long long)ev->dur_ns,
+                 st_phase_status_name(ev->status), dev, iter,
+                 cc->log_tag != NULL ? cc->log_tag : "");
   free(sq);
   free(cq);
   /* The kernel runs next: what the case logged so far reaches the
@@ -79,8 +78,8 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
 }
 
 void st__phase_end_ex(st__casectx *cc, const char *name, int round, uint64_t t0,
-                      st_phase_status status, int emitted,
-                      char *const *extra, size_t n_extra) {
+                      st_phase_status status, int emitted, char *const *extra,
+                      size_t n_extra) {
   st__phase_end_dev(cc, name, round, t0, status, emitted, extra, n_extra,
                     ST_NS_NONE, ST_NS_NONE);
 }

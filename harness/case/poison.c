@@ -95,9 +95,9 @@ void st__poison_fill(st_tensor *t) {
  * AVX2 too (base/hot.h): at SSE2 the 64-bit count of 32-bit compares
  * costs two unpacks per vector. */
 #define POISON_COUNT(T)                                                        \
-  ST_HOT_CLONES static size_t count_##T(const unsigned char *restrict p,                     \
-                          const unsigned char *restrict e, size_t n, T pat,    \
-                          int has_e) {                                         \
+  ST_HOT_CLONES static size_t count_##T(const unsigned char *restrict p,       \
+                                        const unsigned char *restrict e,       \
+                                        size_t n, T pat, int has_e) {          \
     size_t c = 0;                                                              \
     for (size_t i = 0; i < n; i++) {                                           \
       T x, y = 0;                                                              \
@@ -124,11 +124,10 @@ size_t st__poison_find(const st_tensor *t, const st_tensor *expected,
   unsigned char pat[8];
   const size_t es = st__poison_bytes(t->dtype, pat);
   const unsigned char *p = t->data;
-  const unsigned char *e =
-      expected != NULL && expected->dtype == t->dtype &&
-              expected->numel == t->numel
-          ? expected->data
-          : NULL;
+  const unsigned char *e = expected != NULL && expected->dtype == t->dtype &&
+                                   expected->numel == t->numel
+                               ? expected->data
+                               : NULL;
   const int has_e = e != NULL;
   size_t first = (size_t)-1, n = 0, i;
   uint8_t p8;

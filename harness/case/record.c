@@ -155,8 +155,8 @@ int st_watch_match(const st_watch *list, size_t count, const char *path,
                    const char **name) {
   size_t i;
   for (i = 0; i < N_BUILTIN; i++)
-    if (globs_match((char *const *)builtin_watch[i].globs,
-                    builtin_watch[i].n, path)) {
+    if (globs_match((char *const *)builtin_watch[i].globs, builtin_watch[i].n,
+                    path)) {
       if (name)
         *name = builtin_watch[i].name;
       return 1;
@@ -273,8 +273,8 @@ static int loaded_cb(const char *path, void *data) {
   loaded_ctx *c = data;
   size_t i;
   for (i = 0; i < N_BUILTIN; i++)
-    if (globs_match((char *const *)builtin_watch[i].globs,
-                    builtin_watch[i].n, path))
+    if (globs_match((char *const *)builtin_watch[i].globs, builtin_watch[i].n,
+                    path))
       c->builtin[i] = 1;
   for (i = 0; i < c->count; i++)
     if (globs_match(c->list[i].globs, c->list[i].n_globs, path))
@@ -366,8 +366,7 @@ int st__record_emit_env(const st_watch *list, size_t count, int track,
      * record reads differently under it. */
     st_record_format(list, count, line, cap);
     formatted = 1;
-    emit = emitted_cond == NULL ||
-           cond_len(line) != strlen(emitted_cond) ||
+    emit = emitted_cond == NULL || cond_len(line) != strlen(emitted_cond) ||
            strncmp(line, emitted_cond, cond_len(line)) != 0;
     if (!emit) {
       /* The same record: this environment is the last line's too. */

@@ -26,8 +26,8 @@ int st__record_emit_line(const st_watch *list /* IN */, size_t count,
  * the run has cases with an env (every emission is then formatted, to be
  * compared); with 0 this is st__record_emit_line.
  * Thread-safety: any thread. */
-int st__record_emit_env(const st_watch *list /* IN */, size_t count,
-                        int track, const char *env_key /* IN, may be NULL */,
+int st__record_emit_env(const st_watch *list /* IN */, size_t count, int track,
+                        const char *env_key /* IN, may be NULL */,
                         char *keep /* OUT, may be NULL */, size_t size);
 
 /* Escapes len bytes of value as the record's `raw` does (\\ \" \n \t \r,

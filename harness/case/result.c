@@ -33,11 +33,11 @@ struct st_case_result {
   char *env;          /* the case's env: n_env names and values, each
                          NUL-terminated, one after another; or NULL */
   size_t n_env;
-  char *warnings;     /* one a line, or NULL */
-  char *mistrust;     /* the reason, or NULL */
+  char *warnings;             /* one a line, or NULL */
+  char *mistrust;             /* the reason, or NULL */
   st__quarantine *quarantine; /* for the reports (sched.c); or NULL */
   int quarantine_applies;
-  char *tags;         /* the case's tags: n_tags names, packed as env */
+  char *tags; /* the case's tags: n_tags names, packed as env */
   size_t n_tags;
   st_event *events;
   size_t n_events;
@@ -121,8 +121,8 @@ st_case_result *st__case_result_new(const char *scene, const char *kase,
  * names one of them (or another name, copied, for what a future executor
  * adds), so that a result does not hold a heap copy of "run" per event. */
 static const char *const phase_names[] = {
-    "args",  "golden", "record", "reset",   "run",
-    "compare", "load", "rehost", "release",
+    "args",    "golden", "record", "reset",   "run",
+    "compare", "load",   "rehost", "release",
 };
 
 /* Six times a case in each process that builds its result (twice when
@@ -200,8 +200,8 @@ void st__case_result_set_env(st_case_result *r, const char *const *kv,
   r->n_env = n;
 }
 
-size_t st__case_result_env(const st_case_result *r, size_t i,
-                           const char **name, const char **value) {
+size_t st__case_result_env(const st_case_result *r, size_t i, const char **name,
+                           const char **value) {
   const char *p = r->env;
   if (i >= r->n_env)
     return r->n_env;
@@ -376,9 +376,7 @@ st_case_status st_case_result_status(const st_case_result *r) {
 const char *st_case_result_message(const st_case_result *r) {
   return r->message;
 }
-const char *st_case_result_output(const st_case_result *r) {
-  return r->output;
-}
+const char *st_case_result_output(const st_case_result *r) { return r->output; }
 uint64_t st_case_result_duration_ns(const st_case_result *r) {
   return r->duration_ns;
 }
@@ -475,8 +473,8 @@ void st__case_result_apply_quarantine(st_case_result *r,
   }
 }
 
-void st__case_result_set_quarantine(st_case_result *r,
-                                    const st__quarantine *q, int applies) {
+void st__case_result_set_quarantine(st_case_result *r, const st__quarantine *q,
+                                    int applies) {
   int oom = 0;
   st__quarantine_free(r->quarantine);
   r->quarantine = st__quarantine_copy(q, &oom);
@@ -553,8 +551,7 @@ st_run_result *st__run_result_new(size_t count) {
   return run;
 }
 
-void st__run_result_set(st_run_result *run, size_t index,
-                        st_case_result *res) {
+void st__run_result_set(st_run_result *run, size_t index, st_case_result *res) {
   st_case_result_free(run->cases[index]);
   run->cases[index] = res;
 }

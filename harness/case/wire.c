@@ -364,7 +364,6 @@ void st__wire_frame(st__wbuf *out, uint8_t type, const st__wbuf *payload) {
   st__wbuf_bytes(out, payload->data, payload->len);
 }
 
-
 size_t st__wire_frame_open(st__wbuf *b, uint8_t type) {
   size_t at = b->len;
   char *p = wbuf_room(b, 5);

@@ -306,7 +306,7 @@ typedef struct cli {
   const char *timeout_text; /* as given, for the rerun command */
   strlist ignore;           /* --ignore GLOB */
   int strict_platforms;
-  const char *dump_dir; /* --dump-on-fail */
+  const char *dump_dir;        /* --dump-on-fail */
   const char *golden_platform; /* --golden-platform; NULL: the scenes' */
   int no_default_plugins;
   const char *log_file; /* --log-file */
@@ -334,9 +334,9 @@ typedef struct cli {
   int src_line[128];
   int applying; /* SRC_* of the values being applied */
   size_t n_config_values;
-  int color_mode; /* --color: 0 auto, 1 always, 2 never */
-  int verbose;    /* -v */
-  int quiet;      /* -q */
+  int color_mode;          /* --color: 0 auto, 1 always, 2 never */
+  int verbose;             /* -v */
+  int quiet;               /* -q */
   const char *config_path; /* --config FILE */
   int no_config;           /* --no-config */
   int show_config;         /* --show-config */
@@ -481,7 +481,8 @@ static const optdef options[] = {
     STRING("tag", CMD_SELECT, tag_expr, "an expression"),
     {"keyword", 'k', ARG_STRING, CMD_SELECT, F(k_expr), 0, 0, "an expression",
      NULL, NULL},
-    LIST("skip", CMD_SELECT, skips, "a selector (scene, scene::case or ::case)"),
+    LIST("skip", CMD_SELECT, skips,
+         "a selector (scene, scene::case or ::case)"),
     UINT("maxfail", 0, CMD_RUN, maxfail, 1, UINT32_MAX),
     {"exitfirst", 'x', ARG_ACTION, CMD_RUN, 0, 0, 0, NULL, NULL, set_exitfirst},
     UINT("durations", 0, CMD_RUN, slowest, 0, UINT32_MAX),
@@ -940,7 +941,7 @@ static int show_config(const cli *c) {
   }
   printf("paths: ");
   show_list(stdout, &c->paths);
-  printf("  # %s\n", c->paths.n == 0         ? "none"
+  printf("  # %s\n", c->paths.n == 0        ? "none"
                      : c->paths_from_config ? file
                                             : "command line");
   return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
@@ -1740,13 +1741,15 @@ static int apply_last_failed(cli *c, const st_scene_set *set,
       why = "none of the recorded failed cases is selected";
   }
   if (why != NULL) {
-    fprintf(stderr, "scenetest: --last-failed: %s in %s; running every "
-                    "selected case\n",
+    fprintf(stderr,
+            "scenetest: --last-failed: %s in %s; running every "
+            "selected case\n",
             why, cache_dir(c));
     return 0;
   }
-  fprintf(stderr, "scenetest: --last-failed: running the %zu selected "
-                  "case%s that failed last time\n",
+  fprintf(stderr,
+          "scenetest: --last-failed: running the %zu selected "
+          "case%s that failed last time\n",
           hits, hits == 1 ? "" : "s");
   opts->use_only_cases = 1;
   opts->only_cases = (const char *const *)c->lf_names;
@@ -1804,9 +1807,7 @@ static int cmd_run(const cli *c, const st_scene_set *set,
   }
   memset(&cfg, 0, sizeof cfg);
   /* --color: always is 2, colour even off a terminal (outputs.c). */
-  cfg.color = c->color_mode == 1   ? 2
-              : c->color_mode == 2 ? 0
-                                   : color_allowed();
+  cfg.color = c->color_mode == 1 ? 2 : c->color_mode == 2 ? 0 : color_allowed();
   cfg.verbosity = c->quiet ? -1 : c->verbose;
   if (c->verbose)
     opts->keep_record = 1; /* the phase times -v prints */
@@ -1931,8 +1932,8 @@ static int run_command(cli *c) {
     goto out;
   options_from_cli(c, &opts);
   opts.registry = reg;
-  if (c->cmd != CMD_CHECK && (c->cmd == CMD_RUN || c->last_failed ||
-                              c->failed_first) &&
+  if (c->cmd != CMD_CHECK &&
+      (c->cmd == CMD_RUN || c->last_failed || c->failed_first) &&
       (status = apply_last_failed(c, set, &opts)) != 0)
     goto out;
   if ((status = shard_by_durations(c, set, &opts)) != 0)
@@ -2131,8 +2132,7 @@ static int sane_std_fds(void) {
 
 /* `bench`: `run`'s command line, less bench's own options (cli/bench.h),
  * in *rest (owned by the caller). */
-static int bench_args(int *argc, char ***argv, st__cli_bench *b,
-                      char ***rest) {
+static int bench_args(int *argc, char ***argv, st__cli_bench *b, char ***rest) {
   int status;
   if ((*rest = calloc((size_t)*argc + 1, sizeof **rest)) == NULL)
     return internal_error("parsing the command line", ST_ENOMEM);
@@ -2202,8 +2202,8 @@ int main(int argc, char **argv) {
   size_t cap = (argc > 0 ? (size_t)argc : 1) + CONFIG_VALUES_MAX, i;
   st__cli_bench bench;
   char **bench_argv = NULL;
-  strlist *lists[] = {&c.paths,   &c.selectors, &c.watch,  &c.plugins,
-                      &c.ignore,  &c.reports,   &c.config_paths, &c.skips};
+  strlist *lists[] = {&c.paths,  &c.selectors, &c.watch,        &c.plugins,
+                      &c.ignore, &c.reports,   &c.config_paths, &c.skips};
 
   if (sane_std_fds() != 0)
     return EXIT_INTERNAL;

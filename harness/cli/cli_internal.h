@@ -36,7 +36,7 @@ typedef struct st__cli_config {
   char *dir;    /* its directory; owned */
   char **owned; /* values made here (resolved paths); owned */
   size_t n_owned;
-  void *file;   /* the st__config_file; owned */
+  void *file; /* the st__config_file; owned */
 } st__cli_config;
 
 /* Applies one key's value: key (an option's long name, or "paths"), the
@@ -56,8 +56,7 @@ typedef int (*st__cli_config_apply)(void *ctx, const char *key,
 int st__cli_config_load(st__cli_config *cfg /* OUT */,
                         const char *explicit_path /* IN, may be NULL */,
                         int no_config, const char *const *keys /* IN */,
-                        size_t n_keys, st__cli_config_apply apply,
-                        void *ctx);
+                        size_t n_keys, st__cli_config_apply apply, void *ctx);
 void st__cli_config_free(st__cli_config *cfg /* IN/OUT */);
 
 /* Loads the --plugin specs[0..n) into reg (probe.c): as they come, or,
@@ -65,7 +64,8 @@ void st__cli_config_free(st__cli_config *cfg /* IN/OUT */);
  * ones through a probe child and declared deferred, so that this process
  * loads none. 0, or 2 with the error line printed. */
 int st__cli_load_plugins(st_registry *reg /* IN/OUT */,
-                         const char *const *specs /* IN */, size_t n, int forks);
+                         const char *const *specs /* IN */, size_t n,
+                         int forks);
 
 /* Cases that need what the run lacks (needs.c; docs/cli.md): `check`
  * names each golden backend the validation pass found missing, once; a

@@ -76,8 +76,8 @@ static int merror(const char *fmt, const char *a, const char *b) {
   return ST__TOOL_REFUSED;
 }
 
-static int parse_double(const char *opt, const char *val, double lo,
-                        double hi, double *out) {
+static int parse_double(const char *opt, const char *val, double lo, double hi,
+                        double *out) {
   char *end;
   double v;
   errno = 0;
@@ -138,8 +138,9 @@ int st__cli_measure_main(int argc, char **argv) {
           strncmp(mopts[i].name, name, len) == 0)
         o = &mopts[i];
     if (o == NULL || !(o->cmds & cmd)) {
-      fprintf(stderr, "scenetest: error: %s option '%.*s' for '%s'; see "
-                      "'scenetest %s --help'\n",
+      fprintf(stderr,
+              "scenetest: error: %s option '%.*s' for '%s'; see "
+              "'scenetest %s --help'\n",
               o == NULL ? "unknown" : "no", (int)len + 2, arg, argv[1],
               argv[1]);
       goto out;
@@ -210,8 +211,8 @@ int st__cli_measure_main(int argc, char **argv) {
   }
   if (cmd == M_TIMING) {
     if (n_paths == 0) {
-      merror("'timing' needs at least one LOG (a file or a directory)%s%s",
-             "", "");
+      merror("'timing' needs at least one LOG (a file or a directory)%s%s", "",
+             "");
       goto out;
     }
     to.paths = paths;

@@ -38,8 +38,8 @@ void st__cli_vprint_printable(FILE *f, const char *fmt, va_list ap) {
       fprintf(f, "\\x%02x", *p);
     else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
       fprintf(f, "\\u%04x", *++p);
-    else if (*p == '[' && st__safe_text_mark_at((const char *)p,
-                                                strlen((const char *)p)))
+    else if (*p == '[' &&
+             st__safe_text_mark_at((const char *)p, strlen((const char *)p)))
       fputs("\\x5b", f); /* docs/reliability.md: never a TIMING line */
     else
       fputc(*p, f);

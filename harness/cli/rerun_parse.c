@@ -21,9 +21,9 @@ typedef struct names {
   char **items;
   size_t n, cap;
   int oom;
-  int all;         /* every case with its duration (st__durations_parse) */
-  uint64_t *durs;  /* with all: items[i]'s duration_ns */
-  uint64_t dur;    /* with all: the duration of the name being added */
+  int all;        /* every case with its duration (st__durations_parse) */
+  uint64_t *durs; /* with all: items[i]'s duration_ns */
+  uint64_t dur;   /* with all: the duration of the name being added */
 } names;
 
 void st__names_free(char **items, size_t n) {
@@ -430,8 +430,7 @@ static void parse_value(jp *j) {
 
 /* The JSON document, or JSON Lines: objects one after another, separated
  * by whitespace only. */
-static int read_json(const char *text, size_t len, names *out,
-                     size_t *stop) {
+static int read_json(const char *text, size_t len, names *out, size_t *stop) {
   jp j;
   memset(&j, 0, sizeof j);
   j.p = text;

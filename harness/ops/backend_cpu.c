@@ -221,8 +221,7 @@ ST__EW_OPS(cpu, cpu_ew)
 
 /* A float32/float64 row kernel over output rows [r0, r1), with a scratch
  * row of doubles (matmul's accumulators, softmax's exponentials). */
-typedef void (*cpu_row_fn)(st_op_call *call, size_t r0, size_t r1,
-                           double *row);
+typedef void (*cpu_row_fn)(st_op_call *call, size_t r0, size_t r1, double *row);
 
 /* A row op: checks the call, then computes the shard's rows of output
  * tensor `out` by f32 or f64 with one scratch row of as many doubles as

@@ -21,7 +21,7 @@ const char *const st__builtin_ops[] = {
 #define XX(name, ...) #name,
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
-    NULL,
+        NULL,
 };
 
 static int is_binary(st__ew kind) {
@@ -195,16 +195,14 @@ void st__ref_transpose_rows(st_op_call *call, size_t r0, size_t r1) {
              (const char *)x->data + (j * cols + r) * size, size);
 }
 
-double st__ref_sum_f64_generic(const st_tensor *x, size_t begin,
-                               size_t end) {
+double st__ref_sum_f64_generic(const st_tensor *x, size_t begin, size_t end) {
   double s = 0.0;
   for (size_t i = begin; i < end; i++)
     s += st_tensor_get_f64(x, i);
   return s;
 }
 
-uint64_t st__ref_sum_u64_generic(const st_tensor *x, size_t begin,
-                                 size_t end) {
+uint64_t st__ref_sum_u64_generic(const st_tensor *x, size_t begin, size_t end) {
   uint64_t s = 0;
   for (size_t i = begin; i < end; i++)
     s += (uint64_t)st_tensor_get_i64(x, i);

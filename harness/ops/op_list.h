@@ -39,4 +39,3 @@
   XX(transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1, 0, OUT)
 
 #endif
-

@@ -48,8 +48,8 @@ typedef struct st__op_sig {
 /* The built-in signatures, from the one op list. */
 static const st__op_sig sigs[] = {
 #define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, widen, ...)   \
-  {#name,  {t0, t1, t2},  n,      scalar, CLASS_##dtypes,                      \
-   SHAPE_##shapes, written, widen},
+  {#name,          {t0, t1, t2},   n,       scalar,                            \
+   CLASS_##dtypes, SHAPE_##shapes, written, widen},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX
 };
@@ -287,8 +287,7 @@ static ST_WUR st_status check_scalar(st_op_call *call, const st__op_sig *s) {
     return st_op_call_fail(call, ST_EBIND,
                            "op '%s': scalar '%s' (%s) is given as %s; "
                            "expected {scalar: NAME, dtype, value}",
-                           call->op, sc->name ? sc->name : s->scalar,
-                           s->scalar,
+                           call->op, sc->name ? sc->name : s->scalar, s->scalar,
                            sc->kind == ST_SCALAR_INTS ? "ints" : "a string");
   if (st_dtype_is_float(call->tensors[0].dtype) || sc->is_int)
     return ST_OK;
@@ -333,8 +332,7 @@ st_status st_op_check(st_op_call *call) {
    * share one dtype; a tensor it only writes may have any float dtype when
    * they are float, and the reference rounds once to it. */
   for (size_t i = 1; i < s->n_tensors; i++)
-    if (s->widen && (s->written & (1u << i)) &&
-        st_dtype_is_float(t[0].dtype)) {
+    if (s->widen && (s->written & (1u << i)) && st_dtype_is_float(t[0].dtype)) {
       if (!st_dtype_is_float(t[i].dtype))
         return st_op_call_fail(call, ST_EBIND,
                                "op '%s': tensor '%s' has dtype %s, expected "

@@ -20,39 +20,39 @@
  * integers compute in uint64_t, since narrower unsigned types promote to
  * int, where a product overflows (UBSan), and the result truncated to T is
  * the two's complement wrap. */
-#define REF_EW_LOOP(T, W, S, RELU)                                            \
-  do {                                                                        \
-    const T *a = (const T *)t[0].data;                                        \
-    const T *b = binary || kind == ST__EW_AXPY ? (const T *)t[1].data : NULL; \
-    T *o = (T *)out->data;                                                    \
-    switch (kind) {                                                           \
-    case ST__EW_ADD:                                                          \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((W)a[i] + (W)b[i]);                                        \
-      break;                                                                  \
-    case ST__EW_SUB:                                                          \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((W)a[i] - (W)b[i]);                                        \
-      break;                                                                  \
-    case ST__EW_MUL:                                                          \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((W)a[i] * (W)b[i]);                                        \
-      break;                                                                  \
-    case ST__EW_SCALE:                                                        \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((S) * (W)a[i]);                                            \
-      break;                                                                  \
-    case ST__EW_AXPY:                                                         \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = (T)((S) * (W)a[i] + (W)b[i]);                                  \
-      break;                                                                  \
-    case ST__EW_RELU:                                                         \
-      for (size_t i = begin; i < end; i++)                                    \
-        o[i] = RELU(T, a[i]);                                                 \
-      break;                                                                  \
-    default:                                                                  \
-      return 0;                                                               \
-    }                                                                         \
+#define REF_EW_LOOP(T, W, S, RELU)                                             \
+  do {                                                                         \
+    const T *a = (const T *)t[0].data;                                         \
+    const T *b = binary || kind == ST__EW_AXPY ? (const T *)t[1].data : NULL;  \
+    T *o = (T *)out->data;                                                     \
+    switch (kind) {                                                            \
+    case ST__EW_ADD:                                                           \
+      for (size_t i = begin; i < end; i++)                                     \
+        o[i] = (T)((W)a[i] + (W)b[i]);                                         \
+      break;                                                                   \
+    case ST__EW_SUB:                                                           \
+      for (size_t i = begin; i < end; i++)                                     \
+        o[i] = (T)((W)a[i] - (W)b[i]);                                         \
+      break;                                                                   \
+    case ST__EW_MUL:                                                           \
+      for (size_t i = begin; i < end; i++)                                     \
+        o[i] = (T)((W)a[i] * (W)b[i]);                                         \
+      break;                                                                   \
+    case ST__EW_SCALE:                                                         \
+      for (size_t i = begin; i < end; i++)                                     \
+        o[i] = (T)((S) * (W)a[i]);                                             \
+      break;                                                                   \
+    case ST__EW_AXPY:                                                          \
+      for (size_t i = begin; i < end; i++)                                     \
+        o[i] = (T)((S) * (W)a[i] + (W)b[i]);                                   \
+      break;                                                                   \
+    case ST__EW_RELU:                                                          \
+      for (size_t i = begin; i < end; i++)                                     \
+        o[i] = RELU(T, a[i]);                                                  \
+      break;                                                                   \
+    default:                                                                   \
+      return 0;                                                                \
+    }                                                                          \
   } while (0)
 
 /* Float relu keeps NaN (NaN < 0.0 is false); integer relu compares as
@@ -84,9 +84,8 @@ int st__ref_elementwise_typed(st__ew kind, st_op_call *call, size_t begin,
   const double s = (kind == ST__EW_SCALE || kind == ST__EW_AXPY)
                        ? st__scalar_f64(call)
                        : 0.0;
-  const uint64_t si = (kind == ST__EW_SCALE || kind == ST__EW_AXPY)
-                          ? st__scalar_u64(call)
-                          : 0;
+  const uint64_t si =
+      (kind == ST__EW_SCALE || kind == ST__EW_AXPY) ? st__scalar_u64(call) : 0;
   switch (dt) {
   case ST_DTYPE_FLOAT32:
     REF_FLOAT_LOOP(float);
@@ -120,47 +119,47 @@ int st__ref_elementwise_typed(st__ew kind, st_op_call *call, size_t begin,
 #define ROWS_B 4
 #define COLS_B 256
 
-#define REF_MATMUL(T, SUF)                                                    \
-  static void matmul_##SUF(const T *a, const T *b, T *c, size_t kk,          \
-                           size_t n, size_t r0, size_t r1) {                 \
-    double acc[ROWS_B][COLS_B];                                               \
-    for (size_t i0 = r0; i0 < r1; i0 += ROWS_B) {                             \
-      const size_t rows = r1 - i0 < ROWS_B ? r1 - i0 : ROWS_B;                \
-      for (size_t j0 = 0; j0 < n; j0 += COLS_B) {                             \
-        const size_t w = n - j0 < COLS_B ? n - j0 : COLS_B;                   \
-        for (size_t r = 0; r < rows; r++)                                     \
-          for (size_t j = 0; j < w; j++)                                      \
-            acc[r][j] = 0.0;                                                  \
-        if (rows == ROWS_B) {                                                 \
-          for (size_t k = 0; k < kk; k++) {                                   \
-            const T *brow = b + k * n + j0;                                   \
-            const double x0 = (double)a[(i0 + 0) * kk + k];                   \
-            const double x1 = (double)a[(i0 + 1) * kk + k];                   \
-            const double x2 = (double)a[(i0 + 2) * kk + k];                   \
-            const double x3 = (double)a[(i0 + 3) * kk + k];                   \
-            for (size_t j = 0; j < w; j++) {                                  \
-              const double bj = (double)brow[j];                              \
-              acc[0][j] += x0 * bj;                                           \
-              acc[1][j] += x1 * bj;                                           \
-              acc[2][j] += x2 * bj;                                           \
-              acc[3][j] += x3 * bj;                                           \
-            }                                                                 \
-          }                                                                   \
-        } else {                                                              \
-          for (size_t k = 0; k < kk; k++) {                                   \
-            const T *brow = b + k * n + j0;                                   \
-            for (size_t r = 0; r < rows; r++) {                               \
-              const double x = (double)a[(i0 + r) * kk + k];                  \
-              for (size_t j = 0; j < w; j++)                                  \
-                acc[r][j] += x * (double)brow[j];                             \
-            }                                                                 \
-          }                                                                   \
-        }                                                                     \
-        for (size_t r = 0; r < rows; r++)                                     \
-          for (size_t j = 0; j < w; j++)                                      \
-            c[(i0 + r) * n + j0 + j] = (T)acc[r][j];                          \
-      }                                                                       \
-    }                                                                         \
+#define REF_MATMUL(T, SUF)                                                     \
+  static void matmul_##SUF(const T *a, const T *b, T *c, size_t kk, size_t n,  \
+                           size_t r0, size_t r1) {                             \
+    double acc[ROWS_B][COLS_B];                                                \
+    for (size_t i0 = r0; i0 < r1; i0 += ROWS_B) {                              \
+      const size_t rows = r1 - i0 < ROWS_B ? r1 - i0 : ROWS_B;                 \
+      for (size_t j0 = 0; j0 < n; j0 += COLS_B) {                              \
+        const size_t w = n - j0 < COLS_B ? n - j0 : COLS_B;                    \
+        for (size_t r = 0; r < rows; r++)                                      \
+          for (size_t j = 0; j < w; j++)                                       \
+            acc[r][j] = 0.0;                                                   \
+        if (rows == ROWS_B) {                                                  \
+          for (size_t k = 0; k < kk; k++) {                                    \
+            const T *brow = b + k * n + j0;                                    \
+            const double x0 = (double)a[(i0 + 0) * kk + k];                    \
+            const double x1 = (double)a[(i0 + 1) * kk + k];                    \
+            const double x2 = (double)a[(i0 + 2) * kk + k];                    \
+            const double x3 = (double)a[(i0 + 3) * kk + k];                    \
+            for (size_t j = 0; j < w; j++) {                                   \
+              const double bj = (double)brow[j];                               \
+              acc[0][j] += x0 * bj;                                            \
+              acc[1][j] += x1 * bj;                                            \
+              acc[2][j] += x2 * bj;                                            \
+              acc[3][j] += x3 * bj;                                            \
+            }                                                                  \
+          }                                                                    \
+        } else {                                                               \
+          for (size_t k = 0; k < kk; k++) {                                    \
+            const T *brow = b + k * n + j0;                                    \
+            for (size_t r = 0; r < rows; r++) {                                \
+              const double x = (double)a[(i0 + r) * kk + k];                   \
+              for (size_t j = 0; j < w; j++)                                   \
+                acc[r][j] += x * (double)brow[j];                              \
+            }                                                                  \
+          }                                                                    \
+        }                                                                      \
+        for (size_t r = 0; r < rows; r++)                                      \
+          for (size_t j = 0; j < w; j++)                                       \
+            c[(i0 + r) * n + j0 + j] = (T)acc[r][j];                           \
+      }                                                                        \
+    }                                                                          \
   }
 
 REF_MATMUL(float, f32)
@@ -193,28 +192,27 @@ int st__ref_matmul_rows_typed(st_op_call *call, size_t r0, size_t r1) {
  * cpu backend's bitwise agreement with the golden rests on). Integers: the
  * uint64_t sum wraps, so any order gives the same bits, and the compiler
  * vectorises it. The integer dtypes: XX(DTYPE, T, SUF). */
-#define REF_SUM_INT_TYPES(XX)                                                 \
-  XX(INT8, int8_t, i8)                                                        \
-  XX(INT16, int16_t, i16)                                                     \
-  XX(INT32, int32_t, i32)                                                     \
-  XX(INT64, int64_t, i64)                                                     \
-  XX(UINT8, uint8_t, u8)                                                      \
-  XX(UINT16, uint16_t, u16)                                                   \
-  XX(UINT32, uint32_t, u32)                                                   \
+#define REF_SUM_INT_TYPES(XX)                                                  \
+  XX(INT8, int8_t, i8)                                                         \
+  XX(INT16, int16_t, i16)                                                      \
+  XX(INT32, int32_t, i32)                                                      \
+  XX(INT64, int64_t, i64)                                                      \
+  XX(UINT8, uint8_t, u8)                                                       \
+  XX(UINT16, uint16_t, u16)                                                    \
+  XX(UINT32, uint32_t, u32)                                                    \
   XX(UINT64, uint64_t, u64)
 
-#define REF_SUM_INT(DTYPE, T, SUF)                                            \
-  static uint64_t sum_##SUF(const T *p, size_t b, size_t e) {                 \
-    uint64_t s = 0;                                                           \
-    for (size_t i = b; i < e; i++)                                            \
-      s += (uint64_t)p[i]; /* signed: sign-extends, then wraps */                                           \
-    return s;                                                                 \
+#define REF_SUM_INT(DTYPE, T, SUF)                                             \
+  static uint64_t sum_##SUF(const T *p, size_t b, size_t e) {                  \
+    uint64_t s = 0;                                                            \
+    for (size_t i = b; i < e; i++)                                             \
+      s += (uint64_t)p[i]; /* signed: sign-extends, then wraps */              \
+    return s;                                                                  \
   }
 
 REF_SUM_INT_TYPES(REF_SUM_INT)
 
-int st__ref_sum_f64_typed(const st_tensor *x, size_t b, size_t e,
-                          double *out) {
+int st__ref_sum_f64_typed(const st_tensor *x, size_t b, size_t e, double *out) {
   double s = 0.0;
   if (x->dtype == ST_DTYPE_FLOAT32) {
     const float *p = x->data;
@@ -234,9 +232,9 @@ int st__ref_sum_f64_typed(const st_tensor *x, size_t b, size_t e,
 int st__ref_sum_u64_typed(const st_tensor *x, size_t b, size_t e,
                           uint64_t *out) {
   switch (x->dtype) {
-#define REF_SUM_CASE(DTYPE, T, SUF)                                           \
-  case ST_DTYPE_##DTYPE:                                                      \
-    *out = sum_##SUF(x->data, b, e);                                          \
+#define REF_SUM_CASE(DTYPE, T, SUF)                                            \
+  case ST_DTYPE_##DTYPE:                                                       \
+    *out = sum_##SUF(x->data, b, e);                                           \
     return 1;
     REF_SUM_INT_TYPES(REF_SUM_CASE)
 #undef REF_SUM_CASE

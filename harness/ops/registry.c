@@ -35,8 +35,8 @@ typedef struct st__modrec {
   const st_module *mod;
   st_platform_hooks *hooks; /* copies of mod's, at this layout; owned */
   size_t n_hooks;
-  int complete;      /* guarded by: lock */
-  char **backends;   /* backends it registered for; guarded by: lock */
+  int complete;    /* guarded by: lock */
+  char **backends; /* backends it registered for; guarded by: lock */
   size_t n_backends;
 } st__modrec;
 
@@ -45,15 +45,15 @@ typedef struct st__lazyrec {
   char **platforms;
   size_t n_platforms;
   st__lazy_load_fn load;
-  int loaded; /* guarded by: lock; set only by a repair (repair_lock) */
+  int loaded;   /* guarded by: lock; set only by a repair (repair_lock) */
   int deferred; /* an eager plugin deferred to the dispatching processes */
 } st__lazyrec;
 
 typedef struct st__backrec {
   char *name;
-  int repaired;         /* guarded by: lock */
-  unsigned repairs;     /* guarded by: lock */
-  char why[384];        /* guarded by: lock; why a lazy plugin did not load */
+  int repaired;     /* guarded by: lock */
+  unsigned repairs; /* guarded by: lock */
+  char why[384];    /* guarded by: lock; why a lazy plugin did not load */
 } st__backrec;
 
 struct st_registry {
@@ -219,9 +219,8 @@ static st__backrec *find_back(st_registry *reg, const char *name, int create) {
   for (i = 0; i < reg->n_backs; i++)
     if (strcmp(reg->backs[i].name, name) == 0)
       return &reg->backs[i];
-  if (!create ||
-      grow((void **)&reg->backs, &reg->cap_backs, reg->n_backs,
-           sizeof *reg->backs) != 0)
+  if (!create || grow((void **)&reg->backs, &reg->cap_backs, reg->n_backs,
+                      sizeof *reg->backs) != 0)
     return NULL;
   reg->backs[reg->n_backs].name = strdup(name);
   if (reg->backs[reg->n_backs].name == NULL)
@@ -407,8 +406,7 @@ st_status st__module_check(const st_module *mod, st_error *err) {
     return st_error_set(err, ST_EABI,
                         "module descriptor has ABI version %u, this "
                         "scenetest has ABI version %u",
-                        (unsigned)mod->abi_version,
-                        (unsigned)ST_ABI_VERSION);
+                        (unsigned)mod->abi_version, (unsigned)ST_ABI_VERSION);
   if (mod->size < MODULE_MIN_SIZE)
     return st_error_set(err, ST_EINVAL,
                         "module descriptor has size %u, less than the %zu "
@@ -508,8 +506,8 @@ const st_platform_hooks *st_registry_platform_hooks(st_registry *reg,
 }
 
 st_status st_registry_register(st_registry *reg, const char *module,
-                               const char *op, const char *backend,
-                               st_op_fn fn, st_error *err) {
+                               const char *op, const char *backend, st_op_fn fn,
+                               st_error *err) {
   st__entry *e;
   st__modrec *m;
   st_status rc = ST_OK;
@@ -562,8 +560,7 @@ out:
 
 static st_status add_lazy(st_registry *reg, const char *path,
                           const char *const *platforms, size_t n,
-                          st__lazy_load_fn load, int deferred,
-                          st_error *err) {
+                          st__lazy_load_fn load, int deferred, st_error *err) {
   st__lazyrec *l;
   size_t i;
   st_status rc = ST_OK;
@@ -677,8 +674,7 @@ static void append_name(char **out, size_t *len, const char *s, char sep) {
   *out = p;
 }
 
-char *st__registry_describe(st_registry *reg, size_t first_module,
-                            int ops) {
+char *st__registry_describe(st_registry *reg, size_t first_module, int ops) {
   size_t i, j, len = 0;
   char *out = calloc(1, 1);
   st__mutex_lock(&reg->lock);
@@ -999,8 +995,8 @@ int st_registry_has_platform(st_registry *reg, const char *platform) {
       if (strcmp(reg->mods[i].mod->platforms[j], platform) == 0)
         found = 1;
   for (i = 0; i < reg->n_lazies && !found; i++)
-    found = has_str(reg->lazies[i].platforms, reg->lazies[i].n_platforms,
-                    platform);
+    found =
+        has_str(reg->lazies[i].platforms, reg->lazies[i].n_platforms, platform);
   st__mutex_unlock(&reg->lock);
   return found;
 }
@@ -1029,8 +1025,7 @@ void st_registry_platforms(st_registry *reg, char *buf, size_t size) {
   if (n > 0)
     qsort(names, n, sizeof *names, cmp_str);
   for (i = 0; i < n && used + 1 < size; i++) {
-    int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
-                     names[i]);
+    int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", names[i]);
     if (w < 0)
       break;
     used += (size_t)w;

@@ -19,8 +19,7 @@ uint64_t st__scalar_u64(const st_op_call *call) {
   return (uint64_t)(int64_t)s->f;
 }
 
-st_status st__reduce_shard_blocks(st_op_call *call, size_t *kb0,
-                                  size_t *kb1) {
+st_status st__reduce_shard_blocks(st_op_call *call, size_t *kb0, size_t *kb1) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;
@@ -38,8 +37,7 @@ void st__reduce_block_range(const st_tensor *x, size_t k, size_t *begin,
     *end = x->numel;
 }
 
-st_status st__shard_rows(st_op_call *call, size_t out, size_t *r0,
-                         size_t *r1) {
+st_status st__shard_rows(st_op_call *call, size_t out, size_t *r0, size_t *r1) {
   st_status rc = st_op_check(call);
   if (rc != ST_OK)
     return rc;

@@ -49,11 +49,10 @@ static void check_op(const st__validate *v, const char *op, const char *key,
   /* SPEC §12: aten:: names are the torch plugin's to resolve when the case
    * runs (lazily: it is not loaded yet); without it they are a case error
    * naming the plugin, not a load error. */
-  if (op != NULL && (strncmp(op, "aten::", 6) == 0 ||
-                     strcmp(op, ST_PROGRAM_OP) == 0))
+  if (op != NULL &&
+      (strncmp(op, "aten::", 6) == 0 || strcmp(op, ST_PROGRAM_OP) == 0))
     return;
-  if (op == NULL || is_builtin_op(op) ||
-      st__registry_has_op(v->registry, op))
+  if (op == NULL || is_builtin_op(op) || st__registry_has_op(v->registry, op))
     return;
   const char *dym = st__suggest(op, st__builtin_ops, n_builtin_ops());
   char hint[160] = "";
@@ -104,7 +103,7 @@ static void check_platform_list(const st__validate *v, const st__case *c,
 static void check_needs(st__validate *v, const st_scene *s, size_t ci,
                         st__diag *d) {
   const st__case *c = &s->cases[ci];
-  int skip = v->skip_golden         ? 1
+  int skip = v->skip_golden        ? 1
              : c->skip_golden >= 0 ? c->skip_golden
                                    : s->skip_golden;
   const char *backend, *dym;
@@ -199,8 +198,8 @@ static int names_has(const names *ns, const char *name) {
          bsearch(&name, ns->v, ns->n, sizeof *ns->v, str_cmp) != NULL;
 }
 
-static void on_scene(void *data, const st_scene *s,
-                     const unsigned char *valid, st__diag *d) {
+static void on_scene(void *data, const st_scene *s, const unsigned char *valid,
+                     st__diag *d) {
   st__validate *v = data;
   names ns = {0};
   check_op(v, s->kernel, "kernel", s->kernel_line, s->kernel_column, d);

@@ -22,9 +22,9 @@ typedef struct st__validate {
   struct st__missing {
     char backend[64];
     size_t cases;
-  } missing[8];           /* the first 8 backends missing */
+  } missing[8]; /* the first 8 backends missing */
   size_t n_missing;
-  char *platform_text;   /* owned: the registry's platform list */
+  char *platform_text;    /* owned: the registry's platform list */
   const char **platforms; /* owned array into platform_text */
   size_t n_platforms;
   /* `check` (docs/torch.md): compile every golden program with the torch

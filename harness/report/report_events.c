@@ -107,8 +107,7 @@ void st__report_case_object(FILE *out, const st_case_result *res,
   fputs(", \"output\": ", out);
   st__json_string(out, st_case_result_output(res));
   fprintf(out,
-          ", \"pid\": %ld, \"duration_ns\": %" PRIu64
-          ", \"record_stale\": %s",
+          ", \"pid\": %ld, \"duration_ns\": %" PRIu64 ", \"record_stale\": %s",
           st_case_result_pid(res), st_case_result_duration_ns(res),
           st_case_result_record_stale(res) ? "true" : "false");
   write_env(out, res);

@@ -54,8 +54,8 @@ static const char *golden_platform(const junit_state *st, const char *scene) {
   const st_scene_set *set = st->cfg.scenes;
   if (st->cfg.golden_platform != NULL)
     return st->cfg.golden_platform;
-  for (size_t i = 0; set != NULL && scene != NULL &&
-                     i < st_scene_set_count(set); i++) {
+  for (size_t i = 0;
+       set != NULL && scene != NULL && i < st_scene_set_count(set); i++) {
     const st_scene *s = st_scene_set_get(set, i);
     if (strcmp(st_scene_name(s), scene) == 0)
       return s->golden_platform != NULL ? s->golden_platform : "reference";
@@ -65,8 +65,8 @@ static const char *golden_platform(const junit_state *st, const char *scene) {
 
 static const st_scene *find_scene(const junit_state *st, const char *scene) {
   const st_scene_set *set = st->cfg.scenes;
-  for (size_t i = 0; set != NULL && scene != NULL &&
-                     i < st_scene_set_count(set); i++)
+  for (size_t i = 0;
+       set != NULL && scene != NULL && i < st_scene_set_count(set); i++)
     if (strcmp(st_scene_name(st_scene_set_get(set, i)), scene) == 0)
       return st_scene_set_get(set, i);
   return NULL;
@@ -116,15 +116,14 @@ static char *own_tags(const junit_state *st, const st_case_result *res) {
     st__case_result_tag(res, i, &name);
     v[i] = (char *)name;
   }
-  joined = join_tags(v, n, s != NULL ? s->tags : NULL,
-                     s != NULL ? s->n_tags : 0);
+  joined =
+      join_tags(v, n, s != NULL ? s->tags : NULL, s != NULL ? s->n_tags : 0);
   free(v);
   return joined;
 }
 
-static void put_properties(FILE *out, const junit_state *st,
-                           const char *scene, const st__record *recs,
-                           size_t n_recs) {
+static void put_properties(FILE *out, const junit_state *st, const char *scene,
+                           const st__record *recs, size_t n_recs) {
   char buf[64];
   size_t i;
 

@@ -149,15 +149,15 @@ static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
   st__durations_text(st->cfg.out, result, st->cfg.durations, "# ");
   /* The quarantine list, then the totals (docs/cli.md#tap). */
-  (void)st__report_quarantine_list(st->cfg.out, NULL, "# quarantined: ",
-                                   result);
+  (void)st__report_quarantine_list(st->cfg.out, NULL,
+                                   "# quarantined: ", result);
   if (st->started)
     tap_totals(st);
   if (result != NULL && st_run_result_interrupted(result))
     fputs("Bail out! interrupted\n", st->cfg.out);
   else if (st->started && st->number != st->total)
-    fprintf(st->cfg.out, "Bail out! %zu of %zu cases reported\n",
-            st->number, st->total);
+    fprintf(st->cfg.out, "Bail out! %zu of %zu cases reported\n", st->number,
+            st->total);
   fflush(st->cfg.out);
 }
 

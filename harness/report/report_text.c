@@ -40,16 +40,16 @@ typedef struct text_state {
   /* The logger's hook runs on whichever thread logs: every write to the
    * terminal takes the lock. */
   pthread_mutex_t lock;
-  int hooked;    /* this state is the logger's hook */
-  int smart;     /* a terminal that can redraw (TERM is not dumb) */
-  size_t total;  /* guarded by: lock (as every field below) */
+  int hooked;   /* this state is the logger's hook */
+  int smart;    /* a terminal that can redraw (TERM is not dumb) */
+  size_t total; /* guarded by: lock (as every field below) */
   unsigned repeat;
   size_t started;
-  size_t counts[6];  /* by st_case_status */
-  uint64_t t0;       /* run begin, CLOCK_MONOTONIC ns */
-  int progress;      /* a progress line is on screen */
-  size_t drawn;      /* its width in columns */
-  char line[512];    /* its text, unclipped */
+  size_t counts[6];     /* by st_case_status */
+  uint64_t t0;          /* run begin, CLOCK_MONOTONIC ns */
+  int progress;         /* a progress line is on screen */
+  size_t drawn;         /* its width in columns */
+  char line[512];       /* its text, unclipped */
   char *seen[SEEN_MAX]; /* autoload conditions shown (records without pid) */
   size_t n_seen;
 } text_state;
@@ -204,7 +204,7 @@ static char *record_words(text_state *st, const char *line, size_t len) {
             : ", torch device-backend autoload disabled",
         f);
   fputs(field_is(s, slen, "torch_imported", "true") ? "; torch imported"
-                                                     : "; torch not imported",
+                                                    : "; torch not imported",
         f);
   /* Every other NAME_loaded field, in order. */
   for (i = 0; i < slen;) {
@@ -239,8 +239,8 @@ static char *record_words(text_state *st, const char *line, size_t len) {
 
 /* The logger's hook: a log line (and, for a new autoload condition, its
  * words) above the progress line. */
-static void text_log_line(void *data, int level, const char *line,
-                          size_t len, int to_terminal) {
+static void text_log_line(void *data, int level, const char *line, size_t len,
+                          int to_terminal) {
   text_state *st = data;
   int had, log_is_tty;
   char *words;
@@ -362,7 +362,7 @@ static void text_case_end(void *data, const st_case_info *info,
                           const st_case_result *res) {
   static const char *const labels[] = {"PASS ", "FAIL ", "ERROR",
                                        "SKIP ", "XFAIL", "XPASS"};
-  static const char *const colors[] = {GREEN, RED,    BOLD_RED,
+  static const char *const colors[] = {GREEN,  RED,    BOLD_RED,
                                        YELLOW, YELLOW, RED};
   text_state *st = data;
   FILE *out = st->cfg.out;
@@ -437,8 +437,8 @@ static size_t not_run(const st_run_result *result) {
   for (i = 0; i < st_run_result_count(result); i++) {
     const st_case_result *r = st_run_result_get(result, i);
     const char *m = r != NULL ? st_case_result_message(r) : NULL;
-    if (r != NULL && st_case_result_status(r) == ST_CASE_SKIP &&
-        m != NULL && strcmp(m, "not run: interrupted") == 0)
+    if (r != NULL && st_case_result_status(r) == ST_CASE_SKIP && m != NULL &&
+        strcmp(m, "not run: interrupted") == 0)
       n++;
   }
   return n;
@@ -447,8 +447,8 @@ static size_t not_run(const st_run_result *result) {
 static void text_run_end(void *data, const st_run_result *result) {
   text_state *st = data;
   FILE *out = st->cfg.out;
-  size_t done = st->counts[0] + st->counts[1] + st->counts[2] +
-                st->counts[3] + st->counts[4] + st->counts[5];
+  size_t done = st->counts[0] + st->counts[1] + st->counts[2] + st->counts[3] +
+                st->counts[4] + st->counts[5];
   int bad = st->counts[ST_CASE_FAIL] + st->counts[ST_CASE_ERROR] +
                 st->counts[ST_CASE_XPASS] >
             0;
@@ -457,8 +457,9 @@ static void text_run_end(void *data, const st_run_result *result) {
   clear_progress(st);
   st__durations_text(out, result, st->cfg.durations, "");
   if (result != NULL && st_run_result_interrupted(result))
-    fprintf(out, "interrupted by %s: the case that was running is an "
-                 "error, the %zu not run are skipped\n",
+    fprintf(out,
+            "interrupted by %s: the case that was running is an "
+            "error, the %zu not run are skipped\n",
             st_run_result_interrupted(result) == SIGINT ? "SIGINT" : "SIGTERM",
             not_run(result));
   (void)st__report_quarantine_list(out, "quarantined cases:\n", "  ", result);

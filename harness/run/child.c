@@ -241,7 +241,8 @@ _Noreturn void st__child_enter(st__runctx *rc, const st_case_ref *ref,
 static void keep_output(st__child *c, const char *p, size_t n) {
   size_t keep = n;
   if (c->captured.len + keep > ST__CAPTURE_MAX)
-    keep = c->captured.len < ST__CAPTURE_MAX ? ST__CAPTURE_MAX - c->captured.len : 0;
+    keep = c->captured.len < ST__CAPTURE_MAX ? ST__CAPTURE_MAX - c->captured.len
+                                             : 0;
   if (keep > 0 && bytes_add(&c->captured, p, keep) != 0)
     keep = 0;
   c->dropped += n - keep;
@@ -327,8 +328,8 @@ static void read_frames(st__child *c) {
     c->oom = 1;
   else
     while (end > 0 && got < (size_t)end) {
-      ssize_t k = pread(c->res_fd, c->res.p + got, (size_t)end - got,
-                        (off_t)got);
+      ssize_t k =
+          pread(c->res_fd, c->res.p + got, (size_t)end - got, (off_t)got);
       if (k < 0 && errno == EINTR)
         continue;
       if (k <= 0)
@@ -396,8 +397,7 @@ static st_case_result *decode_frames(st__child *c, const st_case_info *info,
   st__rbuf rb;
 
   *own = 0;
-  while (clean && st__wire_next_frame(p, left, &type, &payload, &plen,
-                                      &used)) {
+  while (clean && st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
     if (type == FRAME_RESULT) {
       st__rbuf_init(&rb, payload, plen);
       r = st__wire_get_result(&rb);
@@ -452,9 +452,8 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
       snprintf(msg, sizeof msg, "interrupted (%s, child pid %ld killed)",
                st__intr_name(c->interrupted), (long)c->pid);
     } else if (c->timed_out) {
-      snprintf(msg, sizeof msg,
-               "timed out after %g s (child pid %ld killed)", c->timeout,
-               (long)c->pid);
+      snprintf(msg, sizeof msg, "timed out after %g s (child pid %ld killed)",
+               c->timeout, (long)c->pid);
     } else {
       st__proc_describe_wait(status, how, sizeof how);
       /* A guard-page fault: the note the child's handler wrote names the
@@ -472,11 +471,9 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
    * result's own output, level 3). */
   memset(&out, 0, sizeof out);
   prior = st_case_result_output(r);
-  if (bytes_add(&out, c->captured.p, c->captured.len) == 0 &&
-      c->dropped > 0) {
+  if (bytes_add(&out, c->captured.p, c->captured.len) == 0 && c->dropped > 0) {
     char note[64];
-    snprintf(note, sizeof note, "[... %zu more bytes not kept]\n",
-             c->dropped);
+    snprintf(note, sizeof note, "[... %zu more bytes not kept]\n", c->dropped);
     (void)bytes_add(&out, note, strlen(note));
   }
   if (prior != NULL)
@@ -490,16 +487,15 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
   return r;
 }
 
-static st_case_result *error_result(const st_case_info *info,
-                                    const char *what, int e) {
-  st_case_result *r = st__case_result_new(info->scene, info->name,
-                                          info->file, info->line,
-                                          info->platform, info->seed);
+static st_case_result *error_result(const st_case_info *info, const char *what,
+                                    int e) {
+  st_case_result *r =
+      st__case_result_new(info->scene, info->name, info->file, info->line,
+                          info->platform, info->seed);
   if (r != NULL) {
     st__case_result_set_pid(r, (long)getpid());
-    st__case_result_set_status(r, ST_CASE_ERROR,
-                               "cannot isolate the case: %s: %s", what,
-                               strerror(e));
+    st__case_result_set_status(
+        r, ST_CASE_ERROR, "cannot isolate the case: %s: %s", what, strerror(e));
   }
   return r;
 }

@@ -23,8 +23,8 @@
 
 /* A case with a timeout its executor does not enforce must run in a
  * child: a kernel cannot be stopped safely inside the harness's own
- * process (SPEC §6); a supervised run's children already are such. A level-3 case's kernel already runs in workers,
- * which can be killed. */
+ * process (SPEC §6); a supervised run's children already are such. A level-3
+ * case's kernel already runs in workers, which can be killed. */
 static int must_isolate(const st__schedctx *sc, size_t i) {
   return sc->rc->opts->isolate ||
          (!sc->rc->opts->supervise && !st__sched_owns_timeout(sc, i) &&
@@ -60,7 +60,7 @@ static int zygote_min_read; /* SCENETEST_TEST_ZYGOTE_MIN looked at */
 typedef struct iso {
   st__schedctx *sc;
   unsigned jobs;
-  st__child *kids;           /* jobs slots */
+  st__child *kids;       /* jobs slots */
   st_case_result **done; /* by case: finished, not yet reported */
   char *ready;           /* by case: finished */
   struct pollfd *pf;     /* at most 2 per slot */
@@ -222,8 +222,8 @@ static int iso_start_child(iso *is, size_t slot, const st_case_info *info,
     st__zygote_discard(&sp); /* it died waiting: fork one here */
   }
   is->forked_here++;
-  return st__child_start(c, sc->rc, &sc->refs[info->index], info, t,
-                         is->kids, is->jobs, failed);
+  return st__child_start(c, sc->rc, &sc->refs[info->index], info, t, is->kids,
+                         is->jobs, failed);
 }
 
 /* Starts cases while there is room. */
@@ -335,8 +335,7 @@ static void iso_interrupt(iso *is, int sig) {
   }
   for (; is->next_start < is->sc->n; is->next_start++)
     iso_finish(is, is->next_start,
-               st__sched_unrun(is->sc, is->next_start,
-                               "not run: interrupted"));
+               st__sched_unrun(is->sc, is->next_start, "not run: interrupted"));
   st__run_result_set_interrupted(is->sc->run, sig);
 }
 

@@ -59,8 +59,7 @@ static st_status run_setup(st__runctx *rc, const st_run_options *opts,
                         opts->platform, names);
   }
   for (i = 0; i < opts->n_watch; i++) {
-    st_status s = st_watch_parse(opts->watch[i], &rc->watch, &rc->n_watch,
-                                 err);
+    st_status s = st_watch_parse(opts->watch[i], &rc->watch, &rc->n_watch, err);
     if (s != ST_OK)
       return s;
   }
@@ -183,8 +182,8 @@ static void set_iterations(st_run_result *run, const unsigned *iters,
 
 /* The selected cases through the scheduler that fits, between the
  * observers' run_begin and run_end. */
-static st_status run_through(st__runctx *rc, const st_case_ref *refs,
-                             size_t n, st__fanout *fop, st_run_result *run,
+static st_status run_through(st__runctx *rc, const st_case_ref *refs, size_t n,
+                             st__fanout *fop, st_run_result *run,
                              st_error *err) {
   st__fanout fo = *fop; /* a copy: its live observer and counts are fop's */
   st__schedctx sc;
@@ -226,7 +225,8 @@ static st_status run_through(st__runctx *rc, const st_case_ref *refs,
   if (s != ST_OK)
     return s;
   if (sc.lost)
-    return st_error_set(err, ST_ENOMEM, "out of memory recording a case's "
+    return st_error_set(err, ST_ENOMEM,
+                        "out of memory recording a case's "
                         "result");
   set_iterations(run, rc->iters, n);
   st__fanout_run_end(&fo, run);
@@ -239,7 +239,8 @@ static st_status run_through(st__runctx *rc, const st_case_ref *refs,
                         "cases%s",
                         sc.reported, n, sc.twice ? " (one twice)" : "");
   if (sc.oom)
-    return st_error_set(err, ST_ENOMEM, "out of memory during the run (the "
+    return st_error_set(err, ST_ENOMEM,
+                        "out of memory during the run (the "
                         "report is complete; cases without a result of "
                         "their own are errors)");
   return ST_OK;
@@ -270,8 +271,7 @@ static st_status run_cases(st__runctx *rc, const st_case_ref *refs, size_t n,
  * time (a supervised or isolated child) may set it, so an in-process run
  * of such a case is a usage error. Marks rc when some case has one. */
 static st_status env_check(st__runctx *rc, const st_run_options *opts,
-                           const st_case_ref *refs, size_t n,
-                           st_error *err) {
+                           const st_case_ref *refs, size_t n, st_error *err) {
   for (size_t i = 0; i < n; i++) {
     const st_scene *s = refs[i].scene;
     const st__case *k = &s->cases[refs[i].index];

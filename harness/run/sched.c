@@ -73,8 +73,9 @@ st_case_result *st__sched_not_run(const st__schedctx *sc, size_t i) {
    * --fail-fast are --maxfail 1 (docs/cli.md). */
   if (sc->rc->opts->maxfail > 0)
     return st__sched_unrun(sc, i, "not run: --maxfail");
-  return st__sched_unrun(sc, i, "not run: --fail-fast stopped the run "
-                                "after a failure");
+  return st__sched_unrun(sc, i,
+                         "not run: --fail-fast stopped the run "
+                         "after a failure");
 }
 
 st_case_result *st__sched_unrun(const st__schedctx *sc, size_t i,
@@ -102,8 +103,8 @@ static void attach_env(const st__schedctx *sc, size_t i, st_case_result *r) {
   free(kv);
   {
     /* The quarantine too (docs/scene-format.md#quarantine). */
-    const st__quarantine *q = sc->refs[i].scene->cases[sc->refs[i].index]
-                                  .quarantine;
+    const st__quarantine *q =
+        sc->refs[i].scene->cases[sc->refs[i].index].quarantine;
     char today[11];
     if (q != NULL) {
       st__quarantine_today(today);
@@ -118,8 +119,7 @@ static void attach_env(const st__schedctx *sc, size_t i, st_case_result *r) {
   free(kv);
 }
 
-void st__sched_finished(const st__schedctx *sc, size_t i,
-                        st_case_result *r) {
+void st__sched_finished(const st__schedctx *sc, size_t i, st_case_result *r) {
   st_case_info info;
   if (r == NULL)
     return;
@@ -146,8 +146,8 @@ void st__sched_report(st__schedctx *sc, size_t i, st_case_result *r,
     if (r != NULL)
       st__case_result_set_status(r, ST_CASE_ERROR,
                                  "out of memory: the case left no result");
-    how |= (how & ST__REPORT_EVENTS ? 0u : ST__REPORT_REPLAY) |
-           ST__REPORT_FINISH;
+    how |=
+        (how & ST__REPORT_EVENTS ? 0u : ST__REPORT_REPLAY) | ST__REPORT_FINISH;
   }
   if (r != NULL)
     attach_env(sc, i, r);

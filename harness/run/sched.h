@@ -95,8 +95,7 @@ int st__sched_stops(st__schedctx *sc /* IN/OUT */,
                     const st_case_result *r /* IN, or NULL */);
 /* The result of case i when --fail-fast left it unrun (status skip), or
  * NULL when out of memory. */
-st_case_result *st__sched_not_run(const st__schedctx *sc /* IN */,
-                                  size_t i);
+st_case_result *st__sched_not_run(const st__schedctx *sc /* IN */, size_t i);
 /* The same with another reason (an interrupt's). */
 st_case_result *st__sched_unrun(const st__schedctx *sc /* IN */, size_t i,
                                 const char *why /* IN */);

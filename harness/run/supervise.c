@@ -132,28 +132,28 @@ static void rewind_file(int fd, off_t size) {
 /* ---- the state -------------------------------------------------------- */
 
 typedef struct slot {
-  pid_t pid;   /* > 0 while a child lives */
-  int sock;    /* our end of its socket pair, nonblocking */
-  int pid_fd;  /* a pidfd of it, or -1 */
-  int journal; /* the slot's memfds, kept across its children */
-  char *jmap;  /* the slot's journal mapping (ST__SV_JOURNAL bytes) */
+  pid_t pid;       /* > 0 while a child lives */
+  int sock;        /* our end of its socket pair, nonblocking */
+  int pid_fd;      /* a pidfd of it, or -1 */
+  int journal;     /* the slot's memfds, kept across its children */
+  char *jmap;      /* the slot's journal mapping (ST__SV_JOURNAL bytes) */
   st__capbuf *cap; /* the slot's capture memory (run/capture.h) */
   int cap_rd;      /* its child's capture pipe, read only after its death */
-  int oneshot; /* it runs one case (its executor forks), then exits */
-  int exited;  /* its pidfd said so */
+  int oneshot;     /* it runs one case (its executor forks), then exits */
+  int exited;      /* its pidfd said so */
   size_t q[DEPTH];
-  size_t nq; /* cases sent, oldest (running, or next) first */
+  size_t nq;   /* cases sent, oldest (running, or next) first */
   size_t sent; /* to this child, in all */
   unsigned char out[4 * DEPTH]; /* indices queued, sent once a dispatch */
   size_t n_out;
-  int shut; /* after out is sent, the end of the stream (a oneshot) */
-  int closed; /* the stream has ended: the child takes no more cases and
-                 exits after the ones it has */
-  int watched; /* its socket is in this wait's poll set (watch_sock) */
+  int shut;          /* after out is sent, the end of the stream (a oneshot) */
+  int closed;        /* the stream has ended: the child takes no more cases and
+                        exits after the ones it has */
+  int watched;       /* its socket is in this wait's poll set (watch_sock) */
   uint64_t deadline; /* of q[0], 0: none */
   double timeout;
   int timed_out;
-  st__buf in; /* frames read from sock, not yet taken */
+  st__buf in;   /* frames read from sock, not yet taken */
   uint32_t seq; /* the envelope due next from the child */
   int broken;   /* it wrote what is no envelope of ours: killed */
   int killed;   /* for that, by reap() */
@@ -167,7 +167,7 @@ typedef struct sv {
   st__sv_state *state; /* jobs of them, shared with the children */
   st_case_result **done;
   char *ready;
-  char *told; /* by case: case_begin went to the observers live */
+  char *told;   /* by case: case_begin went to the observers live */
   size_t *redo; /* cases sent to a child that died before it began them */
   size_t n_redo;
   unsigned char *redos; /* by case: how often it was sent again */
@@ -195,15 +195,15 @@ struct child {
   st__capture cap;
   st__audit audit;
   uint32_t seq; /* envelopes sent */
-  char *jmap;  /* the journal mapping; state->journal_len bytes used */
-  int spilled; /* frames went on to the journal's memfd: all later ones
-                  do too, until it starts again */
+  char *jmap;   /* the journal mapping; state->journal_len bytes used */
+  int spilled;  /* frames went on to the journal's memfd: all later ones
+                   do too, until it starts again */
   st__sv_state *state;
   unsigned char cmd[4 * DEPTH]; /* case indices read, not yet run */
   size_t cmd_len, cmd_at;
-  size_t unsent; /* finished cases whose results are not sent yet */
-  int live;      /* st_run_options.live: nothing waits for a batch */
-  int oneshot;   /* it runs one case (its executor forks), then exits */
+  size_t unsent;        /* finished cases whose results are not sent yet */
+  int live;             /* st_run_options.live: nothing waits for a batch */
+  int oneshot;          /* it runs one case (its executor forks), then exits */
   pthread_mutex_t lock; /* guards: pending, msg */
   st__wbuf pending;     /* journal frames not yet written */
   st__wbuf msg;         /* the frames of this case's reply */
@@ -347,8 +347,7 @@ static int child_fill(child *ch, int wait) {
   while (k < 0 && errno == EINTR);
   if (k > 0)
     ch->cmd_len += (size_t)k;
-  return k > 0 ||
-         (k < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK));
+  return k > 0 || (k < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK));
 }
 
 /* The next case index; 0 at the end of the stream. Before the child
@@ -470,10 +469,10 @@ static void child_run_one(child *ch, size_t i) {
     /* The case started processes that still run (D10): they are killed
      * with this child's process group, now, not at the end of the run.
      * Its result is sent; the cases sent after it go to a fresh child. */
-    st_log(ST_LOG_WARNING, "%s left processes running; they are killed "
-                           "with its supervised child (pid %ld)",
-           ch->refs[i].scene->cases[ch->refs[i].index].name,
-           (long)getpid());
+    st_log(ST_LOG_WARNING,
+           "%s left processes running; they are killed "
+           "with its supervised child (pid %ld)",
+           ch->refs[i].scene->cases[ch->refs[i].index].name, (long)getpid());
     ch->state->retired = 1;
     child_send(ch);
     flush_stdio();
@@ -804,8 +803,8 @@ static void take_frames(sv *s, size_t k) {
   int got;
   while (!c->broken && left > 0 &&
          (got = st__env_next(p, left, c->seq, sv_rules,
-                             sizeof sv_rules / sizeof sv_rules[0], &body,
-                             &blen, &used, c->why, sizeof c->why)) != 0) {
+                             sizeof sv_rules / sizeof sv_rules[0], &body, &blen,
+                             &used, c->why, sizeof c->why)) != 0) {
     if (got < 0) {
       c->broken = 1; /* reap() kills it, unless it is already dead */
       break;
@@ -974,8 +973,8 @@ static int time_the_death(st_case_result *r, const st__sv_state *st) {
  * was sent again REDO_MAX times so: then it is charged. */
 static int died_between_cases(const sv *s, const slot *c,
                               const st__sv_state *st, int sig) {
-  return c->nq > 0 && sig == 0 && !c->timed_out && !c->broken &&
-         !st->retired && st->running != (uint32_t)c->q[0] + 1 &&
+  return c->nq > 0 && sig == 0 && !c->timed_out && !c->broken && !st->retired &&
+         st->running != (uint32_t)c->q[0] + 1 &&
          __atomic_load_n(&st->finished, __ATOMIC_RELAXED) > 0 &&
          s->redos[c->q[0]] < REDO_MAX;
 }
@@ -1024,7 +1023,7 @@ static void child_died(sv *s, size_t k, int status, int sig) {
   st__sv_state *st = &s->state[k];
   size_t q;
   st_case_result *r;
-  read_sock(s, k); /* results it sent before it ended are good */
+  read_sock(s, k);        /* results it sent before it ended are good */
   take_journal(s, k, &r); /* and so are those it had not sent yet */
   if (died_between_cases(s, c, st, sig)) {
     send_again(s, c);
@@ -1071,12 +1070,12 @@ static void child_died(sv *s, size_t k, int status, int sig) {
         st__case_result_set_pid(r, (long)c->pid);
         char msg[640];
         if (sig != 0)
-          snprintf(msg, sizeof msg, "interrupted (%s, %s)",
-                   st__intr_name(sig), where);
+          snprintf(msg, sizeof msg, "interrupted (%s, %s)", st__intr_name(sig),
+                   where);
         else if (c->timed_out)
           snprintf(msg, sizeof msg,
-                   "timed out after %g s (child pid %ld killed %s)",
-                   c->timeout, (long)c->pid, where);
+                   "timed out after %g s (child pid %ld killed %s)", c->timeout,
+                   (long)c->pid, where);
         else {
           st__proc_describe_wait(status, how, sizeof how);
           /* A guard-page fault: the handler named the tensor (the note
@@ -1195,8 +1194,8 @@ static size_t pick_slot(sv *s, int forks, int alone, int *fresh) {
    * stays with its child). One child: there is no other, so the share
    * is all of it (a shrinking share would end the run in round trips of
    * two cases each). */
-  size_t ahead = s->jobs == 1 ? DEPTH
-                              : (s->sc->n - s->next_send) / (2 * (size_t)s->jobs);
+  size_t ahead =
+      s->jobs == 1 ? DEPTH : (s->sc->n - s->next_send) / (2 * (size_t)s->jobs);
   /* At least two, so that a child has its next case while its result
    * travels; one where cases are long (LONG_CASE_NS on average so far),
    * where that round trip is nothing and a second case held at the end
@@ -1265,9 +1264,11 @@ static void dispatch_queue(sv *s) {
       take_next(s, i);
       if (e == ENOMEM)
         s->oom = 1;
-      finish(s, i, error_result(s, i, "cannot start a supervised child: "
-                                      "%s: %s",
-                                what, e));
+      finish(s, i,
+             error_result(s, i,
+                          "cannot start a supervised child: "
+                          "%s: %s",
+                          what, e));
       continue;
     }
     take_next(s, i);
@@ -1294,8 +1295,8 @@ static void dispatch(sv *s) {
 /* The cases slot c's child has yet to finish, by the count of results
  * it keeps in the shared page. */
 static size_t child_left(const sv *s, const slot *c) {
-  size_t done = __atomic_load_n(&s->state[c - s->slots].finished,
-                                __ATOMIC_RELAXED);
+  size_t done =
+      __atomic_load_n(&s->state[c - s->slots].finished, __ATOMIC_RELAXED);
   return done < c->sent ? c->sent - done : 0;
 }
 
@@ -1475,9 +1476,8 @@ static st_status sv_init(sv *s, st__schedctx *sc, st_error *err) {
                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (s->state == MAP_FAILED)
     s->state = NULL;
-  if (s->slots == NULL || s->done == NULL ||
-      s->ready == NULL || s->told == NULL || s->redo == NULL ||
-      s->redos == NULL || s->pf == NULL ||
+  if (s->slots == NULL || s->done == NULL || s->ready == NULL ||
+      s->told == NULL || s->redo == NULL || s->redos == NULL || s->pf == NULL ||
       s->who == NULL || s->state == NULL)
     return st_error_set(err, ST_ENOMEM, "out of memory");
   for (k = 0; k < jobs; k++) {

@@ -150,15 +150,15 @@ typedef struct node {
   /* Kept small (56 bytes): a values list of a million numbers is a
    * million nodes. */
   union {
-    struct {            /* N_SEQ, N_MAP (key, value, key, ...) */
+    struct { /* N_SEQ, N_MAP (key, value, key, ...) */
       struct node **kids;
       size_t n;
     };
-    struct {            /* N_SCALAR */
-      const char *str;  /* NUL-terminated, len bytes */
+    struct {           /* N_SCALAR */
+      const char *str; /* NUL-terminated, len bytes */
       size_t len;
-      int64_t i;        /* S_INT, S_BOOL (0/1) */
-      double f;         /* S_INT (as double), S_FLOAT, S_BOOL */
+      int64_t i; /* S_INT, S_BOOL (0/1) */
+      double f;  /* S_INT (as double), S_FLOAT, S_BOOL */
     };
   };
 } node;
@@ -183,7 +183,7 @@ typedef struct open_coll {
 } open_coll;
 
 typedef struct loader {
-  size_t n_diag; /* st__diag_error and _warning calls (the check hooks') */
+  size_t n_diag;    /* st__diag_error and _warning calls (the check hooks') */
   const char *file; /* as given */
   const char *buf;
   size_t len;
@@ -197,7 +197,7 @@ typedef struct loader {
                     node's, or past MAX_ERRORS): what validity checks use */
   int too_many;
   int oom;
-  int fatal; /* stop parsing */
+  int fatal;  /* stop parsing */
   int merges; /* a `<<` scalar was seen: mappings may have merge keys */
   arena ar;
   size_t nodes; /* budget used, over the whole file */
@@ -209,8 +209,8 @@ typedef struct loader {
   size_t n_kids, cap_kids;
   node *root;
   unsigned char *valid_cases; /* of the scene being validated */
-  uint64_t matrix_total; /* matrix combinations so far in this scene */
-  st_scene **scenes; /* built from this file, not yet in the set */
+  uint64_t matrix_total;      /* matrix combinations so far in this scene */
+  st_scene **scenes;          /* built from this file, not yet in the set */
   size_t n_scenes, cap_scenes;
   size_t *index; /* of scenes[] by name */
   size_t index_cap;
@@ -252,8 +252,7 @@ static void printable(const char *in, char *out, size_t size) {
   out[o] = '\0';
 }
 
-static void lerr_v(loader *L, int line, int col, const char *fmt,
-                   va_list ap) {
+static void lerr_v(loader *L, int line, int col, const char *fmt, va_list ap) {
   st_error e;
   L->raised++;
   if (L->errs.count >= MAX_ERRORS) {
@@ -334,8 +333,7 @@ void st__diag_error(st__diag *d, int line, int column, const char *fmt, ...) {
   lerr(d->L, line, column, "%s", e.message);
 }
 
-void st__diag_warning(st__diag *d, int line, int column, const char *fmt,
-                      ...) {
+void st__diag_warning(st__diag *d, int line, int column, const char *fmt, ...) {
   st_error e;
   va_list ap;
   loader *L = d->L;
@@ -405,10 +403,9 @@ static double strtod_c(const char *s, char **end) {
  * double strtod returns. An integer of at most 18 digits cannot overflow
  * int64. Returns S_INT, S_FLOAT, or -1 when the slow path must decide. */
 static int fast_number(const char *s, size_t len, int64_t *iv, double *fv) {
-  static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
-                               1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
-                               1e18, 1e19, 1e20, 1e21, 1e22};
+  static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                               1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const char *p = s, *end = s + len;
   int neg = 0, digits = 0, frac = 0, exp = 0;
   uint64_t m = 0;
@@ -529,10 +526,9 @@ static void scalar_type(node *n) {
    * any case, and strtoll none: a key such as `name` or `N` (one in every
    * case) is a name without the two failed conversions. */
   if ((c0 == 'i' || c0 == 'I' || c0 == 'n' || c0 == 'N') &&
-      !(len >= 3 && ((c0 | 0x20) == 'i' ? (s[1] | 0x20) == 'n' &&
-                                               (s[2] | 0x20) == 'f'
-                                         : (s[1] | 0x20) == 'a' &&
-                                               (s[2] | 0x20) == 'n')))
+      !(len >= 3 &&
+        ((c0 | 0x20) == 'i' ? (s[1] | 0x20) == 'n' && (s[2] | 0x20) == 'f'
+                            : (s[1] | 0x20) == 'a' && (s[2] | 0x20) == 'n')))
     return;
   if (len >= 4 && len <= 5 && yaml_special_float(s, len, &n->f)) {
     n->sk = S_FLOAT;
@@ -659,8 +655,7 @@ static void attach(loader *L, node *n) {
     return;
   }
   if (L->n_kids == L->cap_kids) {
-    node **k =
-        st__array_grow(L->kids, &L->cap_kids, L->n_kids, sizeof *k, 256);
+    node **k = st__array_grow(L->kids, &L->cap_kids, L->n_kids, sizeof *k, 256);
     if (k == NULL) {
       L->oom = 1;
       L->fatal = 1;
@@ -680,8 +675,8 @@ static void on_scalar(loader *L, yaml_event_t *ev) {
   node *n = node_new(L, N_SCALAR, ev->start_mark);
   if (n == NULL)
     return;
-  n->str = arena_str(L, (const char *)ev->data.scalar.value,
-                     ev->data.scalar.length);
+  n->str =
+      arena_str(L, (const char *)ev->data.scalar.value, ev->data.scalar.length);
   if (n->str == NULL)
     return;
   n->len = ev->data.scalar.length;
@@ -756,8 +751,8 @@ static void on_start(loader *L, yaml_event_t *ev, int kind) {
   open_coll *o = &L->stack[L->depth++];
   o->n = n;
   o->base = L->n_kids;
-  o->anchor = anc ? arena_str(L, (const char *)anc, strlen((const char *)anc))
-                  : NULL;
+  o->anchor =
+      anc ? arena_str(L, (const char *)anc, strlen((const char *)anc)) : NULL;
 }
 
 static int is_str(const node *n);
@@ -802,7 +797,8 @@ static void merge_keys(loader *L, node *n) {
     if (!is_merge_key(k))
       continue;
     if (first) {
-      nerr(L, k, "duplicate key '<<' (first given at %d:%d); expected one "
+      nerr(L, k,
+           "duplicate key '<<' (first given at %d:%d); expected one "
            "merge key, with a list of mappings to merge several",
            first->line, first->col);
       continue;
@@ -816,8 +812,7 @@ static void merge_keys(loader *L, node *n) {
         if (v->kids[j]->kind == N_MAP)
           total += v->kids[j]->n;
         else
-          expected(L, v->kids[j], "a mapping (an alias of one) to merge",
-                   "<<");
+          expected(L, v->kids[j], "a mapping (an alias of one) to merge", "<<");
       }
     } else {
       expected(L, v, "a mapping or a list of mappings to merge", "<<");
@@ -973,8 +968,8 @@ static void expected_word(loader *L, const node *n, const char *what,
     return;
   }
   describe(n, got, sizeof got);
-  nerr(L, n, "expected %s for '%s', got %s; did you mean '%s'?", what, key,
-       got, dym);
+  nerr(L, n, "expected %s for '%s', got %s; did you mean '%s'?", what, key, got,
+       dym);
 }
 
 static char *dupstr(loader *L, const char *s) {
@@ -985,8 +980,7 @@ static char *dupstr(loader *L, const char *s) {
 }
 
 static int is_str(const node *n) {
-  return n->kind == N_SCALAR && (n->sk == S_STR || n->sk == S_NAME) &&
-         !n->nul;
+  return n->kind == N_SCALAR && (n->sk == S_STR || n->sk == S_NAME) && !n->nul;
 }
 
 /* s holds len bytes and a NUL (a scalar's value): a NUL among them fails
@@ -1006,7 +1000,7 @@ static int ident_ok(const char *s, size_t len) {
   return 1;
 }
 
-#define IDENT_EXPECT                                                          \
+#define IDENT_EXPECT                                                           \
   "an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 128 characters)"
 
 /* 1 if n is an identifier (scene, case, arg, param name), else 0 after
@@ -1017,7 +1011,8 @@ static int ident_valid(loader *L, const node *n, const char *key) {
     /* `nan`, `inf`, `true`: identifier-shaped, but SPEC §1 makes a plain
      * scalar that strtod parses (or true/false) a number or a boolean;
      * say so, or "expected an identifier, got nan" reads as a paradox. */
-    nerr(L, n, "expected %s for '%s', got %s, which is a %s; quote it to "
+    nerr(L, n,
+         "expected %s for '%s', got %s, which is a %s; quote it to "
          "use it as a name",
          IDENT_EXPECT, key, n->str, n->sk == S_BOOL ? "boolean" : "number");
     return 0;
@@ -1054,10 +1049,9 @@ static int take_bool(loader *L, const node *n, const char *key, int *out) {
   return 0;
 }
 
-static int take_int(loader *L, const node *n, const char *key,
-                    const char *what, int64_t lo, int64_t hi, int64_t *out) {
-  if (n->kind != N_SCALAR || n->sk != S_INT || n->i < lo ||
-      n->i > hi) {
+static int take_int(loader *L, const node *n, const char *key, const char *what,
+                    int64_t lo, int64_t hi, int64_t *out) {
+  if (n->kind != N_SCALAR || n->sk != S_INT || n->i < lo || n->i > hi) {
     expected(L, n, what, key);
     return -1;
   }
@@ -1089,8 +1083,7 @@ static int take_expr(loader *L, const node *n, const char *key, st__val *out,
     return -1;
   }
   if (st__expr_check(n->str, fn, data, &xe) != 0) {
-    lerr(L, n->line, st__val_column(out, xe.offset), "%s: %s", key,
-         xe.message);
+    lerr(L, n->line, st__val_column(out, xe.offset), "%s: %s", key, xe.message);
     return -1;
   }
   out->kind = ST__VAL_NAME;
@@ -1119,8 +1112,7 @@ static void take_tol_or_param(loader *L, const node *n, const char *key,
 
 /* A number, a param name or an expression (or true/false, which are 1
  * and 0). */
-static int take_val(loader *L, const node *n, const char *key,
-                    st__val *out) {
+static int take_val(loader *L, const node *n, const char *key, st__val *out) {
   val_at(out, n);
   if (n->kind == N_SCALAR &&
       (n->sk == S_INT || n->sk == S_FLOAT || n->sk == S_BOOL)) {
@@ -1149,8 +1141,8 @@ static int take_list_name(loader *L, const node *n, st__val *out) {
 /* The values of the known keys of a mapping; unknown and duplicate keys
  * are errors. vals[i] is NULL for a key not given. */
 static void map_fields(loader *L, const node *map, const char *what,
-                       const char *const *keys, size_t nkeys,
-                       const node **vals, const node **knodes) {
+                       const char *const *keys, size_t nkeys, const node **vals,
+                       const node **knodes) {
   /* The key nodes are needed to name the first of a duplicate key even
    * when the caller does not want them. */
   const node *own[16];
@@ -1196,8 +1188,8 @@ static void map_fields(loader *L, const node *map, const char *what,
     if (vals[i] != NULL) {
       const node *first = knodes ? knodes[i] : NULL;
       if (first)
-        nerr(L, k, "duplicate key '%s' in %s (first given at %d:%d)",
-             k->str, what, first->line, first->col);
+        nerr(L, k, "duplicate key '%s' in %s (first given at %d:%d)", k->str,
+             what, first->line, first->col);
       else
         nerr(L, k, "duplicate key '%s' in %s", k->str, what);
       continue;
@@ -1268,8 +1260,8 @@ static int has_duplicate(const named *items, size_t n) {
 /* Reports every later duplicate as "PREFIX 'name' (first ... at L:C)SUFFIX".
  * Only a list with a duplicate is sorted: the order in which the errors
  * are found (which of them MAX_ERRORS keeps) stays the sort's. */
-static void check_unique(loader *L, named *items, size_t n,
-                         const char *prefix, const char *suffix) {
+static void check_unique(loader *L, named *items, size_t n, const char *prefix,
+                         const char *suffix) {
   if (n < 2)
     return;
   int dup = has_duplicate(items, n);
@@ -1290,44 +1282,51 @@ static void check_unique(loader *L, named *items, size_t n,
            items[i].name, suffix);
     else
       lerr(L, items[i].line, items[i].col, "%s '%s' (first given at %d:%d)%s",
-           prefix, items[i].name, items[first].line, items[first].col,
-           suffix);
+           prefix, items[i].name, items[first].line, items[first].col, suffix);
   }
 }
 
 /* ------------------------------------------------------------------ */
 /* Args                                                                */
 
-static const char *const tensor_keys[] = {"tensor", "dtype",   "shape",
-                                          "init",   "role",    "rtol",
-                                          "atol",   "compare", "equal_nan",
-                                          "expected"};
-enum { T_TENSOR, T_DTYPE, T_SHAPE, T_INIT, T_ROLE, T_RTOL, T_ATOL, T_COMPARE,
-       T_EQNAN, T_EXPECTED, T_NKEYS };
-static const char *const scalar_keys[] = {"scalar", "dtype", "value",
-                                          "ints", "string"};
+static const char *const tensor_keys[] = {
+    "tensor", "dtype", "shape",   "init",      "role",
+    "rtol",   "atol",  "compare", "equal_nan", "expected"};
+enum {
+  T_TENSOR,
+  T_DTYPE,
+  T_SHAPE,
+  T_INIT,
+  T_ROLE,
+  T_RTOL,
+  T_ATOL,
+  T_COMPARE,
+  T_EQNAN,
+  T_EXPECTED,
+  T_NKEYS
+};
+static const char *const scalar_keys[] = {"scalar", "dtype", "value", "ints",
+                                          "string"};
 enum { A_SCALAR, A_DTYPE, A_VALUE, A_INTS, A_STRING };
-static const char *const init_forms[] = {"fill",    "range",  "uniform",
-                                         "normal",  "randint", "values",
-                                         "file"};
+static const char *const init_forms[] = {
+    "fill", "range", "uniform", "normal", "randint", "values", "file"};
 enum { I_FILL, I_RANGE, I_UNIFORM, I_NORMAL, I_RANDINT, I_VALUES, I_FILE };
 static const char *const range_keys[] = {"start", "step"};
 
-#define INIT_EXPECT                                                           \
-  "zeros, ones, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "  \
-  "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "     \
+#define INIT_EXPECT                                                            \
+  "zeros, ones, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "      \
+  "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "        \
   "{file: PATH}"
 
 static const char *const init_words[] = {"zeros", "ones"};
-static const char *const role_words[] = {"input", "output", "inout",
-                                         "scratch"};
+static const char *const role_words[] = {"input", "output", "inout", "scratch"};
 
 static void take_dtype(loader *L, const node *n, st__val *out) {
   st_dtype dt;
   out->line = n->line;
   out->column = n->col;
-  if (is_str(n) && (st_dtype_parse(n->str, &dt) == ST_OK ||
-                    ident_ok(n->str, n->len))) {
+  if (is_str(n) &&
+      (st_dtype_parse(n->str, &dt) == ST_OK || ident_ok(n->str, n->len))) {
     out->kind = ST__VAL_NAME;
     out->name = dupstr(L, n->str);
     return;
@@ -1363,8 +1362,7 @@ static void take_shape(loader *L, const node *n, st__arg *a) {
   if (take_list_name(L, n, &a->shape_list))
     return;
   if (n->kind != N_SEQ) {
-    expected(L, n, "a list of dimensions or the name of a list param",
-             "shape");
+    expected(L, n, "a list of dimensions or the name of a list param", "shape");
     return;
   }
   if (n->n > ST_MAX_DIMS) {
@@ -1413,8 +1411,10 @@ static void take_file(loader *L, const node *n, st__init *in) {
     return;
   in->path_given = given;
   if (L->dir == NULL) {
-    nerr(L, n, "cannot resolve file '%.200s': the scene's directory is "
-         "unknown; expected a scene loaded from a file", given);
+    nerr(L, n,
+         "cannot resolve file '%.200s': the scene's directory is "
+         "unknown; expected a scene loaded from a file",
+         given);
     return;
   }
   if (given[0] == '/')
@@ -1437,7 +1437,8 @@ static void take_file(loader *L, const node *n, st__init *in) {
   int inside = strncmp(real, L->dir, dl) == 0 &&
                (real[dl] == '/' || (dl == 1 && L->dir[0] == '/'));
   if (!inside) {
-    nerr(L, n, "file '%.200s' is outside the scene's directory; expected a "
+    nerr(L, n,
+         "file '%.200s' is outside the scene's directory; expected a "
          "path inside it",
          given);
     goto out;
@@ -1472,7 +1473,8 @@ static void take_init(loader *L, const node *n, st__init *in) {
   }
   if (n->kind != N_MAP || n->n != 2) {
     if (n->kind == N_MAP && n->n > 2)
-      nerr(L, n->kids[2], "init has more than one form; expected exactly "
+      nerr(L, n->kids[2],
+           "init has more than one form; expected exactly "
            "one of: " INIT_EXPECT);
     else
       expected_word(L, n, "one of: " INIT_EXPECT, "init", init_words, 2);
@@ -1511,8 +1513,10 @@ static void take_init(loader *L, const node *n, st__init *in) {
     in->kind = ST__INIT_VALUES;
     if (take_list_name(L, v, &in->values_list))
       return;
-    in->values = take_seq(L, v, "a list of numbers or the name of a list "
-                          "param", "values", sizeof *in->values);
+    in->values = take_seq(L, v,
+                          "a list of numbers or the name of a list "
+                          "param",
+                          "values", sizeof *in->values);
     if (in->values == NULL)
       return;
     in->n_values = v->n;
@@ -1524,8 +1528,7 @@ static void take_init(loader *L, const node *n, st__init *in) {
         in->values[i].num = node_num(e);
         in->values[i].line = e->line;
         in->values[i].column = e->col;
-      } else if (take_val(L, e, "values", &in->values[i]) != 0 &&
-                 L->too_many) {
+      } else if (take_val(L, e, "values", &in->values[i]) != 0 && L->too_many) {
         break;
       }
     }
@@ -1538,10 +1541,10 @@ static void take_init(loader *L, const node *n, st__init *in) {
 /* A scratch arg (docs/scene-format.md, role) is a workspace nobody
  * reads or checks: the keys that set its values or its comparison are
  * errors at the key, not ignored. */
-static void check_scratch(loader *L, const node *const *v,
-                          const node *const *k, const st__arg *a) {
-  static const int keys[] = {T_INIT, T_EXPECTED, T_RTOL, T_ATOL, T_EQNAN,
-                             T_COMPARE};
+static void check_scratch(loader *L, const node *const *v, const node *const *k,
+                          const st__arg *a) {
+  static const int keys[] = {T_INIT, T_EXPECTED, T_RTOL,
+                             T_ATOL, T_EQNAN,    T_COMPARE};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (v[keys[i]] != NULL)
       nerr(L, k[keys[i]],
@@ -1629,8 +1632,7 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
     nerr(L, v[T_COMPARE],
          "compare: false on %s '%s'; expected it only on outputs (role: "
          "output), since inputs and inouts are always checked",
-         a->role == ST_ROLE_INOUT ? "inout" : "input",
-         a->name ? a->name : "?");
+         a->role == ST_ROLE_INOUT ? "inout" : "input", a->name ? a->name : "?");
   if (v[T_EXPECTED])
     take_expected(L, v[T_EXPECTED], k[T_EXPECTED], v[T_COMPARE], a);
 }
@@ -1638,26 +1640,31 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
 /* SPEC §12's two forms for ATen schemas, besides {scalar, dtype, value}:
  * {scalar: N, ints: [...]} (an int[]; entries may name params) and
  * {scalar: N, string: S}. Each form takes only its own keys. */
-static void take_scalar_form(loader *L, const node *const *v,
-                             st__arg *a) {
+static void take_scalar_form(loader *L, const node *const *v, st__arg *a) {
   const char *form = v[A_INTS] ? "ints" : "string";
   if (v[A_INTS] && v[A_STRING])
     nerr(L, v[A_STRING],
          "scalar arg has both 'ints' and 'string'; expected one of value, "
          "ints, string");
   if (v[A_VALUE])
-    nerr(L, v[A_VALUE], "scalar arg has both '%s' and 'value'; expected one "
-         "of value, ints, string", form);
+    nerr(L, v[A_VALUE],
+         "scalar arg has both '%s' and 'value'; expected one "
+         "of value, ints, string",
+         form);
   if (v[A_DTYPE])
-    nerr(L, v[A_DTYPE], "scalar arg with '%s' takes no dtype; expected "
-         "{scalar: NAME, %s: ...}", form, form);
+    nerr(L, v[A_DTYPE],
+         "scalar arg with '%s' takes no dtype; expected "
+         "{scalar: NAME, %s: ...}",
+         form, form);
   if (v[A_INTS]) {
     const node *l = v[A_INTS];
     a->scalar_kind = ST_SCALAR_INTS;
     if (take_list_name(L, l, &a->ints_list))
       return;
-    a->ints = take_seq(L, l, "a list of integers or param names, or the "
-                       "name of a list param", "ints", sizeof *a->ints);
+    a->ints = take_seq(L, l,
+                       "a list of integers or param names, or the "
+                       "name of a list param",
+                       "ints", sizeof *a->ints);
     if (a->ints == NULL)
       return;
     a->n_ints = l->n;
@@ -1768,14 +1775,41 @@ static int take_device(loader *L, const node *n) {
   return ST__DEVICE_UNSET;
 }
 
-static const char *const case_keys[] = {
-    "name",   "params", "matrix", "exclude",   "platforms", "manual",
-    "skip_golden", "rounds", "rtol", "atol", "timeout", "equal_nan", "expect",
-    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags", "flops",
-    "bytes"};
-enum { C_NAME, C_PARAMS, C_MATRIX, C_EXCLUDE, C_PLATFORMS, C_MANUAL, C_SKIP,
-       C_ROUNDS, C_RTOL, C_ATOL, C_TIMEOUT, C_EQNAN, C_EXPECT, C_GOLDEN_PLATFORM,
-       C_GOLDEN_ARGS, C_EXPECT_MESSAGE, C_ENV, C_GOLDEN_DEVICE, C_TAGS, C_FLOPS, C_BYTES, C_NKEYS };
+static const char *const case_keys[] = {"name",        "params",
+                                        "matrix",      "exclude",
+                                        "platforms",   "manual",
+                                        "skip_golden", "rounds",
+                                        "rtol",        "atol",
+                                        "timeout",     "equal_nan",
+                                        "expect",      "golden_platform",
+                                        "golden_args", "expect_message",
+                                        "env",         "golden_device",
+                                        "tags",        "flops",
+                                        "bytes"};
+enum {
+  C_NAME,
+  C_PARAMS,
+  C_MATRIX,
+  C_EXCLUDE,
+  C_PLATFORMS,
+  C_MANUAL,
+  C_SKIP,
+  C_ROUNDS,
+  C_RTOL,
+  C_ATOL,
+  C_TIMEOUT,
+  C_EQNAN,
+  C_EXPECT,
+  C_GOLDEN_PLATFORM,
+  C_GOLDEN_ARGS,
+  C_EXPECT_MESSAGE,
+  C_ENV,
+  C_GOLDEN_DEVICE,
+  C_TAGS,
+  C_FLOPS,
+  C_BYTES,
+  C_NKEYS
+};
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -1925,8 +1959,10 @@ static void take_param_value(loader *L, const node *v, st__param *p,
       take_param_num(L, v->kids[i], ek, &p->list[i], pr);
     }
   } else {
-    expected(L, v, "a number, a dtype name, an expression or a list of "
-             "numbers", p->name ? p->name : "params");
+    expected(L, v,
+             "a number, a dtype name, an expression or a list of "
+             "numbers",
+             p->name ? p->name : "params");
   }
 }
 
@@ -1936,8 +1972,10 @@ static int param_name_ok(loader *L, const node *k) {
   st_dtype dt;
   if (st_dtype_parse(k->str, &dt) != ST_OK)
     return 0;
-  nerr(L, k, "param name '%s' is a dtype name; expected a name that is "
-       "not a dtype", k->str);
+  nerr(L, k,
+       "param name '%s' is a dtype name; expected a name that is "
+       "not a dtype",
+       k->str);
   return -1;
 }
 
@@ -1985,9 +2023,8 @@ static void take_params(loader *L, const node *n, st__case *c, char **at) {
    * from an allocation per case. */
   named own[8];
   c->params = c->block;
-  named *names = np <= sizeof own / sizeof own[0]
-                     ? own
-                     : st__zalloc(np, sizeof *names);
+  named *names =
+      np <= sizeof own / sizeof own[0] ? own : st__zalloc(np, sizeof *names);
   size_t n_names = 0;
   if (names == NULL) {
     L->oom = 1;
@@ -2025,8 +2062,12 @@ static void take_params(loader *L, const node *n, st__case *c, char **at) {
 }
 
 /* What `expect` says of a case (docs/scene-format.md). */
-enum { EXPECT_PASS = 0, EXPECT_FAIL = 1, EXPECT_ERROR = 2,
-       EXPECT_QUARANTINE = 3 };
+enum {
+  EXPECT_PASS = 0,
+  EXPECT_FAIL = 1,
+  EXPECT_ERROR = 2,
+  EXPECT_QUARANTINE = 3
+};
 
 /* `expect: {fail: true, reason, until, platforms, strict}`: a quarantine
  * (docs/scene-format.md#quarantine); *out is set only when it is whole. */
@@ -2042,17 +2083,19 @@ static int take_quarantine(loader *L, const node *n, st__quarantine **out) {
   require(L, n, "expect", "reason", v[Q_REASON]);
   require(L, n, "expect", "until", v[Q_UNTIL]);
   if (v[Q_FAIL] && take_bool(L, v[Q_FAIL], "fail", &fail) == 0 && !fail)
-    nerr(L, v[Q_FAIL], "expected 'fail: true' in a quarantine (expect as a "
+    nerr(L, v[Q_FAIL],
+         "expected 'fail: true' in a quarantine (expect as a "
          "mapping); write 'expect: pass' for a case expected to pass");
   if (v[Q_STRICT])
     (void)take_bool(L, v[Q_STRICT], "strict", &strict);
-  if (v[Q_UNTIL] && (!is_str(v[Q_UNTIL]) ||
-                     !st__quarantine_date_ok(v[Q_UNTIL]->str)))
+  if (v[Q_UNTIL] &&
+      (!is_str(v[Q_UNTIL]) || !st__quarantine_date_ok(v[Q_UNTIL]->str)))
     expected(L, v[Q_UNTIL], "a date YYYY-MM-DD", "until");
   if (v[Q_PLATFORMS] && v[Q_PLATFORMS]->kind != N_SEQ)
     expected(L, v[Q_PLATFORMS], "a list of platform names", "platforms");
   else if (v[Q_PLATFORMS] && v[Q_PLATFORMS]->n == 0)
-    nerr(L, v[Q_PLATFORMS], "expected at least one platform in 'platforms' "
+    nerr(L, v[Q_PLATFORMS],
+         "expected at least one platform in 'platforms' "
          "(leave it out for every platform), got []");
   char *reason =
       v[Q_REASON] ? take_string(L, v[Q_REASON], "a reason", "reason") : NULL;
@@ -2088,8 +2131,10 @@ static int take_expect(loader *L, const node *n, st__quarantine **q) {
     return EXPECT_PASS;
   if (is_str(n) && strcmp(n->str, "error") == 0)
     return EXPECT_ERROR;
-  expected(L, n, "pass, fail, error or a quarantine {fail: true, reason, "
-           "until, ...}", "expect");
+  expected(L, n,
+           "pass, fail, error or a quarantine {fail: true, reason, "
+           "until, ...}",
+           "expect");
   return -1;
 }
 
@@ -2101,7 +2146,8 @@ static size_t *take_golden_args(loader *L, const node *n, const st_scene *s,
                                 size_t *count) {
   size_t *idx;
   if (n->kind == N_SEQ && n->n == 0) {
-    nerr(L, n, "golden_args is empty; expected the names of the args the "
+    nerr(L, n,
+         "golden_args is empty; expected the names of the args the "
          "golden binds to");
     return NULL;
   }
@@ -2119,14 +2165,17 @@ static size_t *take_golden_args(loader *L, const node *n, const st_scene *s,
       if (s->args[j].name && strcmp(s->args[j].name, e->str) == 0)
         break;
     if (j == s->n_args) {
-      nerr(L, e, "golden_args names '%.100s', which is not an arg of scene "
-           "'%s'; expected one of its args", e->str,
-           s->name ? s->name : "?");
+      nerr(L, e,
+           "golden_args names '%.100s', which is not an arg of scene "
+           "'%s'; expected one of its args",
+           e->str, s->name ? s->name : "?");
       continue;
     }
     if (s->args[j].role == ST_ROLE_SCRATCH && s->args[j].is_tensor) {
-      nerr(L, e, "golden_args names scratch arg '%s'; expected no scratch "
-           "arg (a golden never sees one)", e->str);
+      nerr(L, e,
+           "golden_args names scratch arg '%s'; expected no scratch "
+           "arg (a golden never sees one)",
+           e->str);
       continue;
     }
     for (size_t p = 0; p < i; p++)
@@ -2148,7 +2197,8 @@ static void take_expect_message(loader *L, const node *n, const node *key,
   *out = take_string(L, n, "a text the kernel's error message contains",
                      "expect_message");
   if (!expect_error)
-    nerr(L, key, "'expect_message' without 'expect: error'; expected it "
+    nerr(L, key,
+         "'expect_message' without 'expect: error'; expected it "
          "only on a negative test");
 }
 
@@ -2176,8 +2226,8 @@ static void take_env(loader *L, const node *n, st__env *env) {
     char got[100];
     if (key->kind != N_SCALAR || key->nul || !ident_ok(key->str, key->len)) {
       describe(key, got, sizeof got);
-      nerr(L, key,
-           "expected a variable name (" IDENT_EXPECT ") in env, got %s", got);
+      nerr(L, key, "expected a variable name (" IDENT_EXPECT ") in env, got %s",
+           got);
       continue;
     }
     if (v->kind != N_SCALAR || v->sk == S_NULL || v->nul) {
@@ -2210,8 +2260,8 @@ typedef struct case_src {
   const node *k[C_NKEYS];
 } case_src;
 
-static void take_case(loader *L, const node *n, st__case *c,
-                      const st_scene *s, case_src *src) {
+static void take_case(loader *L, const node *n, st__case *c, const st_scene *s,
+                      case_src *src) {
   c->skip_golden = -1;
   c->equal_nan = -1;
   c->expect_fail = s->expect_fail;
@@ -2264,15 +2314,14 @@ static void take_case(loader *L, const node *n, st__case *c,
       c->manual_line = m->line;
       c->manual_column = m->col;
       c->manual_platforms = take_platforms(L, m, "manual", &c->n_manual);
-    }
-    else
+    } else
       expected(L, m, "true, false or a list of platform names", "manual");
   }
   if (v[C_SKIP])
     (void)take_bool(L, v[C_SKIP], "skip_golden", &c->skip_golden);
   if (v[C_GOLDEN_PLATFORM])
-    c->golden_platform = take_string(L, v[C_GOLDEN_PLATFORM],
-                                     "a platform name", "golden_platform");
+    c->golden_platform = take_string(L, v[C_GOLDEN_PLATFORM], "a platform name",
+                                     "golden_platform");
   if (v[C_GOLDEN_DEVICE])
     c->golden_device = take_device(L, v[C_GOLDEN_DEVICE]);
   if (v[C_EQNAN])
@@ -2357,8 +2406,8 @@ static void case_num_bad(loader *L, const st__case *c, const node *n,
     snprintf(nb, sizeof nb, "%" PRId64, x->i);
   else
     snprintf(nb, sizeof nb, "%.17g", x->f);
-  nerr(L, n, "expected %s for '%s', got %s (%s '%s' of case '%s')", what,
-       key, nb, ident_ok(via, strlen(via)) ? "param" : "expression", via,
+  nerr(L, n, "expected %s for '%s', got %s (%s '%s' of case '%s')", what, key,
+       nb, ident_ok(via, strlen(via)) ? "param" : "expression", via,
        c->name ? c->name : "?");
 }
 
@@ -2503,7 +2552,7 @@ typedef struct matrix {
   const node **keys;  /* key nodes, written order */
   const node **lists; /* their value lists */
   size_t n;
-  size_t *excl;       /* n_excl rows of n value indexes (SIZE_MAX: any) */
+  size_t *excl; /* n_excl rows of n value indexes (SIZE_MAX: any) */
   size_t n_excl;
   uint64_t product;
 } matrix;
@@ -2562,8 +2611,10 @@ static int take_matrix(loader *L, const node *mx, const node *ex,
              "param in one of them",
              k->str, t->params[j].line, t->params[j].column);
     if (l->kind == N_SEQ && l->n == 0) {
-      nerr(L, l, "matrix list for '%s' is empty; expected at least one "
-           "value", k->str);
+      nerr(L, l,
+           "matrix list for '%s' is empty; expected at least one "
+           "value",
+           k->str);
       continue;
     }
     if (l->kind != N_SEQ) {
@@ -2648,8 +2699,10 @@ static int take_matrix(loader *L, const node *mx, const node *ex,
                "'%s'? expected a key of the matrix",
                got, dym);
         else
-          nerr(L, k, "exclude names %s, which is not a matrix key; expected "
-               "a key of the matrix", got);
+          nerr(L, k,
+               "exclude names %s, which is not a matrix key; expected "
+               "a key of the matrix",
+               got);
         continue;
       }
       if (row[i] != SIZE_MAX) {
@@ -2716,16 +2769,15 @@ static int matrix_case(loader *L, const st__case *t, const matrix *m,
   c->tags = copy_strv(L, t->tags, t->n_tags);
   c->golden_platform =
       t->golden_platform ? dupstr(L, t->golden_platform) : NULL;
-  c->expect_message =
-      t->expect_message ? dupstr(L, t->expect_message) : NULL;
+  c->expect_message = t->expect_message ? dupstr(L, t->expect_message) : NULL;
   {
     int oom = 0;
     c->quarantine = st__quarantine_copy(t->quarantine, &oom);
     L->oom |= oom;
   }
   if (t->golden_args != NULL &&
-      (c->golden_args = st__zalloc(t->n_golden_args,
-                                   sizeof *c->golden_args)) != NULL)
+      (c->golden_args = st__zalloc(t->n_golden_args, sizeof *c->golden_args)) !=
+          NULL)
     memcpy(c->golden_args, t->golden_args,
            t->n_golden_args * sizeof *c->golden_args);
   else if (t->golden_args != NULL)
@@ -2835,7 +2887,8 @@ static void take_cases(loader *L, const node *n, st_scene *s) {
     return;
   }
   if (n->n == 0) {
-    nerr(L, n, "a scene needs at least one case; expected a list of cases "
+    nerr(L, n,
+         "a scene needs at least one case; expected a list of cases "
          "with a name each");
     return;
   }
@@ -2918,8 +2971,7 @@ enum { P_OP, P_ARGS, P_OUT, P_NKEYS };
  * starts on the line after its indicator, at the indentation of its first
  * non-blank line; any other scalar at its own position (one past a
  * quote). */
-static void source_start(const loader *L, const node *n, int *line,
-                         int *col) {
+static void source_start(const loader *L, const node *n, int *line, int *col) {
   const char *p = L->buf, *end = L->buf + L->len;
   *line = n->line;
   *col = n->col;
@@ -2968,10 +3020,13 @@ static void take_program_file(loader *L, const node *n, st__program *p) {
     else if (text == NULL)
       L->oom = 1;
     else if (got > PROGRAM_FILE_MAX || memchr(text, '\0', got) != NULL)
-      nerr(L, n, "file '%.200s' is %s; expected TorchScript source of at "
-           "most 1 MiB", tmp.path_given,
-           got > PROGRAM_FILE_MAX ? "larger than 1 MiB" : "binary (a NUL "
-                                                          "byte)");
+      nerr(L, n,
+           "file '%.200s' is %s; expected TorchScript source of at "
+           "most 1 MiB",
+           tmp.path_given,
+           got > PROGRAM_FILE_MAX ? "larger than 1 MiB"
+                                  : "binary (a NUL "
+                                    "byte)");
     else {
       text[got] = '\0';
       p->pub.source = text;
@@ -3029,8 +3084,10 @@ static int take_step_value(loader *L, const node *n, st_program_value *v,
     v->n_ints = n->n;
     return 0;
   }
-  expected(L, n, "a value name, a number, true or false, a string or a "
-           "list of integers", "args");
+  expected(L, n,
+           "a value name, a number, true or false, a string or a "
+           "list of integers",
+           "args");
   return -1;
 }
 
@@ -3088,12 +3145,14 @@ static void take_golden_program(loader *L, const node *n, st_scene *s) {
   map_fields(L, n, "golden", golden_keys, G_NKEYS, v, k);
   int forms = (v[G_TS] != NULL) + (v[G_FILE] != NULL) + (v[G_STEPS] != NULL);
   if (forms != 1) {
-    nerr(L, n, "%s in golden; expected exactly one of torchscript, file "
-         "and steps", forms ? "more than one program" : "no program");
+    nerr(L, n,
+         "%s in golden; expected exactly one of torchscript, file "
+         "and steps",
+         forms ? "more than one program" : "no program");
     return;
   }
-  st__program *p = st__program_new(v[G_STEPS] ? ST_PROGRAM_STEPS
-                                               : ST_PROGRAM_TORCHSCRIPT);
+  st__program *p =
+      st__program_new(v[G_STEPS] ? ST_PROGRAM_STEPS : ST_PROGRAM_TORCHSCRIPT);
   if (p == NULL) {
     L->oom = 1;
     return;
@@ -3102,10 +3161,12 @@ static void take_golden_program(loader *L, const node *n, st_scene *s) {
   p->line = p->function_line = p->returns_line = n->line;
   p->column = p->function_column = p->returns_column = n->col;
   if (v[G_STEPS] && v[G_FUNCTION])
-    nerr(L, k[G_FUNCTION], "'function' names a TorchScript function; "
+    nerr(L, k[G_FUNCTION],
+         "'function' names a TorchScript function; "
          "expected it with torchscript or file, not steps");
   if (!v[G_STEPS] && v[G_RETURNS])
-    nerr(L, k[G_RETURNS], "'returns' maps outputs to the values of steps; "
+    nerr(L, k[G_RETURNS],
+         "'returns' maps outputs to the values of steps; "
          "expected it with steps (a TorchScript function returns them)");
   if (v[G_TS]) {
     if (!is_str(v[G_TS]) || v[G_TS]->len == 0)
@@ -3119,9 +3180,8 @@ static void take_golden_program(loader *L, const node *n, st_scene *s) {
   if (v[G_FILE])
     take_program_file(L, v[G_FILE], p);
   if (!v[G_STEPS]) {
-    p->pub.function =
-        v[G_FUNCTION] ? take_ident(L, v[G_FUNCTION], "function")
-                      : dupstr(L, "golden");
+    p->pub.function = v[G_FUNCTION] ? take_ident(L, v[G_FUNCTION], "function")
+                                    : dupstr(L, "golden");
     if (v[G_FUNCTION]) {
       p->function_line = v[G_FUNCTION]->line;
       p->function_column = v[G_FUNCTION]->col;
@@ -3153,11 +3213,12 @@ static void take_golden_program(loader *L, const node *n, st_scene *s) {
 /* A golden program is computed by torch whatever --golden-platform says;
  * a golden_platform naming another backend contradicts it. golden_device
  * says where a program runs: without one it means nothing. */
-static void check_golden_program(loader *L, const st_scene *s,
-                                 const node *gp, const node *dev) {
+static void check_golden_program(loader *L, const st_scene *s, const node *gp,
+                                 const node *dev) {
   if (s->program == NULL) {
     if (dev)
-      nerr(L, dev, "'golden_device' says where a golden program runs; "
+      nerr(L, dev,
+           "'golden_device' says where a golden program runs; "
            "expected it only with golden: {torchscript|file|steps: ...}");
     for (size_t i = 0; i < s->n_cases; i++)
       if (s->cases[i].golden_device != ST__DEVICE_UNSET)
@@ -3169,7 +3230,8 @@ static void check_golden_program(loader *L, const st_scene *s,
     return;
   }
   if (s->golden_platform && strcmp(s->golden_platform, "torch") != 0)
-    nerr(L, gp, "golden_platform '%s' contradicts the golden program, which "
+    nerr(L, gp,
+         "golden_platform '%s' contradicts the golden program, which "
          "torch computes; expected torch or no golden_platform",
          s->golden_platform);
   for (size_t i = 0; i < s->n_cases; i++) {
@@ -3185,14 +3247,49 @@ static void check_golden_program(loader *L, const st_scene *s,
 /* ------------------------------------------------------------------ */
 /* Scenes                                                              */
 
-static const char *const scene_keys[] = {
-    "scene", "level",   "kernel",      "golden", "rtol",  "atol",
-    "workers", "skip_golden", "equal_nan", "expect", "args", "cases",
-    "golden_platform", "golden_args", "expect_message", "env", "golden_device", "tags", "flops",
-    "bytes"};
-enum { K_SCENE, K_LEVEL, K_KERNEL, K_GOLDEN, K_RTOL, K_ATOL, K_WORKERS,
-       K_SKIP, K_EQNAN, K_EXPECT, K_ARGS, K_CASES, K_GOLDEN_PLATFORM,
-       K_GOLDEN_ARGS, K_EXPECT_MESSAGE, K_ENV, K_GOLDEN_DEVICE, K_TAGS, K_FLOPS, K_BYTES, K_NKEYS };
+static const char *const scene_keys[] = {"scene",
+                                         "level",
+                                         "kernel",
+                                         "golden",
+                                         "rtol",
+                                         "atol",
+                                         "workers",
+                                         "skip_golden",
+                                         "equal_nan",
+                                         "expect",
+                                         "args",
+                                         "cases",
+                                         "golden_platform",
+                                         "golden_args",
+                                         "expect_message",
+                                         "env",
+                                         "golden_device",
+                                         "tags",
+                                         "flops",
+                                         "bytes"};
+enum {
+  K_SCENE,
+  K_LEVEL,
+  K_KERNEL,
+  K_GOLDEN,
+  K_RTOL,
+  K_ATOL,
+  K_WORKERS,
+  K_SKIP,
+  K_EQNAN,
+  K_EXPECT,
+  K_ARGS,
+  K_CASES,
+  K_GOLDEN_PLATFORM,
+  K_GOLDEN_ARGS,
+  K_EXPECT_MESSAGE,
+  K_ENV,
+  K_GOLDEN_DEVICE,
+  K_TAGS,
+  K_FLOPS,
+  K_BYTES,
+  K_NKEYS
+};
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -3235,8 +3332,8 @@ static int index_add(st_scene *const *arr, size_t **slots, size_t *cap,
 static const st_scene *find_scene(const loader *L, const char *name) {
   const st_scene *s = NULL;
   if (L->set)
-    s = index_find(L->set->scenes, L->set->name_index,
-                   L->set->name_index_cap, name);
+    s = index_find(L->set->scenes, L->set->name_index, L->set->name_index_cap,
+                   name);
   if (s == NULL)
     s = index_find(L->scenes, L->index, L->index_cap, name);
   return s;
@@ -3282,9 +3379,10 @@ static void mark_used(loader *L, st_scene *s) {
   gather(&nl, &s->atol_param);
   for (size_t i = 0; s->args && i < s->n_args; i++) {
     const st__arg *a = &s->args[i];
-    const st__val *one[] = {&a->dtype,      &a->value,     &a->rtol_param,
-                            &a->atol_param, &a->init.a,    &a->init.b,
-                            &a->shape_list, &a->ints_list, &a->init.values_list};
+    const st__val *one[] = {
+        &a->dtype,      &a->value,     &a->rtol_param,
+        &a->atol_param, &a->init.a,    &a->init.b,
+        &a->shape_list, &a->ints_list, &a->init.values_list};
     for (size_t j = 0; j < sizeof one / sizeof one[0]; j++)
       gather(&nl, one[j]);
     for (size_t d = 0; a->shape && d < a->ndim; d++)
@@ -3319,8 +3417,8 @@ static void resolve_cases(loader *L, const st_scene *s) {
     int alike = have_plan && st__plan_same_inputs(s, plan_i, i);
     if (!alike) {
       st__plan_free(&plan);
-      st_status rc = st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan,
-                                      &tmp);
+      st_status rc =
+          st__plan_resolve(s, i, L->opts->max_arg_bytes, &plan, &tmp);
       have_plan = rc == ST_OK;
       plan_i = i;
       if (!have_plan)
@@ -3366,8 +3464,7 @@ static int take_workers(loader *L, const node *n, int64_t *out) {
   memset(&v, 0, sizeof v);
   val_at(&v, n);
   if (st__expr_eval(n->str, ST__EXPR_INT, NULL, NULL, &x, &xe) != 0) {
-    lerr(L, n->line, st__val_column(&v, xe.offset), "workers: %s%s",
-         xe.message,
+    lerr(L, n->line, st__val_column(&v, xe.offset), "workers: %s%s", xe.message,
          strncmp(xe.message, "unknown name", 12) == 0
              ? "; expected numbers only (a scene has no params)"
              : "");
@@ -3475,8 +3572,8 @@ static void take_scene(loader *L, const node *root) {
   if (v[K_SKIP])
     (void)take_bool(L, v[K_SKIP], "skip_golden", &s->skip_golden);
   if (v[K_GOLDEN_PLATFORM])
-    s->golden_platform = take_string(L, v[K_GOLDEN_PLATFORM],
-                                     "a platform name", "golden_platform");
+    s->golden_platform = take_string(L, v[K_GOLDEN_PLATFORM], "a platform name",
+                                     "golden_platform");
   if (v[K_ENV])
     take_env(L, v[K_ENV], &s->env);
   if (v[K_TAGS])
@@ -3499,9 +3596,8 @@ static void take_scene(loader *L, const node *root) {
   if (s->name) {
     const st_scene *prev = find_scene(L, s->name);
     if (prev)
-      nerr(L, v[K_SCENE],
-           "duplicate scene '%s' (first defined at %s:%d:%d)", s->name,
-           prev->file, prev->line, prev->column);
+      nerr(L, v[K_SCENE], "duplicate scene '%s' (first defined at %s:%d:%d)",
+           s->name, prev->file, prev->line, prev->column);
   }
   /* Resolve even when something else was wrong: every semantic error of
    * the file is wanted, and invalid args and cases are skipped, so what
@@ -3677,8 +3773,7 @@ static void sort_errors(st_error_list *l) {
 static st_status load_buffer(st_scene_set *set, const char *name,
                              const char *text, size_t length,
                              const st_load_options *opts,
-                             const st__load_ext *ext,
-                             st_error_list *errors) {
+                             const st__load_ext *ext, st_error_list *errors) {
   loader L;
   st_load_options taken;
   st_error bad;
@@ -3810,8 +3905,8 @@ static int file_seen(st_scene_set *set, const struct stat *sb) {
   for (size_t i = 0; i < set->n_files; i++)
     if (set->files[i].dev == id.dev && set->files[i].ino == id.ino)
       return 1;
-  struct st__file_id *v = st__array_grow(set->files, &set->files_cap,
-                                          set->n_files, sizeof *v, 16);
+  struct st__file_id *v =
+      st__array_grow(set->files, &set->files_cap, set->n_files, sizeof *v, 16);
   if (v == NULL)
     return -1;
   set->files = v;
@@ -3820,8 +3915,8 @@ static int file_seen(st_scene_set *set, const struct stat *sb) {
 }
 
 static st_status load_file(st_scene_set *set, const char *path,
-                           const st_load_options *opts,
-                           const st__load_ext *ext, st_error_list *errors) {
+                           const st_load_options *opts, const st__load_ext *ext,
+                           st_error_list *errors) {
   /* Non-blocking, so that a FIFO (or a device) in a scene's place is
    * refused below instead of blocking the open until a writer comes
    * (issue 13, D3); for a regular file the flag changes nothing. */
@@ -3849,16 +3944,16 @@ static st_status load_file(st_scene_set *set, const char *path,
                     "file of %jd bytes; expected at most %" PRIu64
                     " bytes (raise the limit with --max-file-bytes)",
                     (intmax_t)sb.st_size, opts->max_file_bytes);
-    rc = errors && st_error_list_add(errors, &e) != ST_OK ? ST_ENOMEM
-                                                          : ST_ELOAD;
+    rc =
+        errors && st_error_list_add(errors, &e) != ST_OK ? ST_ENOMEM : ST_ELOAD;
     goto out;
   }
   /* SPEC §7: a path that is not a regular file is an error before any
    * read: /dev/zero would otherwise be read until memory runs out. */
   if (!S_ISREG(sb.st_mode)) {
-    const char *what = S_ISFIFO(sb.st_mode)  ? "a FIFO"
-                       : S_ISCHR(sb.st_mode) ? "a character device"
-                       : S_ISBLK(sb.st_mode) ? "a block device"
+    const char *what = S_ISFIFO(sb.st_mode)   ? "a FIFO"
+                       : S_ISCHR(sb.st_mode)  ? "a character device"
+                       : S_ISBLK(sb.st_mode)  ? "a block device"
                        : S_ISSOCK(sb.st_mode) ? "a socket"
                                               : "not a regular file";
     st_error e;
@@ -3866,8 +3961,8 @@ static st_status load_file(st_scene_set *set, const char *path,
     st_error_set(&e, ST_ELOAD,
                  "cannot read '%s': it is %s; expected a regular file", path,
                  what);
-    rc = errors && st_error_list_add(errors, &e) != ST_OK ? ST_ENOMEM
-                                                          : ST_ELOAD;
+    rc =
+        errors && st_error_list_add(errors, &e) != ST_OK ? ST_ENOMEM : ST_ELOAD;
     goto out;
   }
   {
@@ -3939,8 +4034,8 @@ static int glob_hit(const char *const *g, size_t n, const char *rel,
 
 static int ignored(const scan *sc, const char *path, const char *base,
                    int is_dir) {
-  if (is_dir && (strcmp(base, "subprojects") == 0 ||
-                 strncmp(base, "build", 5) == 0))
+  if (is_dir &&
+      (strcmp(base, "subprojects") == 0 || strncmp(base, "build", 5) == 0))
     return 1;
   const char *rel = path + sc->root_len;
   while (*rel == '/')
@@ -4039,9 +4134,8 @@ static st_status collect(const scan *sc, const char *dir, pathlist *out,
     }
     /* scenetest.yaml is the configuration file (docs/cli.md). */
     if (!(has_suffix(de->d_name, ".yaml") || has_suffix(de->d_name, ".yml")) ||
-        strcmp(de->d_name, "scenetest.yaml") == 0 ||
-        stat(p, &sb) != 0 || S_ISDIR(sb.st_mode) ||
-        ignored(sc, p, de->d_name, 0)) {
+        strcmp(de->d_name, "scenetest.yaml") == 0 || stat(p, &sb) != 0 ||
+        S_ISDIR(sb.st_mode) || ignored(sc, p, de->d_name, 0)) {
       free(p);
       continue;
     }
@@ -4083,8 +4177,12 @@ st_status st__scene_set_load_path_ext(st_scene_set *set, const char *path,
     return load_file(set, path, &taken, ext, errors);
 
   pathlist pl = {0};
-  scan sc = {path, strlen(path), ext ? ext->ignore : NULL,
-             ext ? ext->n_ignore : 0, NULL, 0};
+  scan sc = {path,
+             strlen(path),
+             ext ? ext->ignore : NULL,
+             ext ? ext->n_ignore : 0,
+             NULL,
+             0};
   st_status rc = read_ignore_file(&sc);
   if (rc == ST_OK)
     rc = collect(&sc, path, &pl, 0, errors);

@@ -161,8 +161,7 @@ static void fit_expect(st_dtype dt, char *buf, size_t size) {
   else if (dt == ST_DTYPE_BFLOAT16)
     snprintf(buf, size, "a value of magnitude at most 3.38953e+38");
   else
-    snprintf(buf, size, "a value of magnitude at most %g",
-             dtype_float_max(dt));
+    snprintf(buf, size, "a value of magnitude at most %g", dtype_float_max(dt));
 }
 
 /* Shortest text that reads back as the same number. */
@@ -279,12 +278,11 @@ static st__expr_domain dom_of(st_dtype dt) {
   return st_dtype_is_float(dt) ? ST__EXPR_FLOAT : ST__EXPR_INT;
 }
 
-#define DTYPE_LIST                                                            \
-  "float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, "  \
+#define DTYPE_LIST                                                             \
+  "float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, "    \
   "bool, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2"
 
-static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out,
-                         int *dep) {
+static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out, int *dep) {
   const st__val *v = &a->dtype;
   if (v->kind == ST__VAL_NAME && st_dtype_parse(v->name, out) == ST_OK)
     return 0;
@@ -330,8 +328,8 @@ static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out,
   }
   if (st_dtype_parse(p->str, out) != ST_OK) {
     rerr(c, v->line, v->column,
-         "dtype of '%s': param '%s' of case '%s' is '%s'; expected one of: "
-         DTYPE_LIST,
+         "dtype of '%s': param '%s' of case '%s' is '%s'; expected one "
+         "of: " DTYPE_LIST,
          a->name, v->name, c->kase->name, p->str);
     return -1;
   }
@@ -490,8 +488,8 @@ static int init_range(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   const st__init *in = &a->init;
   int da = dep, db = dep;
   char cb[200], nb[64], eb[96];
-  if (resolve_pair(c, in, dom_of(r->dtype), "range start", "range step", r,
-                   &da, &db) != 0)
+  if (resolve_pair(c, in, dom_of(r->dtype), "range start", "range step", r, &da,
+                   &db) != 0)
     return -1;
   if (check_fits(c, &in->a, r->dtype, &r->a, da, "range start", a->name) != 0)
     return -1;
@@ -507,14 +505,13 @@ static int init_range(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   rerr(c, in->line, in->column,
        "range of '%s' ends at %s, which does not fit %s%s; expected every "
        "element to be %s",
-       a->name, nb, st_dtype_name(r->dtype),
-       in_case(c, da | db, cb, sizeof cb), eb);
+       a->name, nb, st_dtype_name(r->dtype), in_case(c, da | db, cb, sizeof cb),
+       eb);
   return -1;
 }
 
 /* uniform: [LO, HI) and normal: [MEAN, STD], float dtypes only. */
-static int init_float_random(rctx *c, const st__arg *a, st__rarg *r,
-                             int dep) {
+static int init_float_random(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   const st__init *in = &a->init;
   st_dtype dt = r->dtype;
   int da = dep, db = dep;
@@ -632,8 +629,8 @@ static int init_values(rctx *c, const st__arg *a, st__rarg *r, int dep) {
     int vd = dep;
     if (v->kind == ST__VAL_NUM) {
       r->values[i] = v->num;
-    } else if (resolve_num(c, v, dom_of(dt), "values", &r->values[i],
-                           &vd) != 0) {
+    } else if (resolve_num(c, v, dom_of(dt), "values", &r->values[i], &vd) !=
+               0) {
       rc = -1;
       continue;
     }
@@ -711,8 +708,7 @@ static int resolve_init(rctx *c, const st__arg *a, st__rarg *r, int dep) {
 }
 
 /* A tolerance that names a param (SPEC §13), for this case. */
-static int tol_param(rctx *c, const st__val *v, const char *key,
-                     double *out) {
+static int tol_param(rctx *c, const st__val *v, const char *key, double *out) {
   st__num n;
   int dep = 0;
   char what[64];
@@ -724,8 +720,8 @@ static int tol_param(rctx *c, const st__val *v, const char *key,
     char nb[64];
     num_str(&n, nb, sizeof nb);
     rerr(c, v->line, v->column,
-         "%s: %s '%s' of case '%s' is %s; expected a finite number >= 0",
-         key, st__expr_is_name(v->name) ? "param" : "expression", v->name,
+         "%s: %s '%s' of case '%s' is %s; expected a finite number >= 0", key,
+         st__expr_is_name(v->name) ? "param" : "expression", v->name,
          c->kase->name, nb);
     return -1;
   }
@@ -761,12 +757,10 @@ static int resolve_tolerance(rctx *c, const st__arg *a, st__rarg *r) {
   const st__case *k = c->kase;
   int rc = 0;
   st__default_tolerance(r->dtype, &r->rtol, &r->atol);
-  rc |= pick_tol(c, a->has_rtol, a->rtol, &a->rtol_param, k->has_rtol,
-                 k->rtol, s->has_rtol, s->rtol, &s->rtol_param, "rtol",
-                 &r->rtol);
-  rc |= pick_tol(c, a->has_atol, a->atol, &a->atol_param, k->has_atol,
-                 k->atol, s->has_atol, s->atol, &s->atol_param, "atol",
-                 &r->atol);
+  rc |= pick_tol(c, a->has_rtol, a->rtol, &a->rtol_param, k->has_rtol, k->rtol,
+                 s->has_rtol, s->rtol, &s->rtol_param, "rtol", &r->rtol);
+  rc |= pick_tol(c, a->has_atol, a->atol, &a->atol_param, k->has_atol, k->atol,
+                 s->has_atol, s->atol, &s->atol_param, "atol", &r->atol);
   r->equal_nan = a->equal_nan >= 0   ? a->equal_nan
                  : k->equal_nan >= 0 ? k->equal_nan
                                      : s->equal_nan;
@@ -813,8 +807,7 @@ static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
 
 /* `expected:` (docs/scene-format.md): an init of the tensor's own dtype
  * and shape, resolved as its init is, into r->expected. */
-static int resolve_expected(rctx *c, const st__arg *a, st__rarg *r,
-                            int dep) {
+static int resolve_expected(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   st__arg as_init = *a;
   st__rarg *x = malloc(sizeof *x);
   if (x == NULL) {
@@ -850,11 +843,10 @@ static int resolve_arg(rctx *c, const st__arg *a, st__rarg *r) {
     return -1;
   if (!a->is_tensor) {
     int vd = dep;
-    if (resolve_num(c, &a->value, dom_of(r->dtype), "value", &r->value,
-                    &vd) != 0)
+    if (resolve_num(c, &a->value, dom_of(r->dtype), "value", &r->value, &vd) !=
+        0)
       return -1;
-    return check_fits(c, &a->value, r->dtype, &r->value, vd, "value",
-                      a->name);
+    return check_fits(c, &a->value, r->dtype, &r->value, vd, "value", a->name);
   }
   if (resolve_shape(c, a, r, &dep) != 0)
     return -1;
@@ -886,8 +878,7 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
       c.sorted[i] = &c.kase->params[i];
     qsort(c.sorted, c.kase->n_params, sizeof *c.sorted, param_cmp);
   }
-  out->args =
-      st__zalloc(scene->n_args ? scene->n_args : 1, sizeof *out->args);
+  out->args = st__zalloc(scene->n_args ? scene->n_args : 1, sizeof *out->args);
   if (out->args == NULL) {
     rc = ST_ENOMEM;
     goto out;
@@ -907,8 +898,7 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
       continue;
     if (a->is_tensor) {
       out->n_tensors++;
-      if (__builtin_add_overflow(total, (uint64_t)out->args[i].nbytes,
-                                 &total))
+      if (__builtin_add_overflow(total, (uint64_t)out->args[i].nbytes, &total))
         total_overflow = 1;
     }
   }

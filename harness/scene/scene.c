@@ -208,4 +208,3 @@ void st__scene_free(st_scene *scene) {
   }
   free(scene);
 }
-

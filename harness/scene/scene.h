@@ -53,19 +53,19 @@ typedef enum st__init_kind {
 
 typedef struct st__init {
   st__init_kind kind;
-  st__val a;        /* fill V; range start; uniform LO; normal MEAN; randint LO */
-  st__val b;        /* range step; uniform HI; normal STD; randint HI */
-  st__val *values;  /* ST__INIT_VALUES; owned */
+  st__val a; /* fill V; range start; uniform LO; normal MEAN; randint LO */
+  st__val b; /* range step; uniform HI; normal STD; randint HI */
+  st__val *values; /* ST__INIT_VALUES; owned */
   size_t n_values;
-  char *path;       /* ST__INIT_FILE: resolved absolute path; owned */
+  char *path; /* ST__INIT_FILE: resolved absolute path; owned */
   int line;
   int column;
-  char *path_given; /* ST__INIT_FILE: the path as written (for messages,
-                       which must not depend on where the tree lives);
-                       owned. Added by the loader. */
-  int given;        /* 1 when the scene wrote `init:` (0: the default
-                       zeros), so that outputs with no explicit init can be
-                       poisoned (SPEC §13) */
+  char *path_given;    /* ST__INIT_FILE: the path as written (for messages,
+                          which must not depend on where the tree lives);
+                          owned. Added by the loader. */
+  int given;           /* 1 when the scene wrote `init:` (0: the default
+                          zeros), so that outputs with no explicit init can be
+                          poisoned (SPEC §13) */
   st__val values_list; /* `values: lens`: a list param (ST__VAL_NAME) that
                           gives every value, resolved per case */
 } st__init;
@@ -75,46 +75,46 @@ typedef struct st__arg {
   int is_tensor;
   int line;
   int column;
-  st__val dtype;    /* ST__VAL_NAME: a dtype name or a param name */
-  st__val *shape;   /* tensors; owned */
+  st__val dtype;  /* ST__VAL_NAME: a dtype name or a param name */
+  st__val *shape; /* tensors; owned */
   size_t ndim;
-  st__init init;    /* tensors */
-  st_role role;     /* tensors; default input */
+  st__init init; /* tensors */
+  st_role role;  /* tensors; default input */
   int has_rtol, has_atol;
   double rtol, atol;
   st__val rtol_param, atol_param; /* a param name (ST__VAL_NAME) instead of
                                      a number: resolved per case */
-  int equal_nan;    /* -1 unset, else 0/1 */
-  int compare;      /* outputs; default 1 */
-  st__val value;    /* scalars: ST_SCALAR_NUMBER */
-  st_scalar_kind scalar_kind; /* scalars; default number */
-  st__val *ints;    /* ST_SCALAR_INTS: numbers or param names; owned */
+  int equal_nan;                  /* -1 unset, else 0/1 */
+  int compare;                    /* outputs; default 1 */
+  st__val value;                  /* scalars: ST_SCALAR_NUMBER */
+  st_scalar_kind scalar_kind;     /* scalars; default number */
+  st__val *ints; /* ST_SCALAR_INTS: numbers or param names; owned */
   size_t n_ints;
-  char *string;     /* ST_SCALAR_STRING; owned */
+  char *string;       /* ST_SCALAR_STRING; owned */
   st__val shape_list; /* `shape: DIMS`: the list param that gives the whole
                          shape (ST__VAL_NAME), resolved per case */
   st__val ints_list;  /* `ints: lens` likewise */
-  st__init expected; /* outputs and inouts: `expected:`, the value compare
-                        wants instead of golden's (has_expected) */
+  st__init expected;  /* outputs and inouts: `expected:`, the value compare
+                         wants instead of golden's (has_expected) */
   int has_expected;
-  int invalid;      /* loader only: this arg had errors, so plans skip it
-                       (every other arg is still checked). Added by the
-                       loader; never set on a loaded scene. */
+  int invalid; /* loader only: this arg had errors, so plans skip it
+                  (every other arg is still checked). Added by the
+                  loader; never set on a loaded scene. */
 } st__arg;
 
 typedef struct st__param {
   char *name; /* owned */
   int is_str; /* a dtype name (the only strings a param holds) */
   st__num num;
-  char *str;  /* owned, is_str */
+  char *str; /* owned, is_str */
   int line;
   int column;
-  int used;   /* some field names it, directly or through another param's
-                 expression (set by the loader) */
-  st__val expr; /* ST__VAL_NAME: an expression over the params written
-                   before it (or, in a matrix, over the case's others),
-                   evaluated in the domain of the field that uses it;
-                   ST__VAL_NONE otherwise. Text owned. */
+  int used;      /* some field names it, directly or through another param's
+                    expression (set by the loader) */
+  st__val expr;  /* ST__VAL_NAME: an expression over the params written
+                    before it (or, in a matrix, over the case's others),
+                    evaluated in the domain of the field that uses it;
+                    ST__VAL_NONE otherwise. Text owned. */
   st__val *list; /* a list param (lens: [33, 17, 128]): numbers or
                     expressions; owned, each entry's text too */
   size_t n_list;
@@ -124,7 +124,7 @@ typedef struct st__param {
 /* `env:` of a scene or a case (docs/scene-format.md): NAME = VALUE pairs
  * in written order, each value the scalar's text as written. */
 typedef struct st__env {
-  char **kv;  /* 2 * n strings: name, value, ...; owned */
+  char **kv; /* 2 * n strings: name, value, ...; owned */
   size_t n;
   int line, column; /* where `env:` is written */
 } st__env;
@@ -138,42 +138,42 @@ typedef struct st__case {
   int has_platforms;
   char **platforms; /* owned */
   size_t n_platforms;
-  int manual_all;            /* manual: true */
-  char **manual_platforms;   /* manual: [p, ...]; owned */
+  int manual_all;          /* manual: true */
+  char **manual_platforms; /* manual: [p, ...]; owned */
   size_t n_manual;
-  int skip_golden;           /* -1 unset */
-  unsigned rounds;           /* 0 unset */
+  int skip_golden; /* -1 unset */
+  unsigned rounds; /* 0 unset */
   int has_rtol, has_atol;
   double rtol, atol;
-  double timeout;            /* 0 unset */
+  double timeout; /* 0 unset */
   /* `flops`, `bytes` (the case's, else the scene's; docs/bench.md): the
    * work of one run; has_work[i] 0: not given. */
   int has_work[2];
   double work[2];
-  int equal_nan;             /* -1 unset, else 0/1 */
-  int expect_fail;           /* resolved: the case's `expect`, else the
-                                scene's (SPEC §13) */
-  size_t base_len;           /* a matrix case: the length of NAME in
-                                NAME[P=v,...]; else strlen(name) */
+  int equal_nan;   /* -1 unset, else 0/1 */
+  int expect_fail; /* resolved: the case's `expect`, else the
+                      scene's (SPEC §13) */
+  size_t base_len; /* a matrix case: the length of NAME in
+                      NAME[P=v,...]; else strlen(name) */
   int platforms_line, platforms_column; /* where the lists are written */
   int manual_line, manual_column;
-  char *golden_platform;     /* owned; NULL unset */
-  int expect_error;          /* resolved like expect_fail: `expect: error`
-                                (docs/scene-format.md) */
-  char *expect_message;      /* owned; NULL: the scene's */
-  size_t *golden_args;       /* owned: indices into the scene's args, in
-                                the order written; NULL: the scene's */
+  char *golden_platform; /* owned; NULL unset */
+  int expect_error;      /* resolved like expect_fail: `expect: error`
+                            (docs/scene-format.md) */
+  char *expect_message;  /* owned; NULL: the scene's */
+  size_t *golden_args;   /* owned: indices into the scene's args, in
+                            the order written; NULL: the scene's */
   size_t n_golden_args;
-  int golden_device;         /* ST__DEVICE_* (scene/program.h); unset 0 */
-  void *block;               /* owned; when set, name, params and the
-                                params' names live in it, not owned one
-                                by one (a case as written: one allocation
-                                a case, not one a string) */
-  st__env env;               /* the case's own; scene/env.c merges */
+  int golden_device; /* ST__DEVICE_* (scene/program.h); unset 0 */
+  void *block;       /* owned; when set, name, params and the
+                        params' names live in it, not owned one
+                        by one (a case as written: one allocation
+                        a case, not one a string) */
+  st__env env;       /* the case's own; scene/env.c merges */
   struct st__quarantine *quarantine; /* owned; resolved: the case's
                                 `expect` mapping, else the scene's (a
                                 copy); NULL: none (scene/quarantine.h) */
-  char **tags;               /* owned: the case's own tags, each once */
+  char **tags;                       /* owned: the case's own tags, each once */
   size_t n_tags;
 } st__case;
 
@@ -183,35 +183,35 @@ struct st_scene {
   char *dir;  /* owned: realpath of the file's directory */
   int line;
   int column;
-  int level;  /* 2 or 3 */
-  char *kernel; /* owned */
-  char *golden; /* owned: defaults to kernel */
+  int level;                      /* 2 or 3 */
+  char *kernel;                   /* owned */
+  char *golden;                   /* owned: defaults to kernel */
   int kernel_line, kernel_column; /* where the ops are named (golden: */
   int golden_line, golden_column; /* the kernel's when not given) */
   int has_rtol, has_atol;
   double rtol, atol;
-  unsigned workers; /* level 3; default 2 */
-  int skip_golden;  /* default 0 */
+  unsigned workers;               /* level 3; default 2 */
+  int skip_golden;                /* default 0 */
   st__val rtol_param, atol_param; /* param-named tolerances, per case */
-  int equal_nan;    /* default 0 */
-  int expect_fail;  /* default 0 */
-  char *golden_platform; /* owned; NULL: reference (or the CLI's) */
-  int expect_error;      /* default 0 */
-  char *expect_message;  /* owned; NULL: any message */
-  size_t *golden_args;   /* owned: indices into args; NULL: every arg but
-                            scratch (scene/golden_view.h) */
+  int equal_nan;                  /* default 0 */
+  int expect_fail;                /* default 0 */
+  char *golden_platform;          /* owned; NULL: reference (or the CLI's) */
+  int expect_error;               /* default 0 */
+  char *expect_message;           /* owned; NULL: any message */
+  size_t *golden_args; /* owned: indices into args; NULL: every arg but
+                          scratch (scene/golden_view.h) */
   size_t n_golden_args;
   struct st__program *program; /* owned: `golden:` as a program (golden is
                                   then ST_PROGRAM_OP); NULL: an op name */
-  int golden_device; /* ST__DEVICE_* (scene/program.h); unset 0 */
-  st__arg *args;    /* owned */
+  int golden_device;           /* ST__DEVICE_* (scene/program.h); unset 0 */
+  st__arg *args;               /* owned */
   size_t n_args;
-  st__case *cases;  /* owned */
+  st__case *cases; /* owned */
   size_t n_cases;
-  st__env env;      /* every case's, under its own (scene/env.c) */
+  st__env env; /* every case's, under its own (scene/env.c) */
   struct st__quarantine *quarantine; /* owned: `expect` as a mapping;
                                         NULL: none */
-  char **tags;      /* owned: every case's, before its own */
+  char **tags;                       /* owned: every case's, before its own */
   size_t n_tags;
 };
 
@@ -230,14 +230,14 @@ struct st_scene_set {
    * st_scene_set_free. */
   struct st__file_id {
     unsigned long long dev, ino;
-  } *files;
+  } * files;
   size_t n_files, files_cap;
 };
 
 /* One argument of one case, resolved. */
 typedef struct st__rarg {
   const st__arg *arg;
-  const char *name;  /* borrowed from arg */
+  const char *name; /* borrowed from arg */
   int is_tensor;
   st_dtype dtype;
   st_role role;
@@ -247,20 +247,20 @@ typedef struct st__rarg {
   size_t numel;
   size_t nbytes;
   st__init_kind init;
-  int poison;         /* an output (not inout) with no explicit init: filled
-                         with the poison before each run and checked for
-                         never-written elements by compare (SPEC §13) */
-  st__num a, b;       /* init parameters, params substituted */
-  st__num *values;    /* ST__INIT_VALUES; owned by the plan */
+  int poison;      /* an output (not inout) with no explicit init: filled
+                      with the poison before each run and checked for
+                      never-written elements by compare (SPEC §13) */
+  st__num a, b;    /* init parameters, params substituted */
+  st__num *values; /* ST__INIT_VALUES; owned by the plan */
   size_t n_values;
-  const char *path;   /* ST__INIT_FILE; borrowed from arg */
-  double rtol, atol;  /* effective: tensor > case > scene > dtype default */
-  int equal_nan;      /* effective: tensor > case > scene > false */
-  st__num value;      /* scalars */
+  const char *path;  /* ST__INIT_FILE; borrowed from arg */
+  double rtol, atol; /* effective: tensor > case > scene > dtype default */
+  int equal_nan;     /* effective: tensor > case > scene > false */
+  st__num value;     /* scalars */
   st_scalar_kind scalar_kind;
-  int64_t *ints;      /* ST_SCALAR_INTS; owned by the plan */
+  int64_t *ints; /* ST_SCALAR_INTS; owned by the plan */
   size_t n_ints;
-  const char *string; /* ST_SCALAR_STRING; borrowed from arg */
+  const char *string;        /* ST_SCALAR_STRING; borrowed from arg */
   struct st__rarg *expected; /* `expected:` resolved as an init of this
                                 tensor's dtype and shape; owned by the
                                 plan; NULL: golden's */
@@ -282,8 +282,7 @@ typedef struct st__plan {
  * position; returns ST_ELOAD if there was any (out is then freed).
  * Thread-safety: any thread. */
 st_status st__plan_resolve(const st_scene *scene /* IN */, size_t case_index,
-                           uint64_t max_arg_bytes,
-                           st__plan *out /* OUT */,
+                           uint64_t max_arg_bytes, st__plan *out /* OUT */,
                            st_error_list *errors /* OUT */) ST_WUR;
 /* Accepts a zeroed plan. */
 void st__plan_free(st__plan *plan /* IN/OUT */);
@@ -294,8 +293,7 @@ void st__plan_free(st__plan *plan /* IN/OUT */);
  * name and position its messages give. The loader resolves every case of
  * a scene at load time, and most cases of a long scene share a plan.
  * Thread-safety: any thread. */
-int st__plan_same_inputs(const st_scene *scene /* IN */, size_t a,
-                         size_t b);
+int st__plan_same_inputs(const st_scene *scene /* IN */, size_t a, size_t b);
 
 /* Default tolerances per dtype (torch.testing.assert_close). */
 void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
@@ -333,8 +331,8 @@ typedef struct st__scene_check {
   /* Once per scene document, after its cases; valid[i] says whether case
    * i loaded without errors (fields of an invalid one may be NULL). The
    * scene itself may have errors too: every field may be NULL. */
-  void (*scene)(void *data, const st_scene *scene,
-                const unsigned char *valid, st__diag *diag);
+  void (*scene)(void *data, const st_scene *scene, const unsigned char *valid,
+                st__diag *diag);
 } st__scene_check;
 
 /* What the CLI adds to a load beyond st_load_options. */
@@ -359,8 +357,7 @@ st_status st__scene_set_load_string_ext(st_scene_set *set /* IN/OUT */,
                                         size_t length,
                                         const st_load_options *opts /* IN */,
                                         const st__load_ext *ext /* IN */,
-                                        st_error_list *errors /* OUT */)
-    ST_WUR;
+                                        st_error_list *errors /* OUT */) ST_WUR;
 
 /* The environment case case_index of scene runs under: the scene's
  * pairs with the case's values over them, then the case's other names
@@ -372,8 +369,8 @@ st_status st__case_env(const st_scene *scene /* IN */, size_t case_index,
  * the case's own not among them. *out is a malloc'd array of *n borrowed
  * strings (NULL when *n is 0). ST_ENOMEM. Thread-safety: any thread. */
 st_status st__case_tags(const st_scene *scene /* IN */, size_t case_index,
-                        const char ***out /* OUT */, size_t *n /* OUT */)
-    ST_WUR;
+                        const char ***out /* OUT */,
+                        size_t *n /* OUT */) ST_WUR;
 /* 1 when some case of scene has an environment. */
 int st__scene_has_env(const st_scene *scene /* IN */);
 /* Frees what an st__env owns. */

@@ -18,14 +18,14 @@
  * so "::case" is every scene's `case` and "scene::" every case of
  * `scene`. Without "::" the selector names scenes. */
 typedef struct selector {
-  char *scene;     /* owned; "" = any */
-  char *kase;      /* owned; "" = any */
+  char *scene;       /* owned; "" = any */
+  char *kase;        /* owned; "" = any */
   int scene_literal; /* the part equals a scene name: no glob (SPEC §13) */
   int kase_literal;  /* the part equals a case name: no glob */
-  size_t matched;  /* cases it matches, before manual/platform */
-  size_t manual;   /* of those, manual on the platform */
-  size_t runs_on;  /* of those, running on the platform */
-  size_t selected; /* of those, left after manual and platform */
+  size_t matched;    /* cases it matches, before manual/platform */
+  size_t manual;     /* of those, manual on the platform */
+  size_t runs_on;    /* of those, running on the platform */
+  size_t selected;   /* of those, left after manual and platform */
 } selector;
 
 uint64_t st_shard_hash(const char *scene, const char *kase) {
@@ -167,8 +167,8 @@ static size_t case_distance(const selector *sel, const char *scene,
 /* docs/cli.md: the case ids nearest a selector that matched nothing (at
  * most ST__SUGGEST_MAX edits in all, the first three of the nearest, in
  * set order) as "'S::C', 'S::D'" into buf; 0 when none is near. */
-static int near_cases(const st_scene_set *set, const selector *sel,
-                      char *buf, size_t size) {
+static int near_cases(const st_scene_set *set, const selector *sel, char *buf,
+                      size_t size) {
   size_t best = ST__SUGGEST_MAX + 1, shown = 0, more = 0, len = 0;
   for (int pass = 0; pass < 2; pass++)
     for (size_t s = 0; s < st_scene_set_count(set); s++) {
@@ -188,8 +188,7 @@ static int near_cases(const st_scene_set *set, const selector *sel,
           continue;
         }
         len += (size_t)snprintf(buf + len, size - len, "%s'%.64s::%.64s'",
-                                shown > 0 ? ", " : "", st_scene_name(sc),
-                                name);
+                                shown > 0 ? ", " : "", st_scene_name(sc), name);
         shown++;
       }
     }
@@ -238,8 +237,8 @@ static st_status selector_error(const st_scene_set *set,
   if (sel->matched == 0) {
     if (near_cases(set, sel, scenes, sizeof scenes))
       return st_error_set(err, ST_EUSAGE,
-                          "--case '%s' matches no case; did you mean %s?",
-                          text, scenes);
+                          "--case '%s' matches no case; did you mean %s?", text,
+                          scenes);
     list_scenes(set, scenes, sizeof scenes);
     return st_error_set(err, ST_EUSAGE,
                         "--case '%s' matches no case; scenes: %s", text,

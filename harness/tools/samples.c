@@ -120,8 +120,8 @@ static int case_eq(const void *ctx, size_t pos) {
   return text_is(g->kase, k->kase) && text_is(g->scene, k->scene);
 }
 
-static long find_group(const st__side *s, st__tl_text scene,
-                       st__tl_text kase, st__tl_text phase) {
+static long find_group(const st__side *s, st__tl_text scene, st__tl_text kase,
+                       st__tl_text phase) {
   group_key k;
   size_t i;
   k.side = s;
@@ -209,8 +209,7 @@ static st_status add_sample(st__side *s, size_t file, const st__tl_phase *ph,
     pk.side = s;
     pk.file = file;
     pk.pid = ph->pid;
-    i = st__hashidx_find(&s->proc_idx, proc_hash(file, ph->pid), proc_eq,
-                         &pk);
+    i = st__hashidx_find(&s->proc_idx, proc_hash(file, ph->pid), proc_eq, &pk);
     if (i != SIZE_MAX)
       sm->cond = (long)s->procs[i].condition;
   }
@@ -279,8 +278,7 @@ static st_status add_pid(st__side *s, size_t c, long pid) {
   pk.side = s;
   pk.file = c;
   pk.pid = pid;
-  if (st__hashidx_find(&s->cp_idx, proc_hash(c, pid), cp_eq, &pk) !=
-      SIZE_MAX)
+  if (st__hashidx_find(&s->cp_idx, proc_hash(c, pid), cp_eq, &pk) != SIZE_MAX)
     return ST_OK;
   if (grow((void **)&s->cps, &s->cap_cps, s->n_cps + 1, sizeof *s->cps) != 0 ||
       st__hashidx_add(&s->cp_idx, proc_hash(c, pid), s->n_cps) != ST_OK)
@@ -289,8 +287,7 @@ static st_status add_pid(st__side *s, size_t c, long pid) {
   s->cps[s->n_cps].pid = pid;
   s->n_cps++;
   /* Doubled at 4, 8, 16, ...: a condition of many processes. */
-  if (cd->n_pids < 4 ? cd->n_pids == 0
-                     : (cd->n_pids & (cd->n_pids - 1)) == 0) {
+  if (cd->n_pids < 4 ? cd->n_pids == 0 : (cd->n_pids & (cd->n_pids - 1)) == 0) {
     size_t want = cd->n_pids < 4 ? 4 : cd->n_pids * 2;
     grown = realloc(cd->pids, want * sizeof *cd->pids);
     if (grown == NULL)
@@ -301,8 +298,7 @@ static st_status add_pid(st__side *s, size_t c, long pid) {
   return ST_OK;
 }
 
-static st_status add_record(st__side *s, size_t file,
-                            const st__tl_record *r) {
+static st_status add_record(st__side *s, size_t file, const st__tl_record *r) {
   proc_key pk;
   record_key rk;
   uint64_t rh = record_hash(r);
@@ -320,8 +316,8 @@ static st_status add_record(st__side *s, size_t file,
              sizeof *s->conds) != 0 ||
         st__hashidx_add(&s->cond_idx, rh, c) != ST_OK)
       return ST_ENOMEM;
-    size_t size = offsetof(st__tl_record, modules) +
-                  r->n_modules * sizeof r->modules[0];
+    size_t size =
+        offsetof(st__tl_record, modules) + r->n_modules * sizeof r->modules[0];
     memset(&s->conds[c], 0, sizeof s->conds[c]);
     if ((s->conds[c].record = malloc(size)) == NULL)
       return ST_ENOMEM;
@@ -565,8 +561,8 @@ static st_status cold_rule(st__side *s) {
     k.file = a->file;
     k.pid = a->pid;
     k.kase = s->group_case[a->group];
-    at = st__hashidx_find(&idx, first_hash(k.file, k.pid, k.kase), first_eq,
-                          &k);
+    at =
+        st__hashidx_find(&idx, first_hash(k.file, k.pid, k.kase), first_eq, &k);
     if (at != SIZE_MAX && a->iter == items[at].iter)
       a->dropped = 1;
   }
@@ -584,8 +580,7 @@ static long condition_of(const st__side *s, const sample *sm) {
   k.side = s;
   k.file = sm->file;
   k.pid = sm->pid;
-  i = st__hashidx_find(&s->proc_idx, proc_hash(sm->file, sm->pid), proc_eq,
-                       &k);
+  i = st__hashidx_find(&s->proc_idx, proc_hash(sm->file, sm->pid), proc_eq, &k);
   return i == SIZE_MAX ? -1 : (long)s->procs[i].first;
 }
 
@@ -619,8 +614,7 @@ static st_status sum_runs(st__group *g, const sample *const *in, size_t n) {
   for (i = 0; i < n; i++) {
     const sample *sm = in[i];
     exec_key k;
-    uint64_t h = st__hash_u64(proc_hash(sm->file, sm->pid),
-                              (uint64_t)sm->iter);
+    uint64_t h = st__hash_u64(proc_hash(sm->file, sm->pid), (uint64_t)sm->iter);
     size_t at;
     k.items = ex;
     k.file = sm->file;
@@ -866,16 +860,16 @@ const st__group *st__side_only(const st__side *a, const st__side *b,
 }
 
 void st__group_json_open(FILE *out, const st__group *g) {
-  const char *const kv[] = {"scene", g->scene, "case", g->kase,
-                            "phase", g->phase};
+  const char *const kv[] = {"scene", g->scene, "case",
+                            g->kase, "phase",  g->phase};
   fputc('{', out);
   st__json_members(out, kv, 3);
 }
 
 static void json_record(FILE *out, const st__tl_record *r) {
   size_t i;
-  const char *const kv[] = {"setting", r->setting, "raw", r->raw,
-                            "effective", r->effective};
+  const char *const kv[] = {"setting", r->setting,  "raw",
+                            r->raw,    "effective", r->effective};
   fputc('{', out);
   st__json_members(out, kv, 3);
   fputs(", \"fields\": {", out);
@@ -906,4 +900,3 @@ void st__conditions_json(FILE *out, const st__side *s) {
   }
   fputs("]", out);
 }
-

@@ -21,7 +21,7 @@ typedef struct st__condition {
    * its n_modules only (a log of many distinct records stays about the
    * size of its lines): never copy it by value. */
   st__tl_record *record;
-  long *pids;           /* distinct, in order of appearance */
+  long *pids; /* distinct, in order of appearance */
   size_t n_pids;
 } st__condition;
 
@@ -33,9 +33,9 @@ typedef struct st__group {
   size_t n;       /* kept */
   size_t dropped; /* by the cold rule */
   double min, median, max;
-  int has_sum;    /* phase run: min over per-case sums */
-  double min_sum; /* ns */
-  size_t sum_rounds; /* rounds in each summed case */
+  int has_sum;         /* phase run: min over per-case sums */
+  double min_sum;      /* ns */
+  size_t sum_rounds;   /* rounds in each summed case */
   unsigned conditions; /* bit i: condition i contributed; see unknown */
   int unknown;         /* a sample from a process with no record */
 } st__group;
@@ -61,8 +61,7 @@ size_t st__side_records(const st__side *s /* IN */);
 size_t st__side_fingerprint_count(const st__side *s /* IN */);
 const char *st__side_fingerprint(const st__side *s /* IN */, size_t i);
 size_t st__side_condition_count(const st__side *s /* IN */);
-const st__condition *st__side_condition(const st__side *s /* IN */,
-                                        size_t i);
+const st__condition *st__side_condition(const st__side *s /* IN */, size_t i);
 size_t st__side_group_count(const st__side *s /* IN */);
 /* Writes g's name as the first members of a JSON object, opening brace
  * included: {"scene": ..., "case": ..., "phase": ... (the caller adds

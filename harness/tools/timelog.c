@@ -454,8 +454,8 @@ static st__tl_kind parse_record(cursor *c, st__tl_line *out) {
     for (i = 0; i < rec->n_modules; i++)
       if (word_is(k, kn, rec->modules[i].field))
         return bad(out, c, "duplicate field");
-    if (copy_name(rec->modules[rec->n_modules].field, ST__TL_NAME_MAX, k,
-                  kn) != 0)
+    if (copy_name(rec->modules[rec->n_modules].field, ST__TL_NAME_MAX, k, kn) !=
+        0)
       return bad(out, c, "field name too long");
     c->pos++;
     if (parse_bool(c, &rec->modules[rec->n_modules].loaded) != 0)
@@ -499,8 +499,7 @@ st__tl_kind st__timelog_parse(const char *line, size_t len, st__tl_line *out) {
 int st__timelog_record_same(const st__tl_record *a, const st__tl_record *b) {
   size_t i;
   if (strcmp(a->setting, b->setting) != 0 || strcmp(a->raw, b->raw) != 0 ||
-      strcmp(a->effective, b->effective) != 0 ||
-      a->n_modules != b->n_modules)
+      strcmp(a->effective, b->effective) != 0 || a->n_modules != b->n_modules)
     return 0;
   /* Watched modules as a set: two runs may name their --watch options in
    * another order. Fields are unique within a record (the parser refuses a

@@ -40,8 +40,8 @@ typedef struct st__tl_phase {
   st__tl_text scene;
   st__tl_text kase; /* without a "@k" repeat suffix */
   st__tl_text name;
-  int round;    /* -1 for "-" */
-  long iter;    /* 0 when absent */
+  int round; /* -1 for "-" */
+  long iter; /* 0 when absent */
   uint64_t dur_ns;
   char status[8]; /* ok, fail, error, skip */
   int has_device, has_copy;
@@ -56,12 +56,12 @@ typedef struct st__tl_module {
 
 typedef struct st__tl_record {
   long pid;
-  char setting[8];           /* unset, 0, 1, invalid */
-  char raw[ST__TL_RAW_MAX];  /* as printed: - or "..." with its escapes */
-  char value[65];            /* raw decoded (may hold NUL bytes: value_len) */
+  char setting[8];          /* unset, 0, 1, invalid */
+  char raw[ST__TL_RAW_MAX]; /* as printed: - or "..." with its escapes */
+  char value[65];           /* raw decoded (may hold NUL bytes: value_len) */
   size_t value_len;
-  int truncated;             /* raw ended in ... (value longer than 64) */
-  char effective[9];         /* enabled, disabled */
+  int truncated;     /* raw ended in ... (value longer than 64) */
+  char effective[9]; /* enabled, disabled */
   size_t n_modules;
   st__tl_module modules[ST__TL_MODULES_MAX];
 } st__tl_record;

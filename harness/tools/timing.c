@@ -22,8 +22,8 @@ static void cond_column(char *buf, size_t size, const st__group *g) {
     if (!(g->conditions & (1u << i)))
       continue;
     st__condition_label(l, sizeof l, i);
-    used += (size_t)snprintf(buf + used, size - used, "%s%s",
-                             used ? "+" : "", l);
+    used +=
+        (size_t)snprintf(buf + used, size - used, "%s%s", used ? "+" : "", l);
     if (used >= size)
       return;
   }
@@ -82,11 +82,11 @@ static void print_text(const st__side *s, FILE *out) {
     FILE *m;
     cond_column(cond, sizeof cond, g);
     /* The name in parts: a case name is as long as its log holds it. */
-    fprintf(out, "%s::%s%*s  %-10s %6zu", g->scene, g->kase, (int)(w - l),
-            "", g->phase, g->n);
+    fprintf(out, "%s::%s%*s  %-10s %6zu", g->scene, g->kase, (int)(w - l), "",
+            g->phase, g->n);
     if (g->n == 0) {
-      fprintf(out, " %11s %11s %11s %11s  %s  (cold rounds only)\n", "-",
-              "-", "-", "-", cond);
+      fprintf(out, " %11s %11s %11s %11s  %s  (cold rounds only)\n", "-", "-",
+              "-", "-", cond);
       hint = 1;
       continue;
     }

@@ -34,10 +34,10 @@ extern "C" {
  * kernel's own device time) and copy_ns (its host<->device copies); both
  * stay ST_NS_NONE otherwise. */
 typedef struct st_op_call {
-  size_t size;          /* sizeof(st_op_call) as the allocator compiled it */
-  const char *op;       /* op name; owned by the harness */
-  const char *backend;  /* backend name; owned by the harness */
-  st_tensor *tensors;   /* owned by the harness */
+  size_t size;         /* sizeof(st_op_call) as the allocator compiled it */
+  const char *op;      /* op name; owned by the harness */
+  const char *backend; /* backend name; owned by the harness */
+  st_tensor *tensors;  /* owned by the harness */
   size_t n_tensors;
   const st_scalar *scalars; /* owned by the harness */
   size_t n_scalars;
@@ -47,8 +47,8 @@ typedef struct st_op_call {
   /* The state the platform's prepare hook returned (st_platform_hooks);
    * NULL without hooks. Owned by the platform. */
   void *platform_state;
-  uint64_t device_ns;   /* OUT: kernel's device time; ST_NS_NONE: none */
-  uint64_t copy_ns;     /* OUT: host<->device copy time; ST_NS_NONE: none */
+  uint64_t device_ns; /* OUT: kernel's device time; ST_NS_NONE: none */
+  uint64_t copy_ns;   /* OUT: host<->device copy time; ST_NS_NONE: none */
   char message[ST_OP_MESSAGE_MAX];
   /* Added after ABI 2's first layout (read or written only when size
    * covers them; docs/plugins.md). For op ST_PROGRAM_OP: the golden

@@ -35,8 +35,8 @@ typedef struct st_platform_ceilings {
  * in st_module.hooks; the registry copies them when the module is added.
  * The strings and functions must outlive the registry. */
 typedef struct st_platform_hooks {
-  uint32_t size;          /* sizeof(st_platform_hooks) */
-  const char *platform;   /* the platform these hooks serve */
+  uint32_t size;        /* sizeof(st_platform_hooks) */
+  const char *platform; /* the platform these hooks serve */
   /* Optional. At the end of `args`, after the kernel is resolved and bound
    * (SPEC §12): device context, allocation, upload of inputs. call holds the
    * host tensors. *state is handed to every run of the case as
@@ -70,10 +70,10 @@ typedef struct st_platform_hooks {
  * version, instead of misreading the rest. Fields after `init` are read
  * only when `size` covers them. */
 typedef struct st_module {
-  uint32_t abi_version;           /* ST_ABI_VERSION */
-  uint32_t size;                  /* sizeof(st_module) */
-  const char *name;               /* module name, unique */
-  const char *const *platforms;   /* NULL-terminated platforms it provides */
+  uint32_t abi_version;         /* ST_ABI_VERSION */
+  uint32_t size;                /* sizeof(st_module) */
+  const char *name;             /* module name, unique */
+  const char *const *platforms; /* NULL-terminated platforms it provides */
   /* Registers the module's implementations. May be called again after it
    * failed (repair): registration is idempotent. */
   st_status (*init)(st_registry *reg /* IN */, st_error *err /* OUT */);
@@ -95,8 +95,7 @@ ST_EXTERN st_status st_registry_new(st_registry **out /* OUT */) ST_WUR;
 /* Creates a registry holding the built-in modules (reference, cpu,
  * threads, common). Caller has ownership; free with st_registry_free().
  * Thread-safety: any thread. */
-ST_EXTERN st_status st_registry_new_builtin(st_registry **out /* OUT */)
-    ST_WUR;
+ST_EXTERN st_status st_registry_new_builtin(st_registry **out /* OUT */) ST_WUR;
 /* Accepts NULL. Thread-safety: no other call on reg may be running. */
 ST_EXTERN void st_registry_free(st_registry *reg /* IN, owned */);
 
@@ -119,8 +118,8 @@ ST_EXTERN st_status st_registry_register(st_registry *reg /* IN */,
                                          const char *module /* IN */,
                                          const char *op /* IN */,
                                          const char *backend /* IN */,
-                                         st_op_fn fn, st_error *err /* OUT */)
-    ST_WUR;
+                                         st_op_fn fn,
+                                         st_error *err /* OUT */) ST_WUR;
 
 /* Looks up (op, backend): exact registration; else repair the backend once
  * and retry; else the op's `common` implementation; else ST_EMISSING with
@@ -131,7 +130,8 @@ ST_EXTERN st_status st_registry_register(st_registry *reg /* IN */,
 ST_EXTERN st_status st_registry_lookup(st_registry *reg /* IN */,
                                        const char *op /* IN */,
                                        const char *backend /* IN */,
-                                       st_lookup_kind kind, st_op_fn *out /* OUT */,
+                                       st_lookup_kind kind,
+                                       st_op_fn *out /* OUT */,
                                        st_error *err /* OUT */) ST_WUR;
 
 /* 1 if some module provides platform (or has it registered as a backend),

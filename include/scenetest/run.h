@@ -27,35 +27,35 @@ typedef int (*st_case_filter)(void *data, const st_scene *scene,
  * newer library gives fields an older program does not know their
  * defaults). Strings and arrays are borrowed for the run. */
 typedef struct st_run_options {
-  size_t size;                     /* sizeof(st_run_options); set by _init */
-  const char *platform;            /* default "cpu" */
-  const char *const *selectors;    /* --case; n_selectors entries */
+  size_t size;                  /* sizeof(st_run_options); set by _init */
+  const char *platform;         /* default "cpu" */
+  const char *const *selectors; /* --case; n_selectors entries */
   size_t n_selectors;
-  st_manual_mode manual;           /* default exclude */
-  unsigned rounds;                 /* 0: the case's `rounds`, else 1 */
-  int skip_golden;                 /* 1: skip golden for every case */
-  uint64_t seed;                   /* default 0 */
-  unsigned jobs;                   /* cases in parallel; default 1 */
-  unsigned golden_threads;         /* 0: max(1, min(8, cores / jobs)) */
+  st_manual_mode manual;   /* default exclude */
+  unsigned rounds;         /* 0: the case's `rounds`, else 1 */
+  int skip_golden;         /* 1: skip golden for every case */
+  uint64_t seed;           /* default 0 */
+  unsigned jobs;           /* cases in parallel; default 1 */
+  unsigned golden_threads; /* 0: max(1, min(8, cores / jobs)) */
   int fail_fast;
   int strict_record;
-  const char *const *watch;        /* --watch NAME=GLOB[,GLOB...] */
+  const char *const *watch; /* --watch NAME=GLOB[,GLOB...] */
   size_t n_watch;
-  st_registry *registry;           /* NULL: a built-in registry per run */
-  int redirect_stdout;             /* point fd 1 at fd 2 while phases run */
-  int isolate;                     /* each case in a forked child */
-  double timeout;                  /* seconds per case; 0 = none */
-  const char *dump_dir;            /* --dump-on-fail: a failing compare's
-                                      tensors as .npy under DIR; NULL none */
+  st_registry *registry; /* NULL: a built-in registry per run */
+  int redirect_stdout;   /* point fd 1 at fd 2 while phases run */
+  int isolate;           /* each case in a forked child */
+  double timeout;        /* seconds per case; 0 = none */
+  const char *dump_dir;  /* --dump-on-fail: a failing compare's
+                            tensors as .npy under DIR; NULL none */
   /* SPEC §10. Sharding: a case belongs to shard
    * st_shard_hash(scene, case) % shard_total; shard_total 0 or 1 is
    * unsharded. Applied after the selectors, the platform, the manual
    * mode and only_cases. */
   unsigned shard_index;
   unsigned shard_total;
-  unsigned repeat;                 /* the selection runs this often; 0 = 1 */
-  int shuffle;                     /* permute each iteration's order */
-  uint64_t shuffle_seed;           /* iteration k uses shuffle_seed + k - 1 */
+  unsigned repeat;       /* the selection runs this often; 0 = 1 */
+  int shuffle;           /* permute each iteration's order */
+  uint64_t shuffle_seed; /* iteration k uses shuffle_seed + k - 1 */
   /* With use_only_cases, only the cases named "SCENE::CASE" in
    * only_cases (n_only_cases entries, borrowed) are selected (--rerun-failed);
    * names that match no case select nothing. */
@@ -140,16 +140,16 @@ ST_EXTERN const char *st_phase_status_name(st_phase_status s);
  * object that became loaded during the phase before it. All pointers are
  * owned by the result that holds the event. */
 typedef struct st_event {
-  const char *name;            /* "args", "golden", ..., or "load" */
-  int round;                   /* 0-based round; -1 outside rounds */
-  uint64_t start_ns;           /* CLOCK_MONOTONIC */
+  const char *name;  /* "args", "golden", ..., or "load" */
+  int round;         /* 0-based round; -1 outside rounds */
+  uint64_t start_ns; /* CLOCK_MONOTONIC */
   uint64_t dur_ns;
   st_phase_status status;
-  const char *const *loaded;   /* objects that became loaded during it */
+  const char *const *loaded; /* objects that became loaded during it */
   size_t n_loaded;
-  const char *object;          /* load events: the object's path */
-  const char *phase;           /* load events: the phase that loaded it */
-  int emitted;                 /* record events: 1 if this one emitted */
+  const char *object; /* load events: the object's path */
+  const char *phase;  /* load events: the phase that loaded it */
+  int emitted;        /* record events: 1 if this one emitted */
   /* run events: the kernel's own device time and its host<->device copy
    * time as its platform reported them (st_op_call); ST_NS_NONE when not
    * reported, and in every other event. */
@@ -183,19 +183,19 @@ typedef struct st_case_info {
   int line;
   const char *platform;
   uint64_t seed;
-  size_t index; /* 0-based position in the run (iterations included) */
-  size_t total; /* cases the run reports: selected cases times repeat */
+  size_t index;       /* 0-based position in the run (iterations included) */
+  size_t total;       /* cases the run reports: selected cases times repeat */
   unsigned iteration; /* 1-based --repeat iteration; 1 without it */
 } st_case_info;
 
 typedef struct st_run_info {
   const char *platform;
   uint64_t seed;
-  size_t total;          /* cases the run reports (times repeat) */
-  unsigned repeat;       /* iterations, >= 1 */
-  unsigned shard_index;  /* as in st_run_options; shard_total 0: none */
+  size_t total;         /* cases the run reports (times repeat) */
+  unsigned repeat;      /* iterations, >= 1 */
+  unsigned shard_index; /* as in st_run_options; shard_total 0: none */
   unsigned shard_total;
-  int shuffle;           /* 1: shuffle_seed says the order */
+  int shuffle; /* 1: shuffle_seed says the order */
   uint64_t shuffle_seed;
 } st_run_info;
 
@@ -264,11 +264,11 @@ ST_EXTERN uint64_t st_shard_hash(const char *scene /* IN */,
  * selects nothing: nothing ran), ST_EINVAL when opts or an observer has a
  * size below its first layout (not initialised with its _init function).
  * observers may be NULL when n_observers is 0; they are borrowed for the
- * run and stepped by their size fields. *out is the caller's (st_run_result_free).
- * With opts->supervise, SIGINT and SIGTERM are handled while the run
- * lasts (st_run_result_interrupted); out of memory, every observer still
- * hears of every case, then ST_ENOMEM.
- * Thread-safety: one run per process at a time (it may redirect fd 1). */
+ * run and stepped by their size fields. *out is the caller's
+ * (st_run_result_free). With opts->supervise, SIGINT and SIGTERM are handled
+ * while the run lasts (st_run_result_interrupted); out of memory, every
+ * observer still hears of every case, then ST_ENOMEM. Thread-safety: one run
+ * per process at a time (it may redirect fd 1). */
 ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
                            const st_run_options *opts /* IN */,
                            const st_observer *observers /* IN */,
@@ -280,10 +280,10 @@ ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
  * embedders. No observers are called; of opts it uses platform, rounds,
  * skip_golden, seed, golden_threads, strict_record, watch and registry
  * (selectors, manual, jobs, fail_fast, redirect_stdout, isolate,
- * timeout, supervise and live belong to st_run and are ignored). An unknown platform or a bad
- * watch spec is ST_EUSAGE, a case_index out of range ST_EINVAL; a case
- * that fails or errors is still ST_OK, its verdict in the result.
- * Thread-safety: any thread for a level-2 scene (concurrent calls share
+ * timeout, supervise and live belong to st_run and are ignored). An unknown
+ * platform or a bad watch spec is ST_EUSAGE, a case_index out of range
+ * ST_EINVAL; a case that fails or errors is still ST_OK, its verdict in the
+ * result. Thread-safety: any thread for a level-2 scene (concurrent calls share
  * the thread pool, the loader watch and the record state, which are
  * thread-safe). A level-3 scene forks worker processes: call it only while
  * no other case runs in the process (SPEC §9). */

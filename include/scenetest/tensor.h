@@ -10,21 +10,21 @@
 extern "C" {
 #endif
 
-#define ST_DTYPE_MAP(XX)                                                      \
-  XX(FLOAT32, "float32", 4)                                                   \
-  XX(FLOAT64, "float64", 8)                                                   \
-  XX(FLOAT16, "float16", 2)                                                   \
-  XX(BFLOAT16, "bfloat16", 2)                                                 \
-  XX(INT8, "int8", 1)                                                         \
-  XX(INT16, "int16", 2)                                                       \
-  XX(INT32, "int32", 4)                                                       \
-  XX(INT64, "int64", 8)                                                       \
-  XX(UINT8, "uint8", 1)                                                       \
-  XX(BOOL, "bool", 1)                                                         \
-  XX(UINT16, "uint16", 2)                                                     \
-  XX(UINT32, "uint32", 4)                                                     \
-  XX(UINT64, "uint64", 8)                                                     \
-  XX(FLOAT8_E4M3FN, "float8_e4m3fn", 1)                                       \
+#define ST_DTYPE_MAP(XX)                                                       \
+  XX(FLOAT32, "float32", 4)                                                    \
+  XX(FLOAT64, "float64", 8)                                                    \
+  XX(FLOAT16, "float16", 2)                                                    \
+  XX(BFLOAT16, "bfloat16", 2)                                                  \
+  XX(INT8, "int8", 1)                                                          \
+  XX(INT16, "int16", 2)                                                        \
+  XX(INT32, "int32", 4)                                                        \
+  XX(INT64, "int64", 8)                                                        \
+  XX(UINT8, "uint8", 1)                                                        \
+  XX(BOOL, "bool", 1)                                                          \
+  XX(UINT16, "uint16", 2)                                                      \
+  XX(UINT32, "uint32", 4)                                                      \
+  XX(UINT64, "uint64", 8)                                                      \
+  XX(FLOAT8_E4M3FN, "float8_e4m3fn", 1)                                        \
   XX(FLOAT8_E5M2, "float8_e5m2", 1)
 
 /* The values are ABI: a new dtype is appended, never renumbered
@@ -33,7 +33,7 @@ typedef enum st_dtype {
 #define ST_DTYPE_ENUM(name, str, size) ST_DTYPE_##name,
   ST_DTYPE_MAP(ST_DTYPE_ENUM)
 #undef ST_DTYPE_ENUM
-  ST_DTYPE_COUNT
+      ST_DTYPE_COUNT
 } st_dtype;
 
 /* "float32" etc.; NULL for an invalid value. Thread-safety: any thread. */
@@ -96,15 +96,14 @@ typedef struct st_scalar {
   st_scalar_kind kind;
   const int64_t *ints; /* ST_SCALAR_INTS: n_ints values */
   size_t n_ints;
-  const char *string;  /* ST_SCALAR_STRING: NUL-terminated */
+  const char *string; /* ST_SCALAR_STRING: NUL-terminated */
 } st_scalar;
 
 /* Element access converting through double (float16/bfloat16/FP8 with
  * round-to-nearest-even on store; integers wrap on store as two's
  * complement). Thread-safety: any thread. */
 ST_EXTERN double st_tensor_get_f64(const st_tensor *t /* IN */, size_t i);
-ST_EXTERN void st_tensor_set_f64(st_tensor *t /* IN/OUT */, size_t i,
-                                 double v);
+ST_EXTERN void st_tensor_set_f64(st_tensor *t /* IN/OUT */, size_t i, double v);
 /* Exact integer access for integer/bool dtypes; uint64 as its bits (a
  * value of 2^63 or more reads as a negative int64). */
 ST_EXTERN int64_t st_tensor_get_i64(const st_tensor *t /* IN */, size_t i);

@@ -107,9 +107,9 @@ static st_status cuda_init(st_op_call *call) {
 
 typedef struct cu_state {
   size_t n;
-  void **dev;        /* one buffer per tensor */
-  void **pinned;     /* the host buffers page-locked here (or NULL) */
-  void *partials;    /* reduce_sum: 8 bytes per block */
+  void **dev;     /* one buffer per tensor */
+  void **pinned;  /* the host buffers page-locked here (or NULL) */
+  void *partials; /* reduce_sum: 8 bytes per block */
   cudaStream_t stream;
   cudaEvent_t ev[4]; /* upload start, kernel start, kernel end, download end */
   int n_events;
@@ -138,8 +138,7 @@ static void state_free(cu_state *st) {
   free(st);
 }
 
-static st_status cuda_fail(st_op_call *call, const char *what,
-                           cudaError_t e) {
+static st_status cuda_fail(st_op_call *call, const char *what, cudaError_t e) {
   /* Out of device memory is the device declining the case's size. */
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
@@ -317,9 +316,7 @@ template <typename T, typename U, int K> struct EwInt {
 };
 
 /* 16 bytes of T, for vector loads and stores. */
-template <typename T> struct alignas(16) Vec {
-  T v[16 / sizeof(T)];
-};
+template <typename T> struct alignas(16) Vec { T v[16 / sizeof(T)]; };
 
 /* out[i] = op(x[i], y[i]) over [begin, end): the aligned middle in 16-byte
  * vectors, head and tail one element each. x, y, out are the tensors'
@@ -327,8 +324,8 @@ template <typename T> struct alignas(16) Vec {
  * is __restrict__). */
 template <typename T, typename Op, typename S>
 __global__ void ew_kernel(const T *__restrict__ x, const T *y, T *out,
-                          size_t begin, size_t end,
-                          size_t vbegin, size_t vend, S s) {
+                          size_t begin, size_t end, size_t vbegin, size_t vend,
+                          S s) {
   const size_t W = 16 / sizeof(T);
   size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   size_t nvec = (vend - vbegin) / W;
@@ -377,8 +374,8 @@ static void launch_ew(cudaStream_t stream, const void *x, const void *y,
 }
 
 template <int K>
-static st_status ew_dispatch(cudaStream_t stream, st_dtype dt, void *x,
-                             void *y, void *out, size_t b, size_t e, double s,
+static st_status ew_dispatch(cudaStream_t stream, st_dtype dt, void *x, void *y,
+                             void *out, size_t b, size_t e, double s,
                              uint64_t su) {
   switch (dt) {
   case ST_DTYPE_FLOAT32:
@@ -391,8 +388,8 @@ static st_status ew_dispatch(cudaStream_t stream, st_dtype dt, void *x,
     launch_ew<__half, EwFloat<__half, K>>(stream, x, y, out, b, e, s);
     break;
   case ST_DTYPE_BFLOAT16:
-    launch_ew<__nv_bfloat16, EwFloat<__nv_bfloat16, K>>(stream, x, y, out, b,
-                                                        e, s);
+    launch_ew<__nv_bfloat16, EwFloat<__nv_bfloat16, K>>(stream, x, y, out, b, e,
+                                                        s);
     break;
   case ST_DTYPE_INT8:
     launch_ew<int8_t, EwInt<int8_t, uint32_t, K>>(stream, x, y, out, b, e, su);
@@ -541,8 +538,7 @@ __global__ void __launch_bounds__(256, 1)
     for (int j = 0; j < 8; j++) {
       int c = col0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + (j - 4));
       if (c < N)
-        C[(size_t)r * N + c] =
-            F<T>::fromd((double)hi[i][j] + (double)lo[i][j]);
+        C[(size_t)r * N + c] = F<T>::fromd((double)hi[i][j] + (double)lo[i][j]);
     }
   }
 }
@@ -690,8 +686,9 @@ template <typename T, bool IS_INT>
 static void launch_reduce(cudaStream_t stream, const void *x, size_t numel,
                           size_t kb0, size_t kb1, void *partials, void *out) {
   if (kb1 > kb0)
-    reduce_partials<T, IS_INT><<<(unsigned)(kb1 - kb0), REDUCE_THREADS, 0,
-                                 stream>>>((const T *)x, numel, kb0, partials);
+    reduce_partials<T, IS_INT>
+        <<<(unsigned)(kb1 - kb0), REDUCE_THREADS, 0, stream>>>(
+            (const T *)x, numel, kb0, partials);
   reduce_combine<T, IS_INT><<<1, 1, 0, stream>>>(partials, kb0, kb1, (T *)out);
 }
 
@@ -726,8 +723,8 @@ static void launch_transpose(cudaStream_t stream, const void *x, void *y,
     return;
   dim3 block(32, 8);
   dim3 grid((unsigned)((rows + 31) / 32), (unsigned)((r1 - r0 + 31) / 32));
-  transpose_tiled<T><<<grid, block, 0, stream>>>((const T *)x, (T *)y, rows,
-                                                 cols, r0, r1);
+  transpose_tiled<T>
+      <<<grid, block, 0, stream>>>((const T *)x, (T *)y, rows, cols, r0, r1);
 }
 
 /* ---- one run ------------------------------------------------------------ */
@@ -768,8 +765,7 @@ static void written_range(const st_op_call *call, int op, const st_tensor *t,
 #define POISON_F16 ((uint16_t)0x7EA5u)
 #define POISON_BF16 ((uint16_t)0x7FE5u)
 
-template <typename T>
-__global__ void fill_bits(T *p, size_t n, T v) {
+template <typename T> __global__ void fill_bits(T *p, size_t n, T v) {
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     p[i] = v;
@@ -856,10 +852,9 @@ static st_status launch(st_op_call *call, int op, int ew, cu_state *st) {
       return ST_OK;
     if (dt == ST_DTYPE_FLOAT64) {
       dim3 grid((unsigned)((n + 63) / 64), (unsigned)((e - b + 63) / 64));
-      matmul_f64<<<grid, 256, 0, s>>>((const double *)st->dev[0],
-                                      (const double *)st->dev[1],
-                                      (double *)st->dev[2], (int)b, (int)e,
-                                      (int)n, (int)k);
+      matmul_f64<<<grid, 256, 0, s>>>(
+          (const double *)st->dev[0], (const double *)st->dev[1],
+          (double *)st->dev[2], (int)b, (int)e, (int)n, (int)k);
       return ST_OK;
     }
     dim3 grid((unsigned)((n + MM_BN - 1) / MM_BN),
@@ -887,18 +882,18 @@ static st_status launch(st_op_call *call, int op, int ew, cu_state *st) {
       return ST_OK;
     unsigned grid = (unsigned)(e - b);
     if (dt == ST_DTYPE_FLOAT32)
-      softmax_rows<float><<<grid, 256, 0, s>>>(
-          (const float *)st->dev[0], (float *)st->dev[1], b, cols);
+      softmax_rows<float><<<grid, 256, 0, s>>>((const float *)st->dev[0],
+                                               (float *)st->dev[1], b, cols);
     else if (dt == ST_DTYPE_FLOAT64)
-      softmax_rows<double><<<grid, 256, 0, s>>>(
-          (const double *)st->dev[0], (double *)st->dev[1], b, cols);
+      softmax_rows<double><<<grid, 256, 0, s>>>((const double *)st->dev[0],
+                                                (double *)st->dev[1], b, cols);
     else if (dt == ST_DTYPE_FLOAT16)
-      softmax_rows<__half><<<grid, 256, 0, s>>>(
-          (const __half *)st->dev[0], (__half *)st->dev[1], b, cols);
+      softmax_rows<__half><<<grid, 256, 0, s>>>((const __half *)st->dev[0],
+                                                (__half *)st->dev[1], b, cols);
     else if (dt == ST_DTYPE_BFLOAT16)
-      softmax_rows<__nv_bfloat16><<<grid, 256, 0, s>>>(
-          (const __nv_bfloat16 *)st->dev[0], (__nv_bfloat16 *)st->dev[1], b,
-          cols);
+      softmax_rows<__nv_bfloat16>
+          <<<grid, 256, 0, s>>>((const __nv_bfloat16 *)st->dev[0],
+                                (__nv_bfloat16 *)st->dev[1], b, cols);
     else
       return ST_ESKIP;
     return ST_OK;
@@ -993,31 +988,29 @@ static st_status cu_run(st_op_call *call, int op, int ew) {
   for (i = 0; i < st->n; i++)
     if (t[i].role == ST_ROLE_OUTPUT) {
       written_range(call, op, &t[i], &off, &len);
-      if (len > 0 &&
-          (e = poison_range((char *)st->dev[i] + off, t[i].dtype, len,
-                            st->stream)) != cudaSuccess)
+      if (len > 0 && (e = poison_range((char *)st->dev[i] + off, t[i].dtype,
+                                       len, st->stream)) != cudaSuccess)
         return cuda_fail(call, "poison", e);
     }
   cudaEventRecord(st->ev[0], st->stream);
   for (i = 0; i < st->n; i++)
     if (t[i].role == ST_ROLE_INOUT) {
       written_range(call, op, &t[i], &off, &len);
-      if (len > 0 &&
-          (e = cudaMemcpyAsync((char *)st->dev[i] + off,
-                               (const char *)t[i].data + off, len,
-                               cudaMemcpyHostToDevice, st->stream)) !=
-              cudaSuccess)
+      if (len > 0 && (e = cudaMemcpyAsync((char *)st->dev[i] + off,
+                                          (const char *)t[i].data + off, len,
+                                          cudaMemcpyHostToDevice,
+                                          st->stream)) != cudaSuccess)
         return cuda_fail(call, "upload", e);
     }
   cudaEventRecord(st->ev[1], st->stream);
   rc = launch(call, op, ew, st);
   if (rc == ST_ESKIP)
-    return call->message[0] ? rc
-                            : st_op_call_fail(call, ST_ESKIP,
-                                              "cuda: op '%s' has no kernel "
-                                              "for dtype %s",
-                                              call->op,
-                                              st_dtype_name(t[0].dtype));
+    return call->message[0]
+               ? rc
+               : st_op_call_fail(call, ST_ESKIP,
+                                 "cuda: op '%s' has no kernel "
+                                 "for dtype %s",
+                                 call->op, st_dtype_name(t[0].dtype));
   if (rc != ST_OK)
     return rc;
   if ((e = cudaGetLastError()) != cudaSuccess)
@@ -1026,11 +1019,10 @@ static st_status cu_run(st_op_call *call, int op, int ew) {
   for (i = 0; i < st->n; i++)
     if (t[i].role != ST_ROLE_INPUT) {
       written_range(call, op, &t[i], &off, &len);
-      if (len > 0 &&
-          (e = cudaMemcpyAsync((char *)t[i].data + off,
-                               (const char *)st->dev[i] + off, len,
-                               cudaMemcpyDeviceToHost, st->stream)) !=
-              cudaSuccess)
+      if (len > 0 && (e = cudaMemcpyAsync((char *)t[i].data + off,
+                                          (const char *)st->dev[i] + off, len,
+                                          cudaMemcpyDeviceToHost,
+                                          st->stream)) != cudaSuccess)
         return cuda_fail(call, "download", e);
     }
   cudaEventRecord(st->ev[3], st->stream);
@@ -1068,11 +1060,16 @@ static st_status cu_init(st_registry *reg, st_error *err) {
   static const struct {
     const char *op;
     st_op_fn fn;
-  } ops[] = {{"copy", cu_copy},     {"add", cu_add},
-             {"sub", cu_sub},       {"mul", cu_mul},
-             {"scale", cu_scale},   {"axpy", cu_axpy},
-             {"relu", cu_relu},     {"matmul", cu_matmul},
-             {"softmax", cu_softmax}, {"reduce_sum", cu_reduce_sum},
+  } ops[] = {{"copy", cu_copy},
+             {"add", cu_add},
+             {"sub", cu_sub},
+             {"mul", cu_mul},
+             {"scale", cu_scale},
+             {"axpy", cu_axpy},
+             {"relu", cu_relu},
+             {"matmul", cu_matmul},
+             {"softmax", cu_softmax},
+             {"reduce_sum", cu_reduce_sum},
              {"transpose", cu_transpose}};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     st_status rc =
@@ -1091,11 +1088,10 @@ static const st_platform_hooks cu_hooks[] = {
 };
 
 /* The descriptor has C linkage: scenetest looks the name up with dlsym. */
-__attribute__((visibility("default"))) extern const st_module
-    scenetest_module;
+__attribute__((visibility("default"))) extern const st_module scenetest_module;
 const st_module scenetest_module = {
-    ST_ABI_VERSION, sizeof(st_module), "cuda", cu_platforms, cu_init,
-    cu_hooks,       1,
+    ST_ABI_VERSION, sizeof(st_module), "cuda", cu_platforms,
+    cu_init,        cu_hooks,          1,
 };
 
 } /* extern "C" */

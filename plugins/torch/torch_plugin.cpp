@@ -156,8 +156,7 @@ at::Tensor wrap_rows(const st_tensor &t, size_t r0, size_t r1) {
   size_t size = st_dtype_size(t.dtype);
   char *base = (char *)data_or_dummy(t.data);
   sizes[0] = (int64_t)(r1 - r0);
-  return at::from_blob(row ? base + r0 * row * size : base, sizes,
-                       options(t));
+  return at::from_blob(row ? base + r0 * row * size : base, sizes, options(t));
 }
 
 std::string first_line(const std::string &what) {
@@ -341,11 +340,16 @@ struct Entry {
 };
 
 const Entry kOps[] = {
-    {"copy", t_copy},     {"add", t_add},
-    {"sub", t_sub},       {"mul", t_mul},
-    {"scale", t_scale},   {"axpy", t_axpy},
-    {"relu", t_relu},     {"matmul", t_matmul},
-    {"softmax", t_softmax}, {"reduce_sum", t_reduce_sum},
+    {"copy", t_copy},
+    {"add", t_add},
+    {"sub", t_sub},
+    {"mul", t_mul},
+    {"scale", t_scale},
+    {"axpy", t_axpy},
+    {"relu", t_relu},
+    {"matmul", t_matmul},
+    {"softmax", t_softmax},
+    {"reduce_sum", t_reduce_sum},
     {"transpose", t_transpose},
     /* Every ATen operator by name, through the dispatcher. */
     {"aten::*", aten_call},
@@ -375,7 +379,7 @@ const char *const kPlatforms[] = {kBackend, nullptr};
 
 /* The one symbol scenetest looks for. In C++ it needs extern "C" (no name
  * mangling) and, being const, extern linkage: extern "C" gives both. */
-extern "C" __attribute__((visibility("default"))) const st_module
-    scenetest_module = {ST_ABI_VERSION, sizeof(st_module), "torch",
-                        kPlatforms,     torch_init,        nullptr,
-                        0};
+extern "C" __attribute__((visibility("default")))
+const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "torch", kPlatforms,
+    torch_init,     nullptr,           0};

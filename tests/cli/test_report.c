@@ -227,9 +227,8 @@ static void events_write__tags(void **state) {
   mem_open(&m);
   st__report_events_write(m.f, r);
   got = mem_take(&m);
-  assert_non_null(
-      strstr(got, ", \"env\": {}, \"tags\": [\"gemm\", \"slow\"], "
-                  "\"mistrusted\": false, "));
+  assert_non_null(strstr(got, ", \"env\": {}, \"tags\": [\"gemm\", \"slow\"], "
+                              "\"mistrusted\": false, "));
   free(got);
   st_case_result_free(r);
 }

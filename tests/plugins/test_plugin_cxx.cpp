@@ -44,32 +44,27 @@ void cxx_release(st_op_call *call, void *state) {
   (void)state;
 }
 
-const st_platform_hooks hooks[] = {
-    {sizeof(st_platform_hooks), "cxxplat", cxx_prepare, cxx_release,
-     nullptr, nullptr, nullptr}};
+const st_platform_hooks hooks[] = {{sizeof(st_platform_hooks), "cxxplat",
+                                    cxx_prepare, cxx_release, nullptr, nullptr,
+                                    nullptr}};
 
 } // namespace
 
 ST_PLUGIN_PLATFORMS("cxxplat");
 
 #if KIND == CXX_GOOD
-extern "C" __attribute__((visibility("default"))) const st_module
-    scenetest_module = {ST_ABI_VERSION, sizeof(st_module), "cxxmod",
-                        platforms,      cxx_init,          hooks,
-                        1};
+extern "C" __attribute__((visibility("default")))
+const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "cxxmod", platforms, cxx_init, hooks, 1};
 #elif KIND == CXX_LOCAL
 // The mistake as written (g++ would warn that a visibility attribute is
 // ignored here, which is the hint); `used` keeps the object in .symtab.
 __attribute__((used)) const st_module scenetest_module = {
-    ST_ABI_VERSION, sizeof(st_module), "cxxmod", platforms, cxx_init,
-    hooks,          1};
+    ST_ABI_VERSION, sizeof(st_module), "cxxmod", platforms, cxx_init, hooks, 1};
 #elif KIND == CXX_MANGLED
 namespace plugin {
-__attribute__((visibility("default"))) extern const st_module
-    scenetest_module;
-const st_module scenetest_module = {ST_ABI_VERSION, sizeof(st_module),
-                                    "cxxmod",       platforms,
-                                    cxx_init,       hooks,
-                                    1};
+__attribute__((visibility("default"))) extern const st_module scenetest_module;
+const st_module scenetest_module = {
+    ST_ABI_VERSION, sizeof(st_module), "cxxmod", platforms, cxx_init, hooks, 1};
 } // namespace plugin
 #endif

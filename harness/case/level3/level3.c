@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Level 3: a case's kernel runs on worker processes. This file is the
- * level-3 executor (case/exec.h) and owns the level-3 phase sequence (args, golden, rehost, record, per round
- * reset/run/compare, release), the process's worker pools (one per run and
- * worker count, kept across cases, replaced when a worker dies or times
- * out) and the reduce_sum combination of per-block partials. The workers
- * themselves are in workers.c, the shared segments in rehost.c.
+ * level-3 executor (case/exec.h) and owns the level-3 phase sequence (args,
+ * golden, rehost, record, per round reset/run/compare, release), the process's
+ * worker pools (one per run and worker count, kept across cases, replaced when
+ * a worker dies or times out) and the reduce_sum combination of per-block
+ * partials. The workers themselves are in workers.c, the shared segments in
+ * rehost.c.
  *
  * Level-3 cases of a process run one at a time (l3_lock is held for the
  * whole case): a pool serves one case at a time, and forks must not race
@@ -41,7 +42,7 @@ typedef struct l3pool {
 #define RUN_OF(rc) ((rc)->exec_state[L3_SLOT])
 
 static pthread_mutex_t l3_lock = PTHREAD_MUTEX_INITIALIZER;
-static l3pool *pools;            /* guarded by: l3_lock */
+static l3pool *pools;              /* guarded by: l3_lock */
 static unsigned long next_run = 1; /* guarded by: l3_lock */
 
 /* Stops and frees the pools for which pred holds. Caller holds l3_lock. */
@@ -164,8 +165,8 @@ static void drop_pool(st__wpool *wp) {
 /* The `loaded` list of a worker phase also names what the workers loaded
  * ("worker N: PATH", SPEC §3). */
 static void phase_end_workers(st__casectx *cc, const char *name, int round,
-                              uint64_t t0, st_phase_status status,
-                              char **extra, size_t n_extra) {
+                              uint64_t t0, st_phase_status status, char **extra,
+                              size_t n_extra) {
   st__phase_end_ex(cc, name, round, t0, status, 0, extra, n_extra);
 }
 
@@ -224,7 +225,7 @@ typedef struct l3case {
   st__rehost rh;
   st__wcase wc;
   st__wpool *wp;
-  st__seg *scratch; /* reduce_sum's block partials, or NULL */
+  st__seg *scratch;  /* reduce_sum's block partials, or NULL */
   uint64_t deadline; /* 0: none */
   double timeout;
   unsigned workers;
@@ -263,8 +264,7 @@ static int rehost_phase(st__casectx *cc, const st_scene *scene, l3case *c) {
   if (ps == ST_PHASE_OK && c->reduce) {
     size_t numel = c->d.args.tensors[0].numel;
     c->wc.reduce = 1;
-    c->wc.n_blocks =
-        numel / ST__REDUCE_BLOCK + (numel % ST__REDUCE_BLOCK != 0);
+    c->wc.n_blocks = numel / ST__REDUCE_BLOCK + (numel % ST__REDUCE_BLOCK != 0);
     if (c->wc.n_blocks > 0 &&
         st__seg_acquire(c->wc.n_blocks * 8, &c->scratch, &err) != ST_OK) {
       st__case_result_set_status(cc->res, ST_CASE_ERROR, "%s", err.message);
@@ -419,8 +419,8 @@ static void level3_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   c.wp = get_pool(cc->run, c.workers, &err);
   if (c.wp == NULL) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                               "cannot start %u level-3 workers: %s",
-                               c.workers, err.message);
+                               "cannot start %u level-3 workers: %s", c.workers,
+                               err.message);
     goto out;
   }
   /* The workers resolve the kernel, during rehost (SPEC §12). */

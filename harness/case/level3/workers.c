@@ -56,14 +56,14 @@ enum { MSG_MAP = 1, MSG_RUN = 2, MSG_REPLY = 3, MSG_RELEASE = 4 };
 
 typedef struct worker {
   pid_t pid;
-  int sock;      /* harness end; -1 once closed */
-  int out;       /* read end of the worker's stdout+stderr; -1 at EOF */
-  char *buf;     /* captured output since the last take */
+  int sock;  /* harness end; -1 once closed */
+  int out;   /* read end of the worker's stdout+stderr; -1 at EOF */
+  char *buf; /* captured output since the last take */
   size_t len, cap;
   size_t dropped;
   int reaped;
-  int status;    /* wait status once reaped */
-  int awaiting;  /* a reply is due */
+  int status;   /* wait status once reaped */
+  int awaiting; /* a reply is due */
   st_status reply_status;
   int reply_lookup;
   char *reply_message;
@@ -347,8 +347,7 @@ static int read_env(wstate *ws, st__rbuf *r, char *msg, size_t size) {
 /* Resolves the kernel (a plugin loaded after the fork is not in this
  * address space until the registry loads it), binds it to the layout and
  * runs the platform's prepare hook with this worker's shard. */
-static st_status bind_kernel(wstate *ws, char *msg, size_t size,
-                             int *lookup) {
+static st_status bind_kernel(wstate *ws, char *msg, size_t size, int *lookup) {
   pid_t self = st__proc_pid();
   st_op_call call;
   st_tensor *t;
@@ -443,8 +442,9 @@ static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
                      fds[i], 0);
       if (m == MAP_FAILED) {
         status = ST_ENOMEM;
-        snprintf(msg, sizeof msg, "worker %u: cannot map a %zu-byte segment: %s",
-                 ws->index, maps[i].size, strerror(errno));
+        snprintf(msg, sizeof msg,
+                 "worker %u: cannot map a %zu-byte segment: %s", ws->index,
+                 maps[i].size, strerror(errno));
       } else {
         maps[i].map = m;
       }
@@ -467,8 +467,7 @@ static void worker_map(wstate *ws, int sock, st__rbuf *r, int *fds,
       read_env(ws, r, msg, sizeof msg) != 0) {
     status = ST_EINTERNAL;
     if (msg[0] == '\0')
-      snprintf(msg, sizeof msg, "worker %u: malformed map message",
-               ws->index);
+      snprintf(msg, sizeof msg, "worker %u: malformed map message", ws->index);
   }
   if (status == ST_OK)
     status = bind_kernel(ws, msg, sizeof msg, &lookup);
@@ -491,9 +490,8 @@ out:
  * n_blocks is exactly block k), each into a private one-element out, so
  * the harness can add the block partials in block order as level 2 does:
  * the result does not depend on the worker count. */
-static st_status run_reduce_blocks(wstate *ws, st_op_call *call,
-                                   st_tensor *t, unsigned shard_index,
-                                   unsigned shard_count) {
+static st_status run_reduce_blocks(wstate *ws, st_op_call *call, st_tensor *t,
+                                   unsigned shard_index, unsigned shard_count) {
   uint64_t dev = ST_NS_NONE, copy = ST_NS_NONE;
   st_status rc = ST_OK;
   uint64_t cell = 0;
@@ -653,8 +651,7 @@ static void worker_main(unsigned index, st_registry *reg) {
       device_release(&ws);
       st__env_restore(&ws.env);
       reply(WORKER_SOCK_FD, ST_OK, 0, "", NULL, 0, ST_NS_NONE, ST_NS_NONE);
-    }
-    else
+    } else
       _exit(6);
   }
 }
@@ -972,8 +969,8 @@ static void worker_died(st__wpool *p, unsigned i, st__wresult *out) {
   st__proc_describe_wait(w->status, how, sizeof how);
   pool_kill(p);
   out->broken = 1;
-  wresult_fail(out, ST_EKERNEL, "worker %u (pid %ld) died: %s", i,
-               (long)w->pid, how);
+  wresult_fail(out, ST_EKERNEL, "worker %u (pid %ld) died: %s", i, (long)w->pid,
+               how);
 }
 
 static void timed_out(st__wpool *p, double timeout_s, st__wresult *out) {

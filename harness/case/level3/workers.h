@@ -30,9 +30,9 @@ typedef struct st__wpool st__wpool;
 typedef struct st__wcase {
   const char *op;
   const char *backend;
-  const st__argset *args;  /* tensors already rehosted */
-  const st__rehost *rh;    /* which segment holds which tensor */
-  unsigned max_threads;    /* per worker (0: the worker's cores) */
+  const st__argset *args; /* tensors already rehosted */
+  const st__rehost *rh;   /* which segment holds which tensor */
+  unsigned max_threads;   /* per worker (0: the worker's cores) */
   /* reduce_sum: workers write one partial per block of x (8 bytes each:
    * a double, or uint64_t bits for integer dtypes) into scratch, and the
    * harness combines them in block order. NULL otherwise. */
@@ -52,11 +52,11 @@ typedef struct st__wcase {
  * workers. Free with st__wresult_free. */
 typedef struct st__wresult {
   st_status status;
-  int broken;         /* a worker died or timed out: the pool is dead */
+  int broken; /* a worker died or timed out: the pool is dead */
   int timed_out;
-  int is_lookup;      /* the message is a registry lookup's, unprefixed */
+  int is_lookup; /* the message is a registry lookup's, unprefixed */
   char message[1536];
-  char **loaded;      /* owned */
+  char **loaded; /* owned */
   size_t n_loaded;
   /* A round's: the longest device and copy time a worker's platform
    * reported (ST_NS_NONE: none reported). */
