@@ -157,9 +157,9 @@ static void print_text(FILE *out, const char *mk, const st__compare_opts *o,
     if (l > w)
       w = l;
   }
-  fprintf(out, "%s%-*s  %-10s %6s %6s %12s %12s %9s %10s\n", mk, (int)w,
-          "case", "phase", "n base", "n new", "base median", "new median",
-          "delta", "p");
+  fprintf(out, "%s%-*s  %-10s %6s %6s %12s %12s %9s %10s\n", mk, (int)w, "case",
+          "phase", "n base", "n new", "base median", "new median", "delta",
+          "p");
   for (i = 0; i < n_rows; i++) {
     const row *r = &rows[i];
     char delta[32];
@@ -254,8 +254,9 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
     const row *r = &rows[i];
     fputs(i ? ",\n  " : "\n  ", out);
     st__group_json_open(out, r->b);
-    fprintf(out, ", \"n_base\": %zu, \"n_new\": %zu, \"median_base_ns\": ",
-            r->b->n, r->n->n);
+    fprintf(out,
+            ", \"n_base\": %zu, \"n_new\": %zu, \"median_base_ns\": ", r->b->n,
+            r->n->n);
     num(out, r->b->n ? r->b->median : NAN);
     fputs(", \"median_new_ns\": ", out);
     num(out, r->n->n ? r->n->median : NAN);
@@ -264,7 +265,7 @@ static void print_json(FILE *out, int same, const st__compare_opts *o,
     fputs(", \"p\": ", out);
     num(out, r->p);
     fprintf(out, ", \"method\": %s, \"significant\": %s}",
-            isnan(r->p) ? "null"
+            isnan(r->p)                  ? "null"
             : r->method == ST__MWU_EXACT ? "\"exact\""
                                          : "\"asymptotic\"",
             r->significant ? "true" : "false");
@@ -364,6 +365,32 @@ static int check_conditions(const st__compare_opts *o, const st__side *base,
   return o->ignore_autoload ? -1 : ST__TOOL_REFUSED;
 }
 
+/* One row: base group b against new group n, their delta, U test and
+ * significance. ST_ENOMEM when the U test runs out of memory. */
+static st_status make_row(row *rw, const st__group *b, const st__group *n,
+                          const st__compare_opts *o) {
+  rw->b = b;
+  rw->n = n;
+  rw->p = NAN;
+  /* docs/measuring.md: from a base median of 0 ns, any new median above
+   * 0 is an increase larger than every threshold (+inf, which
+   * --fail-above trips on when significant); 0 to 0 is no change. */
+  if (b->n == 0 || n->n == 0)
+    rw->delta = NAN;
+  else if (b->median > 0)
+    rw->delta = 100.0 * (n->median / b->median - 1.0);
+  else
+    rw->delta = n->median > 0 ? INFINITY : 0.0;
+  rw->few = b->n < o->min_samples || n->n < o->min_samples;
+  if (b->n > 0 && n->n > 0 &&
+      st__stats_mwu(b->values, b->n, n->values, n->n, &rw->p, NULL,
+                    &rw->method) != ST_OK)
+    return ST_ENOMEM;
+  rw->significant =
+      !rw->few && !isnan(rw->p) && rw->p < o->alpha && !isnan(rw->delta);
+  return ST_OK;
+}
+
 int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
   st__side *base = NULL, *nw = NULL;
   row *rows = NULL;
@@ -411,27 +438,10 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
     if (n == NULL)
       continue;
     rw = &rows[n_rows++];
-    rw->b = b;
-    rw->n = n;
-    rw->p = NAN;
-    /* docs/measuring.md: from a base median of 0 ns, any new median
-     * above 0 is an increase larger than every threshold (+inf, which
-     * --fail-above trips on when significant); 0 to 0 is no change. */
-    if (b->n == 0 || n->n == 0)
-      rw->delta = NAN;
-    else if (b->median > 0)
-      rw->delta = 100.0 * (n->median / b->median - 1.0);
-    else
-      rw->delta = n->median > 0 ? INFINITY : 0.0;
-    rw->few = b->n < o->min_samples || n->n < o->min_samples;
-    if (b->n > 0 && n->n > 0 &&
-        st__stats_mwu(b->values, b->n, n->values, n->n, &rw->p, NULL,
-                      &rw->method) != ST_OK) {
+    if (make_row(rw, b, n, o) != ST_OK) {
       fputs("scenetest: error: out of memory in the U test\n", err);
       goto out;
     }
-    rw->significant = !rw->few && !isnan(rw->p) && rw->p < o->alpha &&
-                      !isnan(rw->delta);
     if (o->has_fail_above && rw->significant && rw->delta > o->fail_above)
       tripped = 1;
   }
@@ -439,8 +449,12 @@ int st__compare_main(const st__compare_opts *o, FILE *out, FILE *err) {
   if (o->format == ST__TOOL_JSON) {
     print_json(out, same, o, base, nw, rows, n_rows, tripped);
   } else if (o->format == ST__TOOL_HTML) {
-    st__compare_page pg = {.o = o, .base = base, .nw = nw, .rows = rows,
-                           .n_rows = n_rows, .same = same,
+    st__compare_page pg = {.o = o,
+                           .base = base,
+                           .nw = nw,
+                           .rows = rows,
+                           .n_rows = n_rows,
+                           .same = same,
                            .tripped = tripped};
     st__compare_html(out, &pg);
   } else
