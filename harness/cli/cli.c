@@ -272,6 +272,11 @@ typedef struct strlist {
   size_t n;
 } strlist;
 
+/* The options the table may hold: the per-option arrays of struct cli
+ * (what was given, and from where) are this long; checked against the
+ * table below. */
+#define CLI_OPTIONS_CAP 128
+
 typedef struct cli {
   int cmd;
   const char *cmd_name;
@@ -326,12 +331,13 @@ typedef struct cli {
   const char *argv0; /* the program as invoked (SPEC §10 rerun command) */
   int argc;
   char **argv;
-  unsigned char given[128]; /* given[i]: options[i] was on the command line */
+  unsigned char given[CLI_OPTIONS_CAP]; /* given[i]: options[i] was on the
+                                        command line */
   /* docs/cli.md#configuration-file: where each option's value came from
    * (SRC_*), its last value as given, and the config file's position. */
-  unsigned char source[128];
-  const char *raw[128];
-  int src_line[128];
+  unsigned char source[CLI_OPTIONS_CAP];
+  const char *raw[CLI_OPTIONS_CAP];
+  int src_line[CLI_OPTIONS_CAP];
   int applying; /* SRC_* of the values being applied */
   size_t n_config_values;
   int color_mode;          /* --color: 0 auto, 1 always, 2 never */
@@ -494,7 +500,7 @@ static const optdef options[] = {
     FLAG("no-cache", CMD_SELECT, no_cache),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
-_Static_assert(N_OPTIONS <= sizeof((cli *)0)->given, "cli.given too small");
+_Static_assert(N_OPTIONS <= CLI_OPTIONS_CAP, "CLI_OPTIONS_CAP too small");
 
 static int takes_value(const optdef *o) {
   return o->type != ARG_FLAG && o->type != ARG_ACTION;
