@@ -296,6 +296,9 @@ def main(root):
                    for m in SPEC_RE.finditer(text)])
 
         missing = bad_anchors(root, page, text, anchors)
+        own = anchors_of(text)
+        missing += [t for t in LINK_RE.findall(prose)
+                    if t.startswith("#") and t[1:] not in own]
         tap.point(not missing, f"{rel}: its PAGE.md#SECTION references "
                   f"name sections that exist", missing)
 
