@@ -10,8 +10,9 @@ against its docs). For README.md and every docs/*.md this prints TAP points:
     (NO_COLOR, TORCH_*, GTEST_*, TEST_*, SCENETEST_*) is named in some
     harness/**/*.c or include/ file, i.e. something actually reads it;
   - links: every relative Markdown link points at an existing file;
-  - paths: every repository path the page names (harness/x/y.c, tests/...,
-    docs/x.md, ci/x.sh, examples/..., a glob, FILE:LINE) exists, unless
+  - paths: every repository path the page names (harness/LAYER/FILE.c,
+    tests/..., docs/PAGE.md, ci/SCRIPT.sh, examples/..., a glob, a path
+    with :LINE) exists, unless
     PATH_IGNORE gives a reason; a placeholder part (NAME, PAGE.md) and a
     built program named by its source (bench/bench_jobs) count as there;
   - spec: the page cites docs pages, never "SPEC §N" (the old contract is
