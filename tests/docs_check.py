@@ -20,11 +20,11 @@ against its docs). For README.md and every docs/*.md this prints TAP points:
   - anchors: every PAGE.md#SECTION it names is a heading of that page
     (as GitHub makes anchors: `### Tags and -k` is #tags-and--k).
 
-And for the comments of harness/, include/, plugins/ and tests/ (C, C++,
-CUDA, Python, shell and meson files; tests/fixtures/ left out), one point
-each for paths and anchors as above, and for harness/, include/ and
-plugins/ (every byte, not only comments: a string can cite it too) no
-"SPEC §".
+And for the comments of harness/, include/, plugins/, tests/, examples/,
+ci/, bench/ and scenes/ (C, C++, CUDA, Python, shell, YAML and meson
+files; tests/fixtures/ left out), one point each for paths and anchors as
+above, and for all of them but tests/ (every byte, not only comments: a
+string can cite it too) no "SPEC §".
 
 A failing point lists what is missing in a YAML diagnostic block.
 Usage: docs_check.py SOURCE_ROOT"""
@@ -85,7 +85,11 @@ PATH_IGNORE = {
     "scenes/good.yaml": "a file tests/cli/test_everyday.py creates",
 }
 # Where "SPEC §N" may not appear (the contract's pages are docs/*.md).
-NO_SPEC_DIRS = ("harness", "include", "plugins", "docs")
+NO_SPEC_DIRS = ("harness", "include", "plugins", "docs", "examples", "ci",
+                "bench", "scenes")
+# Whose comments are checked for paths, anchors and (NO_SPEC_DIRS) "SPEC §".
+COMMENT_DIRS = ("harness", "include", "plugins", "tests", "examples", "ci",
+                "bench", "scenes")
 SPEC_RE = re.compile(r"SPEC(?:\.md)?\s*(?:\\xc2\\xa7|§)")
 # A reference to a docs page's section: docs/PAGE.md#ANCHOR or, inside
 # docs/, PAGE.md#ANCHOR.
@@ -155,14 +159,16 @@ def comments_of(path, text):
     if path.endswith((".c", ".h", ".cpp", ".cc", ".cu", ".cuh", ".hpp",
                       ".h.in")):
         return c_comments(text)
-    if path.endswith((".py", ".sh")) or os.path.basename(path) in (
+    if path.endswith((".py", ".sh", ".yaml", ".yml")) or \
+            os.path.basename(path) in (
             "meson.build", "meson_options.txt", "CMakeLists.txt"):
         return hash_comments(text)
     return None
 
 
-def missing_paths(root, text):
-    """The repository paths text names that do not exist."""
+def missing_paths(root, text, here=None):
+    """The repository paths text names that do not exist (relative to root,
+    or to the directory here, for "scenes/NAME.yaml beside this file")."""
     missing = []
     for m in PATH_RE.finditer(text):
         path = m.group(1).rstrip(".,:;)'`")
@@ -175,12 +181,14 @@ def missing_paths(root, text):
         path = re.sub(r":\d+(?:[-:]\d+)?$", "", path)
         if path in PATH_IGNORE:
             continue
-        full = os.path.join(root, path)
-        if re.search(r"[*?]", path):
-            ok = bool(glob.glob(full, recursive=True))
-        else:
-            # A built program named by its source: bench/bench_jobs.
-            ok = os.path.exists(full) or bool(glob.glob(full + ".*"))
+        ok = False
+        for base in (root, here) if here else (root,):
+            full = os.path.join(base, path)
+            if re.search(r"[*?]", path):
+                ok = ok or bool(glob.glob(full, recursive=True))
+            else:
+                # A built program named by its source: bench/bench_jobs.
+                ok = ok or os.path.exists(full) or bool(glob.glob(full + ".*"))
         if not ok:
             missing.append(path)
     return sorted(set(missing))
@@ -303,7 +311,7 @@ def main(root):
         tap.point(not missing, f"{rel}: its PAGE.md#SECTION references "
                   f"name sections that exist", missing)
 
-    for top in ("harness", "include", "plugins", "tests"):
+    for top in COMMENT_DIRS:
         missing, spec, anchor = [], [], []
         for path in sorted(glob.glob(os.path.join(root, top, "**", "*"),
                                      recursive=True)):
@@ -315,8 +323,8 @@ def main(root):
             if comments is None:
                 continue
             for n, line in enumerate(comments.splitlines(), 1):
-                missing += [f"{rel}:{n}: {p}"
-                            for p in missing_paths(root, line)]
+                missing += [f"{rel}:{n}: {p}" for p in
+                            missing_paths(root, line, os.path.dirname(path))]
                 anchor += [f"{rel}:{n}: {a}"
                            for a in bad_anchors(root, path, line, anchors)]
             if top in NO_SPEC_DIRS:
