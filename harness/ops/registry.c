@@ -21,6 +21,7 @@
 
 #include "base/abi.h"
 #include "base/mutex.h"
+#include "base/util.h"
 #include "ops/backends.h"
 #include "ops/registry_internal.h"
 
@@ -85,20 +86,6 @@ static _Thread_local int tls_in_init;
  * register is the harness's own code (see foreign). */
 static _Thread_local int tls_builtin_init;
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
-  void *p;
-  size_t ncap;
-  if (n < *cap)
-    return 0;
-  ncap = *cap ? *cap * 2 : 16;
-  p = realloc(*arr, ncap * elem);
-  if (p == NULL)
-    return -1;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
-
 static int push_str(char ***arr, size_t *n, const char *s) {
   char **p;
   char *copy;
@@ -109,7 +96,7 @@ static int push_str(char ***arr, size_t *n, const char *s) {
   copy = strdup(s);
   if (copy == NULL)
     return -1;
-  p = realloc(*arr, (*n + 1) * sizeof *p);
+  p = st__array_resize(*arr, *n + 1, sizeof *p);
   if (p == NULL) {
     free(copy);
     return -1;
@@ -214,14 +201,16 @@ static st__modrec *find_mod(st_registry *reg, const char *name) {
 
 /* Requires lock (asserted). */
 static st__backrec *find_back(st_registry *reg, const char *name, int create) {
+  st__backrec *b;
   size_t i;
   assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_backs; i++)
     if (strcmp(reg->backs[i].name, name) == 0)
       return &reg->backs[i];
-  if (!create || grow((void **)&reg->backs, &reg->cap_backs, reg->n_backs,
-                      sizeof *reg->backs) != 0)
+  if (!create || (b = st__array_grow(reg->backs, &reg->cap_backs, reg->n_backs,
+                                     sizeof *b, 16)) == NULL)
     return NULL;
+  reg->backs = b;
   reg->backs[reg->n_backs].name = strdup(name);
   if (reg->backs[reg->n_backs].name == NULL)
     return NULL;
@@ -463,12 +452,13 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
       return rc;
     }
   }
-  if (grow((void **)&reg->mods, &reg->cap_mods, reg->n_mods,
-           sizeof *reg->mods) != 0) {
+  if ((m = st__array_grow(reg->mods, &reg->cap_mods, reg->n_mods, sizeof *m,
+                          16)) == NULL) {
     st__mutex_unlock(&reg->lock);
     free(hooks);
     return st_error_set(err, ST_ENOMEM, "out of memory");
   }
+  reg->mods = m;
   m = &reg->mods[reg->n_mods++];
   memset(m, 0, sizeof *m);
   m->mod = mod;
@@ -529,9 +519,13 @@ st_status st_registry_register(st_registry *reg, const char *module,
                         op, backend, module, e->module);
     goto out;
   }
-  if (grow((void **)&reg->entries, &reg->cap_entries, reg->n_entries,
-           sizeof *reg->entries) != 0 ||
-      find_back(reg, backend, 1) == NULL) {
+  if ((e = st__array_grow(reg->entries, &reg->cap_entries, reg->n_entries,
+                          sizeof *e, 16)) == NULL) {
+    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    goto out;
+  }
+  reg->entries = e;
+  if (find_back(reg, backend, 1) == NULL) {
     rc = st_error_set(err, ST_ENOMEM, "out of memory");
     goto out;
   }
@@ -566,11 +560,12 @@ static st_status add_lazy(st_registry *reg, const char *path,
   st_status rc = ST_OK;
 
   st__mutex_lock(&reg->lock);
-  if (grow((void **)&reg->lazies, &reg->cap_lazies, reg->n_lazies,
-           sizeof *reg->lazies) != 0) {
+  if ((l = st__array_grow(reg->lazies, &reg->cap_lazies, reg->n_lazies,
+                          sizeof *l, 16)) == NULL) {
     rc = st_error_set(err, ST_ENOMEM, "out of memory");
     goto out;
   }
+  reg->lazies = l;
   l = &reg->lazies[reg->n_lazies];
   memset(l, 0, sizeof *l);
   l->path = strdup(path);
@@ -661,7 +656,7 @@ static void append_name(char **out, size_t *len, const char *s, char sep) {
   char *p;
   if (*out == NULL)
     return;
-  p = realloc(*out, *len + n + 2);
+  p = st__array_resize(*out, *len + n + 2, 1);
   if (p == NULL) {
     free(*out);
     *out = NULL;

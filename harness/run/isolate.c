@@ -14,7 +14,7 @@
 #include <scenetest/log.h>
 
 #include "base/proc.h"
-#include "case/phase.h"
+#include "base/util.h"
 #include "case/result.h"
 #include "run/child.h"
 #include "run/interrupt.h"
