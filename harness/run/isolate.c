@@ -15,6 +15,7 @@
 
 #include "base/proc.h"
 #include "base/util.h"
+#include "case/exec.h"
 #include "case/result.h"
 #include "run/child.h"
 #include "run/interrupt.h"
