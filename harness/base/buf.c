@@ -49,7 +49,7 @@ st_status st__buf_reserve(st__buf *b, size_t n) {
   }
   if (cap > b->max)
     cap = b->max;
-  p = realloc(b->data, cap);
+  p = st__array_resize(b->data, cap, 1);
   if (p == NULL)
     return ST_ENOMEM;
   b->data = p;
@@ -92,17 +92,4 @@ void st__buf_drop_front(st__buf *b, size_t n) {
     return; /* data may still be NULL */
   memmove(b->data, b->data + n, b->len - n);
   b->len -= n;
-}
-
-void *st__array_grow(void *items, size_t *cap, size_t count, size_t elem,
-                     size_t first) {
-  if (count < *cap)
-    return items;
-  size_t ncap = *cap ? *cap * 2 : first;
-  if (ncap < *cap || ncap > SIZE_MAX / elem)
-    return NULL;
-  void *p = realloc(items, ncap * elem);
-  if (p != NULL)
-    *cap = ncap;
-  return p;
 }

@@ -16,6 +16,8 @@
 
 #include <scenetest/common.h>
 
+#include "base/util.h"
+
 typedef struct st__buf {
   char *data; /* owned; NULL until the first byte is reserved */
   size_t len; /* bytes in use */
@@ -48,15 +50,5 @@ size_t st__buf_add_capped(st__buf *b /* IN/OUT */, const void *p /* IN */,
                           size_t n);
 /* Removes the first n bytes (n <= len), moving the rest to the front. */
 void st__buf_drop_front(st__buf *b /* IN/OUT */, size_t n);
-
-/* Room for one more element in a growable array: items (of *cap elements
- * of elem bytes, count in use) as it is while count < *cap, else
- * reallocated to twice *cap (first when *cap is 0) with *cap updated.
- * NULL when out of memory (or the size would overflow): items and *cap
- * are then unchanged and still the caller's. The arrays of error lists,
- * result events and the like grow through it. Thread-safety: one thread
- * per array. */
-void *st__array_grow(void *items /* IN, owned */, size_t *cap /* IN/OUT */,
-                     size_t count, size_t elem, size_t first);
 
 #endif

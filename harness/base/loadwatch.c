@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/loadwatch.h"
+#include "base/util.h"
 
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **seen;              /* guarded by: watch_lock; sorted */
@@ -53,16 +54,12 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *data) {
   if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
     return 0;
   stats.names_examined++;
-  if (c->n == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 64;
-    char **p = realloc(c->items, cap * sizeof *p);
-    if (p == NULL) {
-      c->oom = 1;
-      return 1;
-    }
-    c->items = p;
-    c->cap = cap;
+  char **p = st__array_grow(c->items, &c->cap, c->n, sizeof *p, 64);
+  if (p == NULL) {
+    c->oom = 1;
+    return 1;
   }
+  c->items = p;
   c->items[c->n] = strdup(info->dlpi_name);
   if (c->items[c->n] == NULL) {
     c->oom = 1;
@@ -123,7 +120,7 @@ st_status st__loadwatch_poll(char ***out, size_t *n) {
     char **p;
     while (cap < n_seen + c.n)
       cap *= 2;
-    p = realloc(seen, cap * sizeof *p);
+    p = st__array_resize(seen, cap, sizeof *p);
     if (p == NULL) {
       rc = ST_ENOMEM;
       goto out;

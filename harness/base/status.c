@@ -7,7 +7,7 @@
 
 #include <scenetest/common.h>
 
-#include "base/buf.h"
+#include "base/util.h"
 
 const char *st_status_name(st_status status) {
   switch (status) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/llc.h"
+#include "base/util.h"
 #include "case/bench.h"
 #include "case/case.h"
 #include "case/exec.h"
@@ -138,14 +139,10 @@ static int one_round(st__casectx *cc, const st_scene *scene, st__casedata *d,
 
 static st__bench_case *new_case(st__casectx *cc) {
   st__bench_case *b;
-  if (bench.n == bench.cap) {
-    size_t cap = bench.cap ? 2 * bench.cap : 16;
-    st__bench_case *p = realloc(bench.cases, cap * sizeof *p);
-    if (p == NULL)
-      return NULL;
-    bench.cases = p;
-    bench.cap = cap;
-  }
+  b = st__array_grow(bench.cases, &bench.cap, bench.n, sizeof *b, 16);
+  if (b == NULL)
+    return NULL;
+  bench.cases = b;
   b = &bench.cases[bench.n];
   memset(b, 0, sizeof *b);
   b->scene = strdup(cc->info.scene);
@@ -178,16 +175,13 @@ static void timed_rounds(st__casectx *cc, const st_scene *scene,
   start = st__now_ns();
   /* At least one timed round, however long the process waited. */
   while (ok && (n == 0 || st__bench_more(cfg, n, st__now_ns() - start))) {
-    if (n == cap) {
-      double *p;
-      cap = cap ? 2 * cap : 64;
-      if ((p = realloc(samples, cap * sizeof *p)) == NULL) {
-        st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                                   "bench: out of memory");
-        break;
-      }
-      samples = p;
+    double *p = st__array_grow(samples, &cap, n, sizeof *p, 64);
+    if (p == NULL) {
+      st__case_result_set_status(cc->res, ST_CASE_ERROR,
+                                 "bench: out of memory");
+      break;
     }
+    samples = p;
     if (!(ok = one_round(cc, scene, d, r++, cfg->cold_cache, &ns, &device)))
       break;
     samples[n++] = (double)ns;

@@ -66,6 +66,9 @@ typedef struct st__casectx {
   /* Appended to the TIMING line of each phase while set (the bench's
    * " warmup=1" and " check=1", docs/bench.md); NULL: nothing. */
   const char *log_tag;
+  /* The flags (ST__EXEC_*, case/exec.h) of the executor that runs the
+   * case, set by st__case_run before it starts. */
+  unsigned exec_flags;
 } st__casectx;
 
 /* What a case holds between its phases. */
@@ -97,17 +100,6 @@ typedef struct st__casedata {
 void st__case_info_fill(st_case_info *info /* OUT */,
                         const st__runctx *rc /* IN */,
                         const st_case_ref *ref /* IN */, size_t i, size_t n);
-
-/* Runs one case in this thread, its kernel where its executor runs it:
- * the result with its status, events and duration, or NULL when out of
- * memory (the caller's, st_case_result_free). live: see st__casectx.
- * Thread-safety: any thread for a case whose executor does not fork
- * (ST__EXEC_FORKS); else the scheduling thread, with no other case
- * running. */
-st_case_result *st__case_run(st__runctx *rc /* IN/OUT: exec_state */,
-                             const st_case_ref *ref /* IN */, size_t index,
-                             size_t total,
-                             const st_observer *live /* IN, or NULL */);
 
 /* The steps every executor's `run` is made of, in this order:
  * st__case_prepare (args, golden), st__case_record, then per round

@@ -75,4 +75,16 @@ void st__executors_run_end(st__runctx *rc /* IN/OUT */);
 /* Every executor's after_fork, in a forked child. */
 void st__executors_after_fork(st__runctx *rc /* IN/OUT */);
 
+/* Runs one case in this thread, its kernel where its executor runs it:
+ * the result with its status, events and duration, or NULL when out of
+ * memory (the caller's, st_case_result_free). live: see st__casectx.
+ * Here, above the executors it picks from, so that the case's own steps
+ * (case.c) never call up into the table that names them. Thread-safety:
+ * any thread for a case whose executor does not fork (ST__EXEC_FORKS);
+ * else the scheduling thread, with no other case running. */
+st_case_result *st__case_run(st__runctx *rc /* IN/OUT: exec_state */,
+                             const st_case_ref *ref /* IN */, size_t index,
+                             size_t total,
+                             const st_observer *live /* IN, or NULL */);
+
 #endif

@@ -18,12 +18,6 @@
 #include "case/record.h"
 #include "case/result.h"
 
-uint64_t st__now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void st__phase_begin(st__casectx *cc, const char *name, int round) {
   if (cc->live != NULL && cc->live->phase_begin != NULL)
     cc->live->phase_begin(cc->live->data, &cc->info, name, round);

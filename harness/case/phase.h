@@ -9,10 +9,9 @@
 
 #include <stdint.h>
 
+#include "base/util.h"
 #include "case/case.h"
 
-/* CLOCK_MONOTONIC in ns. Thread-safety: any thread. */
-uint64_t st__now_ns(void);
 /* Tells the live observer that a phase begins (round -1: not a round's). */
 void st__phase_begin(st__casectx *cc /* IN */, const char *name /* IN */,
                      int round);

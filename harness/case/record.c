@@ -17,6 +17,7 @@
 
 #include "base/log_sink.h"
 #include "base/proc.h"
+#include "base/util.h"
 #include "case/record.h"
 
 #include "base/loadwatch.h"
@@ -40,7 +41,7 @@ static const struct {
     {"torch", "torch_imported", torch_globs, 2},
     {"torch_npu", "torch_npu_loaded", torch_npu_globs, 1},
 };
-#define N_BUILTIN (sizeof builtin_watch / sizeof builtin_watch[0])
+#define N_BUILTIN ST__ARRAY_SIZE(builtin_watch)
 
 st_autoload_setting st_autoload_classify(const char *value) {
   if (value == NULL)
@@ -229,7 +230,7 @@ st_status st_watch_parse(const char *spec, st_watch **list, size_t *count,
       return st_error_set(err, ST_EUSAGE,
                           "--watch '%s': expected a non-empty glob", spec);
     }
-    g = realloc(w.globs, (w.n_globs + 1) * sizeof *g);
+    g = st__array_resize(w.globs, w.n_globs + 1, sizeof *g);
     if (g == NULL)
       goto oom;
     w.globs = g;
@@ -241,7 +242,7 @@ st_status st_watch_parse(const char *spec, st_watch **list, size_t *count,
       break;
     p = comma + 1;
   }
-  grown = realloc(*list, (*count + 1) * sizeof *grown);
+  grown = st__array_resize(*list, *count + 1, sizeof *grown);
   if (grown == NULL)
     goto oom;
   grown[*count] = w;

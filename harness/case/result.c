@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "case/result.h"
 #include "scene/quarantine.h"
 
@@ -129,7 +130,7 @@ static const char *const phase_names[] = {
  * supervised): the first byte rules out most names before a strcmp. */
 static const char *phase_const(const char *name) {
   size_t i;
-  for (i = 0; i < sizeof phase_names / sizeof phase_names[0]; i++)
+  for (i = 0; i < ST__ARRAY_SIZE(phase_names); i++)
     if (name[0] == phase_names[i][0] && strcmp(name, phase_names[i]) == 0)
       return phase_names[i];
   return NULL;
@@ -137,7 +138,7 @@ static const char *phase_const(const char *name) {
 
 static int is_phase_const(const char *name) {
   size_t i;
-  for (i = 0; i < sizeof phase_names / sizeof phase_names[0]; i++)
+  for (i = 0; i < ST__ARRAY_SIZE(phase_names); i++)
     if (name == phase_names[i])
       return 1;
   return 0;
@@ -248,7 +249,7 @@ st_status st__case_result_add_event(st_case_result *r, const st_event *ev) {
     /* Small steps: a level-2 case has 5 to 7 events, and every byte of
      * slack is kept for every case of the run. */
     size_t cap = r->cap_events ? r->cap_events + r->cap_events / 2 : 6;
-    st_event *p = realloc(r->events, cap * sizeof *p);
+    st_event *p = st__array_resize(r->events, cap, sizeof *p);
     if (p == NULL)
       return ST_ENOMEM;
     r->events = p;
@@ -491,7 +492,7 @@ const st__quarantine *st__case_result_quarantine(const st_case_result *r,
 void st__case_result_add_warning(st_case_result *r, const char *text) {
   size_t old = r->warnings != NULL ? strlen(r->warnings) : 0;
   size_t n = strlen(text);
-  char *p = realloc(r->warnings, old + n + 2);
+  char *p = st__array_resize(r->warnings, old + n + 2, 1);
   if (p == NULL)
     return;
   if (old > 0)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "cli/cli_internal.h"
 #include "scene/config_file.h"
 #include "scene/suggest.h"
@@ -83,7 +84,7 @@ static const char *resolve(st__cli_config *cfg, const char *value,
   if (p == NULL)
     return NULL;
   snprintf(p, n, "%.*s%s/%s", (int)prefix_len, value, cfg->dir, rel);
-  o = realloc(cfg->owned, (cfg->n_owned + 1) * sizeof *o);
+  o = st__array_resize(cfg->owned, cfg->n_owned + 1, sizeof *o);
   if (o == NULL) {
     free(p);
     return NULL;

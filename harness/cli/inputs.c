@@ -8,20 +8,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/util.h"
 #include "cli/inputs.h"
 
 int st__inputs_add(st__inputs *in, const char *what, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0)
     return 0;
-  if (in->n == in->cap) {
-    size_t cap = in->cap ? in->cap * 2 : 8;
-    st__input *grown = realloc(in->items, cap * sizeof *grown);
-    if (grown == NULL)
-      return -1;
-    in->items = grown;
-    in->cap = cap;
-  }
+  st__input *grown =
+      st__array_grow(in->items, &in->cap, in->n, sizeof *grown, 8);
+  if (grown == NULL)
+    return -1;
+  in->items = grown;
   in->items[in->n].what = what;
   in->items[in->n].path = path;
   in->items[in->n].dev = st.st_dev;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/jsondoc.h"
 
 typedef struct rd {
@@ -147,7 +148,7 @@ static void parse_string(rd *r, char **out, size_t *len) {
       enc[0] = *r->p++;
     }
     if (cap - n < add + 1) {
-      char *grown = realloc(buf, cap * 2);
+      char *grown = st__array_resize(buf, cap * 2, 1);
       if (grown == NULL) {
         r->oom = 1;
         break;
@@ -217,14 +218,14 @@ static void parse_value(rd *r, st__jval *v);
 static st__jval *grow(rd *r, st__jval *v, size_t *cap) {
   if (v->n == *cap) {
     size_t ncap = *cap ? *cap * 2 : 4;
-    st__jval *items = realloc(v->items, ncap * sizeof *items);
+    st__jval *items = st__array_resize(v->items, ncap, sizeof *items);
     if (items == NULL) {
       r->oom = 1;
       return NULL;
     }
     v->items = items;
     if (v->type == ST__J_OBJ) {
-      char **keys = realloc(v->keys, ncap * sizeof *keys);
+      char **keys = st__array_resize(v->keys, ncap, sizeof *keys);
       if (keys == NULL) {
         r->oom = 1;
         return NULL;

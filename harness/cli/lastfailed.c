@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "cli/cli_internal.h"
 #include "case/result.h"
 #include "report/json.h"
@@ -28,16 +29,12 @@ typedef struct names {
 static int add(names *l, char *s) {
   if (s == NULL)
     return -1;
-  if (l->n == l->cap) {
-    size_t ncap = l->cap ? l->cap * 2 : 16;
-    char **g = realloc(l->v, ncap * sizeof *g);
-    if (g == NULL) {
-      free(s);
-      return -1;
-    }
-    l->v = g;
-    l->cap = ncap;
+  char **g = st__array_grow(l->v, &l->cap, l->n, sizeof *g, 16);
+  if (g == NULL) {
+    free(s);
+    return -1;
   }
+  l->v = g;
   l->v[l->n++] = s;
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "case/result.h"
 #include "cli/cli_internal.h"
 #include "cli/jsondoc.h"
@@ -65,7 +66,8 @@ static int slurp(const char *path, char **text, size_t *len) {
     if (cap - *len < 65536) {
       char *grown;
       cap = cap ? cap * 2 : 65536;
-      if (cap > MAX_INPUT_BYTES + 1 || (grown = realloc(*text, cap)) == NULL) {
+      if (cap > MAX_INPUT_BYTES + 1 ||
+          (grown = st__array_resize(*text, cap, 1)) == NULL) {
         free(*text);
         fclose(f);
         return st__cli_usage("merge: '%s' is too large to be a report", path);
@@ -328,14 +330,10 @@ static int add_case(merge *m, size_t k, st_case_result *res) {
   char key[64];
   merged_case *mc;
   size_t len;
-  if (m->n == m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    merged_case *grown = realloc(m->cases, cap * sizeof *grown);
-    if (grown == NULL)
-      return -1;
-    m->cases = grown;
-    m->cap = cap;
-  }
+  mc = st__array_grow(m->cases, &m->cap, m->n, sizeof *mc, 64);
+  if (mc == NULL)
+    return -1;
+  m->cases = mc;
   mc = &m->cases[m->n];
   snprintf(key, sizeof key, "@%u", st_case_result_iteration(res));
   len = strlen(st_case_result_scene(res)) + strlen(st_case_result_case(res)) +

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/cli_internal.h"
 #include "cli/rerun_parse.h"
 
@@ -30,7 +31,8 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
     if (cap - len < 65536) {
       char *grown;
       cap = cap ? cap * 2 : 65536;
-      if (cap > MAX_REPORT_BYTES + 1 || (grown = realloc(text, cap)) == NULL) {
+      if (cap > MAX_REPORT_BYTES + 1 ||
+          (grown = st__array_resize(text, cap, 1)) == NULL) {
         free(text);
         fclose(f);
         return st__cli_usage("--rerun-failed: '%s' is too large to be a report",

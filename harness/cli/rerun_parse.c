@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/rerun_parse.h"
 
 typedef struct names {
@@ -50,14 +51,14 @@ static void add_name(names *l, const char *scene, size_t scene_len,
     kase_len = k - 1;
   if (l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 16;
-    char **grown = realloc(l->items, cap * sizeof *grown);
+    char **grown = st__array_resize(l->items, cap, sizeof *grown);
     if (grown == NULL) {
       l->oom = 1;
       return;
     }
     l->items = grown;
     if (l->all) {
-      uint64_t *d = realloc(l->durs, cap * sizeof *d);
+      uint64_t *d = st__array_resize(l->durs, cap, sizeof *d);
       if (d == NULL) {
         l->oom = 1;
         return;
@@ -212,7 +213,7 @@ static void parse_string(jp *j, jstr *s) {
       continue;
     if (len + add + 1 > cap) {
       size_t ncap = cap ? cap * 2 : 32;
-      char *grown = realloc(buf, ncap);
+      char *grown = st__array_resize(buf, ncap, 1);
       if (grown == NULL) {
         j->out->oom = 1;
         j->bad = 1;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/cli_internal.h"
 #include "cli/shard_by.h"
 
@@ -64,7 +65,7 @@ static int slurp(const char *path, char **text, size_t *len) {
       char *grown;
       cap = cap ? cap * 2 : 65536;
       if (cap > MAX_DURATIONS_BYTES + 1 ||
-          (grown = realloc(*text, cap)) == NULL) {
+          (grown = st__array_resize(*text, cap, 1)) == NULL) {
         free(*text);
         fclose(f);
         return st__cli_usage("--shard-by: '%s' is too large to be a report",

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/tagexpr.h"
 
 enum { OP_NAME, OP_NOT, OP_AND, OP_OR };
@@ -97,16 +98,12 @@ static void emit(parser *p, int kind, const char *name, size_t len) {
   op *o;
   if (p->failed)
     return;
-  if (p->e->n == p->cap) {
-    size_t ncap = p->cap ? p->cap * 2 : 8;
-    op *g = realloc(p->e->ops, ncap * sizeof *g);
-    if (g == NULL) {
-      p->failed = -2;
-      return;
-    }
-    p->e->ops = g;
-    p->cap = ncap;
+  op *g = st__array_grow(p->e->ops, &p->cap, p->e->n, sizeof *g, 8);
+  if (g == NULL) {
+    p->failed = -2;
+    return;
   }
+  p->e->ops = g;
   o = &p->e->ops[p->e->n];
   o->kind = kind;
   o->name = NULL;

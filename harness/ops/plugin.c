@@ -19,6 +19,7 @@
 #include <scenetest/log.h>
 #include <scenetest/plugin.h>
 
+#include "base/util.h"
 #include "ops/note.h"
 #include "ops/registry_internal.h"
 
@@ -309,7 +310,7 @@ st_status st__plugin_defer(st_registry *reg, const char *spec,
   }
   for (p = list; *p != '\0';) {
     char *nl = strchr(p, '\n');
-    const char **grown = realloc(names, (n + 1) * sizeof *grown);
+    const char **grown = st__array_resize(names, n + 1, sizeof *grown);
     if (grown == NULL) {
       rc = st_error_set(err, ST_ENOMEM, "out of memory");
       goto out;
@@ -359,7 +360,7 @@ st_status st_plugin_load(st_registry *reg, const char *spec, st_error *err) {
     const char **grown;
     if (comma)
       *comma = '\0';
-    grown = realloc(platforms, (n + 1) * sizeof *grown);
+    grown = st__array_resize(platforms, n + 1, sizeof *grown);
     if (grown == NULL) {
       rc = st_error_set(err, ST_ENOMEM, "out of memory");
       goto out;

@@ -21,7 +21,7 @@
 
 #include "base/abi.h"
 #include "base/mutex.h"
-#include "ops/backends.h"
+#include "base/util.h"
 #include "ops/registry_internal.h"
 
 typedef struct st__entry {
@@ -38,6 +38,7 @@ typedef struct st__modrec {
   int complete;    /* guarded by: lock */
   char **backends; /* backends it registered for; guarded by: lock */
   size_t n_backends;
+  int builtin; /* added by st__registry_add_builtin: the harness's code */
 } st__modrec;
 
 typedef struct st__lazyrec {
@@ -85,20 +86,6 @@ static _Thread_local int tls_in_init;
  * register is the harness's own code (see foreign). */
 static _Thread_local int tls_builtin_init;
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
-  void *p;
-  size_t ncap;
-  if (n < *cap)
-    return 0;
-  ncap = *cap ? *cap * 2 : 16;
-  p = realloc(*arr, ncap * elem);
-  if (p == NULL)
-    return -1;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
-
 static int push_str(char ***arr, size_t *n, const char *s) {
   char **p;
   char *copy;
@@ -109,7 +96,7 @@ static int push_str(char ***arr, size_t *n, const char *s) {
   copy = strdup(s);
   if (copy == NULL)
     return -1;
-  p = realloc(*arr, (*n + 1) * sizeof *p);
+  p = st__array_resize(*arr, *n + 1, sizeof *p);
   if (p == NULL) {
     free(copy);
     return -1;
@@ -134,41 +121,6 @@ st_status st_registry_new(st_registry **out) {
     return ST_ENOMEM;
   st__mutex_init(&reg->lock);
   st__mutex_init(&reg->repair_lock);
-  *out = reg;
-  return ST_OK;
-}
-
-static const st_module *const builtin[] = {
-    &st__module_common, &st__module_reference, &st__module_cpu,
-    &st__module_threads};
-
-static int is_builtin(const st_module *mod) {
-  for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-    if (mod == builtin[i])
-      return 1;
-  return 0;
-}
-
-st_status st_registry_new_builtin(st_registry **out) {
-  st_registry *reg = NULL;
-  st_status rc;
-  size_t i;
-  st_error err;
-
-  *out = NULL;
-  rc = st_registry_new(&reg);
-  if (rc != ST_OK)
-    return rc;
-  for (i = 0; i < sizeof builtin / sizeof builtin[0]; i++) {
-    st_error_clear(&err);
-    rc = st_registry_add_module(reg, builtin[i], &err);
-    if (rc != ST_OK) {
-      st_log(ST_LOG_ERROR, "built-in module '%s': %s", builtin[i]->name,
-             err.message);
-      st_registry_free(reg);
-      return rc;
-    }
-  }
   *out = reg;
   return ST_OK;
 }
@@ -214,14 +166,16 @@ static st__modrec *find_mod(st_registry *reg, const char *name) {
 
 /* Requires lock (asserted). */
 static st__backrec *find_back(st_registry *reg, const char *name, int create) {
+  st__backrec *b;
   size_t i;
   assert(st__mutex_held(&reg->lock));
   for (i = 0; i < reg->n_backs; i++)
     if (strcmp(reg->backs[i].name, name) == 0)
       return &reg->backs[i];
-  if (!create || grow((void **)&reg->backs, &reg->cap_backs, reg->n_backs,
-                      sizeof *reg->backs) != 0)
+  if (!create || (b = st__array_grow(reg->backs, &reg->cap_backs, reg->n_backs,
+                                     sizeof *b, 16)) == NULL)
     return NULL;
+  reg->backs = b;
   reg->backs[reg->n_backs].name = strdup(name);
   if (reg->backs[reg->n_backs].name == NULL)
     return NULL;
@@ -268,11 +222,11 @@ static int mod_get(st_registry *reg, const char *name,
   return m != NULL;
 }
 
+/* own: mod is built in (its registrations are not foreign). */
 static ST_WUR st_status run_init(st_registry *reg, const st_module *mod,
-                                 st_error *err) {
+                                 int own, st_error *err) {
   st_status rc;
   st__modrec *m;
-  int own = is_builtin(mod);
   tls_in_init++;
   tls_builtin_init += own;
   rc = mod->init ? mod->init(reg, err) : ST_OK;
@@ -421,8 +375,10 @@ st_status st__module_check(const st_module *mod, st_error *err) {
   return ST_OK;
 }
 
-st_status st_registry_add_module(st_registry *reg, const st_module *mod,
-                                 st_error *err) {
+/* st_registry_add_module; builtin: mod is one of the harness's own
+ * (ops/builtin.c), whose init and registrations are not foreign. */
+static st_status add_module(st_registry *reg, const st_module *mod,
+                            int builtin, st_error *err) {
   st_platform_hooks *hooks = NULL;
   size_t n_hooks = 0;
   st__modrec *m;
@@ -463,15 +419,17 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
       return rc;
     }
   }
-  if (grow((void **)&reg->mods, &reg->cap_mods, reg->n_mods,
-           sizeof *reg->mods) != 0) {
+  if ((m = st__array_grow(reg->mods, &reg->cap_mods, reg->n_mods, sizeof *m,
+                          16)) == NULL) {
     st__mutex_unlock(&reg->lock);
     free(hooks);
     return st_error_set(err, ST_ENOMEM, "out of memory");
   }
+  reg->mods = m;
   m = &reg->mods[reg->n_mods++];
   memset(m, 0, sizeof *m);
   m->mod = mod;
+  m->builtin = builtin;
   for (i = 0; mod->platforms != NULL && mod->platforms[i] != NULL; i++)
     if (find_back(reg, mod->platforms[i], 1) == NULL) {
       /* Not added: adding it again must run its init. */
@@ -483,15 +441,25 @@ st_status st_registry_add_module(st_registry *reg, const st_module *mod,
   m->hooks = hooks;
   m->n_hooks = n_hooks;
   /* Before its init runs: that is foreign code too. */
-  if (!is_builtin(mod))
+  if (!builtin)
     __atomic_store_n(&reg->foreign, reg->foreign + 1, __ATOMIC_RELEASE);
   st__mutex_unlock(&reg->lock);
 
-  rc = run_init(reg, mod, err);
+  rc = run_init(reg, mod, builtin, err);
   if (rc != ST_OK && err != NULL && err->message[0] == '\0')
     st_error_set(err, rc, "init of module '%s' failed: %s", mod->name,
                  st_status_str(rc));
   return rc;
+}
+
+st_status st_registry_add_module(st_registry *reg, const st_module *mod,
+                                 st_error *err) {
+  return add_module(reg, mod, 0, err);
+}
+
+st_status st__registry_add_builtin(st_registry *reg, const st_module *mod,
+                                   st_error *err) {
+  return add_module(reg, mod, 1, err);
 }
 
 const st_platform_hooks *st_registry_platform_hooks(st_registry *reg,
@@ -529,9 +497,13 @@ st_status st_registry_register(st_registry *reg, const char *module,
                         op, backend, module, e->module);
     goto out;
   }
-  if (grow((void **)&reg->entries, &reg->cap_entries, reg->n_entries,
-           sizeof *reg->entries) != 0 ||
-      find_back(reg, backend, 1) == NULL) {
+  if ((e = st__array_grow(reg->entries, &reg->cap_entries, reg->n_entries,
+                          sizeof *e, 16)) == NULL) {
+    rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    goto out;
+  }
+  reg->entries = e;
+  if (find_back(reg, backend, 1) == NULL) {
     rc = st_error_set(err, ST_ENOMEM, "out of memory");
     goto out;
   }
@@ -566,11 +538,12 @@ static st_status add_lazy(st_registry *reg, const char *path,
   st_status rc = ST_OK;
 
   st__mutex_lock(&reg->lock);
-  if (grow((void **)&reg->lazies, &reg->cap_lazies, reg->n_lazies,
-           sizeof *reg->lazies) != 0) {
+  if ((l = st__array_grow(reg->lazies, &reg->cap_lazies, reg->n_lazies,
+                          sizeof *l, 16)) == NULL) {
     rc = st_error_set(err, ST_ENOMEM, "out of memory");
     goto out;
   }
+  reg->lazies = l;
   l = &reg->lazies[reg->n_lazies];
   memset(l, 0, sizeof *l);
   l->path = strdup(path);
@@ -661,7 +634,7 @@ static void append_name(char **out, size_t *len, const char *s, char sep) {
   char *p;
   if (*out == NULL)
     return;
-  p = realloc(*out, *len + n + 2);
+  p = st__array_resize(*out, *len + n + 2, 1);
   if (p == NULL) {
     free(*out);
     *out = NULL;
@@ -810,10 +783,13 @@ static ST_WUR st_status repair(st_registry *reg, const char *backend) {
    * afresh each time under the lock. */
   for (i = 0;; i++) {
     const st_module *mod = NULL;
+    int own = 0;
     st__mutex_lock(&reg->lock);
     if (i < reg->n_mods && !reg->mods[i].complete &&
-        mod_serves(&reg->mods[i], backend))
+        mod_serves(&reg->mods[i], backend)) {
       mod = reg->mods[i].mod;
+      own = reg->mods[i].builtin;
+    }
     n = reg->n_mods;
     st__mutex_unlock(&reg->lock);
     if (i >= n)
@@ -821,7 +797,7 @@ static ST_WUR st_status repair(st_registry *reg, const char *backend) {
     if (mod == NULL)
       continue;
     st_error_clear(&err);
-    if (run_init(reg, mod, &err) != ST_OK) {
+    if (run_init(reg, mod, own, &err) != ST_OK) {
       st_log(ST_LOG_WARNING,
              "repair of backend '%s': init of module '%s' failed again: %s",
              backend, mod->name, err.message);

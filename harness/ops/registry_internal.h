@@ -62,6 +62,13 @@ char *st__registry_describe(st_registry *reg /* IN */, size_t first_module,
 st_status st__registry_declare_ops(st_registry *reg /* IN/OUT */,
                                    const char *list /* IN */) ST_WUR;
 
+/* st_registry_add_module for a module of the harness's own (the table of
+ * ops/builtin.c): its init and what it registers do not count as foreign
+ * (st__registry_foreign). Thread-safety: any thread. */
+st_status st__registry_add_builtin(st_registry *reg /* IN/OUT */,
+                                   const st_module *mod /* IN */,
+                                   st_error *err /* OUT: may be NULL */) ST_WUR;
+
 /* Checks what must hold before anything but the version is read from a
  * descriptor: abi_version (read first: it is at offset 0 in every ABI;
  * ABI 1 is named as such), a size that covers ABI 2's first layout, a

@@ -18,6 +18,7 @@
 
 #include <scenetest/op.h>
 
+#include "base/util.h"
 #include "ops/avail.h"
 #include "ops/backends.h"
 #include "ops/registry_internal.h"
@@ -157,14 +158,10 @@ typedef struct names {
 static int names_add(names *ns, const st__val *val) {
   if (val->kind != ST__VAL_NAME || val->name == NULL)
     return 0;
-  if (ns->n == ns->cap) {
-    size_t cap = ns->cap ? ns->cap * 2 : 32;
-    const char **p = realloc(ns->v, cap * sizeof *p);
-    if (p == NULL)
-      return -1;
-    ns->v = p;
-    ns->cap = cap;
-  }
+  const char **p = st__array_grow(ns->v, &ns->cap, ns->n, sizeof *p, 32);
+  if (p == NULL)
+    return -1;
+  ns->v = p;
   ns->v[ns->n++] = val->name;
   return 0;
 }

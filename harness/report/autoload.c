@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "case/result.h"
 #include "report/autoload.h"
 
@@ -62,7 +63,7 @@ static int record_parse(const char *line, st__record *r) {
     if (strncmp(s, "pid=", 4) == 0) {
       r->pid = strtol(eq + 1, NULL, 10);
     } else {
-      grown = realloc(r->fields, (r->n + 1) * sizeof *grown);
+      grown = st__array_resize(r->fields, r->n + 1, sizeof *grown);
       if (grown == NULL)
         goto oom;
       r->fields = grown;
@@ -121,7 +122,7 @@ st_status st__records_distinct(const st_run_result *run, st__record **out,
       record_free(&r);
       continue;
     }
-    grown = realloc(list, (count + 1) * sizeof *grown);
+    grown = st__array_resize(list, count + 1, sizeof *grown);
     if (grown == NULL) {
       record_free(&r);
       goto oom;

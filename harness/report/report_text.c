@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/safe_text.h"
+#include "base/util.h"
 #include "base/log_sink.h"
 #include "report/report.h"
 #include "report/trust.h"
@@ -53,12 +54,6 @@ typedef struct text_state {
   char *seen[SEEN_MAX]; /* autoload conditions shown (records without pid) */
   size_t n_seen;
 } text_state;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
 
 static void put_duration(FILE *out, uint64_t ns) {
   if (ns < UINT64_C(1000000))
@@ -293,7 +288,7 @@ static void text_run_begin(void *data, const st_run_info *info) {
   pthread_mutex_lock(&st->lock);
   st->total = info->total;
   st->repeat = info->repeat;
-  st->t0 = now_ns();
+  st->t0 = st__now_ns();
   /* The seed of a shuffled order and the shard, so the run can be
    * replayed (SPEC §10). */
   st__report_run_header(st->cfg.out, "", info);
@@ -479,7 +474,7 @@ static void text_run_end(void *data, const st_run_result *result) {
   fputs(" in ", out);
   /* merge: the inputs' time, not the replay's. */
   put_duration(out, st->cfg.merge_elapsed_ns != 0 ? st->cfg.merge_elapsed_ns
-                                                  : now_ns() - st->t0);
+                                                  : st__now_ns() - st->t0);
   fputc('\n', out);
   fflush(out);
   pthread_mutex_unlock(&st->lock);
@@ -493,7 +488,7 @@ st_status st__report_text_new(const st__report_config *cfg, st_observer *obs) {
   const char *term = getenv("TERM");
 
   st->cfg = *cfg;
-  st->t0 = now_ns();
+  st->t0 = st__now_ns();
   pthread_mutex_init(&st->lock, NULL);
   st->smart = cfg->tty && (term == NULL || strcmp(term, "dumb") != 0);
   /* On a terminal, log lines go through the reporter (above the progress

@@ -14,7 +14,8 @@
 #include <scenetest/log.h>
 
 #include "base/proc.h"
-#include "case/phase.h"
+#include "base/util.h"
+#include "case/exec.h"
 #include "case/result.h"
 #include "run/child.h"
 #include "run/interrupt.h"

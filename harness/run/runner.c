@@ -17,6 +17,7 @@
 #include "base/options.h"
 #include "base/pool.h"
 #include "base/proc.h"
+#include "base/util.h"
 #include "case/case.h"
 #include "case/exec.h"
 #include "case/guard.h"
@@ -25,6 +26,24 @@
 #include "run/fanout.h"
 #include "run/order.h"
 #include "run/sched.h"
+
+/* In order of preference: the first that fits is taken. Here, not in
+ * sched.c, whose helpers every scheduler calls: the table that names the
+ * schedulers sits above them (tests/cycles_check.py). */
+static const st__scheduler *const schedulers[] = {
+    &st__sched_supervise,
+    &st__sched_isolate,
+    &st__sched_threads,
+    &st__sched_serial,
+};
+
+const st__scheduler *st__sched_pick(const st__schedctx *sc) {
+  size_t i;
+  for (i = 0; i < ST__ARRAY_SIZE(schedulers); i++)
+    if (schedulers[i]->fits(sc))
+      return schedulers[i];
+  return &st__sched_serial; /* it fits every run: not reached */
+}
 
 static st_status run_setup(st__runctx *rc, const st_run_options *opts,
                            st_registry **owned, st_error *err) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What every scheduler shares (sched.h): the list they are picked from,
- * what a scheduler may know of a case (its info, its executor's flags,
- * its timeout), and what happens to a finished case: the observers told,
- * the result kept, --fail-fast judged. */
+/* What every scheduler shares (sched.h): what a scheduler may know of a
+ * case (its info, its executor's flags, its timeout), and what happens to
+ * a finished case: the observers told, the result kept, --fail-fast
+ * judged. The list they are picked from is runner.c's, above them all. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,22 +12,6 @@
 #include "run/interrupt.h"
 #include "run/sched.h"
 #include "scene/quarantine.h"
-
-/* In order of preference: the first that fits is taken. */
-static const st__scheduler *const schedulers[] = {
-    &st__sched_supervise,
-    &st__sched_isolate,
-    &st__sched_threads,
-    &st__sched_serial,
-};
-
-const st__scheduler *st__sched_pick(const st__schedctx *sc) {
-  size_t i;
-  for (i = 0; i < sizeof schedulers / sizeof schedulers[0]; i++)
-    if (schedulers[i]->fits(sc))
-      return schedulers[i];
-  return &st__sched_serial; /* it fits every run: not reached */
-}
 
 void st__sched_info(const st__schedctx *sc, size_t i, st_case_info *info) {
   st__case_info_fill(info, sc->rc, &sc->refs[i], i, sc->n);

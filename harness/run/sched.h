@@ -73,7 +73,9 @@ size_t st__isolate_set_zygote_min(size_t bytes); /* returns the old value */
 extern const st__scheduler st__sched_threads;
 extern const st__scheduler st__sched_serial;
 
-/* The first scheduler that fits sc's run (serial fits every run). */
+/* The first scheduler that fits sc's run (serial fits every run). The
+ * table is run/runner.c's: the schedulers use this file's helpers, so the
+ * list that names them sits above them. */
 const st__scheduler *st__sched_pick(const st__schedctx *sc /* IN */);
 
 /* Case i's info. */

@@ -3,6 +3,7 @@
  * thread, each told to the observers live as its phases happen (-j 1,
  * and any run of a single case). SIGINT/SIGTERM (opts->interrupts): the
  * running case finishes, as an error, and the rest are skips. */
+#include "case/exec.h"
 #include "case/result.h"
 #include "run/interrupt.h"
 #include "run/sched.h"

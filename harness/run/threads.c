@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case/exec.h"
 #include "case/result.h"
 #include "run/interrupt.h"
 #include "run/sched.h"

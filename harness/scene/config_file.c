@@ -10,6 +10,7 @@
 
 #include <yaml.h>
 
+#include "base/util.h"
 #include "scene/config_file.h"
 
 #define CONFIG_MAX_BYTES ((size_t)1 << 20)
@@ -62,15 +63,15 @@ static st_status scalar_ok(reader *r) {
 
 static st_status add_value(st__config_entry *en, const yaml_event_t *e) {
   size_t n = en->n + 1;
-  char **v = realloc(en->values, n * sizeof *v);
+  char **v = st__array_resize(en->values, n, sizeof *v);
   if (v == NULL)
     return ST_ENOMEM;
   en->values = v;
-  int *l = realloc(en->vline, n * sizeof *l);
+  int *l = st__array_resize(en->vline, n, sizeof *l);
   if (l == NULL)
     return ST_ENOMEM;
   en->vline = l;
-  int *c = realloc(en->vcol, n * sizeof *c);
+  int *c = st__array_resize(en->vcol, n, sizeof *c);
   if (c == NULL)
     return ST_ENOMEM;
   en->vcol = c;
@@ -125,7 +126,8 @@ static st_status read_mapping(reader *r, st__config_file *out) {
         return fail_at(r, &r->ev.start_mark,
                        "key '%.100s' given twice in the configuration file",
                        out->items[i].key);
-    st__config_entry *items = realloc(out->items, (out->n + 1) * sizeof *items);
+    st__config_entry *items =
+        st__array_resize(out->items, out->n + 1, sizeof *items);
     if (items == NULL)
       return ST_ENOMEM;
     out->items = items;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "scene/program.h"
 #include "scene/scene.h"
 
@@ -19,7 +20,7 @@ st__program *st__program_new(st_program_kind kind) {
 
 /* Grows *arr (n elements of size bytes) by one zeroed element. */
 static void *grow(void *arr, size_t n, size_t size) {
-  char *q = realloc(arr, (n + 1) * size);
+  char *q = st__array_resize(arr, n + 1, size);
   if (q != NULL)
     memset(q + n * size, 0, size);
   return q;
@@ -65,11 +66,11 @@ long st__program_add_step(st__program *p, const char *op, int line,
   if (steps == NULL)
     return -1;
   p->pub.steps = steps;
-  int *l = realloc(p->step_line, (n + 1) * sizeof *l);
+  int *l = st__array_resize(p->step_line, n + 1, sizeof *l);
   if (l == NULL)
     return -1;
   p->step_line = l;
-  int *c = realloc(p->step_column, (n + 1) * sizeof *c);
+  int *c = st__array_resize(p->step_column, n + 1, sizeof *c);
   if (c == NULL)
     return -1;
   p->step_column = c;

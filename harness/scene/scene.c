@@ -9,17 +9,6 @@
 #include "scene/quarantine.h"
 #include "scene/scene.h"
 
-/* Declared in scene.h, which says why it is not calloc. */
-void *st__zalloc(size_t n, size_t size) {
-  size_t bytes;
-  if (__builtin_mul_overflow(n, size, &bytes))
-    return NULL;
-  void *p = malloc(bytes ? bytes : 1);
-  if (p)
-    memset(p, 0, bytes);
-  return p;
-}
-
 /* ------------------------------------------------------------------ */
 /* Options, set, enumeration                                           */
 

@@ -9,6 +9,8 @@
 #include <scenetest/scene.h>
 #include <scenetest/tensor.h>
 
+#include "base/util.h"
+
 /* A numeric literal: exact integer when is_int, else double. For an
  * integer literal f holds (double)i too. */
 typedef struct st__num {
@@ -381,13 +383,5 @@ void st__case_free_fields(st__case *c /* IN/OUT */);
 
 /* Frees one scene; accepts NULL. */
 void st__scene_free(st_scene *scene /* IN, owned */);
-
-/* n * size zeroed bytes (at least one), or NULL when out of memory or when
- * the product overflows; free with free(). calloc through malloc: glibc's
- * calloc bypasses the thread cache, so short-lived blocks freed right after
- * (plans, name lists) would be carved from and merged back into the top
- * chunk every time, each merge running malloc_consolidate; the loader spent
- * a third of its time there. Thread-safety: any thread. */
-void *st__zalloc(size_t n, size_t size);
 
 #endif

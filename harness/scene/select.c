@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/options.h"
+#include "base/util.h"
 #include "scene/scene.h"
 #include "scene/suggest.h"
 
@@ -347,16 +348,13 @@ st_status st_select_cases(const st_scene_set *set, const st_run_options *opts,
       if (o.shard_total > 1 && !o.shard_preselected &&
           st_shard_hash(sname, cname) % o.shard_total != o.shard_index)
         continue;
-      if (n_refs == cap) {
-        size_t ncap = cap ? cap * 2 : 16;
-        st_case_ref *grown = realloc(refs, ncap * sizeof *grown);
-        if (grown == NULL) {
-          rc = st_error_set(err, ST_ENOMEM, "out of memory");
-          goto out;
-        }
-        refs = grown;
-        cap = ncap;
+      st_case_ref *grown =
+          st__array_grow(refs, &cap, n_refs, sizeof *grown, 16);
+      if (grown == NULL) {
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        goto out;
       }
+      refs = grown;
       refs[n_refs].scene = scene;
       refs[n_refs].index = c;
       n_refs++;

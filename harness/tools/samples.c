@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/util.h"
 #include "report/json.h"
 #include "tools/hashidx.h"
 #include "tools/samples.h"
@@ -66,18 +67,13 @@ struct st__side {
   size_t n_fps;
 };
 
+/* st__array_grow (base/util.h) for the many arrays here: room for need
+ * elements in *p, -1 (nothing changed) when out of memory. */
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
-  size_t c = *cap ? *cap : 16;
-  void *q;
-  if (need <= *cap)
-    return 0;
-  while (c < need)
-    c *= 2;
-  q = realloc(*p, c * size);
+  void *q = st__array_grow(*p, cap, need - 1, size, 16);
   if (q == NULL)
     return -1;
   *p = q;
-  *cap = c;
   return 0;
 }
 
@@ -289,7 +285,7 @@ static st_status add_pid(st__side *s, size_t c, long pid) {
   /* Doubled at 4, 8, 16, ...: a condition of many processes. */
   if (cd->n_pids < 4 ? cd->n_pids == 0 : (cd->n_pids & (cd->n_pids - 1)) == 0) {
     size_t want = cd->n_pids < 4 ? 4 : cd->n_pids * 2;
-    grown = realloc(cd->pids, want * sizeof *cd->pids);
+    grown = st__array_resize(cd->pids, want, sizeof *cd->pids);
     if (grown == NULL)
       return ST_ENOMEM;
     cd->pids = grown;
@@ -360,7 +356,7 @@ static st_status add_fingerprint(st__side *s, const char *line) {
       free(text);
       return ST_OK;
     }
-  if ((p = realloc(s->fps, (s->n_fps + 1) * sizeof *p)) == NULL) {
+  if ((p = st__array_resize(s->fps, s->n_fps + 1, sizeof *p)) == NULL) {
     free(text);
     return ST_ENOMEM;
   }
