@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/loadwatch.h"
 #include "base/log_sink.h"
 #include "base/proc.h"
@@ -38,13 +39,11 @@
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
-#include "case/level3/workers.h"
+#include "wire/msg.h"
 #include "ops/registry_internal.h"
 #include "run/audit.h"
 #include "run/child.h"
 #include "run/interrupt.h"
-
-enum { FRAME_EVENT = 1, FRAME_RESULT = 2, FRAME_LOG = 3 };
 
 /* A line longer than this is captured without waiting for its end. */
 #define LINE_MAX_PENDING ((size_t)64 << 10)
@@ -53,49 +52,6 @@ enum { FRAME_EVENT = 1, FRAME_RESULT = 2, FRAME_LOG = 3 };
 /* A slot's buffer or result file larger than this is given back after its
  * case; smaller ones are kept for the next. */
 #define SLOT_KEEP ((size_t)256 << 10)
-
-/* Makes room for n more bytes. */
-static int bytes_reserve(st__bytes *b, size_t n) {
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *q;
-    while (cap < b->len + n)
-      cap *= 2;
-    q = realloc(b->p, cap);
-    if (q == NULL)
-      return -1;
-    b->p = q;
-    b->cap = cap;
-  }
-  return 0;
-}
-
-static int bytes_add(st__bytes *b, const void *p, size_t n) {
-  if (n == 0)
-    return 0;
-  if (bytes_reserve(b, n) != 0)
-    return -1;
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-  return 0;
-}
-
-/* Empties b for the slot's next case, keeping its memory unless large. */
-static void bytes_reset(st__bytes *b) {
-  if (b->cap > SLOT_KEEP) {
-    free(b->p);
-    b->p = NULL;
-    b->cap = 0;
-  }
-  b->len = 0;
-}
-
-static void bytes_take(st__bytes *b, size_t n) {
-  if (n == 0)
-    return; /* b->p may still be NULL */
-  memmove(b->p, b->p + n, b->len - n);
-  b->len -= n;
-}
 
 /* ---- the child -------------------------------------------------------- */
 
@@ -122,7 +78,7 @@ static void stream_flush(stream *st) {
 static void stream_log(void *data, const char *line, size_t len) {
   stream *st = data;
   pthread_mutex_lock(&st->lock);
-  st__wire_line_frame(&st->pending, FRAME_LOG, line, len);
+  st__msg_put_line(&st->pending, ST__MSG_LOG, line, len);
   pthread_mutex_unlock(&st->lock);
 }
 
@@ -131,7 +87,7 @@ static void stream_event(void *data, const st_case_info *info,
   stream *st = data;
   (void)info;
   pthread_mutex_lock(&st->lock);
-  st__wire_event_frame(&st->pending, FRAME_EVENT, ev);
+  st__wire_event_frame(&st->pending, ev);
   pthread_mutex_unlock(&st->lock);
 }
 
@@ -162,7 +118,6 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
   st_case_result *r;
   stream st;
   st__audit audit;
-  size_t at;
   char why[200];
 
   /* What the executors kept in the parent (level 3: its worker pools and
@@ -170,7 +125,7 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
   st__executors_after_fork(rc);
   /* While phases run fd 1 and 2 are the capture (SPEC §6). */
   if (dup2(cap_w, 1) < 0 || dup2(cap_w, 2) < 0)
-    _exit(120);
+    _exit(ST__EXIT_CAPTURE);
   if (cap_w > 2)
     close(cap_w);
   st.fd = res_w;
@@ -195,7 +150,7 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
   so.phase_end = stream_event;
   r = st__case_run(rc, ref, i, n, &so);
   if (r == NULL)
-    _exit(121);
+    _exit(ST__EXIT_NO_RESULT);
   /* A thread its kernel left would end with this process, unseen, before
    * it acted: the case is charged with it (docs/reliability.md). */
   if (st__registry_foreign(rc->reg) > 0 &&
@@ -203,13 +158,11 @@ _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
     st__case_result_override(r, ST_CASE_ERROR, why);
   st__executors_run_end(rc);
   pthread_mutex_lock(&st.lock);
-  at = st__wire_frame_open(&st.pending, FRAME_RESULT);
-  st__wire_put_result(&st.pending, r);
-  st__wire_frame_close(&st.pending, at);
+  st__wire_result_frame(&st.pending, (uint32_t)i, r);
   pthread_mutex_unlock(&st.lock);
   flush_stdio();
   if (st.pending.oom)
-    _exit(122);
+    _exit(ST__EXIT_NOMEM);
   stream_flush(&st);
   /* _exit: no atexit handlers or leak checks of the parent's program run
    * in its copy. */
@@ -224,7 +177,7 @@ void st__child_detach(pid_t parent) {
    * running a hung kernel. */
   setpgid(0, 0);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-    _exit(123);
+    _exit(ST__EXIT_ORPHANED);
   st__intr_child();
 }
 
@@ -238,14 +191,10 @@ _Noreturn void st__child_enter(st__runctx *rc, const st_case_ref *ref,
 
 /* ---- the parent ------------------------------------------------------- */
 
+/* The first ST__CAPTURE_MAX bytes kept (the buffer's cap), the rest
+ * counted. */
 static void keep_output(st__child *c, const char *p, size_t n) {
-  size_t keep = n;
-  if (c->captured.len + keep > ST__CAPTURE_MAX)
-    keep = c->captured.len < ST__CAPTURE_MAX ? ST__CAPTURE_MAX - c->captured.len
-                                             : 0;
-  if (keep > 0 && bytes_add(&c->captured, p, keep) != 0)
-    keep = 0;
-  c->dropped += n - keep;
+  c->dropped += n - st__buf_add_capped(&c->captured, p, n);
 }
 
 /* Everything the child printed is the case's output, in complete lines
@@ -253,28 +202,28 @@ static void keep_output(st__child *c, const char *p, size_t n) {
 static void route_lines(st__child *c, int at_eof) {
   size_t start = 0, i;
   for (i = 0; i < c->line.len; i++) {
-    if (c->line.p[i] != '\n')
+    if (c->line.data[i] != '\n')
       continue;
-    keep_output(c, c->line.p + start, i + 1 - start);
+    keep_output(c, c->line.data + start, i + 1 - start);
     start = i + 1;
   }
-  bytes_take(&c->line, start);
+  st__buf_drop_front(&c->line, start);
   if (c->line.len > 0 && (at_eof || c->line.len > LINE_MAX_PENDING)) {
-    keep_output(c, c->line.p, c->line.len);
+    keep_output(c, c->line.data, c->line.len);
     c->line.len = 0;
   }
 }
 
 /* Reads what fd has now, straight into `into` (or, out of memory, into a
  * spill that is dropped, so the pipe still drains); closes it at EOF. */
-static void read_fd(int *fd, st__bytes *into, int *oom) {
+static void read_fd(int *fd, st__buf *into, int *oom) {
   char spill[256];
   for (;;) {
     char *dst = spill;
     size_t room = sizeof spill;
     ssize_t n;
-    if (bytes_reserve(into, 4096) == 0) {
-      dst = into->p + into->len;
+    if (st__buf_reserve(into, 4096) == ST_OK) {
+      dst = into->data + into->len;
       room = into->cap - into->len;
     } else {
       *oom = 1;
@@ -299,20 +248,15 @@ static void read_fd(int *fd, st__bytes *into, int *oom) {
  * is placed as our own would be: above a progress line, to the terminal
  * or not under --log-file). */
 static void pass_logs(st__child *c) {
-  const char *p = c->res.p, *payload;
+  const char *p = c->res.data, *payload;
   size_t left = c->res.len, plen, used;
   uint8_t type;
   while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
-    if (type == FRAME_LOG) {
-      st__rbuf rb;
-      size_t len;
-      const char *line;
-      st__rbuf_init(&rb, payload, plen);
-      len = st__rbuf_u32(&rb);
-      line = st__rbuf_bytes(&rb, len);
-      if (line != NULL)
-        st__log_passthrough(line, len);
-    }
+    size_t len;
+    const char *line;
+    if (type == ST__MSG_LOG &&
+        st__msg_get_line(payload, plen, &line, &len) == 0)
+      st__log_passthrough(line, len);
     p += used;
     left -= used;
   }
@@ -324,12 +268,12 @@ static void read_frames(st__child *c) {
   off_t end = lseek(c->res_fd, 0, SEEK_CUR);
   size_t got = 0;
   c->res.len = 0;
-  if (end > 0 && bytes_reserve(&c->res, (size_t)end) != 0)
+  if (end > 0 && st__buf_reserve(&c->res, (size_t)end) != ST_OK)
     c->oom = 1;
   else
     while (end > 0 && got < (size_t)end) {
       ssize_t k =
-          pread(c->res_fd, c->res.p + got, (size_t)end - got, (off_t)got);
+          pread(c->res_fd, c->res.data + got, (size_t)end - got, (off_t)got);
       if (k < 0 && errno == EINTR)
         continue;
       if (k <= 0)
@@ -364,9 +308,9 @@ static void child_end(st__child *c) {
   c->cap_fd = c->cap_w = c->pid_fd = -1;
   c->pid = -1;
   c->exited = 0;
-  bytes_reset(&c->res);
-  bytes_reset(&c->line);
-  bytes_reset(&c->captured);
+  st__buf_reset(&c->res, SLOT_KEEP);
+  st__buf_reset(&c->line, SLOT_KEEP);
+  st__buf_reset(&c->captured, SLOT_KEEP);
 }
 
 /* Frees the slot's buffers and file (at the end of the run). */
@@ -375,14 +319,11 @@ static void child_free(st__child *c) {
   if (c->res_fd >= 0)
     close(c->res_fd);
   c->res_fd = -1;
-  free(c->res.p);
-  free(c->line.p);
-  free(c->captured.p);
+  st__buf_free(&c->res);
+  st__buf_free(&c->line);
+  st__buf_free(&c->captured);
   st__guard_note_free(c->fault);
   c->fault = NULL;
-  memset(&c->res, 0, sizeof c->res);
-  memset(&c->line, 0, sizeof c->line);
-  memset(&c->captured, 0, sizeof c->captured);
 }
 
 /* The result the child wrote (on a clean exit), else one built from the
@@ -391,16 +332,16 @@ static void child_free(st__child *c) {
 static st_case_result *decode_frames(st__child *c, const st_case_info *info,
                                      int clean, int *own) {
   st_case_result *r = NULL;
-  const char *p = c->res.p, *payload;
+  const char *p = c->res.data, *payload;
   size_t left = c->res.len, plen, used;
   uint8_t type;
   st__rbuf rb;
+  uint32_t index;
 
   *own = 0;
   while (clean && st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
-    if (type == FRAME_RESULT) {
-      st__rbuf_init(&rb, payload, plen);
-      r = st__wire_get_result(&rb);
+    if (type == ST__MSG_RESULT) {
+      r = st__wire_get_result_frame(payload, plen, &index);
       *own = r != NULL;
       if (r != NULL)
         return r;
@@ -414,10 +355,10 @@ static st_case_result *decode_frames(st__child *c, const st_case_info *info,
                           info->platform, info->seed);
   if (r == NULL)
     return NULL;
-  p = c->res.p;
+  p = c->res.data;
   left = c->res.len;
   while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
-    if (type == FRAME_EVENT) {
+    if (type == ST__MSG_EVENT) {
       st__rbuf_init(&rb, payload, plen);
       if (st__wire_get_event(&rb, r) != ST_OK)
         c->oom = 1;
@@ -432,7 +373,7 @@ static st_case_result *decode_frames(st__child *c, const st_case_info *info,
 static st_case_result *child_result(st__child *c, const st_case_info *info,
                                     int status) {
   st_case_result *r;
-  st__bytes out;
+  st__buf out;
   const char *prior;
   int clean = !c->timed_out && !c->interrupted && WIFEXITED(status) &&
               WEXITSTATUS(status) == 0;
@@ -469,18 +410,20 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
   }
   /* Attach: what the child printed, then what its workers printed (the
    * result's own output, level 3). */
-  memset(&out, 0, sizeof out);
+  st__buf_init(&out, SIZE_MAX);
   prior = st_case_result_output(r);
-  if (bytes_add(&out, c->captured.p, c->captured.len) == 0 && c->dropped > 0) {
+  if (st__buf_add(&out, c->captured.data, c->captured.len) == ST_OK &&
+      c->dropped > 0) {
     char note[64];
     snprintf(note, sizeof note, "[... %zu more bytes not kept]\n", c->dropped);
-    (void)bytes_add(&out, note, strlen(note));
+    if (st__buf_add(&out, note, strlen(note)) != ST_OK) {
+    } /* out of memory: the note is lost, not the rest */
   }
-  if (prior != NULL)
-    (void)bytes_add(&out, prior, strlen(prior));
+  if (prior != NULL && st__buf_add(&out, prior, strlen(prior)) != ST_OK) {
+  }
   if (out.len > 0)
-    st__case_result_set_output(r, out.p, out.len);
-  free(out.p);
+    st__case_result_set_output(r, out.data, out.len);
+  st__buf_free(&out);
   if (c->oom)
     st__case_result_set_status(r, ST_CASE_ERROR,
                                "out of memory reading the child's result");
@@ -678,6 +621,9 @@ int st__child_reaped(st__child *c, int *status) {
 
 void st__child_init(st__child *c) {
   memset(c, 0, sizeof *c);
+  st__buf_init(&c->res, SIZE_MAX);
+  st__buf_init(&c->line, SIZE_MAX);
+  st__buf_init(&c->captured, ST__CAPTURE_MAX);
   c->pid = -1;
   c->res_fd = c->cap_fd = c->cap_w = c->pid_fd = -1;
 }

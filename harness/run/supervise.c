@@ -42,11 +42,12 @@
 #include "base/buf.h"
 #include "base/loadwatch.h"
 #include "base/proc.h"
-#include "case/envelope.h"
 #include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
+#include "wire/envelope.h"
+#include "wire/msg.h"
 #include "ops/registry_internal.h"
 #include "run/audit.h"
 #include "run/capture.h"
@@ -74,14 +75,14 @@
 #define CAPTURE_MAX ST__CAPTURE_MAX
 /* A journal larger than this is truncated after its case. */
 #define FILE_KEEP ((off_t)256 << 10)
-/* What a frame from a child may be (case/envelope.h): a log line is
+/* What a frame from a child may be (wire/envelope.h): a log line is
  * shorter than this, a result at most this large. */
 #define LOG_MAX ((uint32_t)64 << 10)
 #define RESULT_MAX ((uint32_t)256 << 20)
 static const st__env_rule sv_rules[] = {
-    {ST__SV_LOG, 4, 4 + LOG_MAX},
-    {ST__SV_RESULT, 4, RESULT_MAX},
-    {ST__SV_BEGIN, 4, 4},
+    {ST__MSG_LOG, 4, 4 + LOG_MAX},
+    {ST__MSG_RESULT, 4, RESULT_MAX},
+    {ST__MSG_BEGIN, 4, 4},
 };
 /* A case sent again because its child died between cases, after this many
  * times, is charged with that death (so that a child that dies between
@@ -214,17 +215,17 @@ struct child {
 static void journal_put_locked(child *ch) {
   st__wbuf *b = &ch->pending;
   uint32_t at = ch->state->journal_len;
-  if (b->oom || b->len == 0) {
-    b->len = 0; /* out of memory: lost (st__wbuf_drain's rule) */
+  if (b->oom || b->buf.len == 0) {
+    b->buf.len = 0; /* out of memory: lost (st__wbuf_drain's rule) */
     return;
   }
-  if (!ch->spilled && b->len <= ST__SV_JOURNAL - at) {
-    memcpy(ch->jmap + at, b->data, b->len);
+  if (!ch->spilled && b->buf.len <= ST__SV_JOURNAL - at) {
+    memcpy(ch->jmap + at, b->buf.data, b->buf.len);
     /* The length after the bytes: a death between the two loses only
      * these frames. */
-    __atomic_store_n(&ch->state->journal_len, at + (uint32_t)b->len,
+    __atomic_store_n(&ch->state->journal_len, at + (uint32_t)b->buf.len,
                      __ATOMIC_RELEASE);
-    b->len = 0;
+    b->buf.len = 0;
     return;
   }
   ch->spilled = 1;
@@ -241,11 +242,12 @@ static void journal_flush(child *ch) {
  * journal holds only results, now sent: it starts again. */
 static void send_locked(child *ch, int rewind) {
   if (ch->msg.oom)
-    _exit(122);
-  if (ch->msg.len > 0 &&
-      st__env_send(ch->sock, ch->seq++, ch->msg.data, ch->msg.len) != ST_OK)
+    _exit(ST__EXIT_NOMEM);
+  if (ch->msg.buf.len > 0 &&
+      st__env_send(ch->sock, ch->seq++, ch->msg.buf.data, ch->msg.buf.len) !=
+          ST_OK)
     _exit(0); /* the supervisor is gone */
-  ch->msg.len = 0;
+  ch->msg.buf.len = 0;
   if (rewind) {
     ch->unsent = 0;
     __atomic_store_n(&ch->state->journal_len, 0, __ATOMIC_RELEASE);
@@ -258,8 +260,8 @@ static void send_locked(child *ch, int rewind) {
 static void child_log(void *data, const char *line, size_t len) {
   child *ch = data;
   pthread_mutex_lock(&ch->lock);
-  st__wire_line_frame(&ch->pending, ST__SV_LOG, line, len);
-  st__wire_line_frame(&ch->msg, ST__SV_LOG, line, len);
+  st__msg_put_line(&ch->pending, ST__MSG_LOG, line, len);
+  st__msg_put_line(&ch->msg, ST__MSG_LOG, line, len);
   if (ch->live)
     send_locked(ch, 0); /* mid-case: the journal has its events */
   pthread_mutex_unlock(&ch->lock);
@@ -294,7 +296,7 @@ static void child_phase_end(void *data, const st_case_info *info,
   child *ch = data;
   (void)info;
   pthread_mutex_lock(&ch->lock);
-  st__wire_event_frame(&ch->pending, ST__SV_EVENT, ev);
+  st__wire_event_frame(&ch->pending, ev);
   pthread_mutex_unlock(&ch->lock);
 }
 
@@ -383,7 +385,7 @@ static void child_send(child *ch) {
  * that closed them does not take the next case's output along). */
 static void child_capture_fds(child *ch) {
   if (dup2(ch->cap_w, 1) < 0 || dup2(ch->cap_w, 2) < 0)
-    _exit(120);
+    _exit(ST__EXIT_CAPTURE);
 }
 
 /* Whether a case may have run code that is not the harness's own (a
@@ -406,7 +408,7 @@ _Noreturn static void child_charge(child *ch, const char *why) {
   memcpy(ch->state->charge, why, n);
   ch->state->charge[n] = '\0';
   journal_flush(ch);
-  _exit(ST__SV_EXIT_CHARGED);
+  _exit(ST__EXIT_CHARGED);
 }
 
 static void child_run_one(child *ch, size_t i) {
@@ -425,9 +427,7 @@ static void child_run_one(child *ch, size_t i) {
   if (ch->live) {
     /* Someone watches: the case's begin now (its progress line). */
     pthread_mutex_lock(&ch->lock);
-    at = st__wire_frame_open(&ch->msg, ST__SV_BEGIN);
-    st__wbuf_u32(&ch->msg, (uint32_t)i);
-    st__wire_frame_close(&ch->msg, at);
+    st__msg_put_index(&ch->msg, ST__MSG_BEGIN, (uint32_t)i);
     send_locked(ch, 1);
     pthread_mutex_unlock(&ch->lock);
   }
@@ -437,7 +437,7 @@ static void child_run_one(child *ch, size_t i) {
   so.phase_end = child_phase_end;
   r = st__case_run(ch->rc, &ch->refs[i], i, ch->n, &so);
   if (r == NULL)
-    _exit(121); /* the supervisor reports it */
+    _exit(ST__EXIT_NO_RESULT); /* the supervisor reports it */
   flush_stdio();
   foreign = child_foreign(ch);
   if (foreign) {
@@ -452,12 +452,11 @@ static void child_run_one(child *ch, size_t i) {
   /* The result, in the journal now (safe if the child dies later) and in
    * the next batch for the socket. */
   pthread_mutex_lock(&ch->lock);
-  at = st__wire_frame_open(&ch->pending, ST__SV_RESULT);
-  st__wbuf_u32(&ch->pending, (uint32_t)i);
-  st__wire_put_result(&ch->pending, r);
-  st__wire_frame_close(&ch->pending, at);
+  at = ch->pending.buf.len;
+  st__wire_result_frame(&ch->pending, (uint32_t)i, r);
   if (!ch->pending.oom)
-    st__wbuf_bytes(&ch->msg, ch->pending.data + at, ch->pending.len - at);
+    st__wbuf_bytes(&ch->msg, ch->pending.buf.data + at,
+                   ch->pending.buf.len - at);
   pthread_mutex_unlock(&ch->lock);
   __atomic_store_n(&ch->state->finished, ch->state->finished + 1,
                    __ATOMIC_RELAXED);
@@ -480,7 +479,7 @@ static void child_run_one(child *ch, size_t i) {
   }
   if (foreign)
     child_capture_fds(ch);
-  if (++ch->unsent >= BATCH || ch->live || ch->msg.len >= ST__ENV_SEND_AT)
+  if (++ch->unsent >= BATCH || ch->live || ch->msg.buf.len >= ST__ENV_SEND_AT)
     child_send(ch);
 }
 
@@ -495,7 +494,7 @@ static void child_main(child *ch) {
   st__log_set_sink(child_log, ch);
   child_capture_fds(ch);
   if (st__capture_start(&ch->cap, ch->cap_buf, CAPTURE_MAX, ch->cap_rd) != 0)
-    _exit(122);
+    _exit(ST__EXIT_NOMEM);
   /* What a kernel must leave alone; the subreaper is kept by a child that
    * runs cases one after another (a oneshot's workers are its children). */
   st__audit_keep(&ch->audit, ch->sock, "the socket to the supervisor");
@@ -511,7 +510,7 @@ static void child_main(child *ch) {
     st__loadwatch_prime();
   while (child_next(ch, &i)) {
     if (i >= ch->n)
-      _exit(124);
+      _exit(ST__EXIT_BAD_INDEX);
     child_run_one(ch, i);
   }
   st__executors_run_end(ch->rc);
@@ -549,7 +548,7 @@ static void child_begin(sv *s, size_t k, int sock, const int cap[2],
    * reparented to this child, which so sees it after the case (D10). */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent ||
       prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-    _exit(123);
+    _exit(ST__EXIT_ORPHANED);
   st__intr_child();
   /* Nor the supervisor's own: the reports, --events, the saved fd 1. */
   st__proc_close_parent_only();
@@ -733,14 +732,16 @@ static void report_ready(sv *s) {
 }
 
 /* A child's log line, placed as our own would be. */
-/* A result frame (rb past its type): the result of the slot's oldest
- * case, which leaves its queue; a frame for any other case is ignored
- * (a child answers in order, so it is one it was not asked for). */
-static void take_result(sv *s, slot *c, st__rbuf *rb /* IN/OUT */) {
-  size_t i = st__rbuf_u32(rb);
-  if (i != c->q[0])
+/* A result frame's payload: the result of the slot's oldest case, which
+ * leaves its queue; a frame for any other case is ignored (a child
+ * answers in order, so it is one it was not asked for). */
+static void take_result(sv *s, slot *c, const char *payload, size_t plen) {
+  st__rbuf rb;
+  uint32_t i;
+  st__rbuf_init(&rb, payload, plen);
+  if (st__rbuf_u32(&rb) != c->q[0] || rb.bad)
     return;
-  finish(s, i, st__wire_get_result(rb));
+  finish(s, c->q[0], st__wire_get_result_frame(payload, plen, &i));
   memmove(c->q, c->q + 1, (c->nq - 1) * sizeof *c->q);
   c->nq--;
   c->deadline = 0;
@@ -751,31 +752,19 @@ static void keep_log(sv *s, const char *line, size_t len) {
   st__log_passthrough(line, len);
 }
 
-/* A log frame's line, or NULL. */
-static const char *log_line(const char *payload, size_t plen, size_t *len) {
-  st__rbuf rb;
-  const char *p;
-  st__rbuf_init(&rb, payload, plen);
-  *len = st__rbuf_u32(&rb);
-  p = st__rbuf_bytes(&rb, *len);
-  return rb.bad ? NULL : p;
-}
-
 /* One frame of slot c's child, checked by its envelope. */
 static void take_frame(sv *s, slot *c, uint8_t type, const char *payload,
                        size_t plen) {
-  if (type == ST__SV_LOG) {
+  uint32_t i;
+  if (type == ST__MSG_LOG) {
     size_t len;
-    const char *line = log_line(payload, plen, &len);
-    if (line != NULL)
+    const char *line;
+    if (st__msg_get_line(payload, plen, &line, &len) == 0)
       keep_log(s, line, len);
-  } else if (type == ST__SV_BEGIN && c->nq > 0) {
+  } else if (type == ST__MSG_BEGIN && c->nq > 0 &&
+             st__msg_get_index(payload, plen, &i) == 0) {
     /* Live: a case that is next in the report is told as it begins,
      * after what finished before it. */
-    st__rbuf rb;
-    size_t i;
-    st__rbuf_init(&rb, payload, plen);
-    i = st__rbuf_u32(&rb);
     report_ready(s);
     if (i == c->q[0] && i == s->next_report && !s->told[i]) {
       st_case_info info;
@@ -783,14 +772,12 @@ static void take_frame(sv *s, slot *c, uint8_t type, const char *payload,
       st__fanout_case_begin(s->sc->fo, &info);
       s->told[i] = 1;
     }
-  } else if (type == ST__SV_RESULT && c->nq > 0) {
-    st__rbuf rb;
-    st__rbuf_init(&rb, payload, plen);
-    take_result(s, c, &rb);
+  } else if (type == ST__MSG_RESULT && c->nq > 0) {
+    take_result(s, c, payload, plen);
   }
 }
 
-/* Takes the complete envelopes slot k's child sent (case/envelope.h).
+/* Takes the complete envelopes slot k's child sent (wire/envelope.h).
  * What is no envelope of its is a protocol error: nothing after it is
  * believed, and the child is killed; child_died charges the case whose
  * result was due (run/supervise.h: a child sends the results before a
@@ -909,21 +896,21 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
     st__rbuf_init(&rb, payload, plen);
     /* A child that broke the protocol: only its log lines (its results
      * and events are not believed; its case is charged, the rest redone). */
-    if (type == ST__SV_EVENT && c->nq > 0 && !c->broken) {
+    if (type == ST__MSG_EVENT && c->nq > 0 && !c->broken) {
       if (r == NULL)
         r = from_info(s, c->q[0]);
       if (r != NULL && st__wire_get_event(&rb, r) != ST_OK)
         s->oom = 1;
-    } else if (type == ST__SV_LOG) {
+    } else if (type == ST__MSG_LOG) {
       size_t len;
-      const char *line = log_line(payload, plen, &len);
-      if (line != NULL)
+      const char *line;
+      if (st__msg_get_line(payload, plen, &line, &len) == 0)
         keep_log(s, line, len);
-    } else if (type == ST__SV_RESULT && c->nq > 0 && !c->broken) {
+    } else if (type == ST__MSG_RESULT && c->nq > 0 && !c->broken) {
       /* The events so far were this case's: its own result has them. */
       st_case_result_free(r);
       r = NULL;
-      take_result(s, c, &rb);
+      take_result(s, c, payload, plen);
     }
     p += used;
     left -= used;
@@ -1081,7 +1068,7 @@ static void child_died(sv *s, size_t k, int status, int sig) {
           /* A guard-page fault: the handler named the tensor (the note
            * ends with a NUL it wrote; the bound is the field's). */
           if (begun && st->charge[0] != '\0' && WIFEXITED(status) &&
-              WEXITSTATUS(status) == ST__SV_EXIT_CHARGED)
+              WEXITSTATUS(status) == ST__EXIT_CHARGED)
             snprintf(msg, sizeof msg,
                      "%.*s; supervised child (pid %ld) ended itself %s",
                      (int)sizeof st->charge - 1, st->charge, (long)c->pid,

@@ -4,15 +4,16 @@
  *
  *   a socket pair   supervisor -> child: case indices (u32 each; the end
  *                   of the stream: exit); child -> supervisor: frames
- *                   (case/wire.h) ST__SV_LOG (one log line) and
- *                   ST__SV_RESULT (u32 index, the case result), each
- *                   write in an envelope (case/envelope.h) that stray
+ *                   (wire/msg.h) ST__MSG_LOG (one log line),
+ *                   ST__MSG_RESULT (u32 index, the case result) and
+ *                   ST__MSG_BEGIN (live runs: u32 index, begun), each
+ *                   write in an envelope (wire/envelope.h) that stray
  *                   bytes a kernel writes there cannot pass for
  *   a journal       a shared mapping (ST__SV_JOURNAL bytes) the child
  *                   rewrites between batches: the events and log lines
  *                   of the case it is in and the results it has not
- *                   sent yet (frames ST__SV_EVENT, ST__SV_LOG,
- *                   ST__SV_RESULT), copied there before every phase that
+ *                   sent yet (frames ST__MSG_EVENT, ST__MSG_LOG,
+ *                   ST__MSG_RESULT), copied there before every phase that
  *                   runs foreign code and after each case, without a
  *                   system call; what does not fit goes on, in order, to
  *                   a memfd (written); read by the supervisor only when
@@ -32,18 +33,11 @@
 
 #include <stdint.h>
 
+#include "base/proc.h"
 #include "case/guard.h"
 
-enum {
-  ST__SV_EVENT = 1,  /* journal: one event (st__wire_put_event) */
-  ST__SV_LOG = 3,    /* journal and socket: one log line, as a string */
-  ST__SV_RESULT = 4, /* socket: u32 case index, the result */
-  ST__SV_BEGIN = 5,  /* socket, live runs only: u32 case index, begun */
-};
-
-/* A supervised child's exit status when it ended itself to charge its
- * running case (st__sv_state.charge). */
-#define ST__SV_EXIT_CHARGED 125
+/* A supervised child that ended itself to charge its running case
+ * (st__sv_state.charge) exits with ST__EXIT_CHARGED (base/proc.h). */
 
 /* Where a supervised child is: written by the child as it goes (plain
  * stores: the supervisor reads it only once the child is dead). */

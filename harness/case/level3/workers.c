@@ -43,14 +43,11 @@
 #include "ops/ops_impl.h"
 #include "base/pool.h"
 #include "case/call.h"
-#include "case/wire.h"
+#include "wire/msg.h"
 #include "case/level3/workers.h"
 
-enum { MSG_MAP = 1, MSG_RUN = 2, MSG_REPLY = 3, MSG_RELEASE = 4 };
-
-/* Largest datagram either side sends; the default AF_UNIX send buffer
- * (about 208 KiB) must hold it. */
-#define MSG_MAX ((size_t)160 << 10)
+/* Largest datagram either side sends (wire/msg.h). */
+#define MSG_MAX ST__MSG_L3_MAX
 /* A worker's socket end is moved to this fd; everything above is closed. */
 #define WORKER_SOCK_FD 3
 
@@ -230,30 +227,20 @@ static void reply(int sock, st_status status, int lookup, const char *message,
                   char **loaded, size_t n_loaded, uint64_t device_ns,
                   uint64_t copy_ns) {
   st__wbuf b;
-  size_t i;
+  st__msg_l3_reply m;
+  m.status = (int32_t)status;
+  m.lookup = lookup;
+  m.message = (char *)message;
+  m.loaded = loaded;
+  m.n_loaded = n_loaded;
+  m.device_ns = device_ns;
+  m.copy_ns = copy_ns;
   st__wbuf_init(&b);
-  st__wbuf_u32(&b, MSG_REPLY);
-  st__wbuf_i32(&b, (int32_t)status);
-  st__wbuf_i32(&b, lookup);
-  st__wbuf_str(&b, message);
   /* Keep the datagram bounded: a plugin that pulls in hundreds of
    * libraries reports the ones that fit. */
-  {
-    size_t budget = MSG_MAX - 4096, used = 0, n = 0;
-    for (i = 0; i < n_loaded; i++) {
-      if (used + strlen(loaded[i]) + 4 > budget)
-        break;
-      used += strlen(loaded[i]) + 4;
-      n++;
-    }
-    st__wbuf_u32(&b, (uint32_t)n);
-    for (i = 0; i < n; i++)
-      st__wbuf_str(&b, loaded[i]);
-  }
-  st__wbuf_u64(&b, device_ns);
-  st__wbuf_u64(&b, copy_ns);
-  if (b.oom || st__proc_send_fds(sock, b.data, b.len, NULL, 0) != 0)
-    _exit(4);
+  st__msg_l3_reply_put(&b, &m, MSG_MAX - 4096);
+  if (b.oom || st__proc_send_fds(sock, b.buf.data, b.buf.len, NULL, 0) != 0)
+    _exit(ST__EXIT_WORKER_REPLY);
   st__wbuf_free(&b);
 }
 
@@ -537,7 +524,7 @@ static st_status run_reduce_blocks(wstate *ws, st_op_call *call, st_tensor *t,
   return rc;
 }
 
-static void worker_run(wstate *ws, int sock, st__rbuf *r) {
+static void worker_run(wstate *ws, int sock, const char *p, size_t len) {
   pid_t self = st__proc_pid();
   char msg[ST_OP_MESSAGE_MAX + 1];
   unsigned shard_index, shard_count;
@@ -546,13 +533,14 @@ static void worker_run(wstate *ws, int sock, st__rbuf *r) {
   st_status rc = ST_OK;
   char **loaded = NULL;
   size_t n_loaded = 0;
+  st__msg_l3_run m;
+  int bad = st__msg_l3_run_get(p, len, &m) != 0;
 
-  (void)st__rbuf_u32(r); /* round: for diagnostics only */
-  shard_index = st__rbuf_u32(r);
-  shard_count = st__rbuf_u32(r);
+  shard_index = bad ? 0 : m.shard_index;
+  shard_count = bad ? 0 : m.shard_count;
   st_op_call_init(&call);
   /* The kernel was resolved and bound when the case was mapped. */
-  if (r->bad || ws->op == NULL || ws->fn == NULL) {
+  if (bad || ws->op == NULL || ws->fn == NULL) {
     rc = st_op_call_fail(&call, ST_EINTERNAL, "worker %u: no case mapped",
                          ws->index);
     goto out;
@@ -609,7 +597,7 @@ static void worker_main(unsigned index, st_registry *reg) {
   ws.index = index;
   ws.reg = reg;
   if (buf == NULL)
-    _exit(5);
+    _exit(ST__EXIT_WORKER_NOMEM);
   for (;;) {
     struct msghdr mh;
     struct iovec iov;
@@ -635,24 +623,24 @@ static void worker_main(unsigned index, st_registry *reg) {
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
         size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
         if (nfds + k > sizeof fds / sizeof fds[0])
-          _exit(6);
+          _exit(ST__EXIT_WORKER_PROTOCOL);
         memcpy(fds + nfds, CMSG_DATA(c), k * sizeof(int));
         nfds += k;
       }
     if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-      _exit(6);
+      _exit(ST__EXIT_WORKER_PROTOCOL);
     st__rbuf_init(&r, buf, (size_t)n);
     type = st__rbuf_u32(&r);
-    if (type == MSG_MAP)
+    if (type == ST__MSG_L3_MAP)
       worker_map(&ws, WORKER_SOCK_FD, &r, fds, nfds);
-    else if (type == MSG_RUN)
-      worker_run(&ws, WORKER_SOCK_FD, &r);
-    else if (type == MSG_RELEASE) {
+    else if (type == ST__MSG_L3_RUN)
+      worker_run(&ws, WORKER_SOCK_FD, buf, (size_t)n);
+    else if (type == ST__MSG_L3_RELEASE) {
       device_release(&ws);
       st__env_restore(&ws.env);
       reply(WORKER_SOCK_FD, ST_OK, 0, "", NULL, 0, ST_NS_NONE, ST_NS_NONE);
     } else
-      _exit(6);
+      _exit(ST__EXIT_WORKER_PROTOCOL);
   }
 }
 
@@ -803,14 +791,14 @@ static void worker_child(st__wpool *p, unsigned index, int sock, int out_w,
   /* The segments the harness had mapped at fork are its business. */
   st__seg_pool_forget_after_fork();
   if (dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
-    _exit(7);
+    _exit(ST__EXIT_WORKER_SETUP);
   if (sock != WORKER_SOCK_FD && dup2(sock, WORKER_SOCK_FD) < 0)
-    _exit(7);
+    _exit(ST__EXIT_WORKER_SETUP);
   /* dup2 clears close-on-exec; the worker never execs, but a process its
    * kernel starts must not keep the socket open (D2: the harness would
    * not see the worker's end close). */
   if (fcntl(WORKER_SOCK_FD, F_SETFD, FD_CLOEXEC) != 0)
-    _exit(7);
+    _exit(ST__EXIT_WORKER_SETUP);
   if (close_range(WORKER_SOCK_FD + 1, ~0u, 0) != 0) {
     long fd, max = sysconf(_SC_OPEN_MAX);
     if (max < 0 || max > 65536)
@@ -988,36 +976,30 @@ static void timed_out(st__wpool *p, double timeout_s, st__wresult *out) {
 static int take_reply(st__wpool *p, unsigned i, char *buf, st__wresult *out) {
   worker *w = &p->w[i];
   ssize_t got = recv(w->sock, buf, MSG_MAX, MSG_DONTWAIT);
-  st__rbuf rb;
-  uint32_t k, nl;
+  st__msg_l3_reply m;
+  size_t k;
   if (got < 0 && (errno == EINTR || errno == EAGAIN))
     return 0;
   if (got <= 0) {
     worker_died(p, i, out);
     return -1;
   }
-  st__rbuf_init(&rb, buf, (size_t)got);
-  if (st__rbuf_u32(&rb) != MSG_REPLY) {
+  if (st__msg_l3_reply_get(buf, (size_t)got, &m) != 0) {
     wresult_fail(out, ST_EINTERNAL, "worker %u sent a malformed reply", i);
     pool_kill(p);
     out->broken = 1;
     return -1;
   }
-  w->reply_status = (st_status)st__rbuf_i32(&rb);
-  w->reply_lookup = st__rbuf_i32(&rb);
+  w->reply_status = (st_status)m.status;
+  w->reply_lookup = m.lookup;
   free(w->reply_message);
-  w->reply_message = st__rbuf_str(&rb);
-  nl = st__rbuf_u32(&rb);
-  for (k = 0; k < nl && !rb.bad; k++) {
-    char *path = st__rbuf_str(&rb);
-    if (path != NULL)
-      wresult_add_loaded(out, i, path);
-    free(path);
-  }
-  w->reply_device_ns = st__rbuf_u64(&rb);
-  w->reply_copy_ns = st__rbuf_u64(&rb);
-  if (rb.bad)
-    w->reply_device_ns = w->reply_copy_ns = ST_NS_NONE;
+  w->reply_message = m.message;
+  m.message = NULL;
+  for (k = 0; k < m.n_loaded; k++)
+    wresult_add_loaded(out, i, m.loaded[k]);
+  w->reply_device_ns = m.device_ns;
+  w->reply_copy_ns = m.copy_ns;
+  st__msg_l3_reply_free(&m);
   w->awaiting = 0;
   return 0;
 }
@@ -1115,9 +1097,11 @@ done:
   free(buf);
 }
 
-static void send_all(st__wpool *p, const st__wbuf *b, const int *fds,
-                     size_t nfds, uint64_t deadline, double timeout_s,
-                     st__wresult *out, int per_worker_shard) {
+/* Sends b to every worker, or (run not NULL) a RUN of its own to each,
+ * its shard index the worker's; then waits for their replies. */
+static void send_all(st__wpool *p, st__wbuf *b, const int *fds, size_t nfds,
+                     uint64_t deadline, double timeout_s, st__wresult *out,
+                     const st__msg_l3_run *run) {
   unsigned i;
   for (i = 0; i < p->n; i++) {
     worker *w = &p->w[i];
@@ -1125,15 +1109,14 @@ static void send_all(st__wpool *p, const st__wbuf *b, const int *fds,
     w->reply_status = ST_OK;
     w->reply_lookup = 0;
     w->reply_device_ns = w->reply_copy_ns = ST_NS_NONE;
-    if (per_worker_shard) {
-      /* RUN: the shard index is the last-but-one field. */
-      unsigned char *q = (unsigned char *)b->data + b->len - 8;
-      q[0] = (unsigned char)i;
-      q[1] = (unsigned char)(i >> 8);
-      q[2] = (unsigned char)(i >> 16);
-      q[3] = (unsigned char)(i >> 24);
+    if (run != NULL) {
+      /* The same size as the one send_built checked: no allocation. */
+      st__msg_l3_run mine = *run;
+      mine.shard_index = i;
+      b->buf.len = 0;
+      st__msg_l3_run_put(b, &mine);
     }
-    rc = st__proc_send_fds(w->sock, b->data, b->len, fds, nfds);
+    rc = st__proc_send_fds(w->sock, b->buf.data, b->buf.len, fds, nfds);
     if (rc != 0) {
       /* A worker that cannot take a command is dead or dying. */
       worker_died(p, i, out);
@@ -1161,11 +1144,11 @@ static int wpool_begin(const st__wpool *p, st__wresult *out) {
  * worker, or fails out when building it ran out of memory; frees b. */
 static void send_built(st__wpool *p, st__wbuf *b, uint64_t deadline,
                        double timeout_s, st__wresult *out,
-                       int per_worker_shard) {
+                       const st__msg_l3_run *run) {
   if (b->oom)
     wresult_fail(out, ST_ENOMEM, "out of memory");
   else
-    send_all(p, b, NULL, 0, deadline, timeout_s, out, per_worker_shard);
+    send_all(p, b, NULL, 0, deadline, timeout_s, out, run);
   st__wbuf_free(b);
 }
 
@@ -1186,7 +1169,7 @@ void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
     return;
   }
   st__wbuf_init(&b);
-  st__wbuf_u32(&b, MSG_MAP);
+  st__wbuf_u32(&b, ST__MSG_L3_MAP);
   st__wbuf_str(&b, wc->op);
   st__wbuf_str(&b, wc->backend);
   st__wbuf_u32(&b, wc->max_threads);
@@ -1237,13 +1220,13 @@ void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
   st__wbuf_u32(&b, (uint32_t)wc->n_env);
   for (i = 0; i < 2 * wc->n_env; i++)
     st__wbuf_str(&b, wc->env[i]);
-  if (b.oom || b.len > MSG_MAX) {
+  if (b.oom || b.buf.len > MSG_MAX) {
     wresult_fail(out, b.oom ? ST_ENOMEM : ST_ELIMIT,
                  "the case's argument layout is too large for the workers "
                  "(%zu bytes)",
-                 b.len);
+                 b.buf.len);
   } else {
-    send_all(p, &b, fds, nfds, deadline, timeout_s, out, 0);
+    send_all(p, &b, fds, nfds, deadline, timeout_s, out, NULL);
   }
   st__wbuf_free(&b);
 }
@@ -1251,14 +1234,15 @@ void st__wpool_map(st__wpool *p, const st__wcase *wc, uint64_t deadline,
 void st__wpool_run(st__wpool *p, unsigned round, uint64_t deadline,
                    double timeout_s, st__wresult *out) {
   st__wbuf b;
+  st__msg_l3_run run;
   if (!wpool_begin(p, out))
     return;
+  run.round = round;
+  run.shard_index = 0; /* each worker's own, as it is sent */
+  run.shard_count = p->n;
   st__wbuf_init(&b);
-  st__wbuf_u32(&b, MSG_RUN);
-  st__wbuf_u32(&b, round);
-  st__wbuf_u32(&b, 0); /* shard index: set per worker */
-  st__wbuf_u32(&b, p->n);
-  send_built(p, &b, deadline, timeout_s, out, 1);
+  st__msg_l3_run_put(&b, &run);
+  send_built(p, &b, deadline, timeout_s, out, &run);
 }
 
 void st__wpool_release(st__wpool *p, uint64_t deadline, double timeout_s,
@@ -1267,8 +1251,8 @@ void st__wpool_release(st__wpool *p, uint64_t deadline, double timeout_s,
   if (!wpool_begin(p, out))
     return;
   st__wbuf_init(&b);
-  st__wbuf_u32(&b, MSG_RELEASE);
-  send_built(p, &b, deadline, timeout_s, out, 0);
+  st__msg_l3_release_put(&b);
+  send_built(p, &b, deadline, timeout_s, out, NULL);
 }
 
 void st__wpool_take_output(st__wpool *p, char **text, size_t *len) {
@@ -1297,7 +1281,7 @@ void st__wpool_take_output(st__wpool *p, char **text, size_t *len) {
     w->len = 0;
     w->dropped = 0;
   }
-  if (b.len == 0 || b.oom) {
+  if (b.buf.len == 0 || b.oom) {
     st__wbuf_free(&b);
     return;
   }
@@ -1306,6 +1290,6 @@ void st__wpool_take_output(st__wpool *p, char **text, size_t *len) {
     st__wbuf_free(&b);
     return;
   }
-  *text = b.data;
-  *len = b.len - 1;
+  *text = b.buf.data;
+  *len = b.buf.len - 1;
 }
