@@ -25,19 +25,19 @@ static void one_frame(const st__wbuf *b, uint8_t *type, const char **payload,
                       size_t *plen) {
   size_t used;
   assert_false(b->oom);
-  assert_int_equal(st__wire_next_frame(b->buf.data, b->buf.len, type, payload,
-                                       plen, &used),
-                   1);
+  assert_int_equal(
+      st__wire_next_frame(b->buf.data, b->buf.len, type, payload, plen, &used),
+      1);
   assert_int_equal(used, b->buf.len);
 }
 
 static void st__msg__types_are_distinct(void **state) {
   static const int types[] = {
-      ST__MSG_EVENT,          ST__MSG_LOG,          ST__MSG_RESULT,
-      ST__MSG_BEGIN,          ST__MSG_PROBE_BEGIN,  ST__MSG_PROBE_ERROR,
-      ST__MSG_PROBE_PROVIDES, ST__MSG_PROBE_OPS,    ST__MSG_PROBE_DONE,
-      ST__MSG_L3_MAP,         ST__MSG_L3_RUN,       ST__MSG_L3_RELEASE,
-      ST__MSG_L3_REPLY,       ST__MSG_ZYGOTE_GO,    ST__MSG_ZYGOTE_SPARE};
+      ST__MSG_EVENT,          ST__MSG_LOG,         ST__MSG_RESULT,
+      ST__MSG_BEGIN,          ST__MSG_PROBE_BEGIN, ST__MSG_PROBE_ERROR,
+      ST__MSG_PROBE_PROVIDES, ST__MSG_PROBE_OPS,   ST__MSG_PROBE_DONE,
+      ST__MSG_L3_MAP,         ST__MSG_L3_RUN,      ST__MSG_L3_RELEASE,
+      ST__MSG_L3_REPLY,       ST__MSG_ZYGOTE_GO,   ST__MSG_ZYGOTE_SPARE};
   size_t i, j, n = sizeof types / sizeof types[0];
   (void)state;
   for (i = 0; i < n; i++) {
@@ -67,9 +67,8 @@ static void st__msg_line__round_trip_and_truncated(void **state) {
   /* The frame itself, cut: not complete, so not taken. */
   for (size_t cut = 0; cut < b.buf.len; cut++) {
     size_t used;
-    assert_int_equal(st__wire_next_frame(b.buf.data, cut, &type, &payload,
-                                         &plen, &used),
-                     0);
+    assert_int_equal(
+        st__wire_next_frame(b.buf.data, cut, &type, &payload, &plen, &used), 0);
   }
   st__wbuf_free(&b);
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The framing every child protocol uses (docs/architecture.md#the-process-model):
- * a growable output buffer with fixed-width little-endian fields and
- * length-prefixed strings (u32 length, the bytes, a NUL; 0xffffffff for
- * NULL), a bounds-checked reader, and frames on a byte stream,
- * `u32 length | u8 type | payload`, the type one of wire/msg.h's. Both
- * ends are the same build, so the format carries no version. What a
+/* The framing every child protocol uses
+ * (docs/architecture.md#the-process-model): a growable output buffer with
+ * fixed-width little-endian fields and length-prefixed strings (u32 length, the
+ * bytes, a NUL; 0xffffffff for NULL), a bounds-checked reader, and frames on a
+ * byte stream, `u32 length | u8 type | payload`, the type one of wire/msg.h's.
+ * Both ends are the same build, so the format carries no version. What a
  * supervised child writes also goes in an envelope (wire/envelope.h).
  * Thread-safety: one thread per buffer or reader. */
 #ifndef SCENETEST_HARNESS_WIRE_FRAME_H

@@ -8,8 +8,7 @@
 
 #include "wire/msg.h"
 
-void st__msg_put_line(st__wbuf *b, uint8_t type, const char *line,
-                      size_t len) {
+void st__msg_put_line(st__wbuf *b, uint8_t type, const char *line, size_t len) {
   size_t at = st__wire_frame_open(b, type);
   st__wbuf_u32(b, (uint32_t)len);
   st__wbuf_bytes(b, line, len);
@@ -79,7 +78,9 @@ int st__msg_l3_run_get(const char *p, size_t len, st__msg_l3_run *m) {
   return 0;
 }
 
-void st__msg_l3_release_put(st__wbuf *b) { st__wbuf_u32(b, ST__MSG_L3_RELEASE); }
+void st__msg_l3_release_put(st__wbuf *b) {
+  st__wbuf_u32(b, ST__MSG_L3_RELEASE);
+}
 
 void st__msg_l3_reply_put(st__wbuf *b, const st__msg_l3_reply *m,
                           size_t budget) {
@@ -174,8 +175,7 @@ int st__msg_zygote_go_get(const unsigned char *p, size_t len,
   return 0;
 }
 
-void st__msg_zygote_spare_put(unsigned char *p,
-                              const st__msg_zygote_spare *m) {
+void st__msg_zygote_spare_put(unsigned char *p, const st__msg_zygote_spare *m) {
   p = put32(p, ST__MSG_ZYGOTE_SPARE);
   p = put32(p, (uint32_t)m->pid);
   (void)put32(p, (uint32_t)m->err);
