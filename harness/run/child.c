@@ -21,7 +21,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,7 +30,6 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "base/loadwatch.h"
 #include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/exec.h"
@@ -40,9 +38,9 @@
 #include "case/result.h"
 #include "case/wire.h"
 #include "wire/msg.h"
-#include "ops/registry_internal.h"
 #include "run/audit.h"
 #include "run/child.h"
+#include "run/childside.h"
 #include "run/interrupt.h"
 
 /* A line longer than this is captured without waiting for its end. */
@@ -63,11 +61,10 @@ typedef struct stream {
   int fd;
   pthread_mutex_t lock; /* guards: pending (log lines come from any thread) */
   st__wbuf pending;
-  st__audit *audit; /* the kernel's threads counted from its first call */
-  st__runctx *rc;
 } stream;
 
-static void stream_flush(stream *st) {
+static void stream_flush(void *data) {
+  stream *st = data;
   pthread_mutex_lock(&st->lock);
   st__wbuf_drain(&st->pending, st->fd);
   pthread_mutex_unlock(&st->lock);
@@ -82,85 +79,53 @@ static void stream_log(void *data, const char *line, size_t len) {
   pthread_mutex_unlock(&st->lock);
 }
 
-static void stream_event(void *data, const st_case_info *info,
-                         const st_event *ev) {
+static void stream_event(void *data, const st_event *ev) {
   stream *st = data;
-  (void)info;
   pthread_mutex_lock(&st->lock);
   st__wire_event_frame(&st->pending, ev);
   pthread_mutex_unlock(&st->lock);
 }
 
-/* fflush takes the stream's lock, a write to a page the child shares
- * copy-on-write with its parent: only when something is buffered. */
-static void flush_stdio(void) {
-  if (__fpending(stdout) > 0)
-    fflush(stdout);
-  if (__fpending(stderr) > 0)
-    fflush(stderr);
-}
-
-static void stream_phase_begin(void *data, const st_case_info *info,
-                               const char *phase, int round) {
-  stream *st = data;
-  (void)info;
-  if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
-      strcmp(phase, "run") == 0)
-    stream_flush(st);
-  if (strcmp(phase, "run") == 0 && round <= 0 &&
-      st__registry_foreign(st->rc->reg) > 0)
-    st__audit_kernel_begin(st->audit);
-}
-
 _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
                                  size_t i, size_t n, int res_w, int cap_w) {
-  st_observer so;
+  st__childside cs;
   st_case_result *r;
   stream st;
   st__audit audit;
   char why[200];
 
-  /* What the executors kept in the parent (level 3: its worker pools and
-   * segments) is not ours. */
-  st__executors_after_fork(rc);
-  /* While phases run fd 1 and 2 are the capture (SPEC §6). */
-  if (dup2(cap_w, 1) < 0 || dup2(cap_w, 2) < 0)
-    _exit(ST__EXIT_CAPTURE);
+  st__childside_begin(rc, cap_w);
   if (cap_w > 2)
     close(cap_w);
   st.fd = res_w;
   st__wbuf_init(&st.pending);
   pthread_mutex_init(&st.lock, NULL);
   st__log_set_sink(stream_log, &st);
-  /* The eager plugins the parent did not load (SPEC §9), before the case
-   * begins; not by a case that forks a worker pool (its workers load them
-   * on their first lookup, so the pool's parent has loaded none). */
-  if (!(st__executor_for(ref->scene)->flags & ST__EXEC_FORKS) &&
-      st__registry_load_deferred(rc->reg) > 0)
-    st__loadwatch_prime();
+  /* The eager plugins the parent did not load, before the case begins;
+   * not by a case that forks a worker pool (its workers load them on
+   * their first lookup, so the pool's parent has loaded none). */
+  if (!(st__executor_for(ref->scene)->flags & ST__EXEC_FORKS))
+    st__childside_load_deferred(rc);
   /* Its threads only: its processes die with its group when the case
    * ends, and its descriptors are its own case's alone. */
   memset(&audit, 0, sizeof audit);
   st__audit_init(&audit, 0);
-  st.audit = &audit;
-  st.rc = rc;
-  st_observer_init(&so);
-  so.data = &st;
-  so.phase_begin = stream_phase_begin;
-  so.phase_end = stream_event;
-  r = st__case_run(rc, ref, i, n, &so);
-  if (r == NULL)
-    _exit(ST__EXIT_NO_RESULT);
+  memset(&cs, 0, sizeof cs);
+  cs.rc = rc;
+  cs.audit = &audit;
+  cs.data = &st;
+  cs.before_foreign = stream_flush;
+  cs.phase_end = stream_event;
+  r = st__childside_run(&cs, ref, i, n);
   /* A thread its kernel left would end with this process, unseen, before
    * it acted: the case is charged with it (docs/reliability.md). */
-  if (st__registry_foreign(rc->reg) > 0 &&
-      st__audit_threads(&audit, why, sizeof why))
+  if (st__childside_foreign(rc) && st__audit_threads(&audit, why, sizeof why))
     st__case_result_override(r, ST_CASE_ERROR, why);
   st__executors_run_end(rc);
   pthread_mutex_lock(&st.lock);
   st__wire_result_frame(&st.pending, (uint32_t)i, r);
   pthread_mutex_unlock(&st.lock);
-  flush_stdio();
+  st__childside_flush_stdio();
   if (st.pending.oom)
     _exit(ST__EXIT_NOMEM);
   stream_flush(&st);

@@ -32,9 +32,14 @@
 #define SCENETEST_HARNESS_SUPERVISE_H
 
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <scenetest/run.h>
 
 #include "base/proc.h"
+#include "case/case.h"
 #include "case/guard.h"
+#include "run/capture.h"
 
 /* A supervised child that ended itself to charge its running case
  * (st__sv_state.charge) exits with ST__EXIT_CHARGED (base/proc.h). */
@@ -69,6 +74,39 @@ typedef struct st__sv_state {
    * kernel did to the child's descriptors or threads); "" if not. */
   char charge[256];
 } st__sv_state;
+
+/* Cases a child may hold at once (sent ahead, so that it never waits for
+ * the supervisor between cases), and how many finished cases it sends
+ * back in one write (until then their results are safe in its journal). */
+#define ST__SV_DEPTH 1024
+#define ST__SV_BATCH 64
+
+/* What a supervised child is given by its supervisor (run/supervise.c,
+ * slot_start): its case list, its ends of the socket and the capture, its
+ * slot's journal (memfd and mapping), capture memory and shared page. */
+typedef struct st__sv_child_args {
+  st__runctx *rc;
+  const st_case_ref *refs;
+  size_t n;
+  int sock, journal, cap_rd, cap_w;
+  char *jmap;          /* ST__SV_JOURNAL bytes */
+  st__capbuf *cap_buf; /* run/capture.h */
+  st__sv_state *state;
+  int live;    /* st_run_options.live: nothing waits for a batch */
+  int oneshot; /* it runs one case (its executor forks), then exits */
+} st__sv_child_args;
+
+/* The child (run/supervise_child.c), after the fork: runs the cases it is
+ * sent until the end of its socket's stream. Never returns. */
+_Noreturn void st__sv_child_main(const st__sv_child_args *a /* IN */);
+/* What a case printed, out[0..n) (freed here) and dropped bytes more, put
+ * before the output r has (its workers', level 3): by the child after a
+ * case, by the supervisor after the child died in one. */
+void st__sv_put_output(st_case_result *r /* IN/OUT, may be NULL */,
+                       char *out /* IN, owned */, size_t n, uint64_t dropped);
+/* Empties a journal memfd both sides share the offset of (truncated when
+ * larger than a few hundred KiB). */
+void st__sv_rewind_file(int fd, off_t size);
 
 /* The size of a slot's journal mapping: what a batch of cases usually
  * needs, a few KiB a case; the rest spills to the journal's memfd. */
