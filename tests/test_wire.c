@@ -3,7 +3,7 @@
  * encoder's output decodes to what was encoded; the same bytes cut short,
  * with bytes too many, or of another type are refused (or, for a result
  * frame, decode to nothing), never read past; and every message type is
- * one number of one enum. */
+ * one number of one enum. Level 3's MAP (case/level3/map_msg.h) too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 
 #include <scenetest/op.h>
 
+#include "case/level3/map_msg.h"
 #include "case/result.h"
 #include "case/wire.h"
 #include "wire/frame.h"
@@ -251,6 +252,142 @@ static void st__wire_result_frame__round_trip_and_truncated(void **state) {
   st_case_result_free(r);
 }
 
+/* A case of two tensors (the second in a segment), a scalar, a scratch
+ * segment and one env pair. */
+static void map_case(st__wcase *wc, st__argset *a, st__rehost *rh,
+                     st__seg segs[2], st_tensor t[2], st_scalar *sc,
+                     size_t *tensor_of, st__seg **seg_list) {
+  static const char *const env[] = {"OMP_NUM_THREADS", "2"};
+  memset(wc, 0, sizeof *wc);
+  memset(a, 0, sizeof *a);
+  memset(rh, 0, sizeof *rh);
+  memset(segs, 0, 2 * sizeof *segs);
+  memset(t, 0, 2 * sizeof *t);
+  memset(sc, 0, sizeof *sc);
+  t[0].name = "x";
+  t[0].dtype = ST_DTYPE_FLOAT32;
+  t[0].ndim = 2;
+  t[0].shape[0] = 3;
+  t[0].shape[1] = 4;
+  t[0].numel = 12;
+  t[0].nbytes = 48;
+  t[1].name = "y";
+  t[1].dtype = ST_DTYPE_FLOAT32;
+  t[1].role = ST_ROLE_OUTPUT;
+  t[1].ndim = 1;
+  t[1].shape[0] = 12;
+  t[1].numel = 12;
+  t[1].nbytes = 48;
+  sc->name = "alpha";
+  sc->dtype = ST_DTYPE_FLOAT64;
+  sc->f = 0.5;
+  a->tensors = t;
+  a->n_tensors = 2;
+  a->scalars = sc;
+  a->n_scalars = 1;
+  segs[0].id = 77;
+  segs[0].fd = 5;
+  segs[0].size = 4096;
+  segs[1].id = 78;
+  segs[1].fd = 6;
+  segs[1].size = 8192;
+  seg_list[0] = &segs[0];
+  *tensor_of = 1;
+  rh->segs = seg_list;
+  rh->tensor = tensor_of;
+  rh->n = 1;
+  wc->op = "add";
+  wc->backend = "cpu";
+  wc->args = a;
+  wc->rh = rh;
+  wc->max_threads = 3;
+  wc->scratch = &segs[1];
+  wc->n_blocks = 4;
+  wc->reduce = 1;
+  wc->env = env;
+  wc->n_env = 1;
+}
+
+static void st__l3_map__round_trip_cut_long_and_wrong_type(void **state) {
+  st__wcase wc;
+  st__argset a;
+  st__rehost rh;
+  st__seg segs[2], *seg_list[1];
+  st_tensor t[2];
+  st_scalar sc;
+  size_t tensor_of, nfds = 0;
+  int fds[4];
+  st__wbuf b;
+  st__l3_map m;
+  char *longer;
+  (void)state;
+  map_case(&wc, &a, &rh, segs, t, &sc, &tensor_of, seg_list);
+  st__wbuf_init(&b);
+  st__l3_map_put(&b, &wc, 5, fds, &nfds);
+  assert_false(b.oom);
+  assert_int_equal(nfds, 2);
+  assert_int_equal(fds[0], 5);
+  assert_int_equal(fds[1], 6);
+  assert_int_equal(st__msg_l3_type(b.buf.data, b.buf.len), ST__MSG_L3_MAP);
+  assert_int_equal(st__l3_map_get(b.buf.data, b.buf.len, &m), 0);
+  assert_string_equal(m.op, "add");
+  assert_string_equal(m.backend, "cpu");
+  assert_int_equal(m.max_threads, 3);
+  assert_int_equal(m.reduce, 1);
+  assert_int_equal(m.n_blocks, 4);
+  assert_int_equal(m.scratch_id, 78);
+  assert_int_equal(m.n_segs, 2);
+  assert_true(m.segs[0].id == 77 && m.segs[0].size == 4096);
+  assert_true(m.segs[1].id == 78 && m.segs[1].size == 8192);
+  assert_int_equal(m.n_tensors, 2);
+  assert_string_equal(m.tensors[0].name, "x");
+  assert_int_equal(m.tensors[0].ndim, 2);
+  assert_int_equal(m.tensors[0].shape[1], 4);
+  assert_int_equal(m.tensor_seg[0], 0);
+  assert_int_equal(m.tensors[1].role, ST_ROLE_OUTPUT);
+  assert_int_equal(m.tensor_seg[1], 77);
+  assert_null(m.tensors[1].data);
+  assert_int_equal(m.n_scalars, 1);
+  assert_string_equal(m.scalars[0].name, "alpha");
+  assert_true(m.scalars[0].f == 0.5);
+  assert_int_equal(m.shard_count, 5);
+  assert_int_equal(m.n_env, 1);
+  assert_string_equal(m.env[0], "OMP_NUM_THREADS");
+  assert_string_equal(m.env[1], "2");
+  st__l3_map_free(&m);
+  assert_null(m.op);
+  /* Cut anywhere: refused, m empty, nothing read past the cut (ASan). */
+  for (size_t cut = 0; cut < b.buf.len; cut++) {
+    assert_int_equal(st__l3_map_get(b.buf.data, cut, &m), -1);
+    assert_null(m.tensors);
+  }
+  /* A byte too many: refused. */
+  longer = malloc(b.buf.len + 1);
+  assert_non_null(longer);
+  memcpy(longer, b.buf.data, b.buf.len);
+  longer[b.buf.len] = 0;
+  assert_int_equal(st__l3_map_get(longer, b.buf.len + 1, &m), -1);
+  /* A dimension count out of range (x's ndim, after its name and two
+   * i32s): refused. */
+  {
+    size_t at =
+        (size_t)((char *)memmem(b.buf.data, b.buf.len, "x", 2) - b.buf.data) +
+        2 + 8;
+    memcpy(longer, b.buf.data, b.buf.len);
+    longer[at] = (char)(ST_MAX_DIMS + 1);
+    assert_int_equal(st__l3_map_get(longer, b.buf.len, &m), -1);
+  }
+  free(longer);
+  /* A RUN is no MAP. */
+  b.buf.len = 0;
+  {
+    st__msg_l3_run run = {0, 0, 1};
+    st__msg_l3_run_put(&b, &run);
+  }
+  assert_int_equal(st__l3_map_get(b.buf.data, b.buf.len, &m), -1);
+  st__wbuf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(st__msg__types_are_distinct),
@@ -261,6 +398,7 @@ int main(void) {
       cmocka_unit_test(st__msg_l3_reply__round_trip_budget_and_cut),
       cmocka_unit_test(st__msg_zygote__round_trip_wrong_type_and_size),
       cmocka_unit_test(st__wire_result_frame__round_trip_and_truncated),
+      cmocka_unit_test(st__l3_map__round_trip_cut_long_and_wrong_type),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

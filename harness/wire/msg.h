@@ -4,7 +4,7 @@
  * and a decoder for each message that needs nothing above this layer. The
  * case result and its events are encoded by case/wire.h (they are the
  * case's types); level 3's MAP, which lays out a case's tensors, by
- * case/level3/wmsg.h. Every decoder is bounds-checked: a truncated, an
+ * case/level3/map_msg.h. Every decoder is bounds-checked: a truncated, an
  * oversized or a wrong-typed message is refused (-1), never read past.
  *
  * Who sends what:
