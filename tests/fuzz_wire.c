@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target for the wire decoder (harness/case/wire.c, harness/wire/): what an
- * isolated child, a supervised child or a level-3 worker sends its parent
- * is read back with a bounds-checked reader, and a dying or hostile child
- * can send any bytes (a supervised child's writes come in an envelope,
+/* libFuzzer target for the wire decoder (harness/case/wire.c, harness/wire/):
+ * what an isolated child, a supervised child or a level-3 worker sends its
+ * parent is read back with a bounds-checked reader, and a dying or hostile
+ * child can send any bytes (a supervised child's writes come in an envelope,
  * wire/envelope.h, read first). Any input must decode or be refused, never
  * crash, read out of bounds or leak. Built with clang only (tests/meson.build).
  * Run: build-fuzz/tests/fuzz_wire -max_total_time=60 tests/fuzz/wire */
@@ -39,10 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* As a supervisor reads a child's socket: envelopes, sequence from 0,
    * each body's frames (already checked against the rules) decoded. */
   {
-    static const st__env_rule rules[] = {
-        {ST__MSG_LOG, 4, 4 + 65536},
-        {ST__MSG_RESULT, 4, 1u << 28},
-        {ST__MSG_BEGIN, 4, 4}};
+    static const st__env_rule rules[] = {{ST__MSG_LOG, 4, 4 + 65536},
+                                         {ST__MSG_RESULT, 4, 1u << 28},
+                                         {ST__MSG_BEGIN, 4, 4}};
     const char *at = (const char *)data, *body;
     size_t left = size, blen, used;
     char why[200];

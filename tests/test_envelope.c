@@ -31,7 +31,8 @@ static size_t round_trip(uint32_t seq, const st__wbuf *body, char *out,
   size_t got = 0;
   ssize_t k;
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
-  assert_int_equal(st__env_send(sp[0], seq, body->buf.data, body->buf.len), ST_OK);
+  assert_int_equal(st__env_send(sp[0], seq, body->buf.data, body->buf.len),
+                   ST_OK);
   close(sp[0]);
   while ((k = read(sp[1], out + got, cap - got)) > 0)
     got += (size_t)k;

@@ -72,10 +72,10 @@ static void exit_122(void) { _exit(ST__EXIT_NOMEM); }
  * is told in them after the number; any other status stays a number. */
 static void st__proc_describe_wait__harness_codes_in_words(void **state) {
   static const int codes[] = {
-      ST__EXIT_PROBE_NOMEM,  ST__EXIT_WORKER_REPLY,    ST__EXIT_WORKER_NOMEM,
+      ST__EXIT_PROBE_NOMEM,     ST__EXIT_WORKER_REPLY, ST__EXIT_WORKER_NOMEM,
       ST__EXIT_WORKER_PROTOCOL, ST__EXIT_WORKER_SETUP, ST__EXIT_CAPTURE,
-      ST__EXIT_NO_RESULT,    ST__EXIT_NOMEM,           ST__EXIT_ORPHANED,
-      ST__EXIT_BAD_INDEX,    ST__EXIT_CHARGED};
+      ST__EXIT_NO_RESULT,       ST__EXIT_NOMEM,        ST__EXIT_ORPHANED,
+      ST__EXIT_BAD_INDEX,       ST__EXIT_CHARGED};
   size_t i, j, n = sizeof codes / sizeof codes[0];
   char buf[160];
   (void)state;
@@ -249,8 +249,8 @@ static void st__proc_send_fds__carries_descriptors(void **state) {
   for (i = 0; i < sizeof fds / sizeof fds[0]; i++)
     fds[i] = pp[1];
   errno = 0;
-  assert_int_equal(st__proc_send_fds(sv[0], "x", 1, fds,
-                                     ST__PROC_MAX_FDS + 1), -1);
+  assert_int_equal(st__proc_send_fds(sv[0], "x", 1, fds, ST__PROC_MAX_FDS + 1),
+                   -1);
   assert_int_equal(errno, EINVAL);
   close(sv[1]);
   assert_int_equal(st__proc_send_fds(sv[0], "x", 1, NULL, 0), -1);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Process helpers shared by everything that forks, waits or writes to a
  * pipe: signal names, wait-status descriptions, a write that finishes,
- * pidfds, the cached process id, and the one cap on output captured from a child or worker. */
+ * pidfds, the cached process id, and the one cap on output captured from a
+ * child or worker. */
 #ifndef SCENETEST_HARNESS_PROC_H
 #define SCENETEST_HARNESS_PROC_H
 
@@ -28,12 +29,12 @@ typedef enum st__exit {
   ST__EXIT_WORKER_NOMEM = 115,    /* level-3 worker: no memory for messages */
   ST__EXIT_WORKER_PROTOCOL = 116, /* level-3 worker: a message it cannot take */
   ST__EXIT_WORKER_SETUP = 117,    /* level-3 worker: its descriptors not set */
-  ST__EXIT_CAPTURE = 120,      /* case child: fd 1 and 2 not the capture */
-  ST__EXIT_NO_RESULT = 121,    /* case child: the case made no result */
-  ST__EXIT_NOMEM = 122,        /* case child: out of memory for its frames */
-  ST__EXIT_ORPHANED = 123,     /* case child: its parent gone as it began */
-  ST__EXIT_BAD_INDEX = 124,    /* case child: sent a case the run lacks */
-  ST__EXIT_CHARGED = 125,      /* ended itself by a check of the harness */
+  ST__EXIT_CAPTURE = 120,         /* case child: fd 1 and 2 not the capture */
+  ST__EXIT_NO_RESULT = 121,       /* case child: the case made no result */
+  ST__EXIT_NOMEM = 122,           /* case child: out of memory for its frames */
+  ST__EXIT_ORPHANED = 123,        /* case child: its parent gone as it began */
+  ST__EXIT_BAD_INDEX = 124,       /* case child: sent a case the run lacks */
+  ST__EXIT_CHARGED = 125,         /* ended itself by a check of the harness */
 } st__exit;
 
 /* The words for one of st__exit's codes, or NULL for any other status.

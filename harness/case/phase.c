@@ -26,9 +26,9 @@ uint64_t st__now_ns(void) {
 
 /* Every phase of every executor (case.c, level3/level3.c). */
 static const st__phase_desc phases[] = {
-    {"args", 0, 0},   {"golden", 1, 0}, {"record", 0, 0},
-    {"reset", 0, 0},  {"run", 1, 1},    {"compare", 0, 0},
-    {"load", 0, 0},   {"rehost", 1, 0}, {"release", 0, 0},
+    {"args", 0, 0},  {"golden", 1, 0}, {"record", 0, 0},
+    {"reset", 0, 0}, {"run", 1, 1},    {"compare", 0, 0},
+    {"load", 0, 0},  {"rehost", 1, 0}, {"release", 0, 0},
 };
 
 const st__phase_desc *st__phase_describe(const char *name) {

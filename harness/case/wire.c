@@ -13,7 +13,8 @@
 void st__wire_put_event(st__wbuf *b, const st_event *ev) {
   size_t i, ln, lo, lp, total;
   char *p;
-  total = st__wire_str_size(ev->name, &ln) + st__wire_str_size(ev->object, &lo) +
+  total = st__wire_str_size(ev->name, &ln) +
+          st__wire_str_size(ev->object, &lo) +
           st__wire_str_size(ev->phase, &lp) + 4 + 8 + 8 + 4 + 4 + 4 + 8 + 8;
   for (i = 0; i < ev->n_loaded; i++) {
     size_t n;

@@ -29,7 +29,8 @@ st_case_result *st__wire_get_result(st__rbuf *r /* IN/OUT */);
 /* The frames: an ST__MSG_EVENT of one event (what a child sends as a
  * phase ends), an ST__MSG_RESULT of case index's result. Not
  * thread-safe: callers hold their lock. */
-void st__wire_event_frame(st__wbuf *b /* IN/OUT */, const st_event *ev /* IN */);
+void st__wire_event_frame(st__wbuf *b /* IN/OUT */,
+                          const st_event *ev /* IN */);
 void st__wire_result_frame(st__wbuf *b /* IN/OUT */, uint32_t index,
                            const st_case_result *res /* IN */);
 /* An ST__MSG_RESULT frame's payload: its index in *index, its result (the

@@ -2,13 +2,14 @@
 /* The supervise scheduler (run/sched.h; SPEC §9, the CLI's default): the
  * cases run in -j N supervised children, forked from this process, which
  * dispatches nothing itself. Each child (run/supervise_child.c) runs
- * the cases it is sent one after another and sends back each one's log lines and result
- * (run/supervise.h says over what). A child that dies (a signal, exit()
- * or _exit() from a kernel, abort, heap corruption) fails only its running
- * case, as an error naming how it ended and the phase it was in; a fresh
- * child goes on at the next case. --timeout kills and replaces the child.
- * A case whose executor forks (level 3) runs in a child of its own, forked
- * for it from this clean process, so its worker pool never comes from a
+ * the cases it is sent one after another and sends back each one's log
+ * lines and result (run/supervise.h says over what). A child that dies
+ * (a signal, exit() or _exit() from a kernel, abort, heap corruption)
+ * fails only its running case, as an error naming how it ended and the
+ * phase it was in; a fresh child goes on at the next case. --timeout kills
+ * and replaces the child. A case whose executor forks (level 3) runs in a
+ * child of its own, forked for it from this clean process, so its worker
+ * pool never comes from a
  * process that dispatched a case or loaded a plugin. SIGINT and SIGTERM
  * stop the run: the children's process groups are killed, the running
  * cases are errors ("interrupted"), the unrun ones skips, and every
@@ -646,6 +647,85 @@ static st_case_result *protocol_error(sv *s, slot *c, size_t i, int begun) {
   return r;
 }
 
+/* Where in its case slot c's child died (state st; begun: in its running
+ * case), for the message: "during phase 'run' (round 0)" and the like. */
+static void death_where(const st__sv_state *st, int begun, char *where,
+                        size_t n) {
+  if (!begun)
+    snprintf(where, n, "before the case began");
+  else if (st->auditing)
+    snprintf(where, n, "after its last phase");
+  else if (st->phase[0] == '\0')
+    snprintf(where, n, "before its first phase");
+  else if (st->round >= 0)
+    snprintf(where, n, "during phase '%.31s' (round %d)", st->phase,
+             (int)st->round);
+  else
+    snprintf(where, n, "during phase '%.31s'", st->phase);
+}
+
+/* How slot c's child ended (status; sig: the signal we sent), where: one
+ * line into msg[0..n). */
+static void death_message(const slot *c, const st__sv_state *st, int status,
+                          int sig, int begun, const char *where, char *msg,
+                          size_t n) {
+  char how[160];
+  if (sig != 0) {
+    snprintf(msg, n, "interrupted (%s, %s)", st__intr_name(sig), where);
+  } else if (c->timed_out) {
+    snprintf(msg, n, "timed out after %g s (child pid %ld killed %s)",
+             c->timeout, (long)c->pid, where);
+  } else if (begun && st->charge[0] != '\0' && WIFEXITED(status) &&
+             WEXITSTATUS(status) == ST__EXIT_CHARGED) {
+    snprintf(msg, n, "%.*s; supervised child (pid %ld) ended itself %s",
+             (int)sizeof st->charge - 1, st->charge, (long)c->pid, where);
+  } else {
+    st__proc_describe_wait(status, how, sizeof how);
+    /* A guard-page fault: the handler named the tensor (the note ends
+     * with a NUL it wrote; the bound is the field's). */
+    if (st->fault[0] != '\0')
+      snprintf(msg, n, "%.*s; supervised child (pid %ld) %s %s",
+               (int)sizeof st->fault, st->fault, (long)c->pid, how, where);
+    else
+      snprintf(msg, n, "supervised child (pid %ld) %s %s", (long)c->pid, how,
+               where);
+  }
+}
+
+/* The result of case i, in which (begun) or before which slot c's child
+ * died: r (the journal's events of it, or NULL) made an error naming how
+ * and where. */
+static st_case_result *died_in(sv *s, slot *c, const st__sv_state *st, size_t i,
+                               st_case_result *r, int status, int sig) {
+  int begun = st->running == (uint32_t)i + 1;
+  char where[96], msg[640];
+  if (sig != 0 && !begun) {
+    st_case_result_free(r);
+    return st__sched_unrun(s->sc, i, "not run: interrupted");
+  }
+  if (c->broken) {
+    st_case_result_free(r);
+    return protocol_error(s, c, i, begun);
+  }
+  if (!begun) {
+    /* The journal's events, if any, were an earlier case's. */
+    st_case_result_free(r);
+    r = from_info(s, i);
+  }
+  dead_attach(c, r);
+  if (r == NULL)
+    return NULL;
+  if (begun && time_the_death(r, st) != 0)
+    s->oom = 1;
+  st__case_result_set_pid(r, (long)c->pid);
+  death_where(st, begun, where, sizeof where);
+  death_message(c, st, status, sig, begun, where, msg, sizeof msg);
+  /* An override: what the child recorded before it died (a phase that
+   * failed first, say) is not its verdict. */
+  st__case_result_override(r, ST_CASE_ERROR, msg);
+  return r;
+}
+
 /* Slot k's child ended with status (interrupted: by the signal sig, which
  * we sent). Its running case, if any, is an error naming how and where;
  * the cases queued behind it go to the next child. */
@@ -668,76 +748,13 @@ static void child_died(sv *s, size_t k, int status, int sig) {
     c->nq = 0;
     st_case_result_free(r);
   } else if (c->nq > 0) {
-    size_t i = c->q[0];
-    int begun = st->running == (uint32_t)i + 1;
-    if (sig != 0 && !begun) {
-      st_case_result_free(r);
-      r = st__sched_unrun(s->sc, i, "not run: interrupted");
-    } else if (c->broken) {
-      st_case_result_free(r);
-      r = protocol_error(s, c, i, begun);
-    } else {
-      char how[160], where[96];
-      if (!begun) {
-        /* The journal's events, if any, were an earlier case's. */
-        st_case_result_free(r);
-        r = from_info(s, i);
-      }
-      dead_attach(c, r);
-      if (!begun)
-        snprintf(where, sizeof where, "before the case began");
-      else if (st->auditing)
-        snprintf(where, sizeof where, "after its last phase");
-      else if (st->phase[0] == '\0')
-        snprintf(where, sizeof where, "before its first phase");
-      else if (st->round >= 0)
-        snprintf(where, sizeof where, "during phase '%.31s' (round %d)",
-                 st->phase, (int)st->round);
-      else
-        snprintf(where, sizeof where, "during phase '%.31s'", st->phase);
-      if (r != NULL && begun && time_the_death(r, st) != 0)
-        s->oom = 1;
-      if (r != NULL) {
-        st__case_result_set_pid(r, (long)c->pid);
-        char msg[640];
-        if (sig != 0)
-          snprintf(msg, sizeof msg, "interrupted (%s, %s)", st__intr_name(sig),
-                   where);
-        else if (c->timed_out)
-          snprintf(msg, sizeof msg,
-                   "timed out after %g s (child pid %ld killed %s)", c->timeout,
-                   (long)c->pid, where);
-        else {
-          st__proc_describe_wait(status, how, sizeof how);
-          /* A guard-page fault: the handler named the tensor (the note
-           * ends with a NUL it wrote; the bound is the field's). */
-          if (begun && st->charge[0] != '\0' && WIFEXITED(status) &&
-              WEXITSTATUS(status) == ST__EXIT_CHARGED)
-            snprintf(msg, sizeof msg,
-                     "%.*s; supervised child (pid %ld) ended itself %s",
-                     (int)sizeof st->charge - 1, st->charge, (long)c->pid,
-                     where);
-          else if (st->fault[0] != '\0')
-            snprintf(msg, sizeof msg, "%.*s; supervised child (pid %ld) %s %s",
-                     (int)sizeof st->fault, st->fault, (long)c->pid, how,
-                     where);
-          else
-            snprintf(msg, sizeof msg, "supervised child (pid %ld) %s %s",
-                     (long)c->pid, how, where);
-        }
-        /* An override: what the child recorded before it died (a phase
-         * that failed first, say) is not its verdict. */
-        st__case_result_override(r, ST_CASE_ERROR, msg);
-      }
-    }
-    finish(s, i, r);
+    finish(s, c->q[0], died_in(s, c, st, c->q[0], r, status, sig));
     for (q = 1; q < c->nq; q++) {
-      if (sig != 0) {
+      if (sig != 0)
         finish(s, c->q[q],
                st__sched_unrun(s->sc, c->q[q], "not run: interrupted"));
-      } else {
+      else
         s->redo[s->n_redo++] = c->q[q];
-      }
     }
     c->nq = 0;
   } else {
