@@ -11,6 +11,7 @@
 
 #include "wire/envelope.h"
 #include "case/result.h"
+#include "case/level3/map_msg.h"
 #include "case/wire.h"
 #include "wire/msg.h"
 
@@ -67,6 +68,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       left -= used;
       seq++;
     }
+  }
+  /* As a level-3 worker and its pool read a datagram, and the zygote's
+   * two ends their fixed-size messages: every decoder of wire/msg.h and
+   * level 3's MAP. */
+  {
+    st__msg_l3_run run;
+    st__msg_l3_reply rep;
+    st__l3_map map;
+    st__msg_zygote_go go;
+    st__msg_zygote_spare spare;
+    const char *line;
+    size_t llen;
+    uint32_t v;
+    (void)st__msg_l3_type((const char *)data, size);
+    (void)st__msg_l3_run_get((const char *)data, size, &run);
+    (void)st__msg_l3_reply_get((const char *)data, size, &rep);
+    st__msg_l3_reply_free(&rep);
+    if (st__l3_map_get((const char *)data, size, &map) == 0)
+      st__l3_map_free(&map);
+    (void)st__msg_zygote_go_get(data, size, &go);
+    (void)st__msg_zygote_spare_get(data, size, &spare);
+    (void)st__msg_get_line((const char *)data, size, &line, &llen);
+    (void)st__msg_get_index((const char *)data, size, &v);
+    (void)st__msg_get_text((const char *)data, size);
   }
   /* And the whole input as one result payload. */
   st__rbuf r;
