@@ -22,6 +22,7 @@
 
 #include <scenetest/scenetest.h>
 
+#include "base/buf.h"
 #include "base/proc.h"
 #include "wire/msg.h"
 #include "cli/cli_internal.h"
@@ -69,32 +70,28 @@ static void probe_main(st_registry *reg, const char *const *specs, size_t n,
   _exit(0);
 }
 
-/* Everything the probe wrote, until it closed its end. */
-static char *read_all(int fd, size_t *len) {
-  size_t cap = 4096, n = 0;
-  char *p = malloc(cap);
+/* Everything the probe wrote, until it closed its end, into b. ST_OK,
+ * or ST_ENOMEM (the pipe is still read to its end, so the probe never
+ * blocks on it). */
+static st_status read_all(int fd, st__buf *b) {
+  st_status rc = ST_OK;
+  char spill[4096];
   for (;;) {
+    char *dst = spill;
+    size_t room = sizeof spill;
     ssize_t k;
-    if (p == NULL)
-      return NULL;
-    if (n == cap) {
-      char *q = realloc(p, cap * 2);
-      if (q == NULL) {
-        free(p);
-        return NULL;
-      }
-      p = q;
-      cap *= 2;
+    if (rc == ST_OK && (rc = st__buf_reserve(b, 4096)) == ST_OK) {
+      dst = b->data + b->len;
+      room = b->cap - b->len;
     }
-    k = read(fd, p + n, cap - n);
+    k = read(fd, dst, room);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
-      break;
-    n += (size_t)k;
+      return rc;
+    if (dst != spill)
+      st__buf_commit(b, (size_t)k);
   }
-  *len = n;
-  return p;
 }
 
 /* Declares each plugin from what the probe said. 0, or the exit status
@@ -161,8 +158,8 @@ int st__cli_load_plugins(st_registry *reg, const char *const *specs, size_t n,
   size_t i, eager = 0;
   int p[2], status = 0, rc;
   pid_t pid;
-  char *buf;
-  size_t len = 0;
+  st__buf buf;
+  st_status got;
 
   for (i = 0; i < n; i++)
     eager += !is_lazy(specs[i]);
@@ -191,13 +188,16 @@ int st__cli_load_plugins(st_registry *reg, const char *const *specs, size_t n,
     probe_main(reg, specs, n, p[1]);
   }
   close(p[1]);
-  buf = read_all(p[0], &len);
+  st__buf_init(&buf, SIZE_MAX);
+  got = read_all(p[0], &buf);
   close(p[0]);
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
-  if (buf == NULL)
+  if (got != ST_OK) {
+    st__buf_free(&buf);
     return st__cli_usage("out of memory");
-  rc = declare(reg, specs, n, buf, len, status);
-  free(buf);
+  }
+  rc = declare(reg, specs, n, buf.data, buf.len, status);
+  st__buf_free(&buf);
   return rc;
 }

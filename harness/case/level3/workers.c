@@ -51,8 +51,8 @@ typedef struct worker {
   pid_t pid;
   int sock;  /* harness end; -1 once closed */
   int out;   /* read end of the worker's stdout+stderr; -1 at EOF */
-  char *buf; /* captured output since the last take */
-  size_t len, cap;
+  st__buf buf; /* captured output since the last take, at most
+                  ST__CAPTURE_MAX bytes (its cap) */
   size_t dropped;
   int reaped;
   int status;   /* wait status once reaped */
@@ -129,11 +129,7 @@ static void drain(worker *w) {
     if (n > 0) {
       /* Up to the capture cap (base/buf.c keeps the first bytes); what
        * does not fit, or finds no memory, is counted. */
-      st__buf view = {w->buf, w->len, w->cap, ST__CAPTURE_MAX};
-      w->dropped += (size_t)n - st__buf_add_capped(&view, tmp, (size_t)n);
-      w->buf = view.data;
-      w->len = view.len;
-      w->cap = view.cap;
+      w->dropped += (size_t)n - st__buf_add_capped(&w->buf, tmp, (size_t)n);
       continue;
     }
     if (n == 0) {
@@ -236,7 +232,7 @@ static void pool_free(st__wpool *p) {
   unsigned i;
   for (i = 0; i < p->n; i++) {
     worker_close_fds(&p->w[i]);
-    free(p->w[i].buf);
+    st__buf_free(&p->w[i].buf);
     free(p->w[i].reply_message);
   }
   free(p->w);
@@ -271,8 +267,10 @@ st_status st__wpool_start(unsigned n, st_registry *reg, st__wpool **out,
     free(p);
     return st_error_set(err, ST_ENOMEM, "out of memory starting workers");
   }
-  for (i = 0; i < n; i++)
+  for (i = 0; i < n; i++) {
     p->w[i].sock = p->w[i].out = -1;
+    st__buf_init(&p->w[i].buf, ST__CAPTURE_MAX);
+  }
   ensure_std_fds();
   /* Buffered output would otherwise be written twice (or by a worker). */
   fflush(stdout);
@@ -647,20 +645,20 @@ void st__wpool_take_output(st__wpool *p, char **text, size_t *len) {
     worker *w = &p->w[i];
     char head[96];
     drain(w);
-    if (w->len == 0 && w->dropped == 0)
+    if (w->buf.len == 0 && w->dropped == 0)
       continue;
     snprintf(head, sizeof head, "--- worker %u (pid %ld) ---\n", i,
              (long)w->pid);
     st__wbuf_bytes(&b, head, strlen(head));
-    st__wbuf_bytes(&b, w->buf, w->len);
-    if (w->len > 0 && w->buf[w->len - 1] != '\n')
+    st__wbuf_bytes(&b, w->buf.data, w->buf.len);
+    if (w->buf.len > 0 && w->buf.data[w->buf.len - 1] != '\n')
       st__wbuf_u8(&b, '\n');
     if (w->dropped > 0) {
       snprintf(head, sizeof head, "[... %zu more bytes not kept]\n",
                w->dropped);
       st__wbuf_bytes(&b, head, strlen(head));
     }
-    w->len = 0;
+    w->buf.len = 0;
     w->dropped = 0;
   }
   if (b.buf.len == 0 || b.oom) {
