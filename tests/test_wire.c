@@ -204,6 +204,15 @@ static void st__msg_l3_reply__round_trip_budget_and_cut(void **state) {
   st__wbuf_free(&b);
 }
 
+static void st__msg_case__little_endian_u32(void **state) {
+  unsigned char b[ST__MSG_CASE_SIZE];
+  static const unsigned char want[] = {0x04, 0x03, 0x02, 0x01};
+  (void)state;
+  st__msg_put_case(b, 0x01020304u);
+  assert_memory_equal(b, want, sizeof want);
+  assert_int_equal(st__msg_get_case(b), 0x01020304u);
+}
+
 static void st__msg_zygote__round_trip_wrong_type_and_size(void **state) {
   unsigned char go[ST__MSG_ZYGOTE_GO_SIZE], sp[ST__MSG_ZYGOTE_SPARE_SIZE];
   st__msg_zygote_go g = {((uint64_t)1 << 40) + 3, 9}, g2;
@@ -396,6 +405,7 @@ int main(void) {
       cmocka_unit_test(st__msg_text__string_or_nothing),
       cmocka_unit_test(st__msg_l3_run__round_trip_wrong_type_and_sizes),
       cmocka_unit_test(st__msg_l3_reply__round_trip_budget_and_cut),
+      cmocka_unit_test(st__msg_case__little_endian_u32),
       cmocka_unit_test(st__msg_zygote__round_trip_wrong_type_and_size),
       cmocka_unit_test(st__wire_result_frame__round_trip_and_truncated),
       cmocka_unit_test(st__l3_map__round_trip_cut_long_and_wrong_type),

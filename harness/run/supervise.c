@@ -797,12 +797,8 @@ static void take_next(sv *s, size_t i) {
 /* Queues case i for slot c's child: a dispatch sends each slot's in one
  * write (send_queued). */
 static void send_case(slot *c, size_t i) {
-  unsigned char *b = c->out + c->n_out;
-  b[0] = (unsigned char)i;
-  b[1] = (unsigned char)(i >> 8);
-  b[2] = (unsigned char)(i >> 16);
-  b[3] = (unsigned char)(i >> 24);
-  c->n_out += 4;
+  st__msg_put_case(c->out + c->n_out, (uint32_t)i);
+  c->n_out += ST__MSG_CASE_SIZE;
 }
 
 static void send_queued(sv *s) {

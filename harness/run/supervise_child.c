@@ -198,20 +198,17 @@ static int child_fill(child *ch, int wait) {
 /* The next case index; 0 at the end of the stream. Before the child
  * would wait for one, it sends what it has finished. */
 static int child_next(child *ch, uint32_t *index) {
-  const unsigned char *b;
-  while (ch->cmd_len - ch->cmd_at < 4) {
+  while (ch->cmd_len - ch->cmd_at < ST__MSG_CASE_SIZE) {
     if (!child_fill(ch, 0))
       return 0;
-    if (ch->cmd_len - ch->cmd_at >= 4)
+    if (ch->cmd_len - ch->cmd_at >= ST__MSG_CASE_SIZE)
       break;
     child_send(ch);
     if (!child_fill(ch, 1))
       return 0;
   }
-  b = ch->cmd + ch->cmd_at;
-  ch->cmd_at += 4;
-  *index = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-           (uint32_t)b[3] << 24;
+  *index = st__msg_get_case(ch->cmd + ch->cmd_at);
+  ch->cmd_at += ST__MSG_CASE_SIZE;
   return 1;
 }
 

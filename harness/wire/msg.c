@@ -140,7 +140,7 @@ void st__msg_l3_reply_free(st__msg_l3_reply *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* ---- the zygote ------------------------------------------------------- */
+/* ---- fixed-size messages ---------------------------------------------- */
 
 static unsigned char *put32(unsigned char *p, uint32_t v) {
   uint32_t le = htole32(v);
@@ -153,6 +153,12 @@ static uint32_t get32(const unsigned char *p) {
   memcpy(&v, p, 4);
   return le32toh(v);
 }
+
+void st__msg_put_case(unsigned char *p, uint32_t index) {
+  (void)put32(p, index);
+}
+
+uint32_t st__msg_get_case(const unsigned char *p) { return get32(p); }
 
 static uint64_t get64(const unsigned char *p) {
   return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;

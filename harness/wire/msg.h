@@ -17,8 +17,8 @@
  *     ST__MSG_L3_*, one datagram each, starting with its type as a u32;
  *   the zygote (run/zygote.c) and the scheduler: ST__MSG_ZYGOTE_*, fixed
  *     size, encoded without allocating (a zygote allocates nothing).
- * The supervisor's case indices to its child are bare u32s
- * (st__wire_put32) on their own socket. Thread-safety: any thread, one
+ * The supervisor's case indices to its child are bare u32s on their own
+ * socket (st__msg_put_case). Thread-safety: any thread, one
  * per buffer. */
 #ifndef SCENETEST_HARNESS_WIRE_MSG_H
 #define SCENETEST_HARNESS_WIRE_MSG_H
@@ -64,6 +64,15 @@ int st__msg_get_index(const char *payload /* IN */, size_t plen,
 void st__msg_put_text(st__wbuf *b /* IN/OUT */, uint8_t type,
                       const char *s /* IN, may be NULL */);
 const char *st__msg_get_text(const char *payload /* IN */, size_t plen);
+
+/* ---- the supervisor's case indices ----------------------------------- */
+
+/* One case index as the supervisor sends it to its child: 4 bytes,
+ * little-endian, no type (the socket carries nothing else). */
+#define ST__MSG_CASE_SIZE 4u
+void st__msg_put_case(unsigned char *p /* OUT: CASE_SIZE bytes */,
+                      uint32_t index);
+uint32_t st__msg_get_case(const unsigned char *p /* IN: CASE_SIZE bytes */);
 
 /* ---- level 3 ---------------------------------------------------------- */
 
