@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target for the wire decoder (harness/case/wire.c): what an
- * isolated child, a supervised child or a level-3 worker sends its parent
- * is read back with a bounds-checked reader, and a dying or hostile child
- * can send any bytes (a supervised child's writes come in an envelope,
- * case/envelope.h, read first). Any input must decode or be refused, never
+/* libFuzzer target for the wire decoder (harness/case/wire.c, harness/wire/):
+ * what an isolated child, a supervised child or a level-3 worker sends its
+ * parent is read back with a bounds-checked reader, and a dying or hostile
+ * child can send any bytes (a supervised child's writes come in an envelope,
+ * wire/envelope.h, read first). Any input must decode or be refused, never
  * crash, read out of bounds or leak. Built with clang only (tests/meson.build).
  * Run: build-fuzz/tests/fuzz_wire -max_total_time=60 tests/fuzz/wire */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "case/envelope.h"
+#include "wire/envelope.h"
 #include "case/result.h"
+#include "case/level3/map_msg.h"
 #include "case/wire.h"
+#include "wire/msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,8 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* As a supervisor reads a child's socket: envelopes, sequence from 0,
    * each body's frames (already checked against the rules) decoded. */
   {
-    static const st__env_rule rules[] = {
-        {3, 4, 4 + 65536}, {4, 4, 1u << 28}, {5, 4, 4}};
+    static const st__env_rule rules[] = {{ST__MSG_LOG, 4, 4 + 65536},
+                                         {ST__MSG_RESULT, 4, 1u << 28},
+                                         {ST__MSG_BEGIN, 4, 4}};
     const char *at = (const char *)data, *body;
     size_t left = size, blen, used;
     char why[200];
@@ -65,6 +68,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       left -= used;
       seq++;
     }
+  }
+  /* As a level-3 worker and its pool read a datagram, and the zygote's
+   * two ends their fixed-size messages: every decoder of wire/msg.h and
+   * level 3's MAP. */
+  {
+    st__msg_l3_run run;
+    st__msg_l3_reply rep;
+    st__l3_map map;
+    st__msg_zygote_go go;
+    st__msg_zygote_spare spare;
+    const char *line;
+    size_t llen;
+    uint32_t v;
+    (void)st__msg_l3_type((const char *)data, size);
+    (void)st__msg_l3_run_get((const char *)data, size, &run);
+    (void)st__msg_l3_reply_get((const char *)data, size, &rep);
+    st__msg_l3_reply_free(&rep);
+    if (st__l3_map_get((const char *)data, size, &map) == 0)
+      st__l3_map_free(&map);
+    (void)st__msg_zygote_go_get(data, size, &go);
+    (void)st__msg_zygote_spare_get(data, size, &spare);
+    (void)st__msg_get_line((const char *)data, size, &line, &llen);
+    (void)st__msg_get_index((const char *)data, size, &v);
+    (void)st__msg_get_text((const char *)data, size);
   }
   /* And the whole input as one result payload. */
   st__rbuf r;

@@ -22,8 +22,8 @@ import re
 import sys
 
 # Lowest first.
-LAYERS = ["base", "scene", "ops", "case", "case/level3", "run", "report",
-          "tools", "cli"]
+LAYERS = ["base", "wire", "scene", "ops", "case", "case/level3", "run",
+          "report", "tools", "cli"]
 # tools/ (timing, compare: the CLI's, not the library's) reads logs, not
 # runs: besides itself it may include base/ and, of report/, the escaping.
 TOOLS_MAY = {"base"}

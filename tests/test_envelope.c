@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The envelope of a supervised child's writes (case/envelope.h): what is
+/* The envelope of a supervised child's writes (wire/envelope.h): what is
  * sent reads back; stray bytes before it, a wrong sequence, bytes written
  * into it, a frame beyond its type's bounds or of an unknown type are
  * each refused at once (never a wait for a length a stray header
@@ -14,10 +14,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "case/envelope.h"
-#include "case/wire.h"
+#include "wire/envelope.h"
+#include "wire/frame.h"
+#include "wire/msg.h"
 
-enum { LOG = 3, RESULT = 4, BEGIN = 5 };
+enum { LOG = ST__MSG_LOG, RESULT = ST__MSG_RESULT, BEGIN = ST__MSG_BEGIN };
 static const st__env_rule rules[] = {
     {LOG, 4, 4 + 100}, {RESULT, 4, 1000}, {BEGIN, 4, 4}};
 #define N_RULES (sizeof rules / sizeof rules[0])
@@ -30,7 +31,8 @@ static size_t round_trip(uint32_t seq, const st__wbuf *body, char *out,
   size_t got = 0;
   ssize_t k;
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
-  assert_int_equal(st__env_send(sp[0], seq, body->data, body->len), ST_OK);
+  assert_int_equal(st__env_send(sp[0], seq, body->buf.data, body->buf.len),
+                   ST_OK);
   close(sp[0]);
   while ((k = read(sp[1], out + got, cap - got)) > 0)
     got += (size_t)k;
@@ -42,7 +44,7 @@ static size_t round_trip(uint32_t seq, const st__wbuf *body, char *out,
 static void two_frames(st__wbuf *b) {
   size_t at;
   st__wbuf_init(b);
-  st__wire_line_frame(b, LOG, "hello", 5);
+  st__msg_put_line(b, LOG, "hello", 5);
   at = st__wire_frame_open(b, BEGIN);
   st__wbuf_u32(b, 7);
   st__wire_frame_close(b, at);
@@ -64,13 +66,13 @@ static void st__env_next__sent_write_reads_back(void **state) {
   (void)state;
   two_frames(&b);
   n = round_trip(3, &b, buf, sizeof buf);
-  assert_int_equal(n, ST__ENV_HEAD + b.len + ST__ENV_TAIL);
+  assert_int_equal(n, ST__ENV_HEAD + b.buf.len + ST__ENV_TAIL);
   assert_int_equal(st__env_next(buf, n, 3, rules, N_RULES, &body, &blen, &used,
                                 why, sizeof why),
                    1);
   assert_int_equal(used, n);
-  assert_int_equal(blen, b.len);
-  assert_memory_equal(body, b.data, b.len);
+  assert_int_equal(blen, b.buf.len);
+  assert_memory_equal(body, b.buf.data, b.buf.len);
   /* Every proper prefix is a valid beginning: wait for more. */
   for (k = 0; k < n; k++)
     assert_int_equal(next(buf, k, 3, &used, why), 0);
@@ -130,9 +132,9 @@ static void st__env_next__frame_out_of_bounds_refused(void **state) {
   st__wire_frame_close(&b, at);
   n = round_trip(0, &b, buf, sizeof buf);
   assert_int_equal(next(buf, n, 0, &used, why), -1);
-  assert_non_null(strstr(why, "type 5 announcing 8 bytes"));
+  assert_non_null(strstr(why, "type 4 announcing 8 bytes")); /* ST__MSG_BEGIN */
   /* A type the reader does not know. */
-  b.len = 0;
+  b.buf.len = 0;
   at = st__wire_frame_open(&b, 9);
   st__wbuf_u32(&b, 7);
   st__wire_frame_close(&b, at);

@@ -66,6 +66,41 @@ static void st__proc_describe_wait__exit_and_signal(void **state) {
   assert_string_equal(buf, "stopped (wait status 0x137f)");
 }
 
+static void exit_122(void) { _exit(ST__EXIT_NOMEM); }
+
+/* Every code of st__exit has its own words, and a death with one of them
+ * is told in them after the number; any other status stays a number. */
+static void st__proc_describe_wait__harness_codes_in_words(void **state) {
+  static const int codes[] = {
+      ST__EXIT_PROBE_NOMEM,     ST__EXIT_WORKER_REPLY, ST__EXIT_WORKER_NOMEM,
+      ST__EXIT_WORKER_PROTOCOL, ST__EXIT_WORKER_SETUP, ST__EXIT_CAPTURE,
+      ST__EXIT_NO_RESULT,       ST__EXIT_NOMEM,        ST__EXIT_ORPHANED,
+      ST__EXIT_BAD_INDEX,       ST__EXIT_CHARGED};
+  size_t i, j, n = sizeof codes / sizeof codes[0];
+  char buf[160];
+  (void)state;
+  for (i = 0; i < n; i++) {
+    const char *w = st__proc_exit_words(codes[i]);
+    assert_non_null(w);
+    assert_true(codes[i] >= 113 && codes[i] <= 125);
+    for (j = 0; j < i; j++) {
+      assert_int_not_equal(codes[i], codes[j]);
+      assert_string_not_equal(w, st__proc_exit_words(codes[j]));
+    }
+  }
+  assert_null(st__proc_exit_words(0));
+  assert_null(st__proc_exit_words(3));
+  assert_null(st__proc_exit_words(126));
+  st__proc_describe_wait(child_status(exit_122), buf, sizeof buf);
+  assert_string_equal(buf, "exited with status 122 (the harness's code for: "
+                           "out of memory encoding what it sends)");
+  /* A buffer too small for the words is cut, never overrun. */
+  memset(buf, 'x', sizeof buf);
+  st__proc_describe_wait(child_status(exit_122), buf, 20);
+  assert_string_equal(buf, "exited with status ");
+  assert_int_equal(buf[21], 'x');
+}
+
 typedef struct reader {
   int fd;
   char *got;
@@ -214,8 +249,8 @@ static void st__proc_send_fds__carries_descriptors(void **state) {
   for (i = 0; i < sizeof fds / sizeof fds[0]; i++)
     fds[i] = pp[1];
   errno = 0;
-  assert_int_equal(st__proc_send_fds(sv[0], "x", 1, fds,
-                                     ST__PROC_MAX_FDS + 1), -1);
+  assert_int_equal(st__proc_send_fds(sv[0], "x", 1, fds, ST__PROC_MAX_FDS + 1),
+                   -1);
   assert_int_equal(errno, EINVAL);
   close(sv[1]);
   assert_int_equal(st__proc_send_fds(sv[0], "x", 1, NULL, 0), -1);
@@ -246,6 +281,7 @@ int main(void) {
       cmocka_unit_test(st__proc_send_fds__carries_descriptors),
       cmocka_unit_test(st__proc_private_bytes__grows_with_written_memory),
       cmocka_unit_test(st__proc_describe_wait__exit_and_signal),
+      cmocka_unit_test(st__proc_describe_wait__harness_codes_in_words),
       cmocka_unit_test(st__proc_write_all__larger_than_pipe),
       cmocka_unit_test(st__proc_write_all__reader_gone_is_eio),
       cmocka_unit_test(st__proc_pidfd_open__readable_after_exit),

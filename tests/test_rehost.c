@@ -312,10 +312,10 @@ static void wire_result__round_trip(void **state) {
   st__wbuf_init(&b);
   st__wire_put_result(&b, r);
   assert_false(b.oom);
-  st__rbuf_init(&rd, b.data, b.len);
+  st__rbuf_init(&rd, b.buf.data, b.buf.len);
   back = st__wire_get_result(&rd);
   assert_non_null(back);
-  assert_int_equal(rd.off, b.len);
+  assert_int_equal(rd.off, b.buf.len);
   assert_string_equal(st_case_result_scene(back), "s");
   assert_string_equal(st_case_result_case(back), "c");
   assert_string_equal(st_case_result_file(back), "f.yaml");
@@ -343,9 +343,9 @@ static void wire_result__round_trip(void **state) {
   /* Every truncation is refused, never read past. */
   {
     size_t cut;
-    for (cut = 0; cut < b.len; cut += 7) {
+    for (cut = 0; cut < b.buf.len; cut += 7) {
       st_case_result *partial;
-      st__rbuf_init(&rd, b.data, cut);
+      st__rbuf_init(&rd, b.buf.data, cut);
       partial = st__wire_get_result(&rd);
       assert_null(partial);
     }

@@ -245,10 +245,10 @@ static void wire_result__carries_warnings_and_mistrust(void **state) {
     st__wbuf_init(&b);
     st__wire_put_result(&b, r);
     assert_false(b.oom);
-    st__rbuf_init(&rd, b.data, b.len);
+    st__rbuf_init(&rd, b.buf.data, b.buf.len);
     back = st__wire_get_result(&rd);
     assert_non_null(back);
-    assert_int_equal(rd.off, b.len);
+    assert_int_equal(rd.off, b.buf.len);
     if (pass == 0) {
       assert_string_equal(st__case_result_warnings(back),
                           "passes: remove the quarantine\nmistrusted: "

@@ -29,6 +29,35 @@ const char *st__proc_signal_name(int sig, char *buf, size_t size) {
   return buf;
 }
 
+const char *st__proc_exit_words(int code) {
+  switch (code) {
+  case ST__EXIT_PROBE_NOMEM:
+    return "the plugin probe ran out of memory";
+  case ST__EXIT_WORKER_REPLY:
+    return "a level-3 worker could not send its reply";
+  case ST__EXIT_WORKER_NOMEM:
+    return "a level-3 worker had no memory for its messages";
+  case ST__EXIT_WORKER_PROTOCOL:
+    return "a level-3 worker got a message it cannot take";
+  case ST__EXIT_WORKER_SETUP:
+    return "a level-3 worker could not set up its descriptors";
+  case ST__EXIT_CAPTURE:
+    return "its fd 1 and 2 could not become the capture";
+  case ST__EXIT_NO_RESULT:
+    return "the case made no result (out of memory)";
+  case ST__EXIT_NOMEM:
+    return "out of memory encoding what it sends";
+  case ST__EXIT_ORPHANED:
+    return "its parent was gone as it began";
+  case ST__EXIT_BAD_INDEX:
+    return "it was sent a case the run does not have";
+  case ST__EXIT_CHARGED:
+    return "it ended itself by a check of the harness";
+  default:
+    return NULL;
+  }
+}
+
 void st__proc_describe_wait(int status, char *buf, size_t size) {
   char name[32];
   if (WIFSIGNALED(status)) {
@@ -37,7 +66,12 @@ void st__proc_describe_wait(int status, char *buf, size_t size) {
              st__proc_signal_name(WTERMSIG(status), name, sizeof name),
              desc ? desc : "unknown signal");
   } else if (WIFEXITED(status)) {
-    snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+    const char *words = st__proc_exit_words(WEXITSTATUS(status));
+    if (words != NULL)
+      snprintf(buf, size, "exited with status %d (the harness's code for: %s)",
+               WEXITSTATUS(status), words);
+    else
+      snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
   } else {
     snprintf(buf, size, "stopped (wait status %#x)", (unsigned)status);
   }

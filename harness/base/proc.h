@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Process helpers shared by everything that forks, waits or writes to a
  * pipe: signal names, wait-status descriptions, a write that finishes,
- * pidfds, the cached process id, and the one cap on output captured from a child or worker. */
+ * pidfds, the cached process id, and the one cap on output captured from a
+ * child or worker. */
 #ifndef SCENETEST_HARNESS_PROC_H
 #define SCENETEST_HARNESS_PROC_H
 
@@ -17,9 +18,32 @@
 /* "SIGSEGV" for SIGSEGV; "signal N" for one without a name. Returns buf.
  * Thread-safety: any thread. */
 const char *st__proc_signal_name(int sig, char *buf /* OUT */, size_t size);
-/* Describes a wait status: "killed by signal SIGSEGV (Segmentation
- * fault)", "exited with status 3", or "stopped (wait status 0x...)".
+/* The exit statuses the harness's own processes end with when they
+ * cannot go on (a case's child, a level-3 worker, the plugin probe), one
+ * number each, all from 113 up (clear of the small codes programs use):
+ * st__proc_describe_wait puts them into words. A kernel may call exit()
+ * with any of them too; the words say whose code it is. */
+typedef enum st__exit {
+  ST__EXIT_PROBE_NOMEM = 113,     /* plugin probe: out of memory */
+  ST__EXIT_WORKER_REPLY = 114,    /* level-3 worker: its reply not sent */
+  ST__EXIT_WORKER_NOMEM = 115,    /* level-3 worker: no memory for messages */
+  ST__EXIT_WORKER_PROTOCOL = 116, /* level-3 worker: a message it cannot take */
+  ST__EXIT_WORKER_SETUP = 117,    /* level-3 worker: its descriptors not set */
+  ST__EXIT_CAPTURE = 120,         /* case child: fd 1 and 2 not the capture */
+  ST__EXIT_NO_RESULT = 121,       /* case child: the case made no result */
+  ST__EXIT_NOMEM = 122,           /* case child: out of memory for its frames */
+  ST__EXIT_ORPHANED = 123,        /* case child: its parent gone as it began */
+  ST__EXIT_BAD_INDEX = 124,       /* case child: sent a case the run lacks */
+  ST__EXIT_CHARGED = 125,         /* ended itself by a check of the harness */
+} st__exit;
+
+/* The words for one of st__exit's codes, or NULL for any other status.
  * Thread-safety: any thread. */
+const char *st__proc_exit_words(int code);
+/* Describes a wait status: "killed by signal SIGSEGV (Segmentation
+ * fault)", "exited with status 3", "exited with status 122 (the
+ * harness's code for: ...)" for one of st__exit's, or "stopped (wait
+ * status 0x...)". Thread-safety: any thread. */
 void st__proc_describe_wait(int status, char *buf /* OUT */, size_t size);
 /* Writes all of p to fd, retrying EINTR and short writes. ST_EIO when
  * write fails (the other end is gone, say). Thread-safety: one writer per

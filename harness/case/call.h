@@ -18,12 +18,13 @@
 
 #include <scenetest/op.h>
 
+#include "base/proc.h"
 #include "case/args.h"
 
 /* The tensors a call holds in itself; more are allocated. */
 #define ST__CALL_INLINE 8
-/* How a process ends that returned from a call it did not make. */
-#define ST__CALL_STRAY_EXIT 125
+/* How a process ends that returned from a call it did not make (125). */
+#define ST__CALL_STRAY_EXIT ST__EXIT_CHARGED
 
 /* One call of foreign code over an argset. */
 typedef struct st__call {

@@ -12,6 +12,18 @@
 #include "base/util.h"
 #include "case/case.h"
 
+/* What is known of a phase by its name: whether code that is not the
+ * harness's runs in it (a golden, a kernel, a platform's hooks:
+ * "golden", "rehost", "run"), so that a child running cases makes what
+ * came before it safe first (run/childside.h). */
+typedef struct st__phase_desc {
+  const char *name;
+  unsigned runs_foreign : 1;
+  unsigned calls_kernel : 1; /* "run": the kernel under test is called */
+} st__phase_desc;
+/* The description of phase name; one with runs_foreign 0 for a name no
+ * phase has. Thread-safety: any thread. */
+const st__phase_desc *st__phase_describe(const char *name /* IN */);
 /* Tells the live observer that a phase begins (round -1: not a round's). */
 void st__phase_begin(st__casectx *cc /* IN */, const char *name /* IN */,
                      int round);

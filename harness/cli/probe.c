@@ -22,29 +22,13 @@
 
 #include <scenetest/scenetest.h>
 
+#include "base/buf.h"
 #include "base/proc.h"
-#include "case/wire.h"
+#include "wire/msg.h"
 #include "cli/cli_internal.h"
 #include "ops/registry_internal.h"
 
-enum {
-  PROBE_BEGIN = 1,   /* u32 plugin index: loading it now */
-  PROBE_ERROR = 2,   /* string: the load's message (a usage error) */
-  PROBE_PROVIDES = 3, /* string: its platforms and backends, a line each */
-  PROBE_OPS = 4,     /* string: every op pattern registered, a line each */
-  PROBE_DONE = 5,
-};
-
 static int is_lazy(const char *spec) { return strncmp(spec, "lazy:", 5) == 0; }
-
-static void put_frame(st__wbuf *b, uint8_t type, const char *s, uint32_t v) {
-  size_t at = st__wire_frame_open(b, type);
-  if (type == PROBE_BEGIN)
-    st__wbuf_u32(b, v);
-  else if (s != NULL)
-    st__wbuf_str(b, s);
-  st__wire_frame_close(b, at);
-}
 
 /* The probe: loads every plugin into its copy of reg, writes what it saw
  * to fd, and ends. */
@@ -59,59 +43,55 @@ static void probe_main(st_registry *reg, const char *const *specs, size_t n,
     st_error err;
     char *what;
     /* Said before the load: a load that kills the probe is named. */
-    put_frame(&b, PROBE_BEGIN, NULL, (uint32_t)i);
+    st__msg_put_index(&b, ST__MSG_PROBE_BEGIN, (uint32_t)i);
     st__wbuf_drain(&b, fd);
     st_error_clear(&err);
     if (st_plugin_load(reg, specs[i], &err) != ST_OK) {
-      put_frame(&b, PROBE_ERROR, err.message, 0);
+      st__msg_put_text(&b, ST__MSG_PROBE_ERROR, err.message);
       st__wbuf_drain(&b, fd);
       _exit(0);
     }
     what = st__registry_describe(reg, before, 0);
     if (what == NULL)
-      _exit(3);
-    put_frame(&b, PROBE_PROVIDES, what, 0);
+      _exit(ST__EXIT_PROBE_NOMEM);
+    st__msg_put_text(&b, ST__MSG_PROBE_PROVIDES, what);
     free(what);
   }
   ops = st__registry_describe(reg, 0, 1);
   if (ops == NULL)
-    _exit(3);
-  put_frame(&b, PROBE_OPS, ops, 0);
+    _exit(ST__EXIT_PROBE_NOMEM);
+  st__msg_put_text(&b, ST__MSG_PROBE_OPS, ops);
   free(ops);
-  put_frame(&b, PROBE_DONE, NULL, 0);
+  st__msg_put_text(&b, ST__MSG_PROBE_DONE, NULL);
   if (b.oom)
-    _exit(3);
+    _exit(ST__EXIT_PROBE_NOMEM);
   st__wbuf_drain(&b, fd);
   fflush(NULL); /* its log lines */
   _exit(0);
 }
 
-/* Everything the probe wrote, until it closed its end. */
-static char *read_all(int fd, size_t *len) {
-  size_t cap = 4096, n = 0;
-  char *p = malloc(cap);
+/* Everything the probe wrote, until it closed its end, into b. ST_OK,
+ * or ST_ENOMEM (the pipe is still read to its end, so the probe never
+ * blocks on it). */
+static st_status read_all(int fd, st__buf *b) {
+  st_status rc = ST_OK;
+  char spill[4096];
   for (;;) {
+    char *dst = spill;
+    size_t room = sizeof spill;
     ssize_t k;
-    if (p == NULL)
-      return NULL;
-    if (n == cap) {
-      char *q = realloc(p, cap * 2);
-      if (q == NULL) {
-        free(p);
-        return NULL;
-      }
-      p = q;
-      cap *= 2;
+    if (rc == ST_OK && (rc = st__buf_reserve(b, 4096)) == ST_OK) {
+      dst = b->data + b->len;
+      room = b->cap - b->len;
     }
-    k = read(fd, p + n, cap - n);
+    k = read(fd, dst, room);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
-      break;
-    n += (size_t)k;
+      return rc;
+    if (dst != spill)
+      st__buf_commit(b, (size_t)k);
   }
-  *len = n;
-  return p;
 }
 
 /* Declares each plugin from what the probe said. 0, or the exit status
@@ -128,19 +108,18 @@ static int declare(st_registry *reg, const char *const *specs, size_t n,
   if (provides == NULL)
     return st__cli_usage("out of memory");
   while (st__wire_next_frame(buf, len, &type, &payload, &plen, &used)) {
-    st__rbuf rb;
-    st__rbuf_init(&rb, payload, plen);
-    if (type == PROBE_BEGIN) {
-      at = st__rbuf_u32(&rb);
-    } else if (type == PROBE_ERROR) {
-      const char *msg = st__rbuf_strview(&rb);
+    uint32_t index;
+    if (type == ST__MSG_PROBE_BEGIN) {
+      at = st__msg_get_index(payload, plen, &index) == 0 ? index : SIZE_MAX;
+    } else if (type == ST__MSG_PROBE_ERROR) {
+      const char *msg = st__msg_get_text(payload, plen);
       free(provides);
       return st__cli_usage("%s", msg != NULL ? msg : "plugin probe: bad frame");
-    } else if (type == PROBE_PROVIDES && at < n) {
-      provides[at] = st__rbuf_strview(&rb);
-    } else if (type == PROBE_OPS) {
-      ops = st__rbuf_strview(&rb);
-    } else if (type == PROBE_DONE) {
+    } else if (type == ST__MSG_PROBE_PROVIDES && at < n) {
+      provides[at] = st__msg_get_text(payload, plen);
+    } else if (type == ST__MSG_PROBE_OPS) {
+      ops = st__msg_get_text(payload, plen);
+    } else if (type == ST__MSG_PROBE_DONE) {
       done = 1;
     }
     buf += used;
@@ -179,8 +158,8 @@ int st__cli_load_plugins(st_registry *reg, const char *const *specs, size_t n,
   size_t i, eager = 0;
   int p[2], status = 0, rc;
   pid_t pid;
-  char *buf;
-  size_t len = 0;
+  st__buf buf;
+  st_status got;
 
   for (i = 0; i < n; i++)
     eager += !is_lazy(specs[i]);
@@ -209,13 +188,16 @@ int st__cli_load_plugins(st_registry *reg, const char *const *specs, size_t n,
     probe_main(reg, specs, n, p[1]);
   }
   close(p[1]);
-  buf = read_all(p[0], &len);
+  st__buf_init(&buf, SIZE_MAX);
+  got = read_all(p[0], &buf);
   close(p[0]);
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
-  if (buf == NULL)
+  if (got != ST_OK) {
+    st__buf_free(&buf);
     return st__cli_usage("out of memory");
-  rc = declare(reg, specs, n, buf, len, status);
-  free(buf);
+  }
+  rc = declare(reg, specs, n, buf.data, buf.len, status);
+  st__buf_free(&buf);
   return rc;
 }

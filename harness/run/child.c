@@ -21,7 +21,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/loadwatch.h"
+#include "base/buf.h"
 #include "base/log_sink.h"
 #include "base/proc.h"
 #include "case/exec.h"
@@ -38,13 +37,11 @@
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
-#include "case/level3/workers.h"
-#include "ops/registry_internal.h"
+#include "wire/msg.h"
 #include "run/audit.h"
 #include "run/child.h"
+#include "run/childside.h"
 #include "run/interrupt.h"
-
-enum { FRAME_EVENT = 1, FRAME_RESULT = 2, FRAME_LOG = 3 };
 
 /* A line longer than this is captured without waiting for its end. */
 #define LINE_MAX_PENDING ((size_t)64 << 10)
@@ -53,49 +50,6 @@ enum { FRAME_EVENT = 1, FRAME_RESULT = 2, FRAME_LOG = 3 };
 /* A slot's buffer or result file larger than this is given back after its
  * case; smaller ones are kept for the next. */
 #define SLOT_KEEP ((size_t)256 << 10)
-
-/* Makes room for n more bytes. */
-static int bytes_reserve(st__bytes *b, size_t n) {
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *q;
-    while (cap < b->len + n)
-      cap *= 2;
-    q = realloc(b->p, cap);
-    if (q == NULL)
-      return -1;
-    b->p = q;
-    b->cap = cap;
-  }
-  return 0;
-}
-
-static int bytes_add(st__bytes *b, const void *p, size_t n) {
-  if (n == 0)
-    return 0;
-  if (bytes_reserve(b, n) != 0)
-    return -1;
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-  return 0;
-}
-
-/* Empties b for the slot's next case, keeping its memory unless large. */
-static void bytes_reset(st__bytes *b) {
-  if (b->cap > SLOT_KEEP) {
-    free(b->p);
-    b->p = NULL;
-    b->cap = 0;
-  }
-  b->len = 0;
-}
-
-static void bytes_take(st__bytes *b, size_t n) {
-  if (n == 0)
-    return; /* b->p may still be NULL */
-  memmove(b->p, b->p + n, b->len - n);
-  b->len -= n;
-}
 
 /* ---- the child -------------------------------------------------------- */
 
@@ -107,11 +61,10 @@ typedef struct stream {
   int fd;
   pthread_mutex_t lock; /* guards: pending (log lines come from any thread) */
   st__wbuf pending;
-  st__audit *audit; /* the kernel's threads counted from its first call */
-  st__runctx *rc;
 } stream;
 
-static void stream_flush(stream *st) {
+static void stream_flush(void *data) {
+  stream *st = data;
   pthread_mutex_lock(&st->lock);
   st__wbuf_drain(&st->pending, st->fd);
   pthread_mutex_unlock(&st->lock);
@@ -122,94 +75,59 @@ static void stream_flush(stream *st) {
 static void stream_log(void *data, const char *line, size_t len) {
   stream *st = data;
   pthread_mutex_lock(&st->lock);
-  st__wire_line_frame(&st->pending, FRAME_LOG, line, len);
+  st__msg_put_line(&st->pending, ST__MSG_LOG, line, len);
   pthread_mutex_unlock(&st->lock);
 }
 
-static void stream_event(void *data, const st_case_info *info,
-                         const st_event *ev) {
+static void stream_event(void *data, const st_event *ev) {
   stream *st = data;
-  (void)info;
   pthread_mutex_lock(&st->lock);
-  st__wire_event_frame(&st->pending, FRAME_EVENT, ev);
+  st__wire_event_frame(&st->pending, ev);
   pthread_mutex_unlock(&st->lock);
-}
-
-/* fflush takes the stream's lock, a write to a page the child shares
- * copy-on-write with its parent: only when something is buffered. */
-static void flush_stdio(void) {
-  if (__fpending(stdout) > 0)
-    fflush(stdout);
-  if (__fpending(stderr) > 0)
-    fflush(stderr);
-}
-
-static void stream_phase_begin(void *data, const st_case_info *info,
-                               const char *phase, int round) {
-  stream *st = data;
-  (void)info;
-  if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
-      strcmp(phase, "run") == 0)
-    stream_flush(st);
-  if (strcmp(phase, "run") == 0 && round <= 0 &&
-      st__registry_foreign(st->rc->reg) > 0)
-    st__audit_kernel_begin(st->audit);
 }
 
 _Noreturn static void child_main(st__runctx *rc, const st_case_ref *ref,
                                  size_t i, size_t n, int res_w, int cap_w) {
-  st_observer so;
+  st__childside cs;
   st_case_result *r;
   stream st;
   st__audit audit;
-  size_t at;
   char why[200];
 
-  /* What the executors kept in the parent (level 3: its worker pools and
-   * segments) is not ours. */
-  st__executors_after_fork(rc);
-  /* While phases run fd 1 and 2 are the capture (SPEC §6). */
-  if (dup2(cap_w, 1) < 0 || dup2(cap_w, 2) < 0)
-    _exit(120);
+  st__childside_begin(rc, cap_w);
   if (cap_w > 2)
     close(cap_w);
   st.fd = res_w;
   st__wbuf_init(&st.pending);
   pthread_mutex_init(&st.lock, NULL);
   st__log_set_sink(stream_log, &st);
-  /* The eager plugins the parent did not load (SPEC §9), before the case
-   * begins; not by a case that forks a worker pool (its workers load them
-   * on their first lookup, so the pool's parent has loaded none). */
-  if (!(st__executor_for(ref->scene)->flags & ST__EXEC_FORKS) &&
-      st__registry_load_deferred(rc->reg) > 0)
-    st__loadwatch_prime();
+  /* The eager plugins the parent did not load, before the case begins;
+   * not by a case that forks a worker pool (its workers load them on
+   * their first lookup, so the pool's parent has loaded none). */
+  if (!(st__executor_for(ref->scene)->flags & ST__EXEC_FORKS))
+    st__childside_load_deferred(rc);
   /* Its threads only: its processes die with its group when the case
    * ends, and its descriptors are its own case's alone. */
   memset(&audit, 0, sizeof audit);
   st__audit_init(&audit, 0);
-  st.audit = &audit;
-  st.rc = rc;
-  st_observer_init(&so);
-  so.data = &st;
-  so.phase_begin = stream_phase_begin;
-  so.phase_end = stream_event;
-  r = st__case_run(rc, ref, i, n, &so);
-  if (r == NULL)
-    _exit(121);
+  memset(&cs, 0, sizeof cs);
+  cs.rc = rc;
+  cs.audit = &audit;
+  cs.data = &st;
+  cs.before_foreign = stream_flush;
+  cs.phase_end = stream_event;
+  r = st__childside_run(&cs, ref, i, n);
   /* A thread its kernel left would end with this process, unseen, before
    * it acted: the case is charged with it (docs/reliability.md). */
-  if (st__registry_foreign(rc->reg) > 0 &&
-      st__audit_threads(&audit, why, sizeof why))
+  if (st__childside_foreign(rc) && st__audit_threads(&audit, why, sizeof why))
     st__case_result_override(r, ST_CASE_ERROR, why);
   st__executors_run_end(rc);
   pthread_mutex_lock(&st.lock);
-  at = st__wire_frame_open(&st.pending, FRAME_RESULT);
-  st__wire_put_result(&st.pending, r);
-  st__wire_frame_close(&st.pending, at);
+  st__wire_result_frame(&st.pending, (uint32_t)i, r);
   pthread_mutex_unlock(&st.lock);
-  flush_stdio();
+  st__childside_flush_stdio();
   if (st.pending.oom)
-    _exit(122);
+    _exit(ST__EXIT_NOMEM);
   stream_flush(&st);
   /* _exit: no atexit handlers or leak checks of the parent's program run
    * in its copy. */
@@ -224,7 +142,7 @@ void st__child_detach(pid_t parent) {
    * running a hung kernel. */
   setpgid(0, 0);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-    _exit(123);
+    _exit(ST__EXIT_ORPHANED);
   st__intr_child();
 }
 
@@ -238,14 +156,10 @@ _Noreturn void st__child_enter(st__runctx *rc, const st_case_ref *ref,
 
 /* ---- the parent ------------------------------------------------------- */
 
+/* The first ST__CAPTURE_MAX bytes kept (the buffer's cap), the rest
+ * counted. */
 static void keep_output(st__child *c, const char *p, size_t n) {
-  size_t keep = n;
-  if (c->captured.len + keep > ST__CAPTURE_MAX)
-    keep = c->captured.len < ST__CAPTURE_MAX ? ST__CAPTURE_MAX - c->captured.len
-                                             : 0;
-  if (keep > 0 && bytes_add(&c->captured, p, keep) != 0)
-    keep = 0;
-  c->dropped += n - keep;
+  c->dropped += n - st__buf_add_capped(&c->captured, p, n);
 }
 
 /* Everything the child printed is the case's output, in complete lines
@@ -253,28 +167,28 @@ static void keep_output(st__child *c, const char *p, size_t n) {
 static void route_lines(st__child *c, int at_eof) {
   size_t start = 0, i;
   for (i = 0; i < c->line.len; i++) {
-    if (c->line.p[i] != '\n')
+    if (c->line.data[i] != '\n')
       continue;
-    keep_output(c, c->line.p + start, i + 1 - start);
+    keep_output(c, c->line.data + start, i + 1 - start);
     start = i + 1;
   }
-  bytes_take(&c->line, start);
+  st__buf_drop_front(&c->line, start);
   if (c->line.len > 0 && (at_eof || c->line.len > LINE_MAX_PENDING)) {
-    keep_output(c, c->line.p, c->line.len);
+    keep_output(c, c->line.data, c->line.len);
     c->line.len = 0;
   }
 }
 
 /* Reads what fd has now, straight into `into` (or, out of memory, into a
  * spill that is dropped, so the pipe still drains); closes it at EOF. */
-static void read_fd(int *fd, st__bytes *into, int *oom) {
+static void read_fd(int *fd, st__buf *into, int *oom) {
   char spill[256];
   for (;;) {
     char *dst = spill;
     size_t room = sizeof spill;
     ssize_t n;
-    if (bytes_reserve(into, 4096) == 0) {
-      dst = into->p + into->len;
+    if (st__buf_reserve(into, 4096) == ST_OK) {
+      dst = into->data + into->len;
       room = into->cap - into->len;
     } else {
       *oom = 1;
@@ -299,20 +213,15 @@ static void read_fd(int *fd, st__bytes *into, int *oom) {
  * is placed as our own would be: above a progress line, to the terminal
  * or not under --log-file). */
 static void pass_logs(st__child *c) {
-  const char *p = c->res.p, *payload;
+  const char *p = c->res.data, *payload;
   size_t left = c->res.len, plen, used;
   uint8_t type;
   while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
-    if (type == FRAME_LOG) {
-      st__rbuf rb;
-      size_t len;
-      const char *line;
-      st__rbuf_init(&rb, payload, plen);
-      len = st__rbuf_u32(&rb);
-      line = st__rbuf_bytes(&rb, len);
-      if (line != NULL)
-        st__log_passthrough(line, len);
-    }
+    size_t len;
+    const char *line;
+    if (type == ST__MSG_LOG &&
+        st__msg_get_line(payload, plen, &line, &len) == 0)
+      st__log_passthrough(line, len);
     p += used;
     left -= used;
   }
@@ -324,12 +233,12 @@ static void read_frames(st__child *c) {
   off_t end = lseek(c->res_fd, 0, SEEK_CUR);
   size_t got = 0;
   c->res.len = 0;
-  if (end > 0 && bytes_reserve(&c->res, (size_t)end) != 0)
+  if (end > 0 && st__buf_reserve(&c->res, (size_t)end) != ST_OK)
     c->oom = 1;
   else
     while (end > 0 && got < (size_t)end) {
       ssize_t k =
-          pread(c->res_fd, c->res.p + got, (size_t)end - got, (off_t)got);
+          pread(c->res_fd, c->res.data + got, (size_t)end - got, (off_t)got);
       if (k < 0 && errno == EINTR)
         continue;
       if (k <= 0)
@@ -364,9 +273,9 @@ static void child_end(st__child *c) {
   c->cap_fd = c->cap_w = c->pid_fd = -1;
   c->pid = -1;
   c->exited = 0;
-  bytes_reset(&c->res);
-  bytes_reset(&c->line);
-  bytes_reset(&c->captured);
+  st__buf_reset(&c->res, SLOT_KEEP);
+  st__buf_reset(&c->line, SLOT_KEEP);
+  st__buf_reset(&c->captured, SLOT_KEEP);
 }
 
 /* Frees the slot's buffers and file (at the end of the run). */
@@ -375,14 +284,11 @@ static void child_free(st__child *c) {
   if (c->res_fd >= 0)
     close(c->res_fd);
   c->res_fd = -1;
-  free(c->res.p);
-  free(c->line.p);
-  free(c->captured.p);
+  st__buf_free(&c->res);
+  st__buf_free(&c->line);
+  st__buf_free(&c->captured);
   st__guard_note_free(c->fault);
   c->fault = NULL;
-  memset(&c->res, 0, sizeof c->res);
-  memset(&c->line, 0, sizeof c->line);
-  memset(&c->captured, 0, sizeof c->captured);
 }
 
 /* The result the child wrote (on a clean exit), else one built from the
@@ -391,16 +297,16 @@ static void child_free(st__child *c) {
 static st_case_result *decode_frames(st__child *c, const st_case_info *info,
                                      int clean, int *own) {
   st_case_result *r = NULL;
-  const char *p = c->res.p, *payload;
+  const char *p = c->res.data, *payload;
   size_t left = c->res.len, plen, used;
   uint8_t type;
   st__rbuf rb;
+  uint32_t index;
 
   *own = 0;
   while (clean && st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
-    if (type == FRAME_RESULT) {
-      st__rbuf_init(&rb, payload, plen);
-      r = st__wire_get_result(&rb);
+    if (type == ST__MSG_RESULT) {
+      r = st__wire_get_result_frame(payload, plen, &index);
       *own = r != NULL;
       if (r != NULL)
         return r;
@@ -414,10 +320,10 @@ static st_case_result *decode_frames(st__child *c, const st_case_info *info,
                           info->platform, info->seed);
   if (r == NULL)
     return NULL;
-  p = c->res.p;
+  p = c->res.data;
   left = c->res.len;
   while (st__wire_next_frame(p, left, &type, &payload, &plen, &used)) {
-    if (type == FRAME_EVENT) {
+    if (type == ST__MSG_EVENT) {
       st__rbuf_init(&rb, payload, plen);
       if (st__wire_get_event(&rb, r) != ST_OK)
         c->oom = 1;
@@ -432,7 +338,7 @@ static st_case_result *decode_frames(st__child *c, const st_case_info *info,
 static st_case_result *child_result(st__child *c, const st_case_info *info,
                                     int status) {
   st_case_result *r;
-  st__bytes out;
+  st__buf out;
   const char *prior;
   int clean = !c->timed_out && !c->interrupted && WIFEXITED(status) &&
               WEXITSTATUS(status) == 0;
@@ -469,18 +375,20 @@ static st_case_result *child_result(st__child *c, const st_case_info *info,
   }
   /* Attach: what the child printed, then what its workers printed (the
    * result's own output, level 3). */
-  memset(&out, 0, sizeof out);
+  st__buf_init(&out, SIZE_MAX);
   prior = st_case_result_output(r);
-  if (bytes_add(&out, c->captured.p, c->captured.len) == 0 && c->dropped > 0) {
+  if (st__buf_add(&out, c->captured.data, c->captured.len) == ST_OK &&
+      c->dropped > 0) {
     char note[64];
     snprintf(note, sizeof note, "[... %zu more bytes not kept]\n", c->dropped);
-    (void)bytes_add(&out, note, strlen(note));
+    if (st__buf_add(&out, note, strlen(note)) != ST_OK) {
+    } /* out of memory: the note is lost, not the rest */
   }
-  if (prior != NULL)
-    (void)bytes_add(&out, prior, strlen(prior));
+  if (prior != NULL && st__buf_add(&out, prior, strlen(prior)) != ST_OK) {
+  }
   if (out.len > 0)
-    st__case_result_set_output(r, out.p, out.len);
-  free(out.p);
+    st__case_result_set_output(r, out.data, out.len);
+  st__buf_free(&out);
   if (c->oom)
     st__case_result_set_status(r, ST_CASE_ERROR,
                                "out of memory reading the child's result");
@@ -678,6 +586,9 @@ int st__child_reaped(st__child *c, int *status) {
 
 void st__child_init(st__child *c) {
   memset(c, 0, sizeof *c);
+  st__buf_init(&c->res, SIZE_MAX);
+  st__buf_init(&c->line, SIZE_MAX);
+  st__buf_init(&c->captured, ST__CAPTURE_MAX);
   c->pid = -1;
   c->res_fd = c->cap_fd = c->cap_w = c->pid_fd = -1;
 }

@@ -18,12 +18,8 @@
 
 #include <scenetest/run.h>
 
+#include "base/buf.h"
 #include "case/case.h"
-
-typedef struct st__bytes {
-  char *p;
-  size_t len, cap;
-} st__bytes;
 
 /* A slot: at most one running child. The result file and the buffers are
  * kept across the slot's cases (allocating anew for each case would write
@@ -36,9 +32,10 @@ typedef struct st__child {
   int cap_w;        /* our copy of its write end, held while pid_fd is */
   int pid_fd;       /* a pidfd of the child, or -1 (none to be had) */
   int exited;       /* pid_fd said the child has exited */
-  st__bytes res;      /* the frames, once the child has exited */
-  st__bytes line;     /* the capture's current line */
-  st__bytes captured; /* what the child printed, log lines excepted */
+  st__buf res;      /* the frames, once the child has exited */
+  st__buf line;     /* the capture's current line */
+  st__buf captured; /* what the child printed, log lines excepted, at most
+                       ST__CAPTURE_MAX bytes (its cap) */
   size_t dropped;
   uint64_t start, deadline, kill_at;
   double timeout;

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* The supervise scheduler (run/sched.h; SPEC §9, the CLI's default): the
  * cases run in -j N supervised children, forked from this process, which
- * dispatches nothing itself. Each child runs the cases it is sent one
- * after another and sends back each one's log lines and result
- * (run/supervise.h says over what). A child that dies (a signal, exit()
- * or _exit() from a kernel, abort, heap corruption) fails only its running
- * case, as an error naming how it ended and the phase it was in; a fresh
- * child goes on at the next case. --timeout kills and replaces the child.
- * A case whose executor forks (level 3) runs in a child of its own, forked
- * for it from this clean process, so its worker pool never comes from a
+ * dispatches nothing itself. Each child (run/supervise_child.c) runs
+ * the cases it is sent one after another and sends back each one's log
+ * lines and result (run/supervise.h says over what). A child that dies
+ * (a signal, exit() or _exit() from a kernel, abort, heap corruption)
+ * fails only its running case, as an error naming how it ended and the
+ * phase it was in; a fresh child goes on at the next case. --timeout kills
+ * and replaces the child. A case whose executor forks (level 3) runs in a
+ * child of its own, forked for it from this clean process, so its worker
+ * pool never comes from a
  * process that dispatched a case or loaded a plugin. SIGINT and SIGTERM
  * stop the run: the children's process groups are killed, the running
  * cases are errors ("interrupted"), the unrun ones skips, and every
@@ -23,10 +24,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -40,15 +39,12 @@
 
 #include "base/log_sink.h"
 #include "base/buf.h"
-#include "base/loadwatch.h"
 #include "base/proc.h"
-#include "case/envelope.h"
-#include "case/exec.h"
 #include "case/phase.h"
 #include "case/result.h"
 #include "case/wire.h"
-#include "ops/registry_internal.h"
-#include "run/audit.h"
+#include "wire/envelope.h"
+#include "wire/msg.h"
 #include "run/capture.h"
 #include "run/interrupt.h"
 #include "run/sched.h"
@@ -57,8 +53,8 @@
 /* Cases a child may hold at once (sent ahead, so that it never waits
  * for the supervisor between cases), and how many finished cases it sends
  * back in one write (until then their results are safe in its journal). */
-#define DEPTH 1024
-#define BATCH 64
+#define DEPTH ST__SV_DEPTH
+#define BATCH ST__SV_BATCH
 /* While a child has more than BATCH cases queued and more are to come,
  * the supervisor does not wait on its socket: it reads it every TICK_MS
  * instead. A child's write to a socket nobody waits on wakes nobody, and
@@ -74,14 +70,14 @@
 #define CAPTURE_MAX ST__CAPTURE_MAX
 /* A journal larger than this is truncated after its case. */
 #define FILE_KEEP ((off_t)256 << 10)
-/* What a frame from a child may be (case/envelope.h): a log line is
+/* What a frame from a child may be (wire/envelope.h): a log line is
  * shorter than this, a result at most this large. */
 #define LOG_MAX ((uint32_t)64 << 10)
 #define RESULT_MAX ((uint32_t)256 << 20)
 static const st__env_rule sv_rules[] = {
-    {ST__SV_LOG, 4, 4 + LOG_MAX},
-    {ST__SV_RESULT, 4, RESULT_MAX},
-    {ST__SV_BEGIN, 4, 4},
+    {ST__MSG_LOG, 4, 4 + LOG_MAX},
+    {ST__MSG_RESULT, 4, RESULT_MAX},
+    {ST__MSG_BEGIN, 4, 4},
 };
 /* A case sent again because its child died between cases, after this many
  * times, is charged with that death (so that a child that dies between
@@ -93,13 +89,6 @@ static int supervise_fits(const st__schedctx *sc) {
 }
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static void flush_stdio(void) {
-  if (__fpending(stdout) > 0)
-    fflush(stdout);
-  if (__fpending(stderr) > 0)
-    fflush(stderr);
-}
 
 /* Reads the bytes of a memfd the other side wrote, [0, size), at most
  * max; *total is the size. NULL and *n 0 when empty or unreadable. */
@@ -122,8 +111,7 @@ static char *read_file(int fd, off_t size, size_t max, size_t *n) {
   return p;
 }
 
-/* Empties a memfd both sides share the offset of. */
-static void rewind_file(int fd, off_t size) {
+void st__sv_rewind_file(int fd, off_t size) {
   if (size > FILE_KEEP && ftruncate(fd, 0) != 0) {
   }
   lseek(fd, 0, SEEK_SET);
@@ -180,347 +168,6 @@ typedef struct sv {
   size_t dur_n;
 } sv;
 
-/* ---- the child -------------------------------------------------------- */
-
-typedef struct child child;
-static void child_send(child *ch);
-static int child_foreign(const child *ch);
-
-struct child {
-  st__runctx *rc;
-  const st_case_ref *refs;
-  size_t n;
-  int sock, journal, cap_w, cap_rd;
-  st__capbuf *cap_buf; /* shared with the supervisor */
-  st__capture cap;
-  st__audit audit;
-  uint32_t seq; /* envelopes sent */
-  char *jmap;   /* the journal mapping; state->journal_len bytes used */
-  int spilled;  /* frames went on to the journal's memfd: all later ones
-                   do too, until it starts again */
-  st__sv_state *state;
-  unsigned char cmd[4 * DEPTH]; /* case indices read, not yet run */
-  size_t cmd_len, cmd_at;
-  size_t unsent;        /* finished cases whose results are not sent yet */
-  int live;             /* st_run_options.live: nothing waits for a batch */
-  int oneshot;          /* it runs one case (its executor forks), then exits */
-  pthread_mutex_t lock; /* guards: pending, msg */
-  st__wbuf pending;     /* journal frames not yet written */
-  st__wbuf msg;         /* the frames of this case's reply */
-};
-
-/* The pending frames into the journal (the lock held): copied into its
- * mapping, no system call, while they fit; then written to its memfd. */
-static void journal_put_locked(child *ch) {
-  st__wbuf *b = &ch->pending;
-  uint32_t at = ch->state->journal_len;
-  if (b->oom || b->len == 0) {
-    b->len = 0; /* out of memory: lost (st__wbuf_drain's rule) */
-    return;
-  }
-  if (!ch->spilled && b->len <= ST__SV_JOURNAL - at) {
-    memcpy(ch->jmap + at, b->data, b->len);
-    /* The length after the bytes: a death between the two loses only
-     * these frames. */
-    __atomic_store_n(&ch->state->journal_len, at + (uint32_t)b->len,
-                     __ATOMIC_RELEASE);
-    b->len = 0;
-    return;
-  }
-  ch->spilled = 1;
-  st__wbuf_drain(b, ch->journal);
-}
-
-static void journal_flush(child *ch) {
-  pthread_mutex_lock(&ch->lock);
-  journal_put_locked(ch);
-  pthread_mutex_unlock(&ch->lock);
-}
-
-/* What msg has, sent now (the lock held). Between cases (rewind) the
- * journal holds only results, now sent: it starts again. */
-static void send_locked(child *ch, int rewind) {
-  if (ch->msg.oom)
-    _exit(122);
-  if (ch->msg.len > 0 &&
-      st__env_send(ch->sock, ch->seq++, ch->msg.data, ch->msg.len) != ST_OK)
-    _exit(0); /* the supervisor is gone */
-  ch->msg.len = 0;
-  if (rewind) {
-    ch->unsent = 0;
-    __atomic_store_n(&ch->state->journal_len, 0, __ATOMIC_RELEASE);
-    if (ch->spilled)
-      rewind_file(ch->journal, lseek(ch->journal, 0, SEEK_CUR));
-    ch->spilled = 0;
-  }
-}
-
-static void child_log(void *data, const char *line, size_t len) {
-  child *ch = data;
-  pthread_mutex_lock(&ch->lock);
-  st__wire_line_frame(&ch->pending, ST__SV_LOG, line, len);
-  st__wire_line_frame(&ch->msg, ST__SV_LOG, line, len);
-  if (ch->live)
-    send_locked(ch, 0); /* mid-case: the journal has its events */
-  pthread_mutex_unlock(&ch->lock);
-}
-
-static void child_phase_begin(void *data, const st_case_info *info,
-                              const char *phase, int round) {
-  child *ch = data;
-  size_t n = strnlen(phase, sizeof ch->state->phase - 1);
-  (void)info;
-  ch->state->round = round;
-  ch->state->phase_ns = st__now_ns();
-  /* No snprintf: this runs six times a case. */
-  memcpy(ch->state->phase, phase, n);
-  ch->state->phase[n] = '\0';
-  /* Before foreign code runs, what came before it is made safe; and the
-   * results of the cases before it are sent, so that whatever bytes it
-   * writes to the socket come after them (a protocol error is then the
-   * case's whose result is due: this one). */
-  if (strcmp(phase, "golden") == 0 || strcmp(phase, "rehost") == 0 ||
-      strcmp(phase, "run") == 0) {
-    if (ch->unsent > 0 && child_foreign(ch))
-      child_send(ch);
-    journal_flush(ch);
-  }
-  if (strcmp(phase, "run") == 0 && round <= 0 && child_foreign(ch))
-    st__audit_kernel_begin(&ch->audit);
-}
-
-static void child_phase_end(void *data, const st_case_info *info,
-                            const st_event *ev) {
-  child *ch = data;
-  (void)info;
-  pthread_mutex_lock(&ch->lock);
-  st__wire_event_frame(&ch->pending, ST__SV_EVENT, ev);
-  pthread_mutex_unlock(&ch->lock);
-}
-
-/* What a case printed, out[0..n) (freed here) and dropped bytes more, put
- * before the output r has (its workers', level 3): by the child after a
- * case, by the supervisor after the child died in one. */
-static void put_output(st_case_result *r, char *out, size_t n,
-                       uint64_t dropped) {
-  if (r != NULL && (n > 0 || dropped > 0)) {
-    const char *prior = st_case_result_output(r);
-    size_t lp = prior ? strlen(prior) : 0;
-    char *all = malloc(n + lp + 64);
-    if (all != NULL) {
-      size_t k = n;
-      if (n > 0)
-        memcpy(all, out, n);
-      if (dropped > 0)
-        k += (size_t)snprintf(all + k, 64, "[... %llu more bytes not kept]\n",
-                              (unsigned long long)dropped);
-      if (lp)
-        memcpy(all + k, prior, lp);
-      st__case_result_set_output(r, all, k + lp);
-      free(all);
-    }
-  }
-  free(out);
-}
-
-/* The child, after a case: what it printed (one read of the pipe, which
- * says it is empty, when nothing). */
-static void child_attach(child *ch, st_case_result *r) {
-  size_t n;
-  uint64_t dropped;
-  char *out = st__capture_take(&ch->cap, &n, &dropped);
-  put_output(r, out, n, dropped);
-}
-
-/* Reads what the socket has now (wait: block until something comes).
- * Returns 0 at the end of the stream or on an error. */
-static int child_fill(child *ch, int wait) {
-  ssize_t k;
-  if (ch->cmd_at > 0) {
-    memmove(ch->cmd, ch->cmd + ch->cmd_at, ch->cmd_len - ch->cmd_at);
-    ch->cmd_len -= ch->cmd_at;
-    ch->cmd_at = 0;
-  }
-  do
-    k = recv(ch->sock, ch->cmd + ch->cmd_len, sizeof ch->cmd - ch->cmd_len,
-             wait ? 0 : MSG_DONTWAIT);
-  while (k < 0 && errno == EINTR);
-  if (k > 0)
-    ch->cmd_len += (size_t)k;
-  return k > 0 || (k < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK));
-}
-
-/* The next case index; 0 at the end of the stream. Before the child
- * would wait for one, it sends what it has finished. */
-static int child_next(child *ch, uint32_t *index) {
-  const unsigned char *b;
-  while (ch->cmd_len - ch->cmd_at < 4) {
-    if (!child_fill(ch, 0))
-      return 0;
-    if (ch->cmd_len - ch->cmd_at >= 4)
-      break;
-    child_send(ch);
-    if (!child_fill(ch, 1))
-      return 0;
-  }
-  b = ch->cmd + ch->cmd_at;
-  ch->cmd_at += 4;
-  *index = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-           (uint32_t)b[3] << 24;
-  return 1;
-}
-
-/* Sends the finished cases' log lines and results in one write; their
- * copies in the journal are then not needed. */
-static void child_send(child *ch) {
-  pthread_mutex_lock(&ch->lock);
-  send_locked(ch, 1);
-  pthread_mutex_unlock(&ch->lock);
-}
-
-/* fd 1 and 2 are the capture while cases run: made so when the child
- * starts and again after each case that may have changed them (a kernel
- * that closed them does not take the next case's output along). */
-static void child_capture_fds(child *ch) {
-  if (dup2(ch->cap_w, 1) < 0 || dup2(ch->cap_w, 2) < 0)
-    _exit(120);
-}
-
-/* Whether a case may have run code that is not the harness's own (a
- * plugin's kernel or golden, an API user's module): only such code prints
- * on fd 1 or 2, closes them or starts processes, so the checks for those
- * (three system calls a case, a third of what supervision costs a small
- * case, docs/benchmarks.md) are made after such cases only. Asked after
- * the case: one may load a plugin lazily. */
-static int child_foreign(const child *ch) {
-  return st__registry_foreign(ch->rc->reg) > 0;
-}
-
-/* The running case's kernel did what the child cannot go on after (its
- * descriptors closed, a thread of its left running): the case is charged
- * with why, through the shared page (the socket may be gone), its events
- * kept in the journal, and the child ends, the case still marked running;
- * what the kernel left dies with it. */
-_Noreturn static void child_charge(child *ch, const char *why) {
-  size_t n = strnlen(why, sizeof ch->state->charge - 1);
-  memcpy(ch->state->charge, why, n);
-  ch->state->charge[n] = '\0';
-  journal_flush(ch);
-  _exit(ST__SV_EXIT_CHARGED);
-}
-
-static void child_run_one(child *ch, size_t i) {
-  st_observer so;
-  st_case_result *r;
-  size_t at;
-  int foreign;
-  char why[256];
-
-  ch->state->phase[0] = '\0';
-  ch->state->round = -1;
-  ch->state->case_ns = st__now_ns();
-  ch->state->running = (uint32_t)i + 1;
-  if (child_foreign(ch))
-    st__audit_case_begin(&ch->audit);
-  if (ch->live) {
-    /* Someone watches: the case's begin now (its progress line). */
-    pthread_mutex_lock(&ch->lock);
-    at = st__wire_frame_open(&ch->msg, ST__SV_BEGIN);
-    st__wbuf_u32(&ch->msg, (uint32_t)i);
-    st__wire_frame_close(&ch->msg, at);
-    send_locked(ch, 1);
-    pthread_mutex_unlock(&ch->lock);
-  }
-  st_observer_init(&so);
-  so.data = ch;
-  so.phase_begin = child_phase_begin;
-  so.phase_end = child_phase_end;
-  r = st__case_run(ch->rc, &ch->refs[i], i, ch->n, &so);
-  if (r == NULL)
-    _exit(121); /* the supervisor reports it */
-  flush_stdio();
-  foreign = child_foreign(ch);
-  if (foreign) {
-    /* What the kernel left, while the case is still the running one: a
-     * death now (a thread it left calling exit()) is charged to it. */
-    ch->state->auditing = 1;
-    if (st__audit_fds(&ch->audit, why, sizeof why) ||
-        st__audit_threads(&ch->audit, why, sizeof why))
-      child_charge(ch, why);
-    child_attach(ch, r);
-  }
-  /* The result, in the journal now (safe if the child dies later) and in
-   * the next batch for the socket. */
-  pthread_mutex_lock(&ch->lock);
-  at = st__wire_frame_open(&ch->pending, ST__SV_RESULT);
-  st__wbuf_u32(&ch->pending, (uint32_t)i);
-  st__wire_put_result(&ch->pending, r);
-  st__wire_frame_close(&ch->pending, at);
-  if (!ch->pending.oom)
-    st__wbuf_bytes(&ch->msg, ch->pending.data + at, ch->pending.len - at);
-  pthread_mutex_unlock(&ch->lock);
-  __atomic_store_n(&ch->state->finished, ch->state->finished + 1,
-                   __ATOMIC_RELAXED);
-  st_case_result_free(r);
-  journal_flush(ch);
-  ch->state->running = 0;
-  ch->state->auditing = 0;
-  if (foreign && !ch->oneshot && st__audit_processes(&ch->audit)) {
-    /* The case started processes that still run (D10): they are killed
-     * with this child's process group, now, not at the end of the run.
-     * Its result is sent; the cases sent after it go to a fresh child. */
-    st_log(ST_LOG_WARNING,
-           "%s left processes running; they are killed "
-           "with its supervised child (pid %ld)",
-           ch->refs[i].scene->cases[ch->refs[i].index].name, (long)getpid());
-    ch->state->retired = 1;
-    child_send(ch);
-    flush_stdio();
-    _exit(0);
-  }
-  if (foreign)
-    child_capture_fds(ch);
-  if (++ch->unsent >= BATCH || ch->live || ch->msg.len >= ST__ENV_SEND_AT)
-    child_send(ch);
-}
-
-static void child_main(child *ch) {
-  uint32_t i;
-  /* What the executors kept in the supervisor is not ours (it keeps
-   * none: it dispatches nothing). */
-  st__executors_after_fork(ch->rc);
-  st__wbuf_init(&ch->pending);
-  st__wbuf_init(&ch->msg);
-  pthread_mutex_init(&ch->lock, NULL);
-  st__log_set_sink(child_log, ch);
-  child_capture_fds(ch);
-  if (st__capture_start(&ch->cap, ch->cap_buf, CAPTURE_MAX, ch->cap_rd) != 0)
-    _exit(122);
-  /* What a kernel must leave alone; the subreaper is kept by a child that
-   * runs cases one after another (a oneshot's workers are its children). */
-  st__audit_keep(&ch->audit, ch->sock, "the socket to the supervisor");
-  st__audit_keep(&ch->audit, ch->journal, "the journal");
-  st__audit_keep(&ch->audit, ch->cap_w, "the capture");
-  st__audit_keep(&ch->audit, ch->cap_rd, "the capture's read end");
-  st__audit_init(&ch->audit, !ch->oneshot);
-  /* The eager plugins the supervisor did not load (SPEC §9), before the
-   * first case: as the in-process run has them, loaded before any phase.
-   * Not by a child whose case forks a worker pool: its workers load them
-   * (a lookup that misses), so the pool's parent has loaded none. */
-  if (!ch->oneshot && st__registry_load_deferred(ch->rc->reg) > 0)
-    st__loadwatch_prime();
-  while (child_next(ch, &i)) {
-    if (i >= ch->n)
-      _exit(124);
-    child_run_one(ch, i);
-  }
-  st__executors_run_end(ch->rc);
-  child_send(ch); /* what run_end logged */
-  flush_stdio();
-  /* _exit: none of the supervisor's atexit handlers run in its copy. */
-  _exit(0);
-}
-
 /* ---- starting and ending children -------------------------------------- */
 
 static st_case_result *error_result(sv *s, size_t i, const char *fmt,
@@ -542,14 +189,14 @@ static st_case_result *error_result(sv *s, size_t i, const char *fmt,
  * signals, and none of its siblings' descriptors (D14). */
 static void child_begin(sv *s, size_t k, int sock, const int cap[2],
                         pid_t parent, int oneshot) {
-  child ch;
+  st__sv_child_args ch;
   size_t j;
   setpgid(0, 0);
   /* What a kernel starts and orphans (`sleep 100 &` from a shell) is
    * reparented to this child, which so sees it after the case (D10). */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent ||
       prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-    _exit(123);
+    _exit(ST__EXIT_ORPHANED);
   st__intr_child();
   /* Nor the supervisor's own: the reports, --events, the saved fd 1. */
   st__proc_close_parent_only();
@@ -569,7 +216,6 @@ static void child_begin(sv *s, size_t k, int sock, const int cap[2],
       st__capture_unmap(o->cap, CAPTURE_MAX);
     }
   }
-  memset(&ch, 0, sizeof ch);
   ch.rc = s->sc->rc;
   ch.refs = s->sc->refs;
   ch.n = s->sc->n;
@@ -582,9 +228,7 @@ static void child_begin(sv *s, size_t k, int sock, const int cap[2],
   ch.state = &s->state[k];
   ch.live = s->sc->rc->opts->live;
   ch.oneshot = oneshot;
-  memset(ch.state, 0, sizeof *ch.state);
-  st__guard_note_to(ch.state->fault, sizeof ch.state->fault);
-  child_main(&ch);
+  st__sv_child_main(&ch);
 }
 
 /* Forks slot k's child. Returns 0, or errno with *what the call that
@@ -733,14 +377,16 @@ static void report_ready(sv *s) {
 }
 
 /* A child's log line, placed as our own would be. */
-/* A result frame (rb past its type): the result of the slot's oldest
- * case, which leaves its queue; a frame for any other case is ignored
- * (a child answers in order, so it is one it was not asked for). */
-static void take_result(sv *s, slot *c, st__rbuf *rb /* IN/OUT */) {
-  size_t i = st__rbuf_u32(rb);
-  if (i != c->q[0])
+/* A result frame's payload: the result of the slot's oldest case, which
+ * leaves its queue; a frame for any other case is ignored (a child
+ * answers in order, so it is one it was not asked for). */
+static void take_result(sv *s, slot *c, const char *payload, size_t plen) {
+  st__rbuf rb;
+  uint32_t i;
+  st__rbuf_init(&rb, payload, plen);
+  if (st__rbuf_u32(&rb) != c->q[0] || rb.bad)
     return;
-  finish(s, i, st__wire_get_result(rb));
+  finish(s, c->q[0], st__wire_get_result_frame(payload, plen, &i));
   memmove(c->q, c->q + 1, (c->nq - 1) * sizeof *c->q);
   c->nq--;
   c->deadline = 0;
@@ -751,31 +397,19 @@ static void keep_log(sv *s, const char *line, size_t len) {
   st__log_passthrough(line, len);
 }
 
-/* A log frame's line, or NULL. */
-static const char *log_line(const char *payload, size_t plen, size_t *len) {
-  st__rbuf rb;
-  const char *p;
-  st__rbuf_init(&rb, payload, plen);
-  *len = st__rbuf_u32(&rb);
-  p = st__rbuf_bytes(&rb, *len);
-  return rb.bad ? NULL : p;
-}
-
 /* One frame of slot c's child, checked by its envelope. */
 static void take_frame(sv *s, slot *c, uint8_t type, const char *payload,
                        size_t plen) {
-  if (type == ST__SV_LOG) {
+  uint32_t i;
+  if (type == ST__MSG_LOG) {
     size_t len;
-    const char *line = log_line(payload, plen, &len);
-    if (line != NULL)
+    const char *line;
+    if (st__msg_get_line(payload, plen, &line, &len) == 0)
       keep_log(s, line, len);
-  } else if (type == ST__SV_BEGIN && c->nq > 0) {
+  } else if (type == ST__MSG_BEGIN && c->nq > 0 &&
+             st__msg_get_index(payload, plen, &i) == 0) {
     /* Live: a case that is next in the report is told as it begins,
      * after what finished before it. */
-    st__rbuf rb;
-    size_t i;
-    st__rbuf_init(&rb, payload, plen);
-    i = st__rbuf_u32(&rb);
     report_ready(s);
     if (i == c->q[0] && i == s->next_report && !s->told[i]) {
       st_case_info info;
@@ -783,14 +417,12 @@ static void take_frame(sv *s, slot *c, uint8_t type, const char *payload,
       st__fanout_case_begin(s->sc->fo, &info);
       s->told[i] = 1;
     }
-  } else if (type == ST__SV_RESULT && c->nq > 0) {
-    st__rbuf rb;
-    st__rbuf_init(&rb, payload, plen);
-    take_result(s, c, &rb);
+  } else if (type == ST__MSG_RESULT && c->nq > 0) {
+    take_result(s, c, payload, plen);
   }
 }
 
-/* Takes the complete envelopes slot k's child sent (case/envelope.h).
+/* Takes the complete envelopes slot k's child sent (wire/envelope.h).
  * What is no envelope of its is a protocol error: nothing after it is
  * believed, and the child is killed; child_died charges the case whose
  * result was due (run/supervise.h: a child sends the results before a
@@ -869,7 +501,7 @@ static void dead_attach(slot *c, st_case_result *r) {
   char *out = c->cap == NULL ? NULL
                              : st__capture_take_dead(c->cap, CAPTURE_MAX,
                                                      c->cap_rd, &n, &dropped);
-  put_output(r, out, n, dropped);
+  st__sv_put_output(r, out, n, dropped);
 }
 
 /* Takes what the dead child of slot k journalled: the results of cases
@@ -909,27 +541,27 @@ static void take_journal(sv *s, size_t k, st_case_result **partial) {
     st__rbuf_init(&rb, payload, plen);
     /* A child that broke the protocol: only its log lines (its results
      * and events are not believed; its case is charged, the rest redone). */
-    if (type == ST__SV_EVENT && c->nq > 0 && !c->broken) {
+    if (type == ST__MSG_EVENT && c->nq > 0 && !c->broken) {
       if (r == NULL)
         r = from_info(s, c->q[0]);
       if (r != NULL && st__wire_get_event(&rb, r) != ST_OK)
         s->oom = 1;
-    } else if (type == ST__SV_LOG) {
+    } else if (type == ST__MSG_LOG) {
       size_t len;
-      const char *line = log_line(payload, plen, &len);
-      if (line != NULL)
+      const char *line;
+      if (st__msg_get_line(payload, plen, &line, &len) == 0)
         keep_log(s, line, len);
-    } else if (type == ST__SV_RESULT && c->nq > 0 && !c->broken) {
+    } else if (type == ST__MSG_RESULT && c->nq > 0 && !c->broken) {
       /* The events so far were this case's: its own result has them. */
       st_case_result_free(r);
       r = NULL;
-      take_result(s, c, &rb);
+      take_result(s, c, payload, plen);
     }
     p += used;
     left -= used;
   }
   free(j);
-  rewind_file(c->journal, end);
+  st__sv_rewind_file(c->journal, end);
   if (r == NULL && c->nq > 0)
     r = from_info(s, c->q[0]);
   *partial = r;
@@ -1015,6 +647,85 @@ static st_case_result *protocol_error(sv *s, slot *c, size_t i, int begun) {
   return r;
 }
 
+/* Where in its case slot c's child died (state st; begun: in its running
+ * case), for the message: "during phase 'run' (round 0)" and the like. */
+static void death_where(const st__sv_state *st, int begun, char *where,
+                        size_t n) {
+  if (!begun)
+    snprintf(where, n, "before the case began");
+  else if (st->auditing)
+    snprintf(where, n, "after its last phase");
+  else if (st->phase[0] == '\0')
+    snprintf(where, n, "before its first phase");
+  else if (st->round >= 0)
+    snprintf(where, n, "during phase '%.31s' (round %d)", st->phase,
+             (int)st->round);
+  else
+    snprintf(where, n, "during phase '%.31s'", st->phase);
+}
+
+/* How slot c's child ended (status; sig: the signal we sent), where: one
+ * line into msg[0..n). */
+static void death_message(const slot *c, const st__sv_state *st, int status,
+                          int sig, int begun, const char *where, char *msg,
+                          size_t n) {
+  char how[160];
+  if (sig != 0) {
+    snprintf(msg, n, "interrupted (%s, %s)", st__intr_name(sig), where);
+  } else if (c->timed_out) {
+    snprintf(msg, n, "timed out after %g s (child pid %ld killed %s)",
+             c->timeout, (long)c->pid, where);
+  } else if (begun && st->charge[0] != '\0' && WIFEXITED(status) &&
+             WEXITSTATUS(status) == ST__EXIT_CHARGED) {
+    snprintf(msg, n, "%.*s; supervised child (pid %ld) ended itself %s",
+             (int)sizeof st->charge - 1, st->charge, (long)c->pid, where);
+  } else {
+    st__proc_describe_wait(status, how, sizeof how);
+    /* A guard-page fault: the handler named the tensor (the note ends
+     * with a NUL it wrote; the bound is the field's). */
+    if (st->fault[0] != '\0')
+      snprintf(msg, n, "%.*s; supervised child (pid %ld) %s %s",
+               (int)sizeof st->fault, st->fault, (long)c->pid, how, where);
+    else
+      snprintf(msg, n, "supervised child (pid %ld) %s %s", (long)c->pid, how,
+               where);
+  }
+}
+
+/* The result of case i, in which (begun) or before which slot c's child
+ * died: r (the journal's events of it, or NULL) made an error naming how
+ * and where. */
+static st_case_result *died_in(sv *s, slot *c, const st__sv_state *st, size_t i,
+                               st_case_result *r, int status, int sig) {
+  int begun = st->running == (uint32_t)i + 1;
+  char where[96], msg[640];
+  if (sig != 0 && !begun) {
+    st_case_result_free(r);
+    return st__sched_unrun(s->sc, i, "not run: interrupted");
+  }
+  if (c->broken) {
+    st_case_result_free(r);
+    return protocol_error(s, c, i, begun);
+  }
+  if (!begun) {
+    /* The journal's events, if any, were an earlier case's. */
+    st_case_result_free(r);
+    r = from_info(s, i);
+  }
+  dead_attach(c, r);
+  if (r == NULL)
+    return NULL;
+  if (begun && time_the_death(r, st) != 0)
+    s->oom = 1;
+  st__case_result_set_pid(r, (long)c->pid);
+  death_where(st, begun, where, sizeof where);
+  death_message(c, st, status, sig, begun, where, msg, sizeof msg);
+  /* An override: what the child recorded before it died (a phase that
+   * failed first, say) is not its verdict. */
+  st__case_result_override(r, ST_CASE_ERROR, msg);
+  return r;
+}
+
 /* Slot k's child ended with status (interrupted: by the signal sig, which
  * we sent). Its running case, if any, is an error naming how and where;
  * the cases queued behind it go to the next child. */
@@ -1037,76 +748,13 @@ static void child_died(sv *s, size_t k, int status, int sig) {
     c->nq = 0;
     st_case_result_free(r);
   } else if (c->nq > 0) {
-    size_t i = c->q[0];
-    int begun = st->running == (uint32_t)i + 1;
-    if (sig != 0 && !begun) {
-      st_case_result_free(r);
-      r = st__sched_unrun(s->sc, i, "not run: interrupted");
-    } else if (c->broken) {
-      st_case_result_free(r);
-      r = protocol_error(s, c, i, begun);
-    } else {
-      char how[160], where[96];
-      if (!begun) {
-        /* The journal's events, if any, were an earlier case's. */
-        st_case_result_free(r);
-        r = from_info(s, i);
-      }
-      dead_attach(c, r);
-      if (!begun)
-        snprintf(where, sizeof where, "before the case began");
-      else if (st->auditing)
-        snprintf(where, sizeof where, "after its last phase");
-      else if (st->phase[0] == '\0')
-        snprintf(where, sizeof where, "before its first phase");
-      else if (st->round >= 0)
-        snprintf(where, sizeof where, "during phase '%.31s' (round %d)",
-                 st->phase, (int)st->round);
-      else
-        snprintf(where, sizeof where, "during phase '%.31s'", st->phase);
-      if (r != NULL && begun && time_the_death(r, st) != 0)
-        s->oom = 1;
-      if (r != NULL) {
-        st__case_result_set_pid(r, (long)c->pid);
-        char msg[640];
-        if (sig != 0)
-          snprintf(msg, sizeof msg, "interrupted (%s, %s)", st__intr_name(sig),
-                   where);
-        else if (c->timed_out)
-          snprintf(msg, sizeof msg,
-                   "timed out after %g s (child pid %ld killed %s)", c->timeout,
-                   (long)c->pid, where);
-        else {
-          st__proc_describe_wait(status, how, sizeof how);
-          /* A guard-page fault: the handler named the tensor (the note
-           * ends with a NUL it wrote; the bound is the field's). */
-          if (begun && st->charge[0] != '\0' && WIFEXITED(status) &&
-              WEXITSTATUS(status) == ST__SV_EXIT_CHARGED)
-            snprintf(msg, sizeof msg,
-                     "%.*s; supervised child (pid %ld) ended itself %s",
-                     (int)sizeof st->charge - 1, st->charge, (long)c->pid,
-                     where);
-          else if (st->fault[0] != '\0')
-            snprintf(msg, sizeof msg, "%.*s; supervised child (pid %ld) %s %s",
-                     (int)sizeof st->fault, st->fault, (long)c->pid, how,
-                     where);
-          else
-            snprintf(msg, sizeof msg, "supervised child (pid %ld) %s %s",
-                     (long)c->pid, how, where);
-        }
-        /* An override: what the child recorded before it died (a phase
-         * that failed first, say) is not its verdict. */
-        st__case_result_override(r, ST_CASE_ERROR, msg);
-      }
-    }
-    finish(s, i, r);
+    finish(s, c->q[0], died_in(s, c, st, c->q[0], r, status, sig));
     for (q = 1; q < c->nq; q++) {
-      if (sig != 0) {
+      if (sig != 0)
         finish(s, c->q[q],
                st__sched_unrun(s->sc, c->q[q], "not run: interrupted"));
-      } else {
+      else
         s->redo[s->n_redo++] = c->q[q];
-      }
     }
     c->nq = 0;
   } else {
@@ -1149,12 +797,8 @@ static void take_next(sv *s, size_t i) {
 /* Queues case i for slot c's child: a dispatch sends each slot's in one
  * write (send_queued). */
 static void send_case(slot *c, size_t i) {
-  unsigned char *b = c->out + c->n_out;
-  b[0] = (unsigned char)i;
-  b[1] = (unsigned char)(i >> 8);
-  b[2] = (unsigned char)(i >> 16);
-  b[3] = (unsigned char)(i >> 24);
-  c->n_out += 4;
+  st__msg_put_case(c->out + c->n_out, (uint32_t)i);
+  c->n_out += ST__MSG_CASE_SIZE;
 }
 
 static void send_queued(sv *s) {

@@ -4,15 +4,16 @@
  *
  *   a socket pair   supervisor -> child: case indices (u32 each; the end
  *                   of the stream: exit); child -> supervisor: frames
- *                   (case/wire.h) ST__SV_LOG (one log line) and
- *                   ST__SV_RESULT (u32 index, the case result), each
- *                   write in an envelope (case/envelope.h) that stray
+ *                   (wire/msg.h) ST__MSG_LOG (one log line),
+ *                   ST__MSG_RESULT (u32 index, the case result) and
+ *                   ST__MSG_BEGIN (live runs: u32 index, begun), each
+ *                   write in an envelope (wire/envelope.h) that stray
  *                   bytes a kernel writes there cannot pass for
  *   a journal       a shared mapping (ST__SV_JOURNAL bytes) the child
  *                   rewrites between batches: the events and log lines
  *                   of the case it is in and the results it has not
- *                   sent yet (frames ST__SV_EVENT, ST__SV_LOG,
- *                   ST__SV_RESULT), copied there before every phase that
+ *                   sent yet (frames ST__MSG_EVENT, ST__MSG_LOG,
+ *                   ST__MSG_RESULT), copied there before every phase that
  *                   runs foreign code and after each case, without a
  *                   system call; what does not fit goes on, in order, to
  *                   a memfd (written); read by the supervisor only when
@@ -31,19 +32,17 @@
 #define SCENETEST_HARNESS_SUPERVISE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
+#include <scenetest/run.h>
+
+#include "base/proc.h"
+#include "case/case.h"
 #include "case/guard.h"
+#include "run/capture.h"
 
-enum {
-  ST__SV_EVENT = 1,  /* journal: one event (st__wire_put_event) */
-  ST__SV_LOG = 3,    /* journal and socket: one log line, as a string */
-  ST__SV_RESULT = 4, /* socket: u32 case index, the result */
-  ST__SV_BEGIN = 5,  /* socket, live runs only: u32 case index, begun */
-};
-
-/* A supervised child's exit status when it ended itself to charge its
- * running case (st__sv_state.charge). */
-#define ST__SV_EXIT_CHARGED 125
+/* A supervised child that ended itself to charge its running case
+ * (st__sv_state.charge) exits with ST__EXIT_CHARGED (base/proc.h). */
 
 /* Where a supervised child is: written by the child as it goes (plain
  * stores: the supervisor reads it only once the child is dead). */
@@ -75,6 +74,39 @@ typedef struct st__sv_state {
    * kernel did to the child's descriptors or threads); "" if not. */
   char charge[256];
 } st__sv_state;
+
+/* Cases a child may hold at once (sent ahead, so that it never waits for
+ * the supervisor between cases), and how many finished cases it sends
+ * back in one write (until then their results are safe in its journal). */
+#define ST__SV_DEPTH 1024
+#define ST__SV_BATCH 64
+
+/* What a supervised child is given by its supervisor (run/supervise.c,
+ * slot_start): its case list, its ends of the socket and the capture, its
+ * slot's journal (memfd and mapping), capture memory and shared page. */
+typedef struct st__sv_child_args {
+  st__runctx *rc;
+  const st_case_ref *refs;
+  size_t n;
+  int sock, journal, cap_rd, cap_w;
+  char *jmap;          /* ST__SV_JOURNAL bytes */
+  st__capbuf *cap_buf; /* run/capture.h */
+  st__sv_state *state;
+  int live;    /* st_run_options.live: nothing waits for a batch */
+  int oneshot; /* it runs one case (its executor forks), then exits */
+} st__sv_child_args;
+
+/* The child (run/supervise_child.c), after the fork: runs the cases it is
+ * sent until the end of its socket's stream. Never returns. */
+_Noreturn void st__sv_child_main(const st__sv_child_args *a /* IN */);
+/* What a case printed, out[0..n) (freed here) and dropped bytes more, put
+ * before the output r has (its workers', level 3): by the child after a
+ * case, by the supervisor after the child died in one. */
+void st__sv_put_output(st_case_result *r /* IN/OUT, may be NULL */,
+                       char *out /* IN, owned */, size_t n, uint64_t dropped);
+/* Empties a journal memfd both sides share the offset of (truncated when
+ * larger than a few hundred KiB). */
+void st__sv_rewind_file(int fd, off_t size);
 
 /* The size of a slot's journal mapping: what a batch of cases usually
  * needs, a few KiB a case; the rest spills to the journal's memfd. */

@@ -32,6 +32,7 @@
 #include "base/proc.h"
 #include "run/interrupt.h"
 #include "run/zygote.h"
+#include "wire/msg.h"
 
 struct st__zygote {
   pid_t pid;    /* the zygote */
@@ -48,15 +49,6 @@ struct st__zygote {
   size_t n_slots;
   pid_t parent;
 };
-
-typedef struct reply {
-  int32_t pid; /* > 0, or -1 */
-  int32_t err; /* errno when pid is -1 */
-} reply;
-
-typedef struct go_msg {
-  uint64_t index, slot;
-} go_msg;
 
 #define MAX_FDS 3
 
@@ -217,7 +209,8 @@ static void collapse_anonymous(void) {
 /* A spare: waits for its case, then is the case's child (run/child.h). */
 _Noreturn static void spare_main(const st__zygote *z, int sock,
                                  const int cap[2], const int go[2]) {
-  go_msg msg;
+  unsigned char raw[ST__MSG_ZYGOTE_GO_SIZE];
+  st__msg_zygote_go msg;
   int fds[MAX_FDS];
   size_t nfds = 0;
   close(sock);
@@ -226,30 +219,41 @@ _Noreturn static void spare_main(const st__zygote *z, int sock,
   st__proc_pid_reset();
   st__child_detach(z->parent);
   /* End of file: the run ended without giving us a case. */
-  if (recv_with_fds(go[1], &msg, sizeof msg, fds, &nfds) != 0 || nfds != 1)
+  if (recv_with_fds(go[1], raw, sizeof raw, fds, &nfds) != 0 || nfds != 1)
     _exit(0);
+  if (st__msg_zygote_go_get(raw, sizeof raw, &msg) != 0)
+    _exit(ST__EXIT_BAD_INDEX);
   close(go[1]);
   if (msg.index >= z->n || msg.slot >= z->n_slots)
-    _exit(124);
+    _exit(ST__EXIT_BAD_INDEX);
   st__child_enter(z->rc, &z->refs[msg.index], (size_t)msg.index, z->n, fds[0],
                   cap[1], z->slots[msg.slot].fault);
+}
+
+/* Tells the scheduler of a spare (rp->pid > 0, its nfds descriptors
+ * fds) or of why none was made. */
+static void tell(int sock, const st__msg_zygote_spare *rp, const int *fds,
+                 size_t nfds) {
+  unsigned char raw[ST__MSG_ZYGOTE_SPARE_SIZE];
+  st__msg_zygote_spare_put(raw, rp);
+  (void)st__proc_send_fds(sock, raw, sizeof raw, fds, nfds);
 }
 
 /* Makes one spare and tells the scheduler. */
 static void spawn(const st__zygote *z, int sock) {
   int cap[2], go[2];
-  reply rp = {-1, 0};
+  st__msg_zygote_spare rp = {-1, 0};
   pid_t pid;
   if (pipe2(cap, O_CLOEXEC) != 0) {
     rp.err = errno;
-    (void)st__proc_send_fds(sock, &rp, sizeof rp, NULL, 0);
+    tell(sock, &rp, NULL, 0);
     return;
   }
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) != 0) {
     rp.err = errno;
     close(cap[0]);
     close(cap[1]);
-    (void)st__proc_send_fds(sock, &rp, sizeof rp, NULL, 0);
+    tell(sock, &rp, NULL, 0);
     return;
   }
   pid = clone_sibling();
@@ -257,7 +261,7 @@ static void spawn(const st__zygote *z, int sock) {
     spare_main(z, sock, cap, go);
   if (pid < 0) {
     rp.err = errno;
-    (void)st__proc_send_fds(sock, &rp, sizeof rp, NULL, 0);
+    tell(sock, &rp, NULL, 0);
   } else {
     int fds[3];
     fds[0] = cap[0];
@@ -266,7 +270,7 @@ static void spawn(const st__zygote *z, int sock) {
     rp.pid = (int32_t)pid;
     /* Not delivered (the scheduler is gone): the spare's socket closes
      * with ours, and it exits. */
-    (void)st__proc_send_fds(sock, &rp, sizeof rp, fds, 3);
+    tell(sock, &rp, fds, 3);
   }
   close(cap[0]);
   close(cap[1]);
@@ -319,11 +323,17 @@ static void ask_ahead(st__zygote *z, size_t left) {
 /* The zygote's next reply: 1 with a spare, 0 for a spawn that failed
  * (errno says why), -1 at its end (or on a broken reply). */
 static int next_spare(st__zygote *z, st__spare *sp) {
-  reply rp;
+  unsigned char raw[ST__MSG_ZYGOTE_SPARE_SIZE];
+  st__msg_zygote_spare rp;
   int fds[MAX_FDS];
   size_t nfds, k;
-  if (recv_with_fds(z->sock, &rp, sizeof rp, fds, &nfds) != 0)
+  if (recv_with_fds(z->sock, raw, sizeof raw, fds, &nfds) != 0)
     return -1;
+  if (st__msg_zygote_spare_get(raw, sizeof raw, &rp) != 0) {
+    for (k = 0; k < nfds; k++)
+      close(fds[k]);
+    return -1; /* a broken reply */
+  }
   if (rp.pid > 0 && nfds == 3) {
     sp->pid = (pid_t)rp.pid;
     sp->cap_r = fds[0];
@@ -413,11 +423,13 @@ int st__zygote_take(st__zygote *z, size_t left, st__spare *out) {
 }
 
 int st__zygote_go(st__spare *sp, size_t index, size_t slot, int res_fd) {
-  go_msg msg;
+  unsigned char raw[ST__MSG_ZYGOTE_GO_SIZE];
+  st__msg_zygote_go msg;
   int rc;
   msg.index = index;
   msg.slot = slot;
-  rc = st__proc_send_fds(sp->go, &msg, sizeof msg, &res_fd, 1);
+  st__msg_zygote_go_put(raw, &msg);
+  rc = st__proc_send_fds(sp->go, raw, sizeof raw, &res_fd, 1);
   close(sp->go);
   sp->go = -1;
   return rc;

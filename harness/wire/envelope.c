@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "case/envelope.h"
+#include "wire/envelope.h"
 
 static void put32(unsigned char *p, uint32_t v) {
   uint32_t le = htole32(v);

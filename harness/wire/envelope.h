@@ -9,7 +9,7 @@
  *   | u32 ST__ENV_END | u32 seq
  *
  * (little-endian), seq counting the child's writes from 0, and the
- * frames (case/wire.h: u32 length, u8 type, payload) tiling the body
+ * frames (wire/frame.h: u32 length, u8 type, payload) tiling the body
  * exactly, each of a type the reader allows and of a length within that
  * type's bounds. Stray bytes between two writes fail the magic or the
  * sequence at once; bytes interleaved into a write (a thread writing
