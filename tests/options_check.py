@@ -4,9 +4,16 @@
 harness/base/options.c (TAKE(out, in, TYPE, FIELD)): a field added to
 st_run_options or st_load_options without its TAKE line would be silently
 ignored by the library (the copy the run works on keeps its default).
-Prints TAP 13. Usage: options_check.py SOURCE_ROOT"""
+
+And every row of the command's option table (harness/cli/options.c) is
+in `scenetest --help` and in docs/cli.md, by each of its names (--NAME and
+-S), so that an option added to the table cannot go unexplained; first a
+self-test that a name missing from both is reported.
+
+Prints TAP 13. Usage: options_check.py SOURCE_ROOT [SCENETEST]"""
 import os
 import re
+import subprocess
 import sys
 
 STRUCTS = {"st_run_options": "run.h", "st_load_options": "scene.h"}
@@ -28,10 +35,59 @@ def fields(header, name):
     return out
 
 
-def main(root):
+def option_rows(root):
+    """(long name, short name or None) of every row of the option table."""
+    text = open(os.path.join(root, "harness", "cli", "options.c")).read()
+    start = text.index("const optdef st__cli_options[] = {")
+    body = text[start:text.index("\n};", start)]
+    rows = []
+    for row in re.findall(r"\{\s*\.name = .*?\},?\n", body, re.S):
+        name = re.search(r'\.name = "([^"]+)"', row).group(1)
+        short = re.search(r"\.short_name = '(.)'", row)
+        rows.append((name, short.group(1) if short else None))
+    return rows
+
+
+def missing_names(rows, help_text, docs):
+    """'--NAME (where)' for each name of rows absent from help or docs: a
+    name counts when it is followed by neither a letter, a digit nor '-'
+    (so --shuffle is not found in --shuffle-seed)."""
+    out = []
+    for name, short in rows:
+        for flag in ["--" + name] + (["-" + short] if short else []):
+            pat = re.compile(re.escape(flag) + r"(?![A-Za-z0-9-])")
+            for where, text in (("--help", help_text), ("docs/cli.md", docs)):
+                if not pat.search(text):
+                    out.append("%s (%s)" % (flag, where))
+    return out
+
+
+def check_table(root, exe, first):
+    """TAP points first, first + 1: the self-test and the table."""
+    rows = option_rows(root)
+    help_text = subprocess.run([exe, "--help"], stdout=subprocess.PIPE,
+                               check=True, universal_newlines=True).stdout
+    docs = open(os.path.join(root, "docs", "cli.md")).read()
+    bad = missing_names([("no-such-option", "Q")], help_text, docs)
+    ok = len(bad) == 4 and len(rows) > 40
+    print("%s %d - the table check reports a missing option (%d rows "
+          "read)" % ("ok" if ok else "not ok", first, len(rows)))
+    failed = 0 if ok else 1
+    bad = missing_names(rows, help_text, docs)
+    if bad:
+        failed += 1
+        print("not ok %d - option table rows missing from --help or "
+              "docs/cli.md: %s" % (first + 1, ", ".join(bad)))
+    else:
+        print("ok %d - every option table row is in --help and "
+              "docs/cli.md" % (first + 1))
+    return failed
+
+
+def main(root, exe=None):
     taken = open(os.path.join(root, "harness", "base", "options.c")).read()
     print("TAP version 13")
-    print("1..%d" % len(STRUCTS))
+    print("1..%d" % (len(STRUCTS) + (2 if exe else 0)))
     failed = 0
     for i, (name, hdr) in enumerate(sorted(STRUCTS.items()), 1):
         fs = fields(os.path.join(root, "include", "scenetest", hdr), name)
@@ -48,8 +104,10 @@ def main(root):
                   "base/options.c: %s" % (i, name, ", ".join(missing)))
         else:
             print("ok %d - %s: all %d fields taken" % (i, name, len(fs) - 1))
+    if exe:
+        failed += check_table(root, exe, len(STRUCTS) + 1)
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:3]))
