@@ -298,13 +298,80 @@ int st__cli_apply_last_failed(cli *c, const st_scene_set *set,
   return 0;
 }
 
-/* Long because: it is the run's setup and teardown in
- * order with one cleanup path at the end, and each step shares most of
- * the locals (outputs, observers, the report config) with the next. */
+/* --events FILE, opened (and so truncated) even when nothing runs, like
+ * the report: a CI step that reads it finds zero cases, not a missing or
+ * stale file. 0 or 2. */
+static int open_events(const cli *c, FILE **events) {
+  if (c->events == NULL)
+    return 0;
+  *events = fopen(c->events, "we");
+  if (*events == NULL)
+    return st__cli_usage("cannot open --events '%s': %s", c->events,
+                         strerror(errno));
+  st__proc_parent_only(fileno(*events));
+  return 0;
+}
+
+/* Closes --events: status, or 3 when a write failed (said). */
+static int close_events(const cli *c, FILE *events, int status) {
+  int bad;
+  if (events == NULL)
+    return status;
+  bad = ferror(events) != 0;
+  st__proc_parent_only_end(fileno(events));
+  if (fclose(events) != 0)
+    bad = 1;
+  if (!bad)
+    return status;
+  fprintf(stderr, "scenetest: error: writing --events '%s' failed\n",
+          c->events);
+  return EXIT_INTERNAL;
+}
+
+/* What every reporter of the run is built from (rerun is borrowed). */
+static void report_config(const cli *c, const st_scene_set *set,
+                          const char *rerun, st__report_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  /* --color: always is 2, colour even off a terminal (outputs.c). */
+  cfg->color =
+      c->color_mode == 1 ? 2 : c->color_mode == 2 ? 0 : color_allowed();
+  cfg->verbosity = c->quiet ? -1 : c->verbose;
+  cfg->rerun_opts = rerun;
+  cfg->argv0 = c->argv0;
+  cfg->argc = c->argc;
+  cfg->argv = c->argv;
+  cfg->shard_source = c->shard.source;
+  cfg->junit_xunit1 = c->junit_family == 1;
+  cfg->golden_platform = c->golden_platform;
+  cfg->scenes = set;
+  cfg->durations = (unsigned)c->slowest;
+}
+
+/* The observers of the run: each output's reporter (a format written as
+ * a whole document makes the run keep the cases' records), the failure
+ * log under a TAP --format report; returns how many. */
+static size_t report_observers(const st__output *out, size_t n_out,
+                               st_run_options *opts, st_observer *obs) {
+  size_t i, n_obs = 0;
+  for (i = 0; i < n_out; i++) {
+    obs[n_obs++] = out[i].obs;
+    if (st__report_formats[out[i].fmt].whole_document)
+      opts->keep_record = 1;
+  }
+  if (st__report_formats[out[0].fmt].log_failures) {
+    st_observer_init(&obs[n_obs]);
+    obs[n_obs].data = opts;
+    obs[n_obs++].case_end = log_failure;
+  }
+  return n_obs;
+}
+
+/* The run's setup and teardown in order, with one cleanup path at the
+ * end. */
 int st__cli_cmd_run(const cli *c, const st_scene_set *set,
                     st_run_options *opts) {
   st_case_ref *refs = NULL;
-  size_t n = 0, n_out = 0, i, n_obs = 0;
+  size_t n = 0, n_out = 0, n_obs = 0;
   st__output *out = calloc(c->reports.n + 3, sizeof *out);
   st_observer *obs = calloc(c->reports.n + 5, sizeof *obs);
   st_observer events_obs;
@@ -330,57 +397,22 @@ int st__cli_cmd_run(const cli *c, const st_scene_set *set,
   status = 0;
   if ((status = plan_outputs(c, set, out, &n_out)) != 0)
     goto out;
-  /* Opened (and so truncated) even when nothing runs, like the report: a
-   * CI step that reads it finds zero cases, not a missing or stale file. */
-  if (c->events != NULL) {
-    events = fopen(c->events, "we");
-    if (events == NULL) {
-      status = st__cli_usage("cannot open --events '%s': %s", c->events,
-                             strerror(errno));
-      goto out;
-    }
-    st__proc_parent_only(fileno(events));
-  }
+  if ((status = open_events(c, &events)) != 0)
+    goto out;
   if ((rerun = st__cli_rerun_options(c)) == NULL) {
     status = st__cli_internal_error("building the rerun command", ST_ENOMEM);
     goto out;
   }
-  memset(&cfg, 0, sizeof cfg);
-  /* --color: always is 2, colour even off a terminal (outputs.c). */
-  cfg.color = c->color_mode == 1 ? 2 : c->color_mode == 2 ? 0 : color_allowed();
-  cfg.verbosity = c->quiet ? -1 : c->verbose;
+  report_config(c, set, rerun, &cfg);
   if (c->verbose)
     opts->keep_record = 1; /* the phase times -v prints */
-  cfg.rerun_opts = rerun;
-  cfg.argv0 = c->argv0;
-  cfg.argc = c->argc;
-  cfg.argv = c->argv;
-  cfg.shard_source = c->shard.source;
-  cfg.junit_xunit1 = c->junit_family == 1;
-  cfg.golden_platform = c->golden_platform;
-  cfg.scenes = set;
-  cfg.durations = (unsigned)c->slowest;
-  {
-    int st = st__outputs_open(out, n_out, &cfg);
-    if (st != 0) {
-      status = st;
-      goto out;
-    }
-  }
+  if ((status = st__outputs_open(out, n_out, &cfg)) != 0)
+    goto out;
   if (n == 0) {
     status = report_empty(out, n_out, opts);
     goto out;
   }
-  for (i = 0; i < n_out; i++) {
-    obs[n_obs++] = out[i].obs;
-    if (st__report_formats[out[i].fmt].whole_document)
-      opts->keep_record = 1;
-  }
-  if (st__report_formats[out[0].fmt].log_failures) {
-    st_observer_init(&obs[n_obs]);
-    obs[n_obs].data = opts;
-    obs[n_obs++].case_end = log_failure;
-  }
+  n_obs = report_observers(out, n_out, opts, obs);
   if (events != NULL) {
     memset(&ecfg, 0, sizeof ecfg);
     ecfg.out = events;
@@ -417,17 +449,7 @@ out:
     st__report_events_free(&events_obs);
   st_run_result_free(result);
   free(rerun);
-  if (events != NULL) {
-    int bad = ferror(events) != 0;
-    st__proc_parent_only_end(fileno(events));
-    if (fclose(events) != 0)
-      bad = 1;
-    if (bad) {
-      fprintf(stderr, "scenetest: error: writing --events '%s' failed\n",
-              c->events);
-      status = EXIT_INTERNAL;
-    }
-  }
+  status = close_events(c, events, status);
   close_status = st__outputs_close(out, n_out);
   if (close_status != 0)
     status = close_status;
