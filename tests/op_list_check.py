@@ -18,8 +18,8 @@ import os
 import re
 import sys
 
-ROW = re.compile(r'^  XX\(P, (\w+), .*?,\s*\\?\s*(EW|NO), (\w+), '
-                 r'("(?:[^"\\]|\\.)*"|NULL)\)', re.M | re.S)
+ROW = re.compile(r'^  XX\(P, (\w+), .*?,[\s\\]*(EW|NO),[\s\\]*(\w+),'
+                 r'[\s\\]*("(?:[^"\\]|\\.)*"|NULL)\)', re.M | re.S)
 
 
 def op_rows(root):

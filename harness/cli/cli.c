@@ -35,7 +35,6 @@
 #include "scene/suggest.h"
 #include "tools/timelog.h"
 
-
 int st__cli_internal_error(const char *what, st_status rc) {
   fprintf(stderr, "scenetest: error: internal error: %s: %s\n", what,
           st_status_str(rc));
@@ -354,8 +353,8 @@ static int check_platform(const cli *c, st_registry *reg) {
 /* Selects; prints "no cases selected" when the filters left nothing.
  * Returns -1 to go on, else the exit status. */
 int st__cli_select_cases(const cli *c, const st_scene_set *set,
-                        const st_run_options *opts, st_case_ref **refs,
-                        size_t *n) {
+                         const st_run_options *opts, st_case_ref **refs,
+                         size_t *n) {
   st_error err;
   st_status rc;
 
@@ -430,7 +429,8 @@ static int cmd_list(const cli *c, const st_scene_set *set,
 
   if (status > 0)
     return status;
-  if (c->format >= 0 && strcmp(st__report_format_name(c->format), "json") == 0) {
+  if (c->format >= 0 &&
+      strcmp(st__report_format_name(c->format), "json") == 0) {
     list_json(refs, n);
   } else {
     /* A manual case is listed (under --manual include|only) with a mark,
@@ -780,4 +780,3 @@ out:
   free(bench_argv);
   return status;
 }
-

@@ -333,8 +333,9 @@ static void report_config(const cli *c, const st_scene_set *set,
                           const char *rerun, st__report_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
   /* --color: always is 2, colour even off a terminal (outputs.c). */
-  cfg->color =
-      c->color_mode == 1 ? 2 : c->color_mode == 2 ? 0 : color_allowed();
+  cfg->color = c->color_mode == 1   ? 2
+               : c->color_mode == 2 ? 0
+                                    : color_allowed();
   cfg->verbosity = c->quiet ? -1 : c->verbose;
   cfg->rerun_opts = rerun;
   cfg->argv0 = c->argv0;

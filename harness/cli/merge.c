@@ -655,11 +655,11 @@ static int parse_args(merge *m, int argc, char **argv) {
       if (strcmp(a, "--format") == 0) {
         char names[128];
         if ((m->format = st__report_format_find(v)) < 0)
-          return st__cli_usage(
-              "merge: --format must be %s (got '%s')",
-              st__report_format_names(names, sizeof names, ST__FMT_ALL, ", ",
-                                      " or "),
-              v);
+          return st__cli_usage("merge: --format must be %s (got '%s')",
+                               st__report_format_names(names, sizeof names,
+                                                       ST__FMT_ALL, ", ",
+                                                       " or "),
+                               v);
       } else if (strcmp(a, "--output") == 0) {
         m->output = v;
       } else {
@@ -674,8 +674,8 @@ static int parse_args(merge *m, int argc, char **argv) {
           char names[128];
           return st__cli_usage(
               "merge: --report must be FORMAT:PATH with FORMAT %s (got '%s')",
-              st__report_format_names(names, sizeof names, ST__FMT_REPORT,
-                                      ", ", " or "),
+              st__report_format_names(names, sizeof names, ST__FMT_REPORT, ", ",
+                                      " or "),
               v);
         }
         m->reports[m->n_reports++] = v;
@@ -703,9 +703,10 @@ static int open_outputs(merge *m, st__output *out, size_t *n_out,
   int rc;
   if (res == NULL)
     return oom();
-  out[0].fmt = m->format >= 0 ? m->format
-               : st__report_format_find(m->output == NULL && isatty(1) ? "text"
-                                                                       : "tap");
+  out[0].fmt = m->format >= 0
+                   ? m->format
+                   : st__report_format_find(
+                         m->output == NULL && isatty(1) ? "text" : "tap");
   out[0].path = m->output;
   out[0].source = "--output";
   *n_out = 1;

@@ -51,8 +51,8 @@ static int gtest_usage(const char *g) {
       continue;
     k++;
     used += (size_t)snprintf(forms + used, sizeof forms - used,
-                             "%s%s, %s:PATH%s%s:DIR/", k == 1 ? "" : ", ",
-                             kind, kind, k == n ? " or " : ", ", kind);
+                             "%s%s, %s:PATH%s%s:DIR/", k == 1 ? "" : ", ", kind,
+                             kind, k == n ? " or " : ", ", kind);
   }
   return st__cli_usage("GTEST_OUTPUT='%s': expected %s", g, forms);
 }

@@ -33,28 +33,28 @@
  * tests/op_list_check.py fails when the docs, the README or the error
  * message examples disagree with these rows. */
 #define ST__BUILTIN_OP_ROWS(XX, P)                                             \
-  XX(P, copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1, 0, OUT,               \
-     EW, COPY, "y = x")                                                        \
-  XX(P, add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT,           \
-     EW, ADD, "out = a + b")                                                   \
-  XX(P, sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT,           \
-     EW, SUB, "out = a - b")                                                   \
-  XX(P, mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT,           \
-     EW, MUL, "out = a * b")                                                   \
-  XX(P, scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u, 1, 1, OUT,           \
-     EW, SCALE, "y = s * x")                                                   \
-  XX(P, axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u, 0, 2, OUT,        \
-     EW, AXPY, "y = alpha * x + y")                                            \
-  XX(P, relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u, 1, 1, OUT,           \
-     EW, RELU, "y = max(x, 0)")                                                \
-  XX(P, matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u, 1, 2, MNK,          \
-     NO, NONE, NULL)                                                           \
-  XX(P, softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u, 1, 5, IN,           \
-     NO, NONE, NULL)                                                           \
+  XX(P, copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1, 0, OUT, EW, COPY,     \
+     "y = x")                                                                  \
+  XX(P, add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT, EW, ADD,  \
+     "out = a + b")                                                            \
+  XX(P, sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT, EW, SUB,  \
+     "out = a - b")                                                            \
+  XX(P, mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT, EW, MUL,  \
+     "out = a * b")                                                            \
+  XX(P, scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u, 1, 1, OUT, EW,       \
+     SCALE, "y = s * x")                                                       \
+  XX(P, axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u, 0, 2, OUT, EW,    \
+     AXPY, "y = alpha * x + y")                                                \
+  XX(P, relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u, 1, 1, OUT, EW, RELU, \
+     "y = max(x, 0)")                                                          \
+  XX(P, matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u, 1, 2, MNK, NO,      \
+     NONE, NULL)                                                               \
+  XX(P, softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u, 1, 5, IN, NO, NONE, \
+     NULL)                                                                     \
   XX(P, reduce_sum, 2, "x", "out", NULL, NULL, NUMERIC, REDUCE, 2u, 1, 1, IN,  \
      NO, NONE, NULL)                                                           \
-  XX(P, transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1, 0, OUT,     \
-     NO, NONE, NULL)
+  XX(P, transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1, 0, OUT, NO, \
+     NONE, NULL)
 
 /* Every row, XX(name, n_tensors, ..., formula): what the op tables, the
  * checker, the work model and the op name list are generated from. */

@@ -44,8 +44,8 @@ static const char *builtin_list(char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   for (size_t i = 0; st__builtin_ops[i] != NULL && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%s",
-                             i > 0 ? ", " : "", st__builtin_ops[i]);
+    used += (size_t)snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "",
+                             st__builtin_ops[i]);
   return buf;
 }
 
