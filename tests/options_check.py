@@ -7,8 +7,10 @@ ignored by the library (the copy the run works on keeps its default).
 
 And every row of the command's option table (harness/cli/options.c) is
 in `scenetest --help` and in docs/cli.md, by each of its names (--NAME and
--S), so that an option added to the table cannot go unexplained; first a
-self-test that a name missing from both is reported.
+-S), and every report format (harness/report/formats.c) in --format's
+line of both, so that an option or a format added to its table cannot go
+unexplained; first a self-test that a name missing from both is
+reported.
 
 Prints TAP 13. Usage: options_check.py SOURCE_ROOT [SCENETEST]"""
 import os
@@ -62,6 +64,28 @@ def missing_names(rows, help_text, docs):
     return out
 
 
+def format_rows(root):
+    """The names of the report formats (harness/report/formats.c)."""
+    text = open(os.path.join(root, "harness", "report", "formats.c")).read()
+    start = text.index("const st__report_format st__report_formats[] = {")
+    body = text[start:text.index("\n};", start)]
+    return re.findall(r'^    \{"([a-z0-9_]+)",', body, re.M)
+
+
+def missing_formats(names, help_text, docs):
+    """Each report format absent from --format's line of --help or its row
+    in docs/cli.md ("`NAME`")."""
+    line = [l for l in help_text.split("\n") if l.startswith("  --format F")]
+    row = [l for l in docs.split("\n") if l.startswith("| `--format FMT`")]
+    out = []
+    for n in names:
+        if not line or n not in line[0]:
+            out.append("%s (--help's --format)" % n)
+        if not row or "`%s`" % n not in row[0]:
+            out.append("%s (docs/cli.md's --format)" % n)
+    return out
+
+
 def check_table(root, exe, first):
     """TAP points first, first + 1: the self-test and the table."""
     rows = option_rows(root)
@@ -69,18 +93,23 @@ def check_table(root, exe, first):
                                check=True, universal_newlines=True).stdout
     docs = open(os.path.join(root, "docs", "cli.md")).read()
     bad = missing_names([("no-such-option", "Q")], help_text, docs)
-    ok = len(bad) == 4 and len(rows) > 40
+    bad += missing_formats(["nosuchformat"], help_text, docs)
+    ok = len(bad) == 6 and len(rows) > 40
     print("%s %d - the table check reports a missing option (%d rows "
           "read)" % ("ok" if ok else "not ok", first, len(rows)))
     failed = 0 if ok else 1
     bad = missing_names(rows, help_text, docs)
+    formats = format_rows(root)
+    if len(formats) < 5:
+        bad.append("report/formats.c: %d formats read" % len(formats))
+    bad += missing_formats(formats, help_text, docs)
     if bad:
         failed += 1
-        print("not ok %d - option table rows missing from --help or "
-              "docs/cli.md: %s" % (first + 1, ", ".join(bad)))
+        print("not ok %d - option table rows or report formats missing "
+              "from --help or docs/cli.md: %s" % (first + 1, ", ".join(bad)))
     else:
-        print("ok %d - every option table row is in --help and "
-              "docs/cli.md" % (first + 1))
+        print("ok %d - every option table row and report format is in "
+              "--help and docs/cli.md" % (first + 1))
     return failed
 
 
