@@ -4,6 +4,7 @@
  * run as observers, and maps outcomes to the exit status: 0 all selected
  * cases passed or were skipped, 1 a case failed, 2 usage, load or
  * validation error (nothing ran), 3 internal error. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -153,36 +154,60 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
   return 0;
 }
 
+/* The run options that take an option's value as it is: the rows with a
+ * `run` field (options.c). Lists are an items pointer then a count. */
+_Static_assert(sizeof(st_manual_mode) == sizeof(int), "manual is an int");
+_Static_assert(offsetof(st_run_options, n_selectors) ==
+                       offsetof(st_run_options, selectors) + sizeof(void *) &&
+                   offsetof(st_run_options, n_watch) ==
+                       offsetof(st_run_options, watch) + sizeof(void *),
+               "a list's count follows its items");
+
+static void copy_to_run(const cli *c, const optdef *o, st_run_options *opts) {
+  const char *from = (const char *)c + o->offset;
+  char *to = (char *)opts + (o->run - 1);
+  unsigned u;
+
+  if (o->type == ARG_LIST || (o->flags & OPT_REPEATABLE)) {
+    const strlist *l = (const strlist *)from;
+    memcpy(to, &l->items, sizeof l->items);
+    memcpy(to + sizeof(void *), &l->n, sizeof l->n);
+    return;
+  }
+  /* The row's field and its run field hold the same type (a row that
+   * breaks this is a programming error, caught by any debug run). */
+  assert(o->type == ARG_UINT || o->type == ARG_BYTES
+             ? o->run_size == sizeof u || o->run_size == sizeof(uint64_t)
+         : o->type == ARG_STRING ? o->run_size == sizeof(const char *)
+                                 : o->run_size == sizeof(int));
+  switch (o->type) {
+  case ARG_UINT:
+    if (o->run_size == sizeof u) {
+      u = (unsigned)*(const uint64_t *)from;
+      memcpy(to, &u, sizeof u);
+      return;
+    }
+    break;
+  default:
+    break;
+  }
+  memcpy(to, from, o->run_size);
+}
+
 static void options_from_cli(const cli *c, st_run_options *opts) {
   st_run_options_init(opts);
-  opts->platform = c->platform;
-  opts->selectors = c->selectors.items;
-  opts->n_selectors = c->selectors.n;
-  opts->manual = (st_manual_mode)c->manual;
-  opts->rounds = (unsigned)c->rounds;
-  opts->skip_golden = c->skip_golden;
-  opts->seed = c->seed;
+  for (size_t i = 0; i < st__cli_n_options; i++)
+    if (st__cli_options[i].run != 0)
+      copy_to_run(c, &st__cli_options[i], opts);
   if (c->jobs != 0)
     opts->jobs = (unsigned)c->jobs;
-  opts->golden_threads = (unsigned)c->golden_threads;
-  opts->fail_fast = c->fail_fast;
-  opts->strict_record = c->strict_record;
-  opts->strict_mistrust = c->strict_mistrust;
-  opts->determinism = (unsigned)c->determinism;
-  opts->watch = c->watch.items;
-  opts->n_watch = c->watch.n;
-  opts->isolate = c->isolate;
-  opts->guard_pages = c->guard_pages;
   opts->timeout = c->timeout;
-  opts->dump_dir = c->dump_dir;
-  opts->golden_platform = c->golden_platform;
   /* `run` supervises unless told not to (SPEC §9); the library does not
    * unless asked. */
   opts->supervise = c->cmd == CMD_RUN && !c->no_supervise;
   opts->shard_index = c->shard.index;
   opts->shard_total = c->shard.total;
   opts->repeat = c->repeat > 1 ? (unsigned)c->repeat : 1;
-  opts->shuffle = c->shuffle;
   opts->shuffle_seed = c->shuffle_seed;
   if (c->rerun_failed != NULL) {
     opts->use_only_cases = 1;

@@ -192,6 +192,11 @@ typedef struct optdef {
    * the report formats' names (report/report.h). */
   const char *help;
   unsigned flags; /* OPT_* */
+  /* The st_run_options field that takes the value as it is, plus 1 (0:
+   * none; options_from_cli in cli.c sets what needs more), and its size:
+   * an int for ARG_FLAG and ARG_CHOICE, a string for ARG_STRING, unsigned
+   * or uint64_t for ARG_UINT, items then count for a list. */
+  size_t run, run_size;
 } optdef;
 
 /* Every option of every command (options.c), n of them. */
