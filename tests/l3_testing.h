@@ -20,6 +20,8 @@
 
 #include <scenetest/scenetest.h>
 
+#include "ops/op_list.h"
+
 static st_registry *l3t_builtin; /* the plain built-ins, for forwarding */
 
 static st_op_fn l3t_find(const char *op, const char *backend) {
@@ -101,10 +103,9 @@ static st_status l3t_loadlib(st_op_call *c) {
     memcpy(c->message, real.message, sizeof c->message);                     \
     return rc;                                                                \
   }
-#define L3T_OPS(XX)                                                           \
-  XX(copy) XX(add) XX(sub) XX(mul) XX(scale) XX(axpy) XX(relu) XX(matmul)     \
-  XX(softmax) XX(reduce_sum) XX(transpose)
-#define L3T_DEF(OPN) L3T_L2(OPN, cpu) L3T_L2(OPN, threads)
+/* Every built-in op, from the one op list (harness/ops/op_list.h). */
+#define L3T_OPS(XX) ST__BUILTIN_OP_MAP(XX)
+#define L3T_DEF(OPN, ...) L3T_L2(OPN, cpu) L3T_L2(OPN, threads)
 L3T_OPS(L3T_DEF)
 
 static const char *const l3t_platforms[] = {"l3plat", NULL};
@@ -123,7 +124,7 @@ static st_status l3t_init(st_registry *reg, st_error *err) {
 #ifdef ST_FIXTURE_RUN
       {"load_add", "l3plat", l3t_loadlib},
 #endif
-#define L3T_REG(OPN)                                                          \
+#define L3T_REG(OPN, ...)                                                     \
   {"l2_" #OPN "_cpu", ST_BACKEND_REFERENCE, l3t_l2_##OPN##_cpu},              \
       {"l2_" #OPN "_threads", ST_BACKEND_REFERENCE, l3t_l2_##OPN##_threads},
       L3T_OPS(L3T_REG)

@@ -264,6 +264,19 @@ static void check_all_pass(const st_run_result *run, const char *what) {
 static void equals_level2(fixture *f, const char *platform) {
   static const unsigned workers[] = {1, 2, 3, 8}; /* 8 > 5 elements */
   size_t s, w;
+  /* Every built-in op of op_list.h has its scene here (a new op is not
+   * left out of the level-3 comparison silently). */
+#define XX(name, ...) #name,
+  static const char *const ops[] = {ST__BUILTIN_OP_MAP(XX)};
+#undef XX
+  for (s = 0; s < sizeof ops / sizeof ops[0]; s++) {
+    size_t k = 0;
+    while (k < sizeof eq_scenes / sizeof eq_scenes[0] &&
+           strcmp(eq_scenes[k].op, ops[s]) != 0)
+      k++;
+    if (k == sizeof eq_scenes / sizeof eq_scenes[0])
+      fail_msg("built-in op '%s' has no scene in eq_scenes", ops[s]);
+  }
   for (w = 0; w < sizeof workers / sizeof workers[0]; w++) {
     char text[16384];
     size_t used = 0;

@@ -1127,7 +1127,10 @@ static void builtin_ops__every_backend_implements_each(void **state) {
       assert_non_null(find(*op, backends[k]));
     }
   }
-  assert_int_equal(n_ops, 11);
+  /* As many as op_list.h has rows (st__builtin_ops ends with NULL). */
+#define XX(...) +1
+  assert_int_equal(n_ops, 0 ST__BUILTIN_OP_MAP(XX));
+#undef XX
   for (size_t k = 0; k < N_BACKENDS; k++) {
     size_t n = 0;
     for (const st__op_entry *e = tables[k]; e->op; e++)

@@ -112,21 +112,9 @@ int st__shard_resolve(const st__shard *option /* IN */, int touch,
 int st__rerun_read(const char *path /* IN */, char ***names /* OUT */,
                    size_t *n /* OUT */);
 
-/* Report formats, as --format and --report name them. */
-typedef enum st__fmt {
-  ST__FMT_TEXT,
-  ST__FMT_TAP,
-  ST__FMT_JUNIT,
-  ST__FMT_JSON,
-  ST__FMT_HTML
-} st__fmt;
-/* "text" ... by id; -1 for an unknown name. */
-int st__fmt_parse(const char *name /* IN */);
-const char *st__fmt_name(int fmt);
-
 /* One report of a run: a format and where it goes. */
 typedef struct st__output {
-  int fmt;
+  int fmt;           /* a row of st__report_formats (report/report.h) */
   const char *path;   /* NULL: the original standard output */
   const char *source; /* what asked for it: "--output", "--report",
                          "GTEST_OUTPUT", "XML_OUTPUT_FILE" */

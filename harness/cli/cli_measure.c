@@ -88,9 +88,94 @@ static int parse_double(const char *opt, const char *val, double lo, double hi,
   return 0;
 }
 
-/* Long because: the option loop of `timing` and `compare` is one switch
- * over their option table (as cli.c's apply_option is for run), then the
- * tool's call; splitting the switch would scatter the per-option checks. */
+/* Applies option o (its value val) of command cmd: 0 to go on, 1 to stop
+ * with *status (--help answered, or an error said). */
+static int apply_mopt(int cmd, const struct mopt *o, const char *val,
+                      st__compare_opts *co, const char **ignore_env,
+                      st__tool_format *format, int *status) {
+  switch (o->id) {
+  case MO_HELP:
+    fputs(cmd == M_TIMING ? timing_usage : compare_usage, stdout);
+    *status = fflush(stdout) == 0 ? ST__TOOL_OK : ST__TOOL_REFUSED;
+    return 1;
+  case MO_FORMAT:
+    if (strcmp(val, "text") == 0)
+      *format = ST__TOOL_TEXT;
+    else if (strcmp(val, "json") == 0)
+      *format = ST__TOOL_JSON;
+    else if (strcmp(val, "csv") == 0 && cmd == M_TIMING)
+      *format = ST__TOOL_CSV;
+    else if (strcmp(val, "html") == 0)
+      *format = ST__TOOL_HTML;
+    else {
+      merror("unknown --format '%s'; formats: %s", val,
+             cmd == M_TIMING ? "text, json, csv, html" : "text, json, html");
+      return 1;
+    }
+    break;
+  case MO_KEEP_FIRST:
+    co->keep_first = 1;
+    break;
+  case MO_ALPHA:
+    if (parse_double("alpha", val, 0, 1, &co->alpha) != 0)
+      return 1;
+    break;
+  case MO_MIN_SAMPLES: {
+    double v;
+    if (parse_double("min-samples", val, 1, 1e9, &v) != 0)
+      return 1;
+    if (v != floor(v)) {
+      merror("--min-samples: '%s' is not an integer%s", val, "");
+      return 1;
+    }
+    co->min_samples = (size_t)v;
+    break;
+  }
+  case MO_FAIL_ABOVE:
+    if (parse_double("fail-above", val, 0, 1e9, &co->fail_above) != 0)
+      return 1;
+    co->has_fail_above = 1;
+    break;
+  case MO_IGNORE_AUTOLOAD:
+    co->ignore_autoload = 1;
+    break;
+  case MO_IGNORE_ENV:
+    ignore_env[co->n_ignore_env++] = val;
+    break;
+  }
+  return 0;
+}
+
+/* The tool's call once the command line is read: `timing` over paths,
+ * `compare` of paths[0] and paths[1]; the tool's exit status. */
+static int run_tool(int cmd, const char **paths, size_t n_paths,
+                    st__compare_opts *co, st__tool_format format) {
+  st__timing_opts to;
+  if (cmd == M_TIMING) {
+    if (n_paths == 0) {
+      merror("'timing' needs at least one LOG (a file or a directory)%s%s", "",
+             "");
+      return ST__TOOL_REFUSED;
+    }
+    to.paths = paths;
+    to.n_paths = n_paths;
+    to.keep_first = co->keep_first;
+    to.format = format;
+    return st__timing_main(&to, stdout, stderr);
+  }
+  if (n_paths != 2) {
+    merror("'compare' needs exactly two paths, BASE and NEW (got %s)%s",
+           n_paths < 2 ? "fewer" : "more", "");
+    return ST__TOOL_REFUSED;
+  }
+  co->base = paths[0];
+  co->new_ = paths[1];
+  co->format = format;
+  return st__compare_main(co, stdout, stderr);
+}
+
+/* The option loop of `timing` and `compare` over their option table,
+ * then the tool's call. */
 int st__cli_measure_main(int argc, char **argv) {
   int cmd = strcmp(argv[1], "timing") == 0 ? M_TIMING : M_COMPARE;
   const char **paths = calloc((size_t)argc, sizeof *paths);
@@ -99,7 +184,6 @@ int st__cli_measure_main(int argc, char **argv) {
   int only_paths = 0, status = ST__TOOL_REFUSED, a;
   st__tool_format format = ST__TOOL_TEXT;
   st__compare_opts co;
-  st__timing_opts to;
 
   memset(&co, 0, sizeof co);
   co.alpha = 0.05;
@@ -158,79 +242,10 @@ int st__cli_measure_main(int argc, char **argv) {
       }
       val = argv[++a];
     }
-    switch (o->id) {
-    case MO_HELP:
-      fputs(cmd == M_TIMING ? timing_usage : compare_usage, stdout);
-      status = fflush(stdout) == 0 ? ST__TOOL_OK : ST__TOOL_REFUSED;
+    if (apply_mopt(cmd, o, val, &co, ignore_env, &format, &status) != 0)
       goto out;
-    case MO_FORMAT:
-      if (strcmp(val, "text") == 0)
-        format = ST__TOOL_TEXT;
-      else if (strcmp(val, "json") == 0)
-        format = ST__TOOL_JSON;
-      else if (strcmp(val, "csv") == 0 && cmd == M_TIMING)
-        format = ST__TOOL_CSV;
-      else if (strcmp(val, "html") == 0)
-        format = ST__TOOL_HTML;
-      else {
-        merror("unknown --format '%s'; formats: %s", val,
-               cmd == M_TIMING ? "text, json, csv, html" : "text, json, html");
-        goto out;
-      }
-      break;
-    case MO_KEEP_FIRST:
-      co.keep_first = 1;
-      break;
-    case MO_ALPHA:
-      if (parse_double("alpha", val, 0, 1, &co.alpha) != 0)
-        goto out;
-      break;
-    case MO_MIN_SAMPLES: {
-      double v;
-      if (parse_double("min-samples", val, 1, 1e9, &v) != 0)
-        goto out;
-      if (v != floor(v)) {
-        merror("--min-samples: '%s' is not an integer%s", val, "");
-        goto out;
-      }
-      co.min_samples = (size_t)v;
-      break;
-    }
-    case MO_FAIL_ABOVE:
-      if (parse_double("fail-above", val, 0, 1e9, &co.fail_above) != 0)
-        goto out;
-      co.has_fail_above = 1;
-      break;
-    case MO_IGNORE_AUTOLOAD:
-      co.ignore_autoload = 1;
-      break;
-    case MO_IGNORE_ENV:
-      ignore_env[co.n_ignore_env++] = val;
-      break;
-    }
   }
-  if (cmd == M_TIMING) {
-    if (n_paths == 0) {
-      merror("'timing' needs at least one LOG (a file or a directory)%s%s", "",
-             "");
-      goto out;
-    }
-    to.paths = paths;
-    to.n_paths = n_paths;
-    to.keep_first = co.keep_first;
-    to.format = format;
-    status = st__timing_main(&to, stdout, stderr);
-  } else {
-    if (n_paths != 2) {
-      merror("'compare' needs exactly two paths, BASE and NEW (got %s)%s",
-             n_paths < 2 ? "fewer" : "more", "");
-      goto out;
-    }
-    co.base = paths[0];
-    co.new_ = paths[1];
-    co.format = format;
-    status = st__compare_main(&co, stdout, stderr);
-  }
+  status = run_tool(cmd, paths, n_paths, &co, format);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fputs("scenetest: error: writing to standard output failed\n", stderr);
     status = ST__TOOL_REFUSED;

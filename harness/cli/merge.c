@@ -651,9 +651,12 @@ static int parse_args(merge *m, int argc, char **argv) {
       if (v == NULL || v[0] == '\0')
         return st__cli_usage("merge: %s needs a value", a);
       if (strcmp(a, "--format") == 0) {
-        if ((m->format = st__fmt_parse(v)) < 0)
-          return st__cli_usage("merge: --format must be text, tap, junit, "
-                               "json or html (got '%s')",
+        char names[128];
+        if ((m->format = st__report_format_find(v)) < 0)
+          return st__cli_usage("merge: --format must be %s (got '%s')",
+                               st__report_format_names(names, sizeof names,
+                                                       ST__FMT_ALL, ", ",
+                                                       " or "),
                                v);
       } else if (strcmp(a, "--output") == 0) {
         m->output = v;
@@ -663,12 +666,16 @@ static int parse_args(merge *m, int argc, char **argv) {
         int fmt = -1;
         if (colon != NULL && (size_t)(colon - v) < sizeof name) {
           snprintf(name, sizeof name, "%.*s", (int)(colon - v), v);
-          fmt = st__fmt_parse(name);
+          fmt = st__report_format_find(name);
         }
-        if (fmt < 0 || fmt == ST__FMT_TEXT || colon[1] == '\0')
-          return st__cli_usage("merge: --report must be FORMAT:PATH with "
-                               "FORMAT tap, junit, json or html (got '%s')",
-                               v);
+        if (fmt < 0 || !st__report_formats[fmt].report || colon[1] == '\0') {
+          char names[128];
+          return st__cli_usage(
+              "merge: --report must be FORMAT:PATH with FORMAT %s (got '%s')",
+              st__report_format_names(names, sizeof names, ST__FMT_REPORT, ", ",
+                                      " or "),
+              v);
+        }
         m->reports[m->n_reports++] = v;
       }
     } else if (opts && a[0] == '-' && a[1] != '\0') {
@@ -694,9 +701,10 @@ static int open_outputs(merge *m, st__output *out, size_t *n_out,
   int rc;
   if (res == NULL)
     return oom();
-  out[0].fmt = m->format >= 0                   ? m->format
-               : m->output == NULL && isatty(1) ? ST__FMT_TEXT
-                                                : ST__FMT_TAP;
+  out[0].fmt = m->format >= 0
+                   ? m->format
+                   : st__report_format_find(
+                         m->output == NULL && isatty(1) ? "text" : "tap");
   out[0].path = m->output;
   out[0].source = "--output";
   *n_out = 1;
@@ -705,7 +713,7 @@ static int open_outputs(merge *m, st__output *out, size_t *n_out,
     char name[16];
     snprintf(name, sizeof name, "%.*s", (int)(colon - m->reports[i]),
              m->reports[i]);
-    out[*n_out].fmt = st__fmt_parse(name);
+    out[*n_out].fmt = st__report_format_find(name);
     out[*n_out].path = colon + 1;
     out[*n_out].source = "--report";
     (*n_out)++;

@@ -21,22 +21,6 @@
 #include "base/proc.h"
 #include "cli/cli_internal.h"
 
-static const char *const fmt_names[] = {"text", "tap", "junit", "json", "html"};
-
-int st__fmt_parse(const char *name) {
-  size_t i;
-  for (i = 0; i < sizeof fmt_names / sizeof fmt_names[0]; i++)
-    if (strcmp(name, fmt_names[i]) == 0)
-      return (int)i;
-  return -1;
-}
-
-const char *st__fmt_name(int fmt) {
-  return fmt >= 0 && (size_t)fmt < sizeof fmt_names / sizeof fmt_names[0]
-             ? fmt_names[fmt]
-             : "?";
-}
-
 /* path, or DIR/scenetest.EXT when path names a directory ("DIR/"). */
 static char *gtest_path(const char *path, const char *ext) {
   size_t n = strlen(path);
@@ -53,27 +37,44 @@ static char *gtest_path(const char *path, const char *ext) {
   return out;
 }
 
+/* GTEST_OUTPUT of a kind no format has: the usage error naming the forms
+ * of each kind that one has ("xml, xml:PATH, xml:DIR/, json, ..."). */
+static int gtest_usage(const char *g) {
+  char forms[256];
+  size_t used = 0, n = 0, k = 0;
+  for (size_t i = 0; i < st__n_report_formats; i++)
+    n += st__report_formats[i].gtest != NULL;
+  forms[0] = '\0';
+  for (size_t i = 0; i < st__n_report_formats && used < sizeof forms; i++) {
+    const char *kind = st__report_formats[i].gtest;
+    if (kind == NULL)
+      continue;
+    k++;
+    used += (size_t)snprintf(forms + used, sizeof forms - used,
+                             "%s%s, %s:PATH%s%s:DIR/", k == 1 ? "" : ", ", kind,
+                             kind, k == n ? " or " : ", ", kind);
+  }
+  return st__cli_usage("GTEST_OUTPUT='%s': expected %s", g, forms);
+}
+
 int st__outputs_from_env(st__output *out, size_t *n) {
   const char *g = getenv("GTEST_OUTPUT"), *x = getenv("XML_OUTPUT_FILE");
 
   if (g != NULL && g[0] != '\0') {
     const char *colon = strchr(g, ':');
     size_t kind = colon != NULL ? (size_t)(colon - g) : strlen(g);
-    const char *ext;
+    const char *ext = NULL;
     st__output *o = &out[*n];
     memset(o, 0, sizeof *o);
-    if (kind == 3 && strncmp(g, "xml", 3) == 0) {
-      o->fmt = ST__FMT_JUNIT;
-      ext = "xml";
-    } else if (kind == 4 && strncmp(g, "json", 4) == 0) {
-      o->fmt = ST__FMT_JSON;
-      ext = "json";
-    } else {
-      return st__cli_usage(
-          "GTEST_OUTPUT='%s': expected xml, xml:PATH, xml:DIR/, "
-          "json, json:PATH or json:DIR/",
-          g);
+    for (size_t i = 0; i < st__n_report_formats && ext == NULL; i++) {
+      const char *k = st__report_formats[i].gtest;
+      if (k != NULL && strlen(k) == kind && strncmp(g, k, kind) == 0) {
+        o->fmt = (int)i;
+        ext = k;
+      }
     }
+    if (ext == NULL)
+      return gtest_usage(g);
     o->owned_path = gtest_path(colon != NULL ? colon + 1 : "", ext);
     if (o->owned_path == NULL) {
       fputs("scenetest: error: internal error: out of memory\n", stderr);
@@ -86,7 +87,7 @@ int st__outputs_from_env(st__output *out, size_t *n) {
   if (x != NULL && x[0] != '\0') {
     st__output *o = &out[*n];
     memset(o, 0, sizeof *o);
-    o->fmt = ST__FMT_JUNIT;
+    o->fmt = st__report_format_find("junit");
     o->path = x;
     o->source = "XML_OUTPUT_FILE";
     (*n)++;
@@ -125,7 +126,8 @@ static char *real_of(const char *path) {
 
 static const char *describe(const st__output *o, char *buf, size_t size) {
   if (strcmp(o->source, "--report") == 0)
-    snprintf(buf, size, "--report %s:%s", st__fmt_name(o->fmt), o->path);
+    snprintf(buf, size, "--report %s:%s", st__report_format_name(o->fmt),
+             o->path);
   else
     snprintf(buf, size, "%s '%s'", o->source, o->path);
   return buf;
@@ -173,12 +175,7 @@ int st__outputs_check(st__output *out, size_t *n, const st__reserved *res,
   return 0;
 }
 
-typedef st_status (*new_fn)(const st__report_config *, st_observer *);
-
 int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
-  static const new_fn makers[] = {st__report_text_new, st__report_tap_new,
-                                  st__report_junit_new, st__report_json_new,
-                                  st__report_html_new};
   size_t i;
 
   for (i = 0; i < n; i++) {
@@ -204,7 +201,7 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
     c.out = o->f;
     c.tty = isatty(fileno(o->f));
     c.color = c.color == 2 || (c.color && c.tty);
-    if (makers[o->fmt](&c, &o->obs) != ST_OK) {
+    if (st__report_formats[o->fmt].make(&c, &o->obs) != ST_OK) {
       fputs("scenetest: error: internal error: creating the reporter: out "
             "of memory\n",
             stderr);
@@ -216,16 +213,13 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
 }
 
 int st__outputs_close(st__output *out, size_t n) {
-  static void (*const freers[])(st_observer *) = {
-      st__report_text_free, st__report_tap_free, st__report_junit_free,
-      st__report_json_free, st__report_html_free};
   size_t i;
   int status = 0;
 
   for (i = 0; i < n; i++) {
     st__output *o = &out[i];
     if (o->has_obs)
-      freers[o->fmt](&o->obs);
+      st__report_formats[o->fmt].free(&o->obs);
     o->has_obs = 0;
     if (o->f != NULL) {
       int bad = ferror(o->f) != 0;

@@ -7,8 +7,9 @@
 #ifndef SCENETEST_HARNESS_OP_LIST_H
 #define SCENETEST_HARNESS_OP_LIST_H
 
-/* XX(name, n_tensors, tensor0, tensor1, tensor2, scalar, dtypes, shapes,
- *    written, widen):
+/* XX(P, name, n_tensors, tensor0, tensor1, tensor2, scalar, dtypes,
+ *    shapes, written, widen, flops, per, family, kind, formula), P passed
+ *    through (use ST__BUILTIN_OP_MAP or ST__EW_MAP below):
  * - tensor names in call order (NULL past n_tensors), the scalar's name or
  *   NULL;
  * - dtypes: ANY (bool included), NUMERIC (float and integer, not bool) or
@@ -24,18 +25,53 @@
  *   docs/scene-format.md#ops); 0 when it shares theirs (axpy reads y);
  * - flops, per: the work model (docs/bench.md#the-work-model): flops
  *   FLOPs per element of OUT (the first written tensor), IN (the first
- *   tensor) or MNK (matmul: M*N*K); a fused multiply-add counts 2. */
-#define ST__BUILTIN_OP_MAP(XX)                                                 \
-  XX(copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1, 0, OUT)                  \
-  XX(add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT)              \
-  XX(sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT)              \
-  XX(mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT)              \
-  XX(scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u, 1, 1, OUT)              \
-  XX(axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u, 0, 2, OUT)           \
-  XX(relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u, 1, 1, OUT)              \
-  XX(matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u, 1, 2, MNK)             \
-  XX(softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u, 1, 5, IN)              \
-  XX(reduce_sum, 2, "x", "out", NULL, NULL, NUMERIC, REDUCE, 2u, 1, 1, IN)     \
-  XX(transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1, 0, OUT)
+ *   tensor) or MNK (matmul: M*N*K); a fused multiply-add counts 2;
+ * - family, kind, formula: EW for the element-wise family (one output
+ *   element from the inputs' elements at its index; every backend's
+ *   kernel takes its st__ew kind ST__EW_<kind>, toolkit.h) with the
+ *   formula docs/scene-format.md#ops shows, else NO, NONE, NULL.
+ * tests/op_list_check.py fails when the docs, the README or the error
+ * message examples disagree with these rows. */
+#define ST__BUILTIN_OP_ROWS(XX, P)                                             \
+  XX(P, copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1, 0, OUT, EW, COPY,     \
+     "y = x")                                                                  \
+  XX(P, add, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT, EW, ADD,  \
+     "out = a + b")                                                            \
+  XX(P, sub, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT, EW, SUB,  \
+     "out = a - b")                                                            \
+  XX(P, mul, 3, "a", "b", "out", NULL, NUMERIC, SAME, 4u, 1, 1, OUT, EW, MUL,  \
+     "out = a * b")                                                            \
+  XX(P, scale, 2, "x", "y", NULL, "s", NUMERIC, SAME, 2u, 1, 1, OUT, EW,       \
+     SCALE, "y = s * x")                                                       \
+  XX(P, axpy, 2, "x", "y", NULL, "alpha", NUMERIC, SAME, 2u, 0, 2, OUT, EW,    \
+     AXPY, "y = alpha * x + y")                                                \
+  XX(P, relu, 2, "x", "y", NULL, NULL, NUMERIC, SAME, 2u, 1, 1, OUT, EW, RELU, \
+     "y = max(x, 0)")                                                          \
+  XX(P, matmul, 3, "a", "b", "c", NULL, FLOAT, MATMUL, 4u, 1, 2, MNK, NO,      \
+     NONE, NULL)                                                               \
+  XX(P, softmax, 2, "x", "y", NULL, NULL, FLOAT, ROWS, 2u, 1, 5, IN, NO, NONE, \
+     NULL)                                                                     \
+  XX(P, reduce_sum, 2, "x", "out", NULL, NULL, NUMERIC, REDUCE, 2u, 1, 1, IN,  \
+     NO, NONE, NULL)                                                           \
+  XX(P, transpose, 2, "x", "y", NULL, NULL, ANY, TRANSPOSE, 2u, 1, 0, OUT, NO, \
+     NONE, NULL)
+
+/* Every row, XX(name, n_tensors, ..., formula): what the op tables, the
+ * checker, the work model and the op name list are generated from. */
+#define ST__OP_ROW_PLAIN(XX, ...) XX(__VA_ARGS__)
+#define ST__BUILTIN_OP_MAP(XX) ST__BUILTIN_OP_ROWS(ST__OP_ROW_PLAIN, XX)
+
+/* The element-wise family, XX(A, B, op, KIND) for each row whose family is
+ * EW, with A and B passed through for the macro's own use (toolkit.h's
+ * st__ew kinds, ops_impl.h's ST__EW_OPS). */
+#define ST__EW_MAP(XX, A, B) ST__BUILTIN_OP_ROWS(ST__EW_ROW, (XX, A, B))
+#define ST__EW_ROW(P, name, n, t0, t1, t2, scalar, dtypes, shapes, written,    \
+                   widen, flops, per, family, kind, formula)                   \
+  ST__EW_IF_##family(P, name, kind)
+#define ST__EW_IF_NO(P, name, kind)
+#define ST__EW_IF_EW(P, name, kind) ST__EW_APPLY(ST__EW_UNPACK P, name, kind)
+#define ST__EW_UNPACK(XX, A, B) XX, A, B
+#define ST__EW_APPLY(...) ST__EW_APPLY_(__VA_ARGS__)
+#define ST__EW_APPLY_(XX, A, B, name, kind) XX(A, B, name, kind)
 
 #endif

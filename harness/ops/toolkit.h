@@ -13,6 +13,7 @@
 
 #include "base/dtype.h"
 #include "base/pool.h"
+#include "ops/op_list.h"
 
 /* reduce_sum sums in fixed blocks of this many elements: a block's partial
  * is summed sequentially, the partials are combined in block order, so the
@@ -43,15 +44,10 @@ st_op_fn st__ops_find(const st__op_entry *ops /* IN */,
 double st__scalar_f64(const st_op_call *call /* IN */);
 uint64_t st__scalar_u64(const st_op_call *call /* IN */);
 
-/* The element-wise ops, one list: XX(A, B, op, KIND) for the op `op` of
- * op_list.h and its kind ST__EW_KIND, with A and B passed through for the
- * macro's own use (ST__EW_OPS in ops_impl.h). Tensor positions: binary
- * (a, b, out); copy, relu, scale (x, y); axpy (x, y inout). */
-#define ST__EW_MAP(XX, A, B)                                                   \
-  XX(A, B, copy, COPY) XX(A, B, add, ADD) XX(A, B, sub, SUB)                   \
-  XX(A, B, mul, MUL) XX(A, B, scale, SCALE) XX(A, B, axpy, AXPY)               \
-  XX(A, B, relu, RELU)
-
+/* The element-wise ops are the rows of op_list.h whose family is EW:
+ * ST__EW_MAP(XX, A, B) gives XX(A, B, op, KIND) for each. Tensor
+ * positions: binary (a, b, out); copy, relu, scale (x, y); axpy (x, y
+ * inout). */
 /* Element-wise op kinds, ST__EW_COPY (0) .. ST__EW_RELU. */
 #define ST__EW_ENUM(A, B, op, KIND) ST__EW_##KIND,
 typedef enum st__ew { ST__EW_MAP(ST__EW_ENUM, , ) } st__ew;

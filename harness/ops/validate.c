@@ -40,6 +40,16 @@ static size_t n_builtin_ops(void) {
   return n;
 }
 
+/* "copy, add, ..., transpose": the built-in ops in op_list.h's order. */
+static const char *builtin_list(char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; st__builtin_ops[i] != NULL && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "",
+                             st__builtin_ops[i]);
+  return buf;
+}
+
 /* The case name as written: a matrix case's base name, so that what its
  * combinations share is reported once. */
 #define CASE_FMT "%.*s"
@@ -59,13 +69,13 @@ static void check_op(const st__validate *v, const char *op, const char *key,
   char hint[160] = "";
   if (dym)
     snprintf(hint, sizeof hint, ": did you mean '%s'?", dym);
+  char ops[512];
   if (!v->have_plugins)
     st__diag_error(d, line, column,
                    "unknown op '%s' for '%s'%s%s expected a built-in op "
-                   "(copy, add, sub, mul, scale, axpy, relu, matmul, "
-                   "softmax, reduce_sum, transpose) or one that a --plugin "
-                   "provides",
-                   op, key, hint, dym ? "" : ";");
+                   "(%s) or one that a --plugin provides",
+                   op, key, hint, dym ? "" : ";",
+                   builtin_list(ops, sizeof ops));
   else
     st__diag_warning(d, line, column,
                      "op '%s' for '%s' is neither built in nor registered "

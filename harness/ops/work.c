@@ -17,7 +17,7 @@ typedef struct work_row {
 
 static const work_row rows[] = {
 #define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, widen, flops, \
-           per)                                                                \
+           per, ...)                                                           \
   {#name, {t0, t1, t2}, written, flops, PER_##per},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX

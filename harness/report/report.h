@@ -145,6 +145,42 @@ st_status st__report_html_new(const st__report_config *cfg /* IN */,
                               st_observer *obs /* OUT */) ST_WUR;
 void st__report_html_free(st_observer *obs /* IN/OUT */);
 
+/* The report formats, one table (report/formats.c; docs/cli.md#output),
+ * indexed by the format ids that --format and --report give. */
+typedef struct st__report_format {
+  const char *name; /* as --format and --report spell it */
+  st_status (*make)(const st__report_config *cfg, st_observer *obs);
+  void (*free)(st_observer *obs);
+  int whole_document; /* the whole document at run end, from the cases'
+                         kept records (the run keeps them) */
+  int list;           /* `list --format` takes it */
+  int report;         /* --report FORMAT:PATH takes it */
+  int log_failures;   /* as the --format report, each case that did not
+                         pass is also logged on stderr (the TAP reader
+                         keeps the YAML diagnostics out of its console) */
+  const char *gtest;  /* GTEST_OUTPUT's kind and the file extension it
+                         implies; NULL: GTEST_OUTPUT cannot ask for it */
+  /* A run that selected nothing, with reason ("no cases selected"):
+   * writes the complete report; NULL: the reporter observes an empty
+   * run (run_begin, run_end). */
+  void (*empty)(FILE *out, const char *reason);
+} st__report_format;
+extern const st__report_format st__report_formats[];
+extern const size_t st__n_report_formats;
+/* The id of the format named name; -1 for an unknown name. Thread-safety:
+ * any thread. */
+int st__report_format_find(const char *name /* IN */);
+/* The name of format id fmt, "?" for none. */
+const char *st__report_format_name(int fmt);
+/* Which formats st__report_format_names joins. */
+enum { ST__FMT_ALL, ST__FMT_LIST, ST__FMT_REPORT };
+/* The names of the formats `which` selects, in table order, joined by sep
+ * and, before the last, by last ("tap, junit, json or html"), into buf;
+ * returns buf. Thread-safety: any thread. */
+char *st__report_format_names(char *buf /* OUT */, size_t size, int which,
+                              const char *sep /* IN */,
+                              const char *last /* IN */);
+
 /* Writes s quoted for a POSIX shell: as is when every byte is in
  * [A-Za-z0-9_./:=@%+,-] (and s is not empty), else in single quotes with
  * each ' written as '\''. Thread-safety: one thread per out. */
