@@ -14,29 +14,6 @@
 #include "cli/command.h"
 #include "scene/suggest.h"
 
-/* Digits only: strtoull would accept a sign and wrap "-1" to
- * UINT64_MAX. */
-int st__cli_parse_uint(const char *opt, const char *text, uint64_t min,
-                       uint64_t max, uint64_t *out) {
-  char *end;
-  unsigned long long v;
-
-  if (text[0] < '0' || text[0] > '9')
-    return st__cli_usage("--%s: '%s' is not a non-negative integer", opt, text);
-  errno = 0;
-  v = strtoull(text, &end, 10);
-  if (*end != '\0')
-    return st__cli_usage("--%s: '%s' is not a non-negative integer", opt, text);
-  if (errno == ERANGE || v > max)
-    return st__cli_usage("--%s: %s is too large (at most %" PRIu64 ")", opt,
-                         text, max);
-  if (v < min)
-    return st__cli_usage("--%s must be at least %" PRIu64 " (got %s)", opt, min,
-                         text);
-  *out = v;
-  return 0;
-}
-
 /* A byte count with an optional binary suffix: 512, 64K, 2G. */
 static int parse_bytes(const char *opt, const char *text, uint64_t *out) {
   char digits[32];

@@ -36,29 +36,6 @@
 #include "scene/suggest.h"
 #include "tools/timelog.h"
 
-int st__cli_internal_error(const char *what, st_status rc) {
-  fprintf(stderr, "scenetest: error: internal error: %s: %s\n", what,
-          st_status_str(rc));
-  return EXIT_INTERNAL;
-}
-
-/* An st_error of the library: ST_EUSAGE and input errors are the user's
- * (exit 2), the rest internal (exit 3). */
-int st__cli_report_error(const st_error *err, st_status rc) {
-  char buf[ST_ERROR_FILE_MAX + ST_ERROR_MESSAGE_MAX + 64];
-  const char *msg = err->message[0] != '\0' ? err->message : st_status_str(rc);
-
-  if (err->file[0] != '\0') {
-    fprintf(stderr, "%s\n", st_error_format(err, buf, sizeof buf));
-    return EXIT_USAGE;
-  }
-  if (rc == ST_ENOMEM || rc == ST_EINTERNAL || rc == ST_EIO) {
-    fprintf(stderr, "scenetest: error: internal error: %s\n", msg);
-    return EXIT_INTERNAL;
-  }
-  return st__cli_usage("%s", msg);
-}
-
 /* The load-time checks' warnings (SPEC §13), "FILE:LINE:COL: warning:". */
 static void print_load_warnings(const st_error_list *warnings) {
   for (size_t i = 0; i < warnings->count; i++) {
@@ -373,29 +350,6 @@ static int check_platform(const cli *c, st_registry *reg) {
       strcmp(c->golden_platform, ST_BACKEND_REFERENCE) != 0)
     rc = check_one_platform("--golden-platform", c->golden_platform, reg);
   return rc;
-}
-
-/* Selects; prints "no cases selected" when the filters left nothing.
- * Returns -1 to go on, else the exit status. */
-int st__cli_select_cases(const cli *c, const st_scene_set *set,
-                         const st_run_options *opts, st_case_ref **refs,
-                         size_t *n) {
-  st_error err;
-  st_status rc;
-
-  st_error_clear(&err);
-  rc = st_select_cases(set, opts, refs, n, &err);
-  if (rc != ST_OK)
-    return st__cli_report_error(&err, rc);
-  if (*n > 0)
-    return -1;
-  if (c->require_cases)
-    return st__cli_usage("no cases selected (platform '%s'; --require-cases "
-                         "was given)",
-                         c->platform);
-  fprintf(stderr, "scenetest: no cases selected (platform '%s')\n",
-          c->platform);
-  return EXIT_PASS;
 }
 
 static int cmd_check(const cli *c, const st_scene_set *set) {

@@ -458,3 +458,26 @@ out:
   free(obs);
   return status;
 }
+
+/* Selects; prints "no cases selected" when the filters left nothing.
+ * Returns -1 to go on, else the exit status. */
+int st__cli_select_cases(const cli *c, const st_scene_set *set,
+                         const st_run_options *opts, st_case_ref **refs,
+                         size_t *n) {
+  st_error err;
+  st_status rc;
+
+  st_error_clear(&err);
+  rc = st_select_cases(set, opts, refs, n, &err);
+  if (rc != ST_OK)
+    return st__cli_report_error(&err, rc);
+  if (*n > 0)
+    return -1;
+  if (c->require_cases)
+    return st__cli_usage("no cases selected (platform '%s'; --require-cases "
+                         "was given)",
+                         c->platform);
+  fprintf(stderr, "scenetest: no cases selected (platform '%s')\n",
+          c->platform);
+  return EXIT_PASS;
+}

@@ -68,8 +68,6 @@
 #define LONG_CASE_NS 1000000u
 /* What is kept of a case's captured output; the rest is counted. */
 #define CAPTURE_MAX ST__CAPTURE_MAX
-/* A journal larger than this is truncated after its case. */
-#define FILE_KEEP ((off_t)256 << 10)
 /* What a frame from a child may be (wire/envelope.h): a log line is
  * shorter than this, a result at most this large. */
 #define LOG_MAX ((uint32_t)64 << 10)
@@ -109,12 +107,6 @@ static char *read_file(int fd, off_t size, size_t max, size_t *n) {
   p[got] = '\0';
   *n = got;
   return p;
-}
-
-void st__sv_rewind_file(int fd, off_t size) {
-  if (size > FILE_KEEP && ftruncate(fd, 0) != 0) {
-  }
-  lseek(fd, 0, SEEK_SET);
 }
 
 /* ---- the state -------------------------------------------------------- */

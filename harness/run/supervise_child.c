@@ -32,6 +32,15 @@
 #include "wire/frame.h"
 #include "wire/msg.h"
 
+/* A journal larger than this is truncated after its case. */
+#define FILE_KEEP ((off_t)256 << 10)
+
+void st__sv_rewind_file(int fd, off_t size) {
+  if (size > FILE_KEEP && ftruncate(fd, 0) != 0) {
+  }
+  lseek(fd, 0, SEEK_SET);
+}
+
 typedef struct child child;
 static void child_send(child *ch);
 
