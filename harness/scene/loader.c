@@ -44,6 +44,11 @@
 #define MAX_ERRORS 100
 #define MAX_IDENT 128
 
+/* A table of keys is one X-macro of rows X(ID, "name"): these make its
+ * enum of IDs and its array of names, in the same order. */
+#define ST__KEY_ID(id, name) id,
+#define ST__KEY_NAME(id, name) name,
+
 /* ------------------------------------------------------------------ */
 /* Arena                                                               */
 
@@ -1289,22 +1294,22 @@ static void check_unique(loader *L, named *items, size_t n, const char *prefix,
 /* ------------------------------------------------------------------ */
 /* Args                                                                */
 
-static const char *const tensor_keys[] = {
-    "tensor", "dtype", "shape",   "init",      "role",
-    "rtol",   "atol",  "compare", "equal_nan", "expected"};
-enum {
-  T_TENSOR,
-  T_DTYPE,
-  T_SHAPE,
-  T_INIT,
-  T_ROLE,
-  T_RTOL,
-  T_ATOL,
-  T_COMPARE,
-  T_EQNAN,
-  T_EXPECTED,
-  T_NKEYS
-};
+/* A tensor arg's keys (docs/scene-format.md#args), one row each: a new
+ * key is a row here and its branch in take_tensor (and its line in
+ * docs/scene.schema.json, which tests/schema_check.py compares). */
+#define TENSOR_KEYS(X)                                                         \
+  X(T_TENSOR, "tensor")                                                        \
+  X(T_DTYPE, "dtype")                                                          \
+  X(T_SHAPE, "shape")                                                          \
+  X(T_INIT, "init")                                                            \
+  X(T_ROLE, "role")                                                            \
+  X(T_RTOL, "rtol")                                                            \
+  X(T_ATOL, "atol")                                                            \
+  X(T_COMPARE, "compare")                                                      \
+  X(T_EQNAN, "equal_nan")                                                      \
+  X(T_EXPECTED, "expected")
+enum { TENSOR_KEYS(ST__KEY_ID) T_NKEYS };
+static const char *const tensor_keys[] = {TENSOR_KEYS(ST__KEY_NAME)};
 static const char *const scalar_keys[] = {"scalar", "dtype", "value", "ints",
                                           "string"};
 enum { A_SCALAR, A_DTYPE, A_VALUE, A_INTS, A_STRING };
@@ -1775,41 +1780,34 @@ static int take_device(loader *L, const node *n) {
   return ST__DEVICE_UNSET;
 }
 
-static const char *const case_keys[] = {"name",        "params",
-                                        "matrix",      "exclude",
-                                        "platforms",   "manual",
-                                        "skip_golden", "rounds",
-                                        "rtol",        "atol",
-                                        "timeout",     "equal_nan",
-                                        "expect",      "golden_platform",
-                                        "golden_args", "expect_message",
-                                        "env",         "golden_device",
-                                        "tags",        "flops",
-                                        "bytes"};
-enum {
-  C_NAME,
-  C_PARAMS,
-  C_MATRIX,
-  C_EXCLUDE,
-  C_PLATFORMS,
-  C_MANUAL,
-  C_SKIP,
-  C_ROUNDS,
-  C_RTOL,
-  C_ATOL,
-  C_TIMEOUT,
-  C_EQNAN,
-  C_EXPECT,
-  C_GOLDEN_PLATFORM,
-  C_GOLDEN_ARGS,
-  C_EXPECT_MESSAGE,
-  C_ENV,
-  C_GOLDEN_DEVICE,
-  C_TAGS,
-  C_FLOPS,
-  C_BYTES,
-  C_NKEYS
-};
+/* A case's keys (docs/scene-format.md#cases), one row each: a new key is
+ * a row here and its branch in take_case, or in finish_case for a number
+ * that may name a param (and its line in docs/scene.schema.json, which
+ * tests/schema_check.py compares). */
+#define CASE_KEYS(X)                                                           \
+  X(C_NAME, "name")                                                            \
+  X(C_PARAMS, "params")                                                        \
+  X(C_MATRIX, "matrix")                                                        \
+  X(C_EXCLUDE, "exclude")                                                      \
+  X(C_PLATFORMS, "platforms")                                                  \
+  X(C_MANUAL, "manual")                                                        \
+  X(C_SKIP, "skip_golden")                                                     \
+  X(C_ROUNDS, "rounds")                                                        \
+  X(C_RTOL, "rtol")                                                            \
+  X(C_ATOL, "atol")                                                            \
+  X(C_TIMEOUT, "timeout")                                                      \
+  X(C_EQNAN, "equal_nan")                                                      \
+  X(C_EXPECT, "expect")                                                        \
+  X(C_GOLDEN_PLATFORM, "golden_platform")                                      \
+  X(C_GOLDEN_ARGS, "golden_args")                                              \
+  X(C_EXPECT_MESSAGE, "expect_message")                                        \
+  X(C_ENV, "env")                                                              \
+  X(C_GOLDEN_DEVICE, "golden_device")                                          \
+  X(C_TAGS, "tags")                                                            \
+  X(C_FLOPS, "flops")                                                          \
+  X(C_BYTES, "bytes")
+enum { CASE_KEYS(ST__KEY_ID) C_NKEYS };
+static const char *const case_keys[] = {CASE_KEYS(ST__KEY_NAME)};
 
 /* SPEC §13: the matrix cases of one scene, counted before exclusions. */
 #define MATRIX_CAP 100000
@@ -2563,14 +2561,11 @@ static void matrix_free(matrix *m) {
   free(m->excl);
 }
 
-/* Checks `matrix` and `exclude` of template t; 0 when they are usable.
- * Long because: every error a matrix or an exclude list can have is
- * reported here in one pass, each with its own message and position, so
- * that a user sees all of them at once (the loader collects errors). */
-static int take_matrix(loader *L, const node *mx, const node *ex,
-                       const st__case *t, matrix *m) {
-  size_t before = L->raised;
-  memset(m, 0, sizeof *m);
+/* Checks `matrix` of template t into m: its keys, and each key's list of
+ * values. Every error is reported (the loader collects them); -1 stops
+ * only where nothing more can be checked. */
+static int check_matrix(loader *L, const node *mx, const st__case *t,
+                        matrix *m) {
   if (mx->kind != N_MAP || mx->n == 0) {
     expected(L, mx, "a mapping of param names to lists of values", "matrix");
     return -1;
@@ -2656,10 +2651,14 @@ static int take_matrix(loader *L, const node *mx, const node *ex,
         m->product > MATRIX_CAP)
       m->product = MATRIX_CAP + 1;
   }
-  if (L->raised != before)
-    return -1;
-  if (ex == NULL)
-    return 0;
+  return 0;
+}
+
+/* Checks `exclude` (a list of partial combinations of the matrix's keys
+ * and values) into m's rows; every error is reported. -1 when it is not
+ * a list or out of memory. */
+static int check_exclude(loader *L, const node *ex, matrix *m) {
+  size_t nk = m->n;
   if (ex->kind != N_SEQ) {
     expected(L, ex, "a list of mappings {PARAM: VALUE, ...}", "exclude");
     return -1;
@@ -2726,6 +2725,21 @@ static int take_matrix(loader *L, const node *mx, const node *ex,
       row[i] = j;
     }
   }
+  return 0;
+}
+
+/* Checks `matrix` and `exclude` of template t; 0 when they are usable.
+ * The exclude list is checked only against a matrix without errors. */
+static int take_matrix(loader *L, const node *mx, const node *ex,
+                       const st__case *t, matrix *m) {
+  size_t before = L->raised;
+  memset(m, 0, sizeof *m);
+  if (check_matrix(L, mx, t, m) != 0 || L->raised != before)
+    return -1;
+  if (ex == NULL)
+    return 0;
+  if (check_exclude(L, ex, m) != 0)
+    return -1;
   return L->raised != before ? -1 : 0;
 }
 
@@ -3247,49 +3261,32 @@ static void check_golden_program(loader *L, const st_scene *s, const node *gp,
 /* ------------------------------------------------------------------ */
 /* Scenes                                                              */
 
-static const char *const scene_keys[] = {"scene",
-                                         "level",
-                                         "kernel",
-                                         "golden",
-                                         "rtol",
-                                         "atol",
-                                         "workers",
-                                         "skip_golden",
-                                         "equal_nan",
-                                         "expect",
-                                         "args",
-                                         "cases",
-                                         "golden_platform",
-                                         "golden_args",
-                                         "expect_message",
-                                         "env",
-                                         "golden_device",
-                                         "tags",
-                                         "flops",
-                                         "bytes"};
-enum {
-  K_SCENE,
-  K_LEVEL,
-  K_KERNEL,
-  K_GOLDEN,
-  K_RTOL,
-  K_ATOL,
-  K_WORKERS,
-  K_SKIP,
-  K_EQNAN,
-  K_EXPECT,
-  K_ARGS,
-  K_CASES,
-  K_GOLDEN_PLATFORM,
-  K_GOLDEN_ARGS,
-  K_EXPECT_MESSAGE,
-  K_ENV,
-  K_GOLDEN_DEVICE,
-  K_TAGS,
-  K_FLOPS,
-  K_BYTES,
-  K_NKEYS
-};
+/* A scene's keys (docs/scene-format.md), one row each: a new key is a
+ * row here and its branch in take_scene_keys (and its line in
+ * docs/scene.schema.json, which tests/schema_check.py compares). */
+#define SCENE_KEYS(X)                                                          \
+  X(K_SCENE, "scene")                                                          \
+  X(K_LEVEL, "level")                                                          \
+  X(K_KERNEL, "kernel")                                                        \
+  X(K_GOLDEN, "golden")                                                        \
+  X(K_RTOL, "rtol")                                                            \
+  X(K_ATOL, "atol")                                                            \
+  X(K_WORKERS, "workers")                                                      \
+  X(K_SKIP, "skip_golden")                                                     \
+  X(K_EQNAN, "equal_nan")                                                      \
+  X(K_EXPECT, "expect")                                                        \
+  X(K_ARGS, "args")                                                            \
+  X(K_CASES, "cases")                                                          \
+  X(K_GOLDEN_PLATFORM, "golden_platform")                                      \
+  X(K_GOLDEN_ARGS, "golden_args")                                              \
+  X(K_EXPECT_MESSAGE, "expect_message")                                        \
+  X(K_ENV, "env")                                                              \
+  X(K_GOLDEN_DEVICE, "golden_device")                                          \
+  X(K_TAGS, "tags")                                                            \
+  X(K_FLOPS, "flops")                                                          \
+  X(K_BYTES, "bytes")
+enum { SCENE_KEYS(ST__KEY_ID) K_NKEYS };
+static const char *const scene_keys[] = {SCENE_KEYS(ST__KEY_NAME)};
 
 /* Open addressing over an array of scenes: slot = index + 1, 0 = empty. */
 static const st_scene *index_find(st_scene *const *arr, const size_t *slots,
@@ -3478,26 +3475,13 @@ static int take_workers(loader *L, const node *n, int64_t *out) {
   return 0;
 }
 
-/* One scene document into L->scenes. Long because: it takes each of the
- * scene's top-level keys in turn (one short block per key, in SPEC §2's
- * order), then resolves and indexes the scene; splitting by key would
- * only move those blocks apart. */
-static void take_scene(loader *L, const node *root) {
-  const node *v[K_NKEYS], *k[K_NKEYS];
-  char got[100];
-  size_t before = L->raised;
-  int64_t x;
-  if (root->kind != N_MAP) {
-    describe(root, got, sizeof got);
-    nerr(L, root,
-         "expected a scene mapping (scene, kernel, args, cases, ...), got %s",
-         got);
-    return;
-  }
+/* A new scene of root's document, with the defaults of
+ * docs/scene-format.md (level 2, two workers); NULL when out of memory. */
+static st_scene *scene_new(loader *L, const node *root) {
   st_scene *s = st__zalloc(1, sizeof *s);
   if (s == NULL) {
     L->oom = 1;
-    return;
+    return NULL;
   }
   s->level = 2;
   s->workers = 2;
@@ -3506,23 +3490,15 @@ static void take_scene(loader *L, const node *root) {
   s->file = dupstr(L, L->file);
   if (L->dir)
     s->dir = dupstr(L, L->dir);
-  map_fields(L, root, "scene", scene_keys, K_NKEYS, v, k);
-  require(L, root, "scene", "scene", v[K_SCENE]);
-  require(L, root, "scene", "kernel", v[K_KERNEL]);
-  require(L, root, "scene", "args", v[K_ARGS]);
-  require(L, root, "scene", "cases", v[K_CASES]);
-  if (v[K_SCENE]) {
-    s->name = take_ident(L, v[K_SCENE], "scene");
-    s->line = v[K_SCENE]->line;
-    s->column = v[K_SCENE]->col;
-  }
-  int level_ok = 1;
-  if (v[K_LEVEL]) {
-    level_ok =
-        take_int(L, v[K_LEVEL], "level", "2 (chip) or 3 (node)", 2, 3, &x) == 0;
-    if (level_ok)
-      s->level = (int)x;
-  }
+  return s;
+}
+
+/* The scene's keys from kernel to golden_device, each taken in turn (a
+ * new scene key is taken here, or among the case keys for one that a
+ * case may set too). */
+static void take_scene_keys(loader *L, const node *const *v,
+                            const node *const *k, st_scene *s, int level_ok) {
+  int64_t x;
   if (v[K_KERNEL]) {
     s->kernel = take_string(L, v[K_KERNEL], "an op name", "kernel");
     s->kernel_line = s->golden_line = v[K_KERNEL]->line;
@@ -3585,18 +3561,17 @@ static void take_scene(loader *L, const node *root) {
         take_golden_args(L, v[K_GOLDEN_ARGS], s, &s->n_golden_args);
   if (v[K_GOLDEN_DEVICE])
     s->golden_device = take_device(L, v[K_GOLDEN_DEVICE]);
-  L->scene_work[0] = v[K_FLOPS];
-  L->scene_work[1] = v[K_BYTES];
-  if (v[K_CASES])
-    take_cases(L, v[K_CASES], s);
-  L->scene_work[0] = L->scene_work[1] = NULL;
-  mark_used(L, s);
-  check_golden_program(L, s, v[K_GOLDEN_PLATFORM],
-                       s->golden_device ? v[K_GOLDEN_DEVICE] : NULL);
+}
+
+/* After the cases: the scene's name unique (name: its node), every case
+ * resolved, the check hook; then the scene is kept (and indexed) if
+ * nothing was wrong in it since before. */
+static void finish_scene(loader *L, st_scene *s, const node *name,
+                         size_t before) {
   if (s->name) {
     const st_scene *prev = find_scene(L, s->name);
     if (prev)
-      nerr(L, v[K_SCENE], "duplicate scene '%s' (first defined at %s:%d:%d)",
+      nerr(L, name, "duplicate scene '%s' (first defined at %s:%d:%d)",
            s->name, prev->file, prev->line, prev->column);
   }
   /* Resolve even when something else was wrong: every semantic error of
@@ -3630,6 +3605,52 @@ static void take_scene(loader *L, const node *root) {
     return;
   }
   L->n_scenes++;
+}
+
+/* One scene document into L->scenes: its keys (SCENE_KEYS), its args and
+ * its cases, then finish_scene. */
+static void take_scene(loader *L, const node *root) {
+  const node *v[K_NKEYS], *k[K_NKEYS];
+  char got[100];
+  size_t before = L->raised;
+  int64_t x;
+  if (root->kind != N_MAP) {
+    describe(root, got, sizeof got);
+    nerr(L, root,
+         "expected a scene mapping (scene, kernel, args, cases, ...), got %s",
+         got);
+    return;
+  }
+  st_scene *s = scene_new(L, root);
+  if (s == NULL)
+    return;
+  map_fields(L, root, "scene", scene_keys, K_NKEYS, v, k);
+  require(L, root, "scene", "scene", v[K_SCENE]);
+  require(L, root, "scene", "kernel", v[K_KERNEL]);
+  require(L, root, "scene", "args", v[K_ARGS]);
+  require(L, root, "scene", "cases", v[K_CASES]);
+  if (v[K_SCENE]) {
+    s->name = take_ident(L, v[K_SCENE], "scene");
+    s->line = v[K_SCENE]->line;
+    s->column = v[K_SCENE]->col;
+  }
+  int level_ok = 1;
+  if (v[K_LEVEL]) {
+    level_ok =
+        take_int(L, v[K_LEVEL], "level", "2 (chip) or 3 (node)", 2, 3, &x) == 0;
+    if (level_ok)
+      s->level = (int)x;
+  }
+  take_scene_keys(L, v, k, s, level_ok);
+  L->scene_work[0] = v[K_FLOPS];
+  L->scene_work[1] = v[K_BYTES];
+  if (v[K_CASES])
+    take_cases(L, v[K_CASES], s);
+  L->scene_work[0] = L->scene_work[1] = NULL;
+  mark_used(L, s);
+  check_golden_program(L, s, v[K_GOLDEN_PLATFORM],
+                       s->golden_device ? v[K_GOLDEN_DEVICE] : NULL);
+  finish_scene(L, s, v[K_SCENE], before);
 }
 
 /* ------------------------------------------------------------------ */
