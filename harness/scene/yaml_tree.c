@@ -875,3 +875,88 @@ int st__ytree_parse(const char *buf, size_t len, size_t max_nodes,
 const char *st__ytree_keep(st__ytree *t, const char *s, size_t len) {
   return arena_str(t, s, len);
 }
+
+/* ------------------------------------------------------------------ */
+/* Events one by one                                                   */
+
+struct st__yevents {
+  yaml_parser_t parser;
+  yaml_event_t ev;
+  int have_ev;
+};
+
+st__yevents *st__yevents_open(FILE *f) {
+  st__yevents *r = st__zalloc(1, sizeof *r);
+  if (r == NULL)
+    return NULL;
+  if (!yaml_parser_initialize(&r->parser)) {
+    free(r);
+    return NULL;
+  }
+  yaml_parser_set_input_file(&r->parser, f);
+  return r;
+}
+
+static st__yevent_type event_type(yaml_event_type_t t) {
+  switch (t) {
+  case YAML_STREAM_END_EVENT:
+    return ST__YE_STREAM_END;
+  case YAML_SCALAR_EVENT:
+    return ST__YE_SCALAR;
+  case YAML_SEQUENCE_START_EVENT:
+    return ST__YE_SEQ_START;
+  case YAML_SEQUENCE_END_EVENT:
+    return ST__YE_SEQ_END;
+  case YAML_MAPPING_START_EVENT:
+    return ST__YE_MAP_START;
+  case YAML_MAPPING_END_EVENT:
+    return ST__YE_MAP_END;
+  case YAML_ALIAS_EVENT:
+    return ST__YE_ALIAS;
+  default:
+    return ST__YE_OTHER;
+  }
+}
+
+int st__yevents_next(st__yevents *r, st__yevent *ev, const char **problem,
+                     int *line, int *col) {
+  const yaml_event_t *e = &r->ev;
+  if (r->have_ev)
+    yaml_event_delete(&r->ev);
+  r->have_ev = 0;
+  memset(ev, 0, sizeof *ev);
+  if (!yaml_parser_parse(&r->parser, &r->ev)) {
+    if (r->parser.error == YAML_MEMORY_ERROR)
+      return -2;
+    *problem = r->parser.problem;
+    *line = (int)r->parser.problem_mark.line + 1;
+    *col = (int)r->parser.problem_mark.column + 1;
+    return -1;
+  }
+  r->have_ev = 1;
+  ev->type = event_type(e->type);
+  ev->line = (int)e->start_mark.line + 1;
+  ev->col = (int)e->start_mark.column + 1;
+  if (e->type == YAML_SCALAR_EVENT) {
+    ev->value = (const char *)e->data.scalar.value;
+    ev->len = e->data.scalar.length;
+    ev->has_anchor = e->data.scalar.anchor != NULL;
+    ev->has_tag = e->data.scalar.tag != NULL;
+  } else if (e->type == YAML_SEQUENCE_START_EVENT) {
+    ev->has_anchor = e->data.sequence_start.anchor != NULL;
+    ev->has_tag = e->data.sequence_start.tag != NULL;
+  } else if (e->type == YAML_MAPPING_START_EVENT) {
+    ev->has_anchor = e->data.mapping_start.anchor != NULL;
+    ev->has_tag = e->data.mapping_start.tag != NULL;
+  }
+  return 0;
+}
+
+void st__yevents_close(st__yevents *r) {
+  if (r == NULL)
+    return;
+  if (r->have_ev)
+    yaml_event_delete(&r->ev);
+  yaml_parser_delete(&r->parser);
+  free(r);
+}

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A node's kind, and a scalar's type. */
 enum { ST__YN_SCALAR, ST__YN_SEQ, ST__YN_MAP };
@@ -87,6 +88,45 @@ const char *st__ytree_keep(st__ytree *t /* IN/OUT */, const char *s /* IN */,
  * number's text. */
 void st__ynode_describe(const st__ynode *n /* IN */, char *buf /* OUT */,
                         size_t size);
+
+/* libyaml's events one by one, for a reader that wants the stream as it
+ * comes and stops at its first problem (the configuration file,
+ * scene/config_file.c) rather than a tree. */
+typedef enum st__yevent_type {
+  ST__YE_OTHER, /* stream and document start and end */
+  ST__YE_STREAM_END,
+  ST__YE_SCALAR,
+  ST__YE_SEQ_START,
+  ST__YE_SEQ_END,
+  ST__YE_MAP_START,
+  ST__YE_MAP_END,
+  ST__YE_ALIAS
+} st__yevent_type;
+
+typedef struct st__yevent {
+  st__yevent_type type;
+  int line, col;     /* where it starts, 1-based */
+  const char *value; /* ST__YE_SCALAR: len bytes and a NUL; valid until
+                        the next st__yevents_next */
+  size_t len;
+  int has_anchor; /* ST__YE_SCALAR, _SEQ_START, _MAP_START */
+  int has_tag;
+} st__yevent;
+
+typedef struct st__yevents st__yevents;
+
+/* A reader of f's YAML (f stays the caller's, open until
+ * st__yevents_close); NULL when out of memory. Thread-safety: one
+ * thread per reader. */
+st__yevents *st__yevents_open(FILE *f /* IN */);
+/* The next event into *ev: 0; -1 at a syntax error, with libyaml's
+ * problem (NULL when it gives none) and its position (1-based) in
+ * *problem, *line and *col; -2 when out of memory. */
+int st__yevents_next(st__yevents *r /* IN/OUT */, st__yevent *ev /* OUT */,
+                     const char **problem /* OUT */, int *line /* OUT */,
+                     int *col /* OUT */);
+/* Frees r (NULL accepted). */
+void st__yevents_close(st__yevents *r /* IN, freed */);
 
 /* FNV-1a of a string: the tree's anchors, and the loader's sets. */
 static inline size_t st__ytree_hash(const char *s) {
