@@ -23,13 +23,8 @@
 #include "scene/schema.h"
 #include "scene/suggest.h"
 
-st__num st__schema_num(const st__ynode *n) {
-  st__num v;
-  v.is_int = n->sk != ST__YS_FLOAT;
-  v.i = v.is_int ? n->i : 0;
-  v.f = n->f;
-  return v;
-}
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
 
 /* Appends byte c of a message to out (size bytes, NUL kept room for) as
  * a terminal shows it harmlessly: control bytes (ESC above all: a scene
@@ -160,6 +155,9 @@ void st__diag_warning(st__diag *d, int line, int column, const char *fmt, ...) {
     L->oom = 1;
 }
 
+/* ------------------------------------------------------------------ */
+/* Values                                                              */
+
 void st__schema_expected(st__loader *L, const st__ynode *n, const char *what,
                          const char *key) {
   char got[100];
@@ -267,6 +265,14 @@ int st__schema_int(st__loader *L, const st__ynode *n, const char *key,
   return 0;
 }
 
+st__num st__schema_num(const st__ynode *n) {
+  st__num v;
+  v.is_int = n->sk != ST__YS_FLOAT;
+  v.i = v.is_int ? n->i : 0;
+  v.f = n->f;
+  return v;
+}
+
 /* v's position: scalar n's, and where its text starts (st__val). */
 void st__schema_val_at(st__val *v, const st__ynode *n) {
   v->line = n->line;
@@ -344,6 +350,9 @@ int st__schema_list_name(st__loader *L, const st__ynode *n, st__val *out) {
   out->name = st__schema_strdup(L, n->str);
   return 1;
 }
+
+/* ------------------------------------------------------------------ */
+/* Mappings, lists and unique names                                    */
 
 /* The values of the known keys of a mapping; unknown and duplicate keys
  * are errors. vals[i] is NULL for a key not given. */
@@ -490,6 +499,9 @@ void st__schema_unique(st__loader *L, st__named *items, size_t n,
   }
 }
 
+/* ------------------------------------------------------------------ */
+/* Dtypes                                                              */
+
 void st__schema_dtype(st__loader *L, const st__ynode *n, st__val *out) {
   st_dtype dt;
   out->line = n->line;
@@ -527,6 +539,9 @@ void *st__schema_seq(st__loader *L, const st__ynode *n, const char *what,
   }
   return st__schema_seq_alloc(L, n, size);
 }
+
+/* ------------------------------------------------------------------ */
+/* Keys that scenes and cases share                                    */
 
 /* `file:` paths are relative to the scene's directory and must stay
  * inside it (after symlinks), so a scene cannot read arbitrary files. */

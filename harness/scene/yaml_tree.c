@@ -111,6 +111,9 @@ static void arena_free(arena *a) {
   a->spare = NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* The tree being built                                                */
+
 typedef struct anchor {
   const char *name;
   st__ynode *target;
@@ -174,6 +177,9 @@ static void tree_expected(st__ytree *t, const st__ynode *n, const char *what,
   st__ynode_describe(n, got, sizeof got);
   tree_error(t, n, "expected %s for '%s', got %s", what, key, got);
 }
+
+/* ------------------------------------------------------------------ */
+/* Marks and scalars                                                   */
 
 static int mark_line(yaml_mark_t m) {
   return m.line >= (size_t)INT_MAX ? INT_MAX : (int)m.line + 1;
@@ -381,6 +387,9 @@ static void scalar_type(st__ynode *n) {
     n->f = d;
   }
 }
+
+/* ------------------------------------------------------------------ */
+/* Nodes, anchors and aliases                                          */
 
 static st__ynode *node_new(st__ytree *t, int kind, yaml_mark_t m) {
   st__ynode *n = arena_alloc(&t->ar, sizeof *n);
@@ -760,6 +769,9 @@ void st__ynode_describe(const st__ynode *n, char *buf, size_t size) {
     snprintf(buf, size, "%.80s", n->str);
   }
 }
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                             */
 
 static void syntax_error(st__ytree *t, const yaml_parser_t *p) {
   int line, col;
