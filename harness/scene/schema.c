@@ -265,14 +265,6 @@ int st__schema_int(st__loader *L, const st__ynode *n, const char *key,
   return 0;
 }
 
-st__num st__schema_num(const st__ynode *n) {
-  st__num v;
-  v.is_int = n->sk != ST__YS_FLOAT;
-  v.i = v.is_int ? n->i : 0;
-  v.f = n->f;
-  return v;
-}
-
 /* v's position: scalar n's, and where its text starts (st__val). */
 void st__schema_val_at(st__val *v, const st__ynode *n) {
   v->line = n->line;

@@ -80,6 +80,16 @@ enum {
   ST__EXPECT_QUARANTINE = 3
 };
 
+/* A number or bool scalar's value (inline: a list of a million numbers
+ * takes each through it). */
+static inline st__num st__schema_num(const st__ynode *n /* IN */) {
+  st__num v;
+  v.is_int = n->sk != ST__YS_FLOAT;
+  v.i = v.is_int ? n->i : 0;
+  v.f = n->f;
+  return v;
+}
+
 /* Errors. An error at line:col (made printable, one line; the same one
  * at the same place is listed once); at node n unless n is poisoned
  * (its alias's error was reported: then only counted). */
@@ -105,7 +115,6 @@ void st__schema_expected_word(st__loader *L /* IN/OUT */,
 /* Plain values. Each returns what it took (owned by the caller) or an
  * error status after reporting the error; out of memory sets L->oom. */
 char *st__schema_strdup(st__loader *L /* IN/OUT */, const char *s /* IN */);
-st__num st__schema_num(const st__ynode *n /* IN: a number or bool */);
 int st__schema_ident_ok(const char *s /* IN */, size_t len);
 int st__schema_ident_valid(st__loader *L /* IN/OUT */,
                            const st__ynode *n /* IN */, const char *key);
