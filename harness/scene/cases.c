@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A scene's `cases:` (docs/scene-format.md#cases): each case's keys, its
+/* A scene's `cases:` (docs/scene-format.md#case-keys): each case's keys, its
  * params (numbers, dtype names, expressions over earlier params, lists),
  * and matrix cases expanded into one case per combination of the
  * matrix's values that `exclude` leaves. The case-level numbers that may
@@ -17,7 +17,7 @@
 #include "scene/quarantine.h"
 #include "scene/suggest.h"
 
-/* A case's keys (docs/scene-format.md#cases), one row each: a new key is
+/* A case's keys (docs/scene-format.md#case-keys), one row each: a new key is
  * a row here and its branch in take_case, or in finish_case for a number
  * that may name a param (and its line in docs/scene.schema.json, which
  * tests/schema_check.py compares). */

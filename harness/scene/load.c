@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading scene files into a scene set: the public entry points for a
- * string and one file. scene/yaml_tree.c parses the file into one node
- * tree per document; each document is taken here into the model of
- * scene/scene.h (its top-level keys; args, golden program and cases by
+/* Loading scene text into a scene set: st_scene_set_load_string, and one
+ * file's load for the path scan (scene/scan.c). scene/yaml_tree.c parses the
+ * file into one node tree per document; each document is taken here into the
+ * model of scene/scene.h (its top-level keys; args, golden program and cases by
  * their sections, scene/load.h), and every case is resolved with
  * st__plan_resolve so that docs/scene-format.md's rules are checked at
  * load time. All errors of a file are collected (its first syntax error
@@ -24,8 +24,8 @@
 #include "scene/load.h"
 #include "scene/params.h"
 
-/* A scene's keys (docs/scene-format.md), one row each: a new key is a
- * row here and its branch in take_scene_keys (and its line in
+/* A scene's keys (docs/scene-format.md#scene-keys), one row each: a new key is
+ * a row here and its branch in take_scene_keys (and its line in
  * docs/scene.schema.json, which tests/schema_check.py compares). */
 #define SCENE_KEYS(X)                                                          \
   X(K_SCENE, "scene")                                                          \

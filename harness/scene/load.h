@@ -9,7 +9,7 @@
 
 #include "scene/schema.h"
 
-/* `args:` (docs/scene-format.md#args) into s->args. */
+/* `args:` (docs/scene-format.md#arguments) into s->args. */
 void st__load_args(st__loader *L /* IN/OUT */, const st__ynode *n /* IN */,
                    st_scene *s /* IN/OUT */);
 /* `golden:` as a mapping (docs/torch.md): a program into s->program. */
@@ -21,7 +21,7 @@ void st__load_golden_check(st__loader *L /* IN/OUT */,
                            const st_scene *s /* IN */,
                            const st__ynode *gp /* IN */,
                            const st__ynode *dev /* IN */);
-/* `cases:` (docs/scene-format.md#cases), matrices expanded, into
+/* `cases:` (docs/scene-format.md#case-keys), matrices expanded, into
  * s->cases; L->valid_cases says which of them validated. */
 void st__load_cases(st__loader *L /* IN/OUT */, const st__ynode *n /* IN */,
                     st_scene *s /* IN/OUT */);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A scene's `args:` (docs/scene-format.md#args): tensor args with their
+/* A scene's `args:` (docs/scene-format.md#arguments): tensor args with their
  * shape, init, role and comparison, and scalar args in their three forms
  * ({value}, {ints}, {string}), each checked as it is taken. */
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "scene/load.h"
 
-/* A tensor arg's keys (docs/scene-format.md#args), one row each: a new
+/* A tensor arg's keys (docs/scene-format.md#arguments), one row each: a new
  * key is a row here and its branch in take_tensor (and its line in
  * docs/scene.schema.json, which tests/schema_check.py compares). */
 #define TENSOR_KEYS(X)                                                         \
@@ -27,9 +27,19 @@ static const char *const tensor_keys[] = {TENSOR_KEYS(ST__KEY_NAME)};
 static const char *const scalar_keys[] = {"scalar", "dtype", "value", "ints",
                                           "string"};
 enum { A_SCALAR, A_DTYPE, A_VALUE, A_INTS, A_STRING };
-static const char *const init_forms[] = {
-    "fill", "range", "uniform", "normal", "randint", "values", "file"};
-enum { I_FILL, I_RANGE, I_UNIFORM, I_NORMAL, I_RANDINT, I_VALUES, I_FILE };
+
+/* The init forms that are a mapping {FORM: ...}, one row each: a new
+ * form is a row here and its branch in take_init_form. */
+#define INIT_FORMS(X)                                                          \
+  X(I_FILL, "fill")                                                            \
+  X(I_RANGE, "range")                                                          \
+  X(I_UNIFORM, "uniform")                                                      \
+  X(I_NORMAL, "normal")                                                        \
+  X(I_RANDINT, "randint")                                                      \
+  X(I_VALUES, "values")                                                        \
+  X(I_FILE, "file")
+enum { INIT_FORMS(ST__KEY_ID) I_NFORMS };
+static const char *const init_forms[] = {INIT_FORMS(ST__KEY_NAME)};
 static const char *const range_keys[] = {"start", "step"};
 
 #define INIT_EXPECT                                                            \
@@ -37,7 +47,14 @@ static const char *const range_keys[] = {"start", "step"};
   "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "        \
   "{file: PATH}"
 
-static const char *const init_words[] = {"zeros", "ones"};
+/* The init forms that are one word, one row each: the kind it sets and
+ * the word. */
+#define INIT_WORDS(X)                                                          \
+  X(ST__INIT_ZEROS, "zeros")                                                   \
+  X(ST__INIT_ONES, "ones")
+static const int init_word_kinds[] = {INIT_WORDS(ST__KEY_ID)};
+static const char *const init_words[] = {INIT_WORDS(ST__KEY_NAME)};
+#define N_INIT_WORDS (sizeof init_words / sizeof init_words[0])
 static const char *const role_words[] = {"input", "output", "inout", "scratch"};
 
 static void take_shape(st__loader *L, const st__ynode *n, st__arg *a) {
@@ -86,31 +103,37 @@ static void take_pair(st__loader *L, const st__ynode *n, const char *form,
   (void)st__schema_val(L, n->kids[1], form, &in->b);
 }
 
-static void take_init(st__loader *L, const st__ynode *n, st__init *in) {
-  in->line = n->line;
-  in->column = n->col;
-  if (n->kind == ST__YN_SCALAR && st__ynode_is_str(n) &&
-      strcmp(n->str, "zeros") == 0) {
-    in->kind = ST__INIT_ZEROS;
+/* {values: [...]} (or the name of a list param) into in. */
+static void take_init_values(st__loader *L, const st__ynode *v, st__init *in) {
+  in->kind = ST__INIT_VALUES;
+  if (st__schema_list_name(L, v, &in->values_list))
     return;
-  }
-  if (n->kind == ST__YN_SCALAR && st__ynode_is_str(n) &&
-      strcmp(n->str, "ones") == 0) {
-    in->kind = ST__INIT_ONES;
+  in->values = st__schema_seq(L, v,
+                              "a list of numbers or the name of a list "
+                              "param",
+                              "values", sizeof *in->values);
+  if (in->values == NULL)
     return;
+  in->n_values = v->n;
+  for (size_t i = 0; i < v->n; i++) {
+    const st__ynode *e = v->kids[i];
+    /* The common case inline: a million numbers must load fast. */
+    if (e->kind == ST__YN_SCALAR &&
+        (e->sk == ST__YS_INT || e->sk == ST__YS_FLOAT)) {
+      in->values[i].kind = ST__VAL_NUM;
+      in->values[i].num = st__schema_num(e);
+      in->values[i].line = e->line;
+      in->values[i].column = e->col;
+    } else if (st__schema_val(L, e, "values", &in->values[i]) != 0 &&
+               L->too_many) {
+      break;
+    }
   }
-  if (n->kind != ST__YN_MAP || n->n != 2) {
-    if (n->kind == ST__YN_MAP && n->n > 2)
-      st__schema_error(L, n->kids[2],
-                       "init has more than one form; expected exactly "
-                       "one of: " INIT_EXPECT);
-    else
-      st__schema_expected_word(L, n, "one of: " INIT_EXPECT, "init", init_words,
-                               2);
-    return;
-  }
-  const st__ynode *vals[7];
-  st__schema_fields(L, n, "init", init_forms, 7, vals, NULL);
+}
+
+/* The mapping form of an init, one of vals[I_*] given, into in. */
+static void take_init_form(st__loader *L, const st__ynode *const *vals,
+                           st__init *in) {
   if (vals[I_FILL]) {
     in->kind = ST__INIT_FILL;
     (void)st__schema_val(L, vals[I_FILL], "fill", &in->a);
@@ -138,35 +161,36 @@ static void take_init(st__loader *L, const st__ynode *n, st__init *in) {
     in->kind = ST__INIT_RANDINT;
     take_pair(L, vals[I_RANDINT], "randint", in);
   } else if (vals[I_VALUES]) {
-    const st__ynode *v = vals[I_VALUES];
-    in->kind = ST__INIT_VALUES;
-    if (st__schema_list_name(L, v, &in->values_list))
-      return;
-    in->values = st__schema_seq(L, v,
-                                "a list of numbers or the name of a list "
-                                "param",
-                                "values", sizeof *in->values);
-    if (in->values == NULL)
-      return;
-    in->n_values = v->n;
-    for (size_t i = 0; i < v->n; i++) {
-      const st__ynode *e = v->kids[i];
-      /* The common case inline: a million numbers must load fast. */
-      if (e->kind == ST__YN_SCALAR &&
-          (e->sk == ST__YS_INT || e->sk == ST__YS_FLOAT)) {
-        in->values[i].kind = ST__VAL_NUM;
-        in->values[i].num = st__schema_num(e);
-        in->values[i].line = e->line;
-        in->values[i].column = e->col;
-      } else if (st__schema_val(L, e, "values", &in->values[i]) != 0 &&
-                 L->too_many) {
-        break;
-      }
-    }
+    take_init_values(L, vals[I_VALUES], in);
   } else if (vals[I_FILE]) {
     in->kind = ST__INIT_FILE;
     st__schema_file(L, vals[I_FILE], in);
   }
+}
+
+/* An init or an expected value (docs/scene-format.md#inits): a word of
+ * INIT_WORDS, or a mapping with one of INIT_FORMS. */
+static void take_init(st__loader *L, const st__ynode *n, st__init *in) {
+  in->line = n->line;
+  in->column = n->col;
+  for (size_t i = 0; i < N_INIT_WORDS; i++)
+    if (st__ynode_is_str(n) && strcmp(n->str, init_words[i]) == 0) {
+      in->kind = init_word_kinds[i];
+      return;
+    }
+  if (n->kind != ST__YN_MAP || n->n != 2) {
+    if (n->kind == ST__YN_MAP && n->n > 2)
+      st__schema_error(L, n->kids[2],
+                       "init has more than one form; expected exactly "
+                       "one of: " INIT_EXPECT);
+    else
+      st__schema_expected_word(L, n, "one of: " INIT_EXPECT, "init", init_words,
+                               N_INIT_WORDS);
+    return;
+  }
+  const st__ynode *vals[I_NFORMS];
+  st__schema_fields(L, n, "init", init_forms, I_NFORMS, vals, NULL);
+  take_init_form(L, vals, in);
 }
 
 /* A scratch arg (docs/scene-format.md, role) is a workspace nobody
