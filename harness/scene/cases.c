@@ -227,14 +227,7 @@ static void take_params(st__loader *L, const st__ynode *n, st__case *c,
     st__param *p = &c->params[i];
     p->line = k->line;
     p->column = k->col;
-    if (k->kind != ST__YN_SCALAR || !st__schema_ident_ok(k->str, k->len)) {
-      char got[100];
-      st__ynode_describe(k, got, sizeof got);
-      st__schema_error(L, k,
-                       "expected a param name (" ST__IDENT_EXPECT
-                       ") in params, got %s",
-                       got);
-    } else {
+    if (st__schema_name_key(L, k, "param name", "params")) {
       p->name = block_str(at, k);
       names[n_names].name = p->name;
       names[n_names].line = k->line;
@@ -601,15 +594,8 @@ static int check_matrix(st__loader *L, const st__ynode *mx, const st__case *t,
     const st__ynode *k = mx->kids[2 * i], *l = mx->kids[2 * i + 1];
     m->keys[i] = k;
     m->lists[i] = l;
-    if (k->kind != ST__YN_SCALAR || !st__schema_ident_ok(k->str, k->len)) {
-      char got[100];
-      st__ynode_describe(k, got, sizeof got);
-      st__schema_error(L, k,
-                       "expected a param name (" ST__IDENT_EXPECT
-                       ") in matrix, got %s",
-                       got);
+    if (!st__schema_name_key(L, k, "param name", "matrix"))
       continue;
-    }
     for (size_t j = 0; j < i; j++)
       if (st__ynode_is_str(m->keys[j]) && strcmp(m->keys[j]->str, k->str) == 0)
         st__schema_error(L, k,

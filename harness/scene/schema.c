@@ -228,6 +228,19 @@ int st__schema_ident_valid(st__loader *L, const st__ynode *n, const char *key) {
   return 1;
 }
 
+/* 1 if key k of a mapping of names (params, a matrix, env) is an
+ * identifier, else 0 after "expected a WHAT (...) in WHERE, got K". */
+int st__schema_name_key(st__loader *L, const st__ynode *k, const char *what,
+                        const char *where) {
+  char got[100];
+  if (k->kind == ST__YN_SCALAR && st__schema_ident_ok(k->str, k->len))
+    return 1;
+  st__ynode_describe(k, got, sizeof got);
+  st__schema_error(L, k, "expected a %s (" ST__IDENT_EXPECT ") in %s, got %s",
+                   what, where, got);
+  return 0;
+}
+
 /* An identifier, copied. */
 char *st__schema_ident(st__loader *L, const st__ynode *n, const char *key) {
   return st__schema_ident_valid(L, n, key) ? st__schema_strdup(L, n->str)
@@ -818,15 +831,9 @@ void st__schema_env(st__loader *L, const st__ynode *n, st__env *env) {
   for (size_t i = 0; i < np; i++) {
     const st__ynode *key = n->kids[2 * i], *v = n->kids[2 * i + 1];
     char got[100];
-    if (key->kind != ST__YN_SCALAR || key->nul ||
-        !st__schema_ident_ok(key->str, key->len)) {
-      st__ynode_describe(key, got, sizeof got);
-      st__schema_error(L, key,
-                       "expected a variable name (" ST__IDENT_EXPECT
-                       ") in env, got %s",
-                       got);
+    /* A NUL byte in the name fails st__schema_ident_ok. */
+    if (!st__schema_name_key(L, key, "variable name", "env"))
       continue;
-    }
     if (v->kind != ST__YN_SCALAR || v->sk == ST__YS_NULL || v->nul) {
       st__ynode_describe(v, got, sizeof got);
       st__schema_error(

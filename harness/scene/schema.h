@@ -118,6 +118,10 @@ char *st__schema_strdup(st__loader *L /* IN/OUT */, const char *s /* IN */);
 int st__schema_ident_ok(const char *s /* IN */, size_t len);
 int st__schema_ident_valid(st__loader *L /* IN/OUT */,
                            const st__ynode *n /* IN */, const char *key);
+/* A key of a mapping of names (params, matrix, env) that is an
+ * identifier: 1, else 0 after "expected a WHAT (...) in WHERE, got K". */
+int st__schema_name_key(st__loader *L /* IN/OUT */, const st__ynode *k /* IN */,
+                        const char *what, const char *where);
 char *st__schema_ident(st__loader *L /* IN/OUT */, const st__ynode *n /* IN */,
                        const char *key);
 char *st__schema_string(st__loader *L /* IN/OUT */, const st__ynode *n /* IN */,
