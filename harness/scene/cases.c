@@ -18,7 +18,7 @@
 #include "scene/suggest.h"
 
 /* A case's keys (docs/scene-format.md#case-keys), one row each: a new key is
- * a row here and its branch in take_case, or in finish_case for a number
+ * a row here and its branch in take_case_keys, or in finish_case for a number
  * that may name a param (and its line in docs/scene.schema.json, which
  * tests/schema_check.py compares). */
 #define CASE_KEYS(X)                                                           \
@@ -255,39 +255,11 @@ typedef struct case_src {
   const st__ynode *k[C_NKEYS];
 } case_src;
 
-static void take_case(st__loader *L, const st__ynode *n, st__case *c,
-                      const st_scene *s, case_src *src) {
-  c->skip_golden = -1;
-  c->equal_nan = -1;
-  c->expect_fail = s->expect_fail;
-  c->expect_error = s->expect_error;
-  {
-    int oom = 0;
-    c->quarantine = st__quarantine_copy(s->quarantine, &oom);
-    L->oom |= oom;
-  }
-  st__schema_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
-  const st__ynode **v = src->v;
-  /* The scene's flops/bytes (docs/bench.md#the-work-model), evaluated in
-   * each case that has none of its own. */
-  if (v[C_FLOPS] == NULL)
-    v[C_FLOPS] = L->scene_work[0];
-  if (v[C_BYTES] == NULL)
-    v[C_BYTES] = L->scene_work[1];
-  st__schema_require(L, n, "case", "name", v[C_NAME]);
-  char *at = case_block(L, c, v[C_NAME], v[C_PARAMS]);
-  if (c->block == NULL && L->oom)
-    return;
-  if (v[C_NAME]) {
-    if (st__schema_ident_valid(L, v[C_NAME], "name")) {
-      c->name = block_str(&at, v[C_NAME]);
-      c->base_len = v[C_NAME]->len;
-    }
-    c->line = v[C_NAME]->line;
-    c->column = v[C_NAME]->col;
-  }
-  if (v[C_PARAMS])
-    take_params(L, v[C_PARAMS], c, &at);
+/* The case's keys from platforms on, each taken in turn (a new case key
+ * is taken here, or in finish_case for a number that may name a param). */
+static void take_case_keys(st__loader *L, const st__ynode *const *v,
+                           const st__ynode *const *k, st__case *c,
+                           const st_scene *s) {
   if (v[C_PLATFORMS]) {
     if (v[C_PLATFORMS]->kind != ST__YN_SEQ)
       st__schema_expected(L, v[C_PLATFORMS], "a list of platform names",
@@ -334,7 +306,7 @@ static void take_case(st__loader *L, const st__ynode *n, st__case *c,
     }
   }
   if (v[C_EXPECT_MESSAGE])
-    st__schema_expect_message(L, v[C_EXPECT_MESSAGE], src->k[C_EXPECT_MESSAGE],
+    st__schema_expect_message(L, v[C_EXPECT_MESSAGE], k[C_EXPECT_MESSAGE],
                               c->expect_error, &c->expect_message);
   if (v[C_GOLDEN_ARGS])
     c->golden_args =
@@ -343,8 +315,46 @@ static void take_case(st__loader *L, const st__ynode *n, st__case *c,
     st__schema_env(L, v[C_ENV], &c->env);
   if (v[C_EXCLUDE] && v[C_MATRIX] == NULL)
     st__schema_error(
-        L, src->k[C_EXCLUDE],
+        L, k[C_EXCLUDE],
         "'exclude' without 'matrix'; expected it only in a matrix case");
+}
+
+/* A case as written into c (a matrix case's template): its name and
+ * params, then take_case_keys. src keeps its key nodes for finish_case. */
+static void take_case(st__loader *L, const st__ynode *n, st__case *c,
+                      const st_scene *s, case_src *src) {
+  c->skip_golden = -1;
+  c->equal_nan = -1;
+  c->expect_fail = s->expect_fail;
+  c->expect_error = s->expect_error;
+  {
+    int oom = 0;
+    c->quarantine = st__quarantine_copy(s->quarantine, &oom);
+    L->oom |= oom;
+  }
+  st__schema_fields(L, n, "case", case_keys, C_NKEYS, src->v, src->k);
+  const st__ynode **v = src->v;
+  /* The scene's flops/bytes (docs/bench.md#the-work-model), evaluated in
+   * each case that has none of its own. */
+  if (v[C_FLOPS] == NULL)
+    v[C_FLOPS] = L->scene_work[0];
+  if (v[C_BYTES] == NULL)
+    v[C_BYTES] = L->scene_work[1];
+  st__schema_require(L, n, "case", "name", v[C_NAME]);
+  char *at = case_block(L, c, v[C_NAME], v[C_PARAMS]);
+  if (c->block == NULL && L->oom)
+    return;
+  if (v[C_NAME]) {
+    if (st__schema_ident_valid(L, v[C_NAME], "name")) {
+      c->name = block_str(&at, v[C_NAME]);
+      c->base_len = v[C_NAME]->len;
+    }
+    c->line = v[C_NAME]->line;
+    c->column = v[C_NAME]->col;
+  }
+  if (v[C_PARAMS])
+    take_params(L, v[C_PARAMS], c, &at);
+  take_case_keys(L, v, src->k, c, s);
 }
 
 static int use_cb(void *data, const char *name, size_t offset,
