@@ -13,7 +13,9 @@ checks, and prints TAP points for:
     where it is the executor table (EXECUTOR_TABLE), which lists the
     executors by name as curl's vtls.c lists its backends;
   - cycles: no include cycle among harness files (a header that, through
-    others, includes itself).
+    others, includes itself);
+  - yaml: of harness/, include/ and plugins/, only YAML_FILE includes
+    <yaml.h> (libyaml's types stay in the loader's YAML tree).
 
 A failing point lists the offending includes in a YAML diagnostic block.
 Usage: layers_check.py SOURCE_ROOT"""
@@ -32,6 +34,26 @@ TOOLS_MAY_FILES = {"report/json.h", "report/html_escape.h"}
 EXECUTOR_TABLE = {"case/exec.c"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+YAML_INCLUDE = re.compile(r'^\s*#\s*include\s+<yaml\.h>', re.M)
+# The one file that includes <yaml.h> (docs/dependencies.md).
+YAML_FILE = "harness/scene/yaml_tree.c"
+
+
+def yaml_includers(root):
+    """The files of harness/, include/ and plugins/ (relative to root)
+    other than YAML_FILE that include <yaml.h>."""
+    found = []
+    for top in ("harness", "include", "plugins"):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for name in names:
+                if not name.endswith((".c", ".h", ".cpp", ".hpp", ".cu")):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    if YAML_INCLUDE.search(f.read()) and rel != YAML_FILE:
+                        found.append(rel)
+    return sorted(found)
 
 
 def layer_of(rel):
@@ -141,7 +163,8 @@ def main():
             up.append('%s:%d: includes "%s" (layer %s above %s)' %
                       (rel, line, text, theirs, mine))
     cycles = find_cycles(files)
-    print("1..3")
+    yaml = yaml_includers(root)
+    print("1..4")
     point(1, not unresolved,
           "every quoted include names a file of harness/", unresolved)
     point(2, not up and not unlayered,
@@ -149,7 +172,8 @@ def main():
           up + ["not in a layer folder: " + u for u in sorted(set(unlayered))])
     point(3, not cycles, "no include cycle among harness files",
           [" -> ".join(c) for c in cycles])
-    return 1 if unresolved or up or unlayered or cycles else 0
+    point(4, not yaml, "only %s includes <yaml.h>" % YAML_FILE, yaml)
+    return 1 if unresolved or up or unlayered or cycles or yaml else 0
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ Usage: schema_check.py SOURCE_ROOT   (run with /usr/bin/python3, which has
 Debian's python3-jsonschema and python3-yaml)
 
   - keys: every mapping's keys in the schema are exactly the loader's
-    (harness/scene/loader.c's key tables), plus the merge key "<<";
+    (the key tables of the loader's files in harness/scene/: arrays of
+    names, or X-macro tables of rows X(ID, "name")), plus the merge key
+    "<<";
   - the schema is a valid draft 2020-12 schema, with no union "type"
     arrays (which ajv's strict mode refuses);
   - every scene in scenes/ and the good test scenes validate;
@@ -31,7 +33,7 @@ except ImportError as e:  # a machine without Debian's python3-jsonschema
     sys.exit(0)
 
 ROOT = sys.argv[1]
-LOADER = os.path.join(ROOT, "harness", "scene", "loader.c")
+SCENE_DIR = os.path.join(ROOT, "harness", "scene")
 SCHEMA = os.path.join(ROOT, "docs", "scene.schema.json")
 
 
@@ -65,10 +67,20 @@ def point(ok, name, diag=""):
 
 
 def c_array(name):
-    src = open(LOADER).read()
+    """The names of key table `name` in the loader's files: an array of
+    strings, or one made from an X-macro table (`{TABLE(ST__KEY_NAME)}`,
+    whose `#define TABLE(X)` has one row X(ID, "name") a key)."""
+    src = "".join(open(os.path.join(SCENE_DIR, f)).read()
+                  for f in sorted(os.listdir(SCENE_DIR)) if f.endswith(".c"))
     m = re.search(r"static const char \*const %s\[\] = \{(.*?)\};" % name,
                   src, re.S)
-    return re.findall(r'"([^"]+)"', m.group(1)) if m else None
+    if not m:
+        return None
+    table = re.fullmatch(r"\s*(\w+)\(ST__KEY_NAME\)\s*", m.group(1))
+    if table is None:
+        return re.findall(r'"([^"]+)"', m.group(1))
+    d = re.search(r"#define %s\(X\)((?:.*\\\n)*.*)" % table.group(1), src)
+    return re.findall(r'X\(\w+,\s*"([^"]+)"\)', d.group(1)) if d else None
 
 
 schema = json.load(open(SCHEMA))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the scene loader (harness/loader.c): every bad-input fixture in
+/* Tests of the scene loader (scene/load.c): every bad-input fixture in
  * tests/scenes/bad/ against its .expected lines, one named test per error
  * class, generated hostile inputs (alias bombs, 10k-deep nesting, random
  * bytes, mutated scenes), directories, and the good scenes' model. */

@@ -1,67 +1,61 @@
 /* SPDX-License-Identifier: MIT */
 /* The configuration file's YAML (docs/cli.md#configuration-file): one
- * flat mapping read event by event with libyaml, handed on as plain
- * strings and positions. A file of the loader: it includes <yaml.h>. */
+ * flat mapping read event by event (scene/yaml_tree.h's reader of
+ * libyaml's events), handed on as plain strings and positions. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include <yaml.h>
-
 #include "base/util.h"
 #include "scene/config_file.h"
+#include "scene/yaml_tree.h"
 
 #define CONFIG_MAX_BYTES ((size_t)1 << 20)
 
 typedef struct reader {
   const char *path;
-  yaml_parser_t parser;
-  yaml_event_t ev;
-  int have_ev;
+  st__yevents *events;
+  st__yevent ev;
   st_error *err;
 } reader;
 
-static st_status fail_at(reader *r, const yaml_mark_t *m, const char *msg,
+static st_status fail_at(reader *r, int line, int col, const char *msg,
                          const char *arg) {
-  return st_error_set_at(r->err, ST_EUSAGE, r->path, (int)m->line + 1,
-                         (int)m->column + 1, msg, arg);
+  return st_error_set_at(r->err, ST_EUSAGE, r->path, line, col, msg, arg);
 }
 
 /* The next event into r->ev (the previous one freed). */
 static st_status next(reader *r) {
-  if (r->have_ev)
-    yaml_event_delete(&r->ev);
-  r->have_ev = 0;
-  if (!yaml_parser_parse(&r->parser, &r->ev)) {
-    const char *problem = r->parser.problem ? r->parser.problem : "bad YAML";
-    if (r->parser.error == YAML_MEMORY_ERROR)
-      return ST_ENOMEM;
-    return fail_at(r, &r->parser.problem_mark, "%s", problem);
-  }
-  r->have_ev = 1;
+  const char *problem = NULL;
+  int line = 0, col = 0;
+  int rc = st__yevents_next(r->events, &r->ev, &problem, &line, &col);
+  if (rc == -2)
+    return ST_ENOMEM;
+  if (rc != 0)
+    return fail_at(r, line, col, "%s", problem ? problem : "bad YAML");
   return ST_OK;
 }
 
 /* A scalar event as a plain value: no tag, anchor or alias. */
 static st_status scalar_ok(reader *r) {
-  yaml_event_t *e = &r->ev;
-  if (e->type == YAML_ALIAS_EVENT)
-    return fail_at(r, &e->start_mark, "%s",
+  const st__yevent *e = &r->ev;
+  if (e->type == ST__YE_ALIAS)
+    return fail_at(r, e->line, e->col, "%s",
                    "aliases are not allowed in the "
                    "configuration file");
-  if (e->type != YAML_SCALAR_EVENT)
-    return fail_at(r, &e->start_mark, "%s",
+  if (e->type != ST__YE_SCALAR)
+    return fail_at(r, e->line, e->col, "%s",
                    "expected a scalar (a value or a list of values)");
-  if (e->data.scalar.anchor != NULL || e->data.scalar.tag != NULL)
-    return fail_at(r, &e->start_mark, "%s",
+  if (e->has_anchor || e->has_tag)
+    return fail_at(r, e->line, e->col, "%s",
                    "anchors and tags are not allowed in the configuration "
                    "file");
   return ST_OK;
 }
 
-static st_status add_value(st__config_entry *en, const yaml_event_t *e) {
+static st_status add_value(st__config_entry *en, const st__yevent *e) {
   size_t n = en->n + 1;
   char **v = st__array_resize(en->values, n, sizeof *v);
   if (v == NULL)
@@ -75,11 +69,11 @@ static st_status add_value(st__config_entry *en, const yaml_event_t *e) {
   if (c == NULL)
     return ST_ENOMEM;
   en->vcol = c;
-  v[en->n] = strndup((const char *)e->data.scalar.value, e->data.scalar.length);
+  v[en->n] = strndup(e->value, e->len);
   if (v[en->n] == NULL)
     return ST_ENOMEM;
-  l[en->n] = (int)e->start_mark.line + 1;
-  c[en->n] = (int)e->start_mark.column + 1;
+  l[en->n] = e->line;
+  c[en->n] = e->col;
   en->n = n;
   return ST_OK;
 }
@@ -89,21 +83,20 @@ static st_status read_value(reader *r, st__config_entry *en) {
   st_status rc;
   if ((rc = next(r)) != ST_OK)
     return rc;
-  if (r->ev.type != YAML_SEQUENCE_START_EVENT) {
+  if (r->ev.type != ST__YE_SEQ_START) {
     if ((rc = scalar_ok(r)) != ST_OK)
       return rc;
     return add_value(en, &r->ev);
   }
-  if (r->ev.data.sequence_start.anchor != NULL ||
-      r->ev.data.sequence_start.tag != NULL)
-    return fail_at(r, &r->ev.start_mark, "%s",
+  if (r->ev.has_anchor || r->ev.has_tag)
+    return fail_at(r, r->ev.line, r->ev.col, "%s",
                    "anchors and tags are not allowed in the configuration "
                    "file");
   en->is_list = 1;
   for (;;) {
     if ((rc = next(r)) != ST_OK)
       return rc;
-    if (r->ev.type == YAML_SEQUENCE_END_EVENT)
+    if (r->ev.type == ST__YE_SEQ_END)
       return ST_OK;
     if ((rc = scalar_ok(r)) != ST_OK)
       return rc;
@@ -117,13 +110,13 @@ static st_status read_mapping(reader *r, st__config_file *out) {
   for (;;) {
     if ((rc = next(r)) != ST_OK)
       return rc;
-    if (r->ev.type == YAML_MAPPING_END_EVENT)
+    if (r->ev.type == ST__YE_MAP_END)
       return ST_OK;
     if ((rc = scalar_ok(r)) != ST_OK)
       return rc;
     for (size_t i = 0; i < out->n; i++)
-      if (strcmp(out->items[i].key, (const char *)r->ev.data.scalar.value) == 0)
-        return fail_at(r, &r->ev.start_mark,
+      if (strcmp(out->items[i].key, r->ev.value) == 0)
+        return fail_at(r, r->ev.line, r->ev.col,
                        "key '%.100s' given twice in the configuration file",
                        out->items[i].key);
     st__config_entry *items =
@@ -133,12 +126,11 @@ static st_status read_mapping(reader *r, st__config_file *out) {
     out->items = items;
     st__config_entry *en = &items[out->n];
     memset(en, 0, sizeof *en);
-    en->key = strndup((const char *)r->ev.data.scalar.value,
-                      r->ev.data.scalar.length);
+    en->key = strndup(r->ev.value, r->ev.len);
     if (en->key == NULL)
       return ST_ENOMEM;
-    en->line = (int)r->ev.start_mark.line + 1;
-    en->col = (int)r->ev.start_mark.column + 1;
+    en->line = r->ev.line;
+    en->col = r->ev.col;
     out->n++;
     if ((rc = read_value(r, en)) != ST_OK)
       return rc;
@@ -152,19 +144,17 @@ static st_status read_stream(reader *r, st__config_file *out) {
     return rc;
   if ((rc = next(r)) != ST_OK)
     return rc;
-  if (r->ev.type == YAML_STREAM_END_EVENT)
+  if (r->ev.type == ST__YE_STREAM_END)
     return ST_OK;
   if ((rc = next(r)) != ST_OK) /* after document-start */
     return rc;
-  if (r->ev.type == YAML_SCALAR_EVENT && r->ev.data.scalar.length == 0 &&
-      r->ev.data.scalar.tag == NULL) {
+  if (r->ev.type == ST__YE_SCALAR && r->ev.len == 0 && !r->ev.has_tag) {
     /* an empty document */
-  } else if (r->ev.type != YAML_MAPPING_START_EVENT) {
-    return fail_at(r, &r->ev.start_mark, "%s",
+  } else if (r->ev.type != ST__YE_MAP_START) {
+    return fail_at(r, r->ev.line, r->ev.col, "%s",
                    "expected a mapping of option names to values");
-  } else if (r->ev.data.mapping_start.anchor != NULL ||
-             r->ev.data.mapping_start.tag != NULL) {
-    return fail_at(r, &r->ev.start_mark, "%s",
+  } else if (r->ev.has_anchor || r->ev.has_tag) {
+    return fail_at(r, r->ev.line, r->ev.col, "%s",
                    "anchors and tags are not allowed in the configuration "
                    "file");
   } else if ((rc = read_mapping(r, out)) != ST_OK) {
@@ -174,8 +164,8 @@ static st_status read_stream(reader *r, st__config_file *out) {
     return rc;
   if ((rc = next(r)) != ST_OK)
     return rc;
-  if (r->ev.type != YAML_STREAM_END_EVENT)
-    return fail_at(r, &r->ev.start_mark, "%s",
+  if (r->ev.type != ST__YE_STREAM_END)
+    return fail_at(r, r->ev.line, r->ev.col, "%s",
                    "the configuration file holds one YAML document");
   return ST_OK;
 }
@@ -205,15 +195,13 @@ st_status st__config_file_read(const char *path, st__config_file *out,
                         "a regular file of at most 1 MiB",
                         path);
   }
-  if (!yaml_parser_initialize(&r.parser)) {
+  r.events = st__yevents_open(f);
+  if (r.events == NULL) {
     fclose(f);
     return ST_ENOMEM;
   }
-  yaml_parser_set_input_file(&r.parser, f);
   rc = read_stream(&r, out);
-  if (r.have_ev)
-    yaml_event_delete(&r.ev);
-  yaml_parser_delete(&r.parser);
+  st__yevents_close(r.events);
   fclose(f);
   if (rc != ST_OK)
     st__config_file_free(out);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The configuration file's YAML (docs/cli.md#configuration-file): a
  * mapping of keys to a scalar or a list of scalars, read here, on the
- * loader's side (only the loader's files include <yaml.h>), and handed to
- * the CLI as plain keys, values and positions. */
+ * loader's side (only scene/yaml_tree.c includes <yaml.h>), and handed
+ * to the CLI as plain keys, values and positions. */
 #ifndef SCENETEST_HARNESS_CONFIG_FILE_H
 #define SCENETEST_HARNESS_CONFIG_FILE_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The scene model: the scene set and its enumeration API, and freeing
- * scenes. The loader (loader.c) builds the model; plan.c resolves one
+ * scenes. The loader (load.c) builds the model; plan.c resolves one
  * case of it into a plan. */
 #include <stdlib.h>
 #include <string.h>
