@@ -9,6 +9,7 @@
 
 #include <scenetest/scenetest.h>
 
+#include "base/util.h"
 #include "cli/command.h"
 
 /* SPEC §12: the installed plugins ($libdir/scenetest/plugins) and those in
@@ -61,7 +62,7 @@ static void declare_dir(st_registry *reg, const char *dir, size_t len) {
         strcmp(de->d_name + nl - 3, ".so") != 0)
       continue;
     if (n == cap) {
-      char **p = realloc(names, (cap ? cap * 2 : 8) * sizeof *names);
+      char **p = st__array_resize(names, cap ? cap * 2 : 8, sizeof *names);
       if (p == NULL)
         break;
       names = p;

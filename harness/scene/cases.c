@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "scene/expr.h"
 #include "scene/load.h"
 #include "scene/params.h"
@@ -495,13 +496,13 @@ typedef struct casevec {
 static st__case *casevec_push(st__loader *L, casevec *cv, size_t hint) {
   if (cv->n == cv->cap) {
     size_t cap = cv->cap ? cv->cap * 2 : hint ? hint : 8;
-    st__case *v = realloc(cv->v, cap * sizeof *v);
+    st__case *v = st__array_resize(cv->v, cap, sizeof *v);
     if (v == NULL) {
       L->oom = 1;
       return NULL;
     }
     cv->v = v;
-    unsigned char *ok = realloc(cv->valid, cap);
+    unsigned char *ok = st__array_resize(cv->valid, cap, 1);
     if (ok == NULL) {
       L->oom = 1;
       return NULL;

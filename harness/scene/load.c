@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "base/buf.h"
 #include "base/options.h"
 #include "scene/expr.h"
@@ -490,7 +491,7 @@ static st_status add_scenes(st_scene_set *set, st__loader *L) {
     size_t cap = set->capacity ? set->capacity : 8;
     while (cap < set->count + L->n_scenes)
       cap *= 2;
-    st_scene **p = realloc(set->scenes, cap * sizeof *p);
+    st_scene **p = st__array_resize(set->scenes, cap, sizeof *p);
     if (p == NULL)
       return ST_ENOMEM;
     set->scenes = p;

@@ -32,6 +32,7 @@
 
 #include <scenetest/op.h>
 
+#include "base/util.h"
 #include "base/buf.h"
 #include "base/env.h"
 #include "base/loadwatch.h"
@@ -71,12 +72,6 @@ struct st__wpool {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void st__wresult_free(st__wresult *r) {
   size_t i;
   if (r == NULL)
@@ -108,7 +103,7 @@ static void wresult_fail(st__wresult *r, st_status s, const char *fmt, ...) {
 
 static void wresult_add_loaded(st__wresult *r, unsigned index,
                                const char *path) {
-  char **p = realloc(r->loaded, (r->n_loaded + 1) * sizeof *p);
+  char **p = st__array_resize(r->loaded, r->n_loaded + 1, sizeof *p);
   size_t n = strlen(path) + 32;
   if (p == NULL)
     return;
@@ -144,12 +139,12 @@ static void drain(worker *w) {
 }
 
 static void drain_until_eof(worker *w, int ms) {
-  uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+  uint64_t end = st__now_ns() + (uint64_t)ms * 1000000u;
   while (w->out >= 0) {
     struct pollfd pf;
     uint64_t t;
     drain(w);
-    t = now_ns();
+    t = st__now_ns();
     if (w->out < 0 || t >= end)
       break;
     pf.fd = w->out;
@@ -161,7 +156,7 @@ static void drain_until_eof(worker *w, int ms) {
 /* Waits until every worker in p has exited or ms passed; returns 1 when
  * all are reaped. */
 static int reap_all(st__wpool *p, int ms) {
-  uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+  uint64_t end = st__now_ns() + (uint64_t)ms * 1000000u;
   for (;;) {
     unsigned i, left = 0;
     for (i = 0; i < p->n; i++) {
@@ -176,7 +171,7 @@ static int reap_all(st__wpool *p, int ms) {
     }
     if (left == 0)
       return 1;
-    if (now_ns() >= end)
+    if (st__now_ns() >= end)
       return 0;
     /* Not a synchronisation sleep: a bounded grace for exits we cannot
      * wait on with a file descriptor. */
@@ -369,14 +364,14 @@ int st__wpool_broken(st__wpool *p) {
 static void worker_died(st__wpool *p, unsigned i, st__wresult *out) {
   worker *w = &p->w[i];
   char how[160];
-  uint64_t end = now_ns() + (uint64_t)ST__WORKERS_GRACE_MS * 1000000u * 5;
+  uint64_t end = st__now_ns() + (uint64_t)ST__WORKERS_GRACE_MS * 1000000u * 5;
   while (!w->reaped) {
     pid_t r = waitpid(w->pid, &w->status, WNOHANG);
     if (r == w->pid || (r < 0 && errno != EINTR)) {
       w->reaped = 1;
       break;
     }
-    if (now_ns() >= end) {
+    if (st__now_ns() >= end) {
       kill(w->pid, SIGKILL);
       while (waitpid(w->pid, &w->status, 0) < 0 && errno == EINTR)
         ;
@@ -472,7 +467,7 @@ static void wait_replies(st__wpool *p, uint64_t deadline, double timeout_s,
     if (left == 0)
       break;
     if (deadline != 0) {
-      uint64_t t = now_ns();
+      uint64_t t = st__now_ns();
       if (t >= deadline) {
         timed_out(p, timeout_s, out);
         goto done;
