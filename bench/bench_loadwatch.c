@@ -3,7 +3,7 @@
  * objects loaded, observation <= 1 us a case). It times
  * st__loadwatch_poll (the look after every phase) with what this process
  * loads on its own, then again with 300 more objects loaded (copies of a
- * test fixture, as tests/test_loadwatch.c does), and counts the looks a
+ * test fixture, as tests/base/test_loadwatch.c does), and counts the looks a
  * case takes by running a 200-case suite of 64x64 float32 adds in this
  * process. It prints ns per look at both sizes, their ratio (the cost
  * should not depend on what is loaded), and the per-case cost with 300

@@ -27,7 +27,7 @@ for corpus in tests/fuzz/*/; do
   name=$(basename "$corpus")
   targets+=("$name")
 done
-if ! ninja -C "$dir" "${targets[@]/#/tests/fuzz_}"; then
+if ! ninja -C "$dir" "${targets[@]/#/tests/fuzz/fuzz_}"; then
   for t in "${targets[@]}"; do
     echo "{\"name\": \"fuzz_$t\", \"result\": \"FAIL\"}" >> "$log"
   done
@@ -40,7 +40,7 @@ run_one() {
   cp -r "tests/fuzz/$t/." "$scratch/"
   # The suite's own options: crashes must be reported, not handled.
   if ASAN_OPTIONS=detect_leaks=1:handle_segv=1 UBSAN_OPTIONS=halt_on_error=1 \
-     "$dir/tests/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+     "$dir/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$dir/fuzz_$t-" \
        "$scratch" > "$dir/fuzz_$t.log" 2>&1; then
     echo "{\"name\": \"fuzz_$t\", \"result\": \"OK\"}" >> "$log"

@@ -8,7 +8,7 @@
  * (0x7f, sign kept); e5m2 overflows to infinity (0x7c) and NaN is 0x7f.
  * PyTorch converts from float32; this converts from double directly, so a
  * double between two float32 values is rounded once, not twice.
- * tests/test_fp8.c checks all 256 patterns of each type, and torch's cast
+ * tests/base/test_fp8.c checks all 256 patterns of each type, and torch's cast
  * of a set of float32 probes, against tests/fixtures/fp8_tables.txt, whose
  * header says which generator made it (PyTorch where one with float8 was
  * at hand, else an exact implementation of the OCP definition and of

@@ -11,7 +11,7 @@
  *                                  processes, on rehosted tensors
  *
  * The table itself is case/exec.c, the one case/ file that includes
- * case/level3/ (tests/layers_check.py holds it to that). */
+ * case/level3/ (tests/lint/layers_check.py holds it to that). */
 #ifndef SCENETEST_HARNESS_EXEC_H
 #define SCENETEST_HARNESS_EXEC_H
 

@@ -10,7 +10,7 @@
  * contracted into FMAs (that would change the bytes per machine): meson
  * builds with -std=c11, for which GCC defaults to -ffp-contract=off, and
  * neither the AVX2 clone nor the AVX2 streaming loop enables FMA anyway.
- * tests/test_args.c checks the bytes of both paths against a step-by-step
+ * tests/case/test_args.c checks the bytes of both paths against a step-by-step
  * scalar computation. */
 #include <math.h>
 #include <stdint.h>
@@ -136,7 +136,7 @@ static void f32_bounds(double hi, float *cap, float *below) {
  * ownership): streaming stores skip that read, which on the benchmark
  * machine takes the fill from about 1.1x to about 1.9x memcpy's GB/s. The
  * bytes are identical to the portable loop's (same float32 operations, in
- * the same order; tests/test_args.c checks it). dst must be 32-byte
+ * the same order; tests/case/test_args.c checks it). dst must be 32-byte
  * aligned and n a multiple of 8. */
 __attribute__((target("avx2"))) static void
 uniform_f32_stream(float *dst, size_t n, uint32_t j0, uint32_t a, uint32_t m,
@@ -225,7 +225,7 @@ uniform_f32_x32(float *dst, size_t n, uint32_t j0, uint32_t a, uint32_t m,
  * multiplies are the loop's bottleneck and a 16-lane multiply costs what
  * an 8-lane one does (on an Intel Xeon with AVX-512: the fill's share of
  * bench_scale's 64x64 add suite from 31% to 16%, 10.8 -> 9.0 us a case;
- * docs/benchmarks.md). Same operations, same bytes (tests/test_args.c
+ * docs/benchmarks.md). Same operations, same bytes (tests/case/test_args.c
  * checks whichever loop the machine runs). n a multiple of 64. */
 __attribute__((target("avx512f"))) static inline __m512i
 triple32_x16(__m512i h, __m512i m1, __m512i m2, __m512i m3) {

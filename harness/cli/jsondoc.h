@@ -3,7 +3,7 @@
  * (merge.c; docs/cli.md#merge): any bytes in, a sequence of top-level
  * values out (one document, or JSON Lines), or the line and column where
  * the bytes stopped being JSON and what was expected there. A pure
- * function over a buffer, so that the fuzz target (tests/fuzz_merge.c)
+ * function over a buffer, so that the fuzz target (tests/fuzz/fuzz_merge.c)
  * drives exactly what the CLI runs. CLI-private. */
 #ifndef SCENETEST_HARNESS_JSONDOC_H
 #define SCENETEST_HARNESS_JSONDOC_H

@@ -2,7 +2,7 @@
 /* The readers behind --rerun-failed (docs/cli.md#selecting-cases): the
  * bytes of an earlier report of ours in, the names of its failed cases
  * out. A pure function over a buffer, so that the fuzz target
- * (tests/fuzz_rerun.c) drives exactly what the CLI runs. CLI-private. */
+ * (tests/fuzz/fuzz_rerun.c) drives exactly what the CLI runs. CLI-private. */
 #ifndef SCENETEST_HARNESS_RERUN_PARSE_H
 #define SCENETEST_HARNESS_RERUN_PARSE_H
 

@@ -6,7 +6,7 @@
  * backend_reference.c, which still serves every other dtype and mixed
  * dtypes: float arithmetic and accumulation in double rounded once to the
  * output dtype, integers in uint64_t (two's complement wrap-around), relu
- * keeps NaN, sums in the same order (tests/test_ref_typed.c compares the
+ * keeps NaN, sums in the same order (tests/ops/test_ref_typed.c compares the
  * two byte for byte). Built at -O3 with the other hot loops
  * (harness/meson.build) so the compiler vectorises them. */
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * `compare`): text and attribute values that show any input bytes as
  * text, and JSON string literals that are safe inside a
  * <script type="application/json"> block. CLI-private; the tools layer may
- * include it (tests/layers_check.py). */
+ * include it (tests/lint/layers_check.py). */
 #ifndef SCENETEST_HARNESS_HTML_ESCAPE_H
 #define SCENETEST_HARNESS_HTML_ESCAPE_H
 

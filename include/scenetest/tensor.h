@@ -28,7 +28,7 @@ extern "C" {
   XX(FLOAT8_E5M2, "float8_e5m2", 1)
 
 /* The values are ABI: a new dtype is appended, never renumbered
- * (tests/test_abi.c pins every value; docs/api.md). */
+ * (tests/base/test_abi.c pins every value; docs/api.md). */
 typedef enum st_dtype {
 #define ST_DTYPE_ENUM(name, str, size) ST_DTYPE_##name,
   ST_DTYPE_MAP(ST_DTYPE_ENUM)

@@ -27,10 +27,7 @@ import taptest  # noqa: E402  (after sys.path)
 from taptest import Run, check, main, test  # noqa: E402
 
 taptest.EXE = EXE
-
-
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 SWEEP = os.path.join(ROOT, "tests", "scenes", "matrix", "sweep.yaml")

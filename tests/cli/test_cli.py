@@ -30,10 +30,7 @@ import taptest  # noqa: E402  (after sys.path)
 from taptest import Failure, Run, check, main, test  # noqa: E402,F401
 
 taptest.EXE = EXE
-
-
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 # The vadd scene and two more cases: one manual, one for cpu alone.
 GOOD = taptest.VADD_SCENE + """\
@@ -46,18 +43,8 @@ GOOD = taptest.VADD_SCENE + """\
 """
 
 # The kernel adds, the golden subtracts: a wrong result (fail).
-MISMATCH = """\
-scene: mismatch
-kernel: add
-golden: sub
-args:
-  - {tensor: a, dtype: float32, shape: [4], init: ones}
-  - {tensor: b, dtype: float32, shape: [4], init: {fill: 2.0}}
-  - {tensor: out, dtype: float32, shape: [4], role: output}
-cases:
-  - name: wrong
-  - name: after
-"""
+MISMATCH = taptest.mismatch_scene("mismatch", "  - name: wrong\n"
+                                   "  - name: after\n")
 
 # An op nobody implements: with a --plugin, a case error decided when the
 # case runs (runs of it pass NO_OP_RUN).

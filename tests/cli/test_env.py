@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 import taptest
-from taptest import Run, check, main, test, write
+from taptest import Run, check, events, main, test, write
 
 taptest.EXE, GETENV = sys.argv[1:3]
 for var in ("ST_TEST_ENV", "TORCH_DEVICE_BACKEND_AUTOLOAD",
@@ -69,11 +69,6 @@ WANT_ENV = {"envs::scene_value": {"ST_TEST_ENV": "1", "OTHER": "x y"},
             "envs::case_wins": {"ST_TEST_ENV": "2", "OTHER": "x y"},
             "noenv::restored": {},
             "l3::workers": {"ST_TEST_ENV": "7"}}
-
-
-def events(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def run(args, env=None):

@@ -56,8 +56,7 @@ cases:
 """
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 def run(args, cwd=None, env=None):

@@ -12,13 +12,12 @@ import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taptest  # noqa: E402
-from taptest import check, main, test, write  # noqa: E402
+from taptest import check, main, prove_ok, test, write  # noqa: E402
 
 taptest.EXE = EXE = os.path.abspath(sys.argv[1])
 PLUGIN = os.path.abspath(sys.argv[2])
@@ -43,45 +42,20 @@ def verb(v):
 def scene(name, bad, level=2):
     """good0, the bad case, after0 and after1: int32 x and y of 64
     elements (256 bytes)."""
-    head = "scene: gp\n"
-    if level == 3:
-        head += "level: 3\nworkers: 2\n"
+    keys = "level: 3\nworkers: 2\n" if level == 3 else ""
     cases = ["  - {name: good0, params: {B: 0}}",
              "  - {name: %s, params: {B: %d}}" % (bad, BEHAVIOUR[bad]),
              "  - {name: after0, params: {B: 0}}",
              "  - {name: after1, params: {B: 0}}"]
-    return write(TMP, name, head + """kernel: scale
-args:
-  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
-  - {tensor: y, dtype: int32, shape: [64], role: output}
-  - {scalar: s, dtype: int32, value: B}
-cases:
-""" + "\n".join(cases) + "\n")
+    return write(TMP, name, taptest.scale_scene("gp", cases, keys))
 
 
 def run(args):
-    p = subprocess.run([EXE] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=ENV, timeout=120)
-    return (p.returncode, p.stdout.decode("utf-8", "replace"),
-            p.stderr.decode("utf-8", "replace"))
-
-
-def prove_ok(tap):
-    path = os.path.join(TMP, "prove.tap")
-    with open(path, "w") as f:
-        f.write(tap)
-    p = subprocess.run(["prove", "-e", "cat", path], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    text = p.stdout.decode("utf-8", "replace")
-    check("Parse errors" not in text, "prove reads the TAP:\n" + text + tap)
+    return taptest.run_exe(args, env=ENV)
 
 
 def points(tap):
-    lines = tap.splitlines()
-    check(lines[:1] == ["TAP version 13"], "TAP header:\n" + tap)
-    plan = int(re.match(r"1\.\.(\d+)", lines[1]).group(1))
-    pts = [re.match(r"(ok|not ok) (\d+) - (\S+)", ln) for ln in lines
-           if ln.startswith("ok ") or ln.startswith("not ok ")]
+    plan, pts = taptest.tap_points(tap)
     check(len(pts) == plan, "plan %d = points:\n%s" % (plan, tap))
     return {m.group(3).split("::")[1]: m.group(1) == "ok" for m in pts}
 

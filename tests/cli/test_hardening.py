@@ -29,8 +29,7 @@ taptest.EXE = EXE
 GOOD = taptest.VADD_SCENE
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 @test

@@ -13,13 +13,12 @@ import json
 import os
 import re
 import resource
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taptest  # noqa: E402
-from taptest import check, main, test, write  # noqa: E402
+from taptest import check, main, prove_ok, test, write  # noqa: E402
 
 taptest.EXE = EXE = os.path.abspath(sys.argv[1])
 PLUGIN = os.path.abspath(sys.argv[2])
@@ -49,37 +48,19 @@ cases:
 
 
 def run(how, args, extra_env=None, limit_fds=None):
-    env = dict(os.environ, NO_COLOR="1", ST_TEST_SCRIBBLE=how)
+    env = {"ST_TEST_SCRIBBLE": how}
     env.update(extra_env or {})
 
     def limit():
         if limit_fds is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (limit_fds, limit_fds))
 
-    p = subprocess.run([EXE] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=env, timeout=120,
-                       preexec_fn=limit)
-    return (p.returncode, p.stdout.decode("utf-8", "replace"),
-            p.stderr.decode("utf-8", "replace"))
-
-
-def prove_ok(tap):
-    path = os.path.join(TMP, "prove.tap")
-    with open(path, "w") as f:
-        f.write(tap)
-    p = subprocess.run(["prove", "-e", "cat", path], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    text = p.stdout.decode("utf-8", "replace")
-    check("Parse errors" not in text, "prove reads the TAP:\n" + text + tap)
+    return taptest.run_exe(args, env=env, preexec_fn=limit)
 
 
 def points(tap):
     """{case: ok} from the TAP, which has one point per planned case."""
-    lines = tap.splitlines()
-    check(lines[:1] == ["TAP version 13"], "TAP header:\n" + tap)
-    plan = int(re.match(r"1\.\.(\d+)", lines[1]).group(1))
-    pts = [re.match(r"(ok|not ok) (\d+) - (\S+)", ln) for ln in lines
-           if ln.startswith("ok ") or ln.startswith("not ok ")]
+    plan, pts = taptest.tap_points(tap)
     names = [m.group(3).split("::")[1] for m in pts]
     check(plan == 4 and sorted(names) == CASES,
           "plan 4, each case once:\n" + tap)

@@ -204,8 +204,7 @@ def no_injection(root, scripts):
           "the title was not changed by injected script")
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 SCENE = """\

@@ -43,14 +43,7 @@ def scene(name, kinds):
     """A scene of one case per entry of kinds, named KIND_INDEX."""
     cases = ["  - {name: %s_%d, params: {B: %d}}" % (k, i, DOES[k])
              for i, k in enumerate(kinds)]
-    return write(TMP, name, """scene: %s
-kernel: scale
-args:
-  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
-  - {tensor: y, dtype: int32, shape: [64], role: output}
-  - {scalar: s, dtype: int32, value: B}
-cases:
-""" % name.split(".")[0] + "\n".join(cases) + "\n")
+    return write(TMP, name, taptest.scale_scene(name.split(".")[0], cases))
 
 
 class Run:

@@ -29,8 +29,7 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     for p, c in zip("abcdefghi", "bcdefghij"))
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 @test

@@ -10,7 +10,7 @@ end-to-end tests run the binary twice and compare the two logs, one pair
 under different TORCH_DEVICE_BACKEND_AUTOLOAD settings (refused) and one
 where the new side's kernel does the same add twice over (platform 'spin'
 from st_plugin_spin1.so / st_plugin_spin2.so). The p-values expected here
-come from Debian's SciPy 1.10.1 (see tests/test_stats.c for the command).
+come from Debian's SciPy 1.10.1 (see tests/tools/test_stats.c for the command).
 Standard library only.
 """
 
@@ -33,10 +33,7 @@ import taptest  # noqa: E402  (after sys.path)
 from taptest import Run, check, main, test  # noqa: E402
 
 taptest.EXE = EXE
-
-
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 def record(pid, setting="0", raw='"0"', effective="disabled", torch=False,

@@ -17,7 +17,6 @@ Usage: test_needs.py SCENETEST TORCH_PLUGIN SCENES_DIR
   a build without libtorch does: `run scenes/` and `check scenes/` exit 0
   either way, the torch cases skipped with one warning.
 """
-import json
 import os
 import re
 import shutil
@@ -25,7 +24,7 @@ import sys
 import tempfile
 
 import taptest
-from taptest import Run, check, main, test, write
+from taptest import Run, check, events, main, test, write
 
 taptest.EXE, TORCH, SCENES = sys.argv[1:4]
 os.environ.pop("SCENETEST_PLUGIN_PATH", None)
@@ -82,11 +81,6 @@ cases:
 
 def warnings(err):
     return [line for line in err.splitlines() if line.startswith("[WARNING]")]
-
-
-def events(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 @test

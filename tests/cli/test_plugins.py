@@ -40,8 +40,7 @@ def plugin(kind):
     return os.path.join(PLUGINS, "st_plugin_%s.so" % kind)
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 def run(*args):

@@ -20,7 +20,7 @@ import tempfile
 
 try:
     import junitparser
-    import jsonschema
+    import jsonschema  # noqa: F401 (taptest.validate_json uses it)
 except ImportError as e:  # not Debian's python: nothing to check with
     print("1..0 # SKIP %s" % e)
     sys.exit(0)  # the 1..0 plan is meson's TAP skip
@@ -31,8 +31,6 @@ if shutil.which("xmllint") is None:
 EXE = os.path.abspath(sys.argv[1])
 HOSTILE = os.path.abspath(sys.argv[2])
 ROOT = os.path.abspath(sys.argv[3])
-XSD = os.path.join(ROOT, "tests", "data", "junit-10.xsd")
-SCHEMA = json.load(open(os.path.join(ROOT, "docs", "report.schema.json")))
 SCENES = os.path.join(ROOT, "scenes")
 # scenes/torch/ computes its golden with the torch plugin (its own test,
 # cli_torch): these runs leave it out.
@@ -41,42 +39,17 @@ TMP = tempfile.mkdtemp(prefix="scenetest-reports-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taptest  # noqa: E402
-from taptest import Run, check, main, test  # noqa: E402
+from taptest import (Run, check, fnv1a64, listed, main, path,  # noqa: E402
+                     run_json, test, validate_json, xmllint)
 
 taptest.EXE = EXE
+taptest.TMP = TMP
+taptest.ROOT = ROOT
 # The CI engines' variables of the machine this runs on must not leak in.
-CI_VARS = ["GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS", "TEST_SHARD_INDEX",
-           "TEST_TOTAL_SHARDS", "TEST_SHARD_STATUS_FILE", "CI_NODE_INDEX",
-           "CI_NODE_TOTAL", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL",
-           "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT",
-           "GTEST_OUTPUT", "XML_OUTPUT_FILE"]
-for v in CI_VARS:
-    os.environ.pop(v, None)
+taptest.clear_ci_vars()
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
-
-
-def path(name):
-    return os.path.join(TMP, name)
-
-
-def xmllint(file):
-    p = subprocess.run(["xmllint", "--noout", "--schema", XSD, file],
-                       capture_output=True, text=True)
-    return p.returncode, p.stderr
-
-
-def validate_json(doc):
-    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-
-
-def fnv1a64(name):
-    h = 0xcbf29ce484222325
-    for b in name.encode():
-        h = ((h ^ b) * 0x100000001b3) & (2 ** 64 - 1)
-    return h
+write = taptest.writer(TMP)
 
 
 def spec_shuffle(items, seed):
@@ -381,12 +354,6 @@ def json__watched_modules_appear_in_modules():
 
 # --- sharding -----------------------------------------------------------
 
-def listed(args, env=None):
-    r = Run(["list"] + args, env=env)
-    check(r.rc == 0, "list exit 0", r)
-    return [l for l in r.out.splitlines() if l]
-
-
 def gen_suite(n_scenes, n_cases, name="gen"):
     text = []
     for s in range(n_scenes):
@@ -440,15 +407,6 @@ def shard__worked_example_of_the_spec():
         check((part == ["vector_add::small"]) == (k == 2),
               "vector_add::small is in shard 2 of 3 only (%d: %r)" %
               (k, part))
-
-
-def run_json(args, env=None):
-    r = Run(["run", "--format", "json", "--log-level", "warning"] + args,
-            env=env)
-    doc = json.loads(r.out) if r.out.startswith("{") else None
-    if doc is not None:
-        validate_json(doc)
-    return r, doc
 
 
 @test
@@ -676,17 +634,8 @@ def shuffle__exactly_the_spec_permutation_and_same_results():
 
 # --- rerun-failed ---------------------------------------------------------
 
-RERUN_SCENE = """\
-scene: rr
-kernel: add
-golden: sub
-args:
-  - {tensor: a, dtype: float32, shape: [4], init: ones}
-  - {tensor: b, dtype: float32, shape: [4], init: {fill: 2.0}}
-  - {tensor: out, dtype: float32, shape: [4], role: output}
-cases:
-  - name: bad
-  - name: worse
+RERUN_SCENE = taptest.mismatch_scene(
+    "rr", "  - name: bad\n  - name: worse\n") + """\
 ---
 scene: ok
 kernel: add

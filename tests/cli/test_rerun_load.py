@@ -31,25 +31,12 @@ import taptest  # noqa: E402  (after sys.path)
 from taptest import Failure, Run, check, main, test  # noqa: E402,F401
 
 taptest.EXE = EXE
-
-
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 GOOD = taptest.VADD_SCENE
 
 # The kernel adds, the golden subtracts: a wrong result (fail).
-MISMATCH = """\
-scene: mismatch
-kernel: add
-golden: sub
-args:
-  - {tensor: a, dtype: float32, shape: [4], init: ones}
-  - {tensor: b, dtype: float32, shape: [4], init: {fill: 2.0}}
-  - {tensor: out, dtype: float32, shape: [4], role: output}
-cases:
-  - name: wrong
-"""
+MISMATCH = taptest.mismatch_scene("mismatch", "  - name: wrong\n")
 
 
 

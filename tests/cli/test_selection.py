@@ -74,8 +74,7 @@ MANY = ("scene: many\nkernel: add\ngolden: sub\n" + ARGS + "cases:\n" +
         "".join("  - {name: f%d, params: {N: 4}}\n" % i for i in range(1, 7)))
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 F = write("tagged.yaml", TAGGED)

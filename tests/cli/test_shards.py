@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 try:
-    import jsonschema
+    import jsonschema  # noqa: F401 (taptest.validate_json uses it)
     import junitparser
 except ImportError as e:  # not Debian's python: nothing to check with
     print("1..0 # SKIP %s" % e)
@@ -22,59 +22,23 @@ except ImportError as e:  # not Debian's python: nothing to check with
 
 EXE = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(sys.argv[2])
-SCHEMA = json.load(open(os.path.join(ROOT, "docs", "report.schema.json")))
-XSD = os.path.join(ROOT, "tests", "data", "junit-10.xsd")
 SCENES = os.path.join(ROOT, "scenes")
 NO_TORCH = ["--ignore", "torch"]
 TMP = tempfile.mkdtemp(prefix="scenetest-shards-")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taptest  # noqa: E402
-from taptest import Run, check, main, test  # noqa: E402
+from taptest import (Run, check, fnv1a64, listed, main, path,  # noqa: E402
+                     run_json, test, validate_json, xmllint)
 
 taptest.EXE = EXE
+taptest.TMP = TMP
+taptest.ROOT = ROOT
 # The CI engines' variables of the machine this runs on must not leak in.
-CI_VARS = ["GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS", "TEST_SHARD_INDEX",
-           "TEST_TOTAL_SHARDS", "TEST_SHARD_STATUS_FILE", "CI_NODE_INDEX",
-           "CI_NODE_TOTAL", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL",
-           "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT",
-           "GTEST_OUTPUT", "XML_OUTPUT_FILE"]
-for v in CI_VARS:
-    os.environ.pop(v, None)
+taptest.clear_ci_vars()
 
 
-def write(name, text):
-    return taptest.write(TMP, name, text)
-
-
-def path(name):
-    return os.path.join(TMP, name)
-
-
-def validate_json(doc):
-    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-
-
-def fnv1a64(name):
-    h = 0xcbf29ce484222325
-    for b in name.encode():
-        h = ((h ^ b) * 0x100000001b3) & (2 ** 64 - 1)
-    return h
-
-
-def listed(args, env=None):
-    r = Run(["list"] + args, env=env)
-    check(r.rc == 0, "list exit 0", r)
-    return [l for l in r.out.splitlines() if l]
-
-
-def run_json(args, env=None):
-    r = Run(["run", "--format", "json", "--log-level", "warning"] + args,
-            env=env)
-    doc = json.loads(r.out) if r.out.startswith("{") else None
-    if doc is not None:
-        validate_json(doc)
-    return r, doc
+write = taptest.writer(TMP)
 
 
 # --- CircleCI and Buildkite -----------------------------------------------
@@ -364,12 +328,6 @@ def shard_by__unreadable_and_foreign_files_are_usage_errors():
 
 
 # --- scenetest merge -------------------------------------------------------
-
-def xmllint(file):
-    p = subprocess.run(["xmllint", "--noout", "--schema", XSD, file],
-                       capture_output=True, text=True)
-    return p.returncode, p.stderr
-
 
 SHARDS = {}
 

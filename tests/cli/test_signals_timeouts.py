@@ -102,11 +102,8 @@ def wait_for(pred, seconds):
 
 def run(args, timeout=60):
     t0 = time.monotonic()
-    p = subprocess.run([EXE] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=timeout,
-                       env=dict(os.environ, NO_COLOR="1"))
-    return (p.returncode, p.stdout.decode("utf-8", "replace"),
-            p.stderr.decode("utf-8", "replace"), time.monotonic() - t0)
+    rc, out, err = taptest.run_exe(args, timeout=timeout)
+    return rc, out, err, time.monotonic() - t0
 
 
 def sigint_leaves_nothing(extra, scene, want, code=-signal.SIGINT,

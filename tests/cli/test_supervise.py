@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taptest  # noqa: E402
-from taptest import check, main, test, write  # noqa: E402
+from taptest import check, events, main, test, write  # noqa: E402
 
 taptest.EXE = EXE = os.path.abspath(sys.argv[1])
 PLUGIN = os.path.abspath(sys.argv[2])
@@ -47,25 +47,14 @@ def scene(name, bad, after=2, before=1, scene_name="sv", level=2,
     cases = ["  - {name: good%d, params: {B: 0}}" % i for i in range(before)]
     cases.append("  - {name: %s, params: {B: %d}}" % (bad, BEHAVIOUR[bad]))
     cases += ["  - {name: after%d, params: {B: 0}}" % i for i in range(after)]
-    head = "scene: %s\n" % scene_name
-    if level == 3:
-        head += "level: 3\nworkers: %d\n" % (workers or 2)
-    return write(TMP, name, head + """kernel: scale
-args:
-  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
-  - {tensor: y, dtype: int32, shape: [64], role: output}
-  - {scalar: s, dtype: int32, value: B}
-cases:
-""" + "\n".join(cases) + "\n")
+    keys = "level: 3\nworkers: %d\n" % (workers or 2) if level == 3 else ""
+    return write(TMP, name, taptest.scale_scene(scene_name, cases, keys))
 
 
 def run(args, env=None, **kw):
     e = dict(ENV)
     e.update(env or {})
-    p = subprocess.run([EXE] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=e, timeout=120, **kw)
-    return (p.returncode, p.stdout.decode("utf-8", "replace"),
-            p.stderr.decode("utf-8", "replace"))
+    return taptest.run_exe(args, env=e, **kw)
 
 
 # The isolate scheduler's fork server from the first child (by default it
@@ -82,26 +71,13 @@ def base(*extra):
 def prove_ok(tap, expect_bail=False):
     """prove reads the document: 0 when every point is ok; the plan
     matches the points either way ('Parse errors' otherwise)."""
-    path = os.path.join(TMP, "prove.tap")
-    with open(path, "w") as f:
-        f.write(tap)
-    p = subprocess.run(["prove", "-e", "cat", path], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    text = p.stdout.decode("utf-8", "replace")
-    check("Parse errors" not in text and
-          ("Bailout called" in text) == expect_bail,
-          "prove reads the TAP:\n" + text + "\n" + tap)
-    return p.returncode, text
+    return taptest.prove_ok(tap, expect_bail)
 
 
 def points(tap):
     """{case: (ok, rest of the line)} of a TAP document, checked to have
     the plan's number of points, numbered 1..N."""
-    lines = tap.splitlines()
-    check(lines[:1] == ["TAP version 13"], "TAP header:\n" + tap)
-    plan = int(re.match(r"1\.\.(\d+)", lines[1]).group(1))
-    pts = [re.match(r"(ok|not ok) (\d+) - (\S+)(.*)", ln) for ln in lines
-           if ln.startswith("ok ") or ln.startswith("not ok ")]
+    plan, pts = taptest.tap_points(tap)
     check(len(pts) == plan and
           [int(m.group(2)) for m in pts] == list(range(1, plan + 1)),
           "plan %d = points:\n%s" % (plan, tap))
@@ -111,11 +87,6 @@ def points(tap):
 
 def messages(tap):
     return re.findall(r'^  message: "(.*)"$', tap, re.M)
-
-
-def events(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f]
 
 
 MODES = ([], ["-j", "2"])
@@ -638,12 +609,7 @@ def kill_pids(path):
 def spawning_scene(name, cases, scene_name="d10"):
     lines = ["  - {name: %s, params: {B: %d}}" % (c, BEHAVIOUR[b])
              for c, b in cases]
-    return write(TMP, name, "scene: %s\nkernel: scale\n" % scene_name + """args:
-  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
-  - {tensor: y, dtype: int32, shape: [64], role: output}
-  - {scalar: s, dtype: int32, value: B}
-cases:
-""" + "\n".join(lines) + "\n")
+    return write(TMP, name, taptest.scale_scene(scene_name, lines))
 
 
 @test
@@ -799,17 +765,10 @@ def supervise__crash_output_is_only_the_crashed_cases():
     # A child that dies mid-case: its case's output is what that case
     # printed, not what an earlier case of the same child printed (the
     # capture file keeps those bytes past its offset once rewound).
-    path = write(TMP, "crashout.yaml", """scene: sv
-kernel: scale
-args:
-  - {tensor: x, dtype: int32, shape: [64], init: {randint: [-100, 100]}}
-  - {tensor: y, dtype: int32, shape: [64], role: output}
-  - {scalar: s, dtype: int32, value: B}
-cases:
-  - {name: prints, params: {B: %d}}
-  - {name: segv, params: {B: %d}}
-  - {name: after0, params: {B: 0}}
-""" % (BEHAVIOUR["prints"], BEHAVIOUR["segv"]))
+    path = write(TMP, "crashout.yaml", taptest.scale_scene("sv", [
+        "  - {name: prints, params: {B: %d}}" % BEHAVIOUR["prints"],
+        "  - {name: segv, params: {B: %d}}" % BEHAVIOUR["segv"],
+        "  - {name: after0, params: {B: 0}}"]))
     ev = os.path.join(TMP, "crashout.jsonl")
     rc, out, err = run(base("--events", ev, path))
     what = "rc=%d\n%s%s" % (rc, out, err)

@@ -24,7 +24,6 @@ Usage: test_torch.py SCENETEST TORCH_PLUGIN LATE_LOAD_PLUGIN SCENES_DIR
   bfloat16 matmul accumulation (1.13's rule by CPU flags, else asked of
   libtorch); integer wrap agrees.
 """
-import json
 import os
 import re
 import shutil
@@ -32,18 +31,10 @@ import sys
 import tempfile
 
 import taptest
-from taptest import Run, check, main, test, write
+from taptest import Run, check, events, main, sequence, squash, test, write
 
 taptest.EXE, TORCH, LATE, SCENES = sys.argv[1:5]
-if TORCH == "" or not os.path.exists(TORCH):
-    # Registered with protocol 'tap': the 1..0 plan is the skip, exit 0
-    # (any non-zero exit is an error there).
-    taptest.skip_all("the torch plugin is not built (libtorch not found; "
-                     "docs/torch.md)")
-    sys.exit(0)
-# The environment the tests set themselves.
-for var in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "SCENETEST_PLUGIN_PATH"):
-    os.environ.pop(var, None)
+taptest.torch_or_skip(TORCH)
 TMP = tempfile.mkdtemp(prefix="scenetest-torch-")
 TORCH_SCENES = os.path.join(SCENES, "torch")
 BASE = ["--no-default-plugins", "--format", "tap"]
@@ -61,27 +52,6 @@ PLAIN = write(TMP, "plain.yaml",
 
 def run(args, env=None):
     return Run(["run"] + BASE + args, env=env)
-
-
-def events(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def sequence(case):
-    """The case's events as names, each load event as load:PHASE."""
-    return [e["name"] if e["name"] != "load" else "load:" + e["phase"]
-            for e in case["events"]]
-
-
-def squash(seq):
-    """Runs of load events of one phase become one entry (libtorch brings
-    some 280 objects; their count is the system's business)."""
-    out = []
-    for s in seq:
-        if not (s.startswith("load:") and out and out[-1] == s):
-            out.append(s)
-    return out
 
 
 def record_lines(err):

@@ -21,22 +21,16 @@ Usage: test_torch_program.py SCENETEST TORCH_PLUGIN FUSED_PLUGIN SCENES_DIR
 - check without the plugin says once that it could not compile and
   passes.
 """
-import json
 import os
 import re
 import sys
 import tempfile
 
 import taptest
-from taptest import Run, check, main, test, write
+from taptest import Run, check, events, main, sequence, squash, test, write
 
 taptest.EXE, TORCH, FUSED, SCENES = sys.argv[1:5]
-if TORCH == "" or not os.path.exists(TORCH):
-    taptest.skip_all("the torch plugin is not built (libtorch not found; "
-                     "docs/torch.md)")
-    sys.exit(0)
-for var in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "SCENETEST_PLUGIN_PATH"):
-    os.environ.pop(var, None)
+taptest.torch_or_skip(TORCH)
 TMP = tempfile.mkdtemp(prefix="scenetest-program-")
 BASE = ["--no-default-plugins"]
 LAZY = ["--plugin", "lazy:" + TORCH]
@@ -48,26 +42,8 @@ def run(args, env=None):
     return Run(["run"] + BASE + ["--format", "tap"] + args, env=env)
 
 
-def events(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def by_name(path):
     return {c["scene"] + "::" + c["case"]: c for c in events(path)}
-
-
-def sequence(case):
-    return [e["name"] if e["name"] != "load" else "load:" + e["phase"]
-            for e in case["events"]]
-
-
-def squash(seq):
-    out = []
-    for s in seq:
-        if not (s.startswith("load:") and out and out[-1] == s):
-            out.append(s)
-    return out
 
 
 ATTN_ARGS = """\

@@ -33,24 +33,12 @@ import taptest  # noqa: E402  (after sys.path)
 from taptest import Run, check, main, test  # noqa: E402
 
 taptest.EXE = EXE
-
-
-def write(name, text):
-    return taptest.write(TMP, name, text)
+write = taptest.writer(TMP)
 
 
 GOOD = write("good.yaml", taptest.VADD_SCENE)
-MISMATCH = write("mismatch.yaml", """\
-scene: mismatch
-kernel: add
-golden: sub
-args:
-  - {tensor: a, dtype: float32, shape: [4], init: ones}
-  - {tensor: b, dtype: float32, shape: [4], init: {fill: 2.0}}
-  - {tensor: out, dtype: float32, shape: [4], role: output}
-cases:
-  - name: wrong
-""")
+MISMATCH = write("mismatch.yaml",
+                 taptest.mismatch_scene("mismatch", "  - name: wrong\n"))
 
 
 def write_bytes(name, data):

@@ -119,17 +119,8 @@ def kernel_text_forges_no_timing_line_in_a_tap_run():
 def text_report_rerun_command_escapes_control_bytes_of_the_path():
     bad_dir = os.path.join(TMP, "d\x1b]0;pwned\x07\nx [TIMING] phase")
     os.makedirs(bad_dir)
-    scene = taptest.write(bad_dir, "m.yaml", """\
-scene: mismatch
-kernel: add
-golden: sub
-args:
-  - {tensor: a, dtype: float32, shape: [4], init: ones}
-  - {tensor: b, dtype: float32, shape: [4], init: {fill: 2.0}}
-  - {tensor: out, dtype: float32, shape: [4], role: output}
-cases:
-  - name: wrong
-""")
+    scene = taptest.write(bad_dir, "m.yaml", taptest.mismatch_scene(
+        "mismatch", "  - name: wrong\n"))
     rc, out, err = run_bytes(["run", "--format", "text", scene])
     check(rc == 1, "the case fails: exit 1, got %d (%r)" % (rc, err))
     lines = [ln for ln in out.split(b"\n") if b"rerun: " in ln]

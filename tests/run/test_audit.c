@@ -3,7 +3,7 @@
  * under ThreadSanitizer too): a kept descriptor closed, or another file
  * put at its number, is named; a thread started after the kernel's first
  * call and still running is counted, the harness's own pool is not. The
- * processes are tests/test_audit_processes.c's (they fork). */
+ * processes are tests/run/test_audit_processes.c's (they fork). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
  * child can send any bytes (a supervised child's writes come in an envelope,
  * wire/envelope.h, read first). Any input must decode or be refused, never
  * crash, read out of bounds or leak. Built with clang only (tests/meson.build).
- * Run: build-fuzz/tests/fuzz_wire -max_total_time=60 tests/fuzz/wire */
+ * Run: build-fuzz/tests/fuzz/fuzz_wire -max_total_time=60 tests/fuzz/wire */
 #include <stdint.h>
 #include <stdlib.h>
 

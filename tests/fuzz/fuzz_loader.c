@@ -2,7 +2,7 @@
 /* libFuzzer target for the scene loader: any bytes must give OK or a
  * load error with positions, never a crash, hang or leak. Built only with
  * clang (see tests/meson.build); not a registered test. Run:
- *   build/tests/fuzz_loader -max_total_time=300 tests/scenes/good */
+ *   build/tests/fuzz/fuzz_loader -max_total_time=300 tests/scenes/good */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
