@@ -304,11 +304,20 @@ static void put_header(FILE *out, const html_state *st,
   if (st__records_distinct(run, &recs, &n_recs) != ST_OK)
     n_recs = 0; /* out of memory: the page goes on without them */
   fprintf(out, "</dd></dl><h2>Autoload record%s</h2>", n_recs > 1 ? "s" : "");
-  if (n_recs > 1)
+  if (st__records_settings(recs, n_recs) > 1)
     fprintf(out,
             "<div class=\"banner\" id=\"conditions\">The processes of this "
             "run reported %zu different autoload conditions.</div>",
-            n_recs);
+            st__records_settings(recs, n_recs));
+  else if (n_recs > 1)
+    /* One environment: the records differ in what a process had loaded
+     * at its first case, which is where it started in the run. */
+    fputs("<p class=\"none\" id=\"moments\">One autoload setting; the "
+          "records differ only in the watched modules loaded when each "
+          "process took its record (a process records at its first case: a "
+          "replacement child, a -j or --isolate child starts at another "
+          "one).</p>",
+          out);
   for (i = 0; i < n_recs; i++)
     put_record(out, &recs[i]);
   if (n_recs == 0)
