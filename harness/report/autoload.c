@@ -138,6 +138,45 @@ oom:
   return ST_ENOMEM;
 }
 
+/* Equal in every field that is not a watched module's (setting, raw,
+ * effective): the environment torch reads. A module's field says what the
+ * process had loaded at its first case, which depends on where the process
+ * started in the run (docs/reports.md), not on the environment. */
+static int same_setting(const st__record *a, const st__record *b) {
+  size_t i, j;
+  char module[256];
+  for (i = 0; i < a->n; i++) {
+    if (st__record_module(a->fields[i].key, module, sizeof module) != NULL)
+      continue;
+    for (j = 0; j < b->n; j++)
+      if (strcmp(a->fields[i].key, b->fields[j].key) == 0)
+        break;
+    if (j == b->n || strcmp(a->fields[i].value, b->fields[j].value) != 0)
+      return 0;
+  }
+  for (j = 0; j < b->n; j++) {
+    if (st__record_module(b->fields[j].key, module, sizeof module) != NULL)
+      continue;
+    for (i = 0; i < a->n; i++)
+      if (strcmp(a->fields[i].key, b->fields[j].key) == 0)
+        break;
+    if (i == a->n)
+      return 0;
+  }
+  return 1;
+}
+
+size_t st__records_settings(const st__record *list, size_t n) {
+  size_t i, j, distinct = 0;
+  for (i = 0; i < n; i++) {
+    for (j = 0; j < i && !same_setting(&list[j], &list[i]); j++)
+      ;
+    if (j == i)
+      distinct++;
+  }
+  return distinct;
+}
+
 const char *st__record_module(const char *key, char *buf, size_t size) {
   size_t len = strlen(key);
   /* SPEC §4 names torch's field torch_imported; every other watched

@@ -30,6 +30,14 @@ st_status st__records_distinct(const st_run_result *run /* IN */,
 /* Accepts NULL. */
 void st__records_free(st__record *list /* IN, owned */, size_t n);
 
+/* How many different autoload settings list's n records carry: records
+ * compared in every field but pid and the watched modules' (setting, raw,
+ * effective). Two processes of one run under one environment differ in a
+ * module's field when one started at a case that loads the module (a
+ * lazy plugin, in golden) and the other did not: a crash's replacement
+ * child, a -j or --isolate child. 0 when n is 0. */
+size_t st__records_settings(const st__record *list /* IN */, size_t n);
+
 /* The module name of a field that says whether a watched module is
  * loaded ("torch_imported" -> "torch", "NAME_loaded" -> "NAME") into buf,
  * or NULL for any other field. */

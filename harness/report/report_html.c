@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "case/fingerprint.h"
 #include "report/autoload.h"
 #include "report/html_escape.h"
 #include "report/report.h"
@@ -234,6 +235,23 @@ static void put_record(FILE *out, const st__record *r) {
   fprintf(out, " pid=%ld</pre>", r->pid);
 }
 
+/* The machine (docs/bench.md#the-environment-fingerprint): the host keys
+ * of the process writing the page, as the JSON report's `fingerprint`. */
+static void put_fingerprint(FILE *out) {
+  st__fingerprint fp;
+  size_t i;
+  st__fingerprint_collect(NULL, NULL, &fp);
+  fputs("<h2>Machine</h2><dl class=\"meta\" id=\"fingerprint\">", out);
+  for (i = 0; i < fp.n; i++) {
+    fputs("<dt>", out);
+    st__html_text(out, fp.key[i]);
+    fputs("</dt><dd>", out);
+    st__html_text(out, fp.value[i]);
+    fputs("</dd>", out);
+  }
+  fputs("</dl>", out);
+}
+
 /* The name the reports give a case: "SCENE::CASE", "@k" for iteration k
  * of a repeated run (report.c). malloc'd, NULL when out of memory. */
 static char *case_id(const html_state *st, const st_case_result *r) {
@@ -304,11 +322,20 @@ static void put_header(FILE *out, const html_state *st,
   if (st__records_distinct(run, &recs, &n_recs) != ST_OK)
     n_recs = 0; /* out of memory: the page goes on without them */
   fprintf(out, "</dd></dl><h2>Autoload record%s</h2>", n_recs > 1 ? "s" : "");
-  if (n_recs > 1)
+  if (st__records_settings(recs, n_recs) > 1)
     fprintf(out,
             "<div class=\"banner\" id=\"conditions\">The processes of this "
             "run reported %zu different autoload conditions.</div>",
-            n_recs);
+            st__records_settings(recs, n_recs));
+  else if (n_recs > 1)
+    /* One environment: the records differ in what a process had loaded
+     * at its first case, which is where it started in the run. */
+    fputs("<p class=\"none\" id=\"moments\">One autoload setting; the "
+          "records differ only in the watched modules loaded when each "
+          "process took its record (a process records at its first case: a "
+          "replacement child, a -j or --isolate child starts at another "
+          "one).</p>",
+          out);
   for (i = 0; i < n_recs; i++)
     put_record(out, &recs[i]);
   if (n_recs == 0)
@@ -339,6 +366,7 @@ static void put_header(FILE *out, const html_state *st,
     }
     fputs(stale > 5 ? ", \xe2\x80\xa6</div>" : "</div>", out);
   }
+  put_fingerprint(out);
   fputs("</header>", out);
 }
 

@@ -42,6 +42,8 @@
 
 #include <scenetest/scenetest.h>
 
+#include "cuda_internal.h"
+
 ST_PLUGIN_PLATFORMS("cuda");
 
 /* reduce_sum's fixed block (harness/ops/ops_impl.h, ST__REDUCE_BLOCK): a
@@ -101,6 +103,16 @@ static st_status cuda_init(st_op_call *call) {
   }
   pthread_mutex_unlock(&init_lock);
   return rc;
+}
+
+int cu__ready_here(cudaDeviceProp *out) {
+  int ready;
+  pthread_mutex_lock(&init_lock);
+  ready = init_pid == getpid();
+  if (ready)
+    *out = props;
+  pthread_mutex_unlock(&init_lock);
+  return ready;
 }
 
 /* ---- what prepare makes ------------------------------------------------ */
@@ -1083,8 +1095,8 @@ static st_status cu_init(st_registry *reg, st_error *err) {
 static const char *const cu_platforms[] = {"cuda", NULL};
 
 static const st_platform_hooks cu_hooks[] = {
-    {sizeof(st_platform_hooks), "cuda", cu_prepare, cu_release, nullptr,
-     nullptr, nullptr},
+    {sizeof(st_platform_hooks), "cuda", cu_prepare, cu_release, cu__ceilings,
+     cu__flush, cu__describe},
 };
 
 /* The descriptor has C linkage: scenetest looks the name up with dlsym. */

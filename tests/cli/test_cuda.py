@@ -87,4 +87,35 @@ def run_events_carry_device_times():
           "within the run phase's host time: %r" % run)
 
 
+@test
+def bench_hooks_ceilings_flush_describe():
+    # The bench hooks (plugins/cuda/bench_hooks.cu): ceilings measured
+    # before the first case (in a forked child: the bench process then
+    # makes its own context for the cases), the flush under --cold-cache,
+    # and the cuda.* fingerprint fields, start and end clocks where NVML is
+    # (the default log level: the start is the logged fingerprint's).
+    r = Run(["bench", "--plugin", PLUGIN, "--platform", "cuda", "--format",
+             "json", "--cold-cache",
+             "--allow-suspicious", "--min-rounds", "3", "--min-time-ms", "1",
+             "--case", "cuda_matmul::f32_odd", SCENES])
+    check(r.rc == 0, "bench passes", r)
+    doc = json.loads(r.out)
+    ceil = doc["ceilings"]
+    # An H200's D2D copy is about 4 TB/s (read + write) and its FP32 FMA
+    # rate tens of TFLOP/s; a bound far below either is a broken measure.
+    check(ceil["bytes_per_s"] > 1e11 and ceil["flops_per_s"]["float32"] > 1e12
+          and ceil["flops_per_s"]["float64"] > 1e11
+          and ceil["flops_per_s"]["half"] == ceil["flops_per_s"]["float32"],
+          "device ceilings: %r" % ceil)
+    fp = doc["fingerprint"]
+    check(all(k in fp for k in ("cuda.device", "cuda.cc", "cuda.driver",
+                                "cuda.runtime", "cuda.sm_mhz_max")),
+          "cuda fingerprint fields: %r" % fp)
+    check(("cuda.sm_mhz_start" in fp) == ("cuda.sm_mhz_end" in fp),
+          "start and end clocks together: %r" % fp)
+    case = doc["cases"][0]
+    check(case["status"] == "pass" and case["flops_fraction"] is not None
+          and 0 < case["flops_fraction"] < 1.05, "a fraction: %r" % case)
+
+
 sys.exit(main(TMP))

@@ -263,6 +263,27 @@ def run_html__summary_counts_match_events():
           "the run has each outcome: %r" % cases)
 
 
+@test
+def run_html__machine_fingerprint_as_json():
+    """The Machine section: the host keys of the fingerprint, in order, with
+    the values the JSON report of a run on this host gives
+    (docs/bench.md#the-environment-fingerprint)."""
+    run_report()
+    root = dom(RUN_HTML)
+    dl = root.find("dl", id="fingerprint")
+    check(len(dl) == 1, "one fingerprint list")
+    pairs = [(dt.text(), dd.text()) for dt, dd in
+             zip(dl[0].find("dt"), dl[0].find("dd"))]
+    r = Run(["run", "--format", "json", "--log-level", "warning", "--plugin",
+             HOSTILE, "--platform", "htmlhostile", SCENES[0]])
+    want = list(json.loads(r.out)["fingerprint"].items())
+    check([k for k, _ in want] ==
+          ["cpu", "cpus", "governor", "kernel", "libc", "torch"],
+          "the JSON's keys: %r" % want)
+    check(pairs == want, "the page's %r = the JSON's %r" % (pairs, want))
+    h2 = [h.text() for h in root.find("h2")]
+    check("Machine" in h2, "a Machine heading: %r" % h2)
+
 def without_tables(message):
     """The message without its mismatch tables' lines: the header line
     "  index ..." and the indented rows under it."""

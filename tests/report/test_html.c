@@ -291,6 +291,67 @@ static void report_html__20000_cases_under_20_mb(void **state) {
   st_run_result_free(run);
 }
 
+/* The header of a 3-case run whose cases kept these record lines (NULL:
+ * none), as the emitting case of each process does. */
+static char *render_records(const char *const lines[3]) {
+  st_run_result *run = synthetic_run(3);
+  size_t len, i;
+  char *page;
+  for (i = 0; i < 3; i++)
+    if (lines[i] != NULL)
+      st__case_result_set_record((st_case_result *)st_run_result_get(run, i),
+                                 lines[i]);
+  page = render(run, &len);
+  st_run_result_free(run);
+  return page;
+}
+
+#define REC(setting, raw, torch, pid)                                          \
+  "torch_backend_autoload setting=" setting " raw=" raw                        \
+  " effective=enabled torch_imported=" torch " torch_npu_loaded=false pid=" pid
+
+/* A crash's replacement child (or a -j or --isolate child) that starts at a
+ * case whose golden loads torch lazily records torch_imported=true where
+ * the first child, which started at a case without torch, recorded false:
+ * one environment, two records, no "different conditions" banner. */
+static void report_html__records_differing_in_modules_only_no_banner(
+    void **state) {
+  static const char *const lines[3] = {REC("unset", "-", "false", "10"), NULL,
+                                       REC("unset", "-", "true", "11")};
+  char *page = render_records(lines);
+  (void)state;
+  assert_null(strstr(page, "id=\"conditions\""));
+  assert_null(strstr(page, "different autoload conditions"));
+  assert_int_equal(count(page, "<h2>Autoload records</h2>"), 1);
+  assert_int_equal(count(page, "<p class=\"none\" id=\"moments\">"), 1);
+  assert_int_equal(count(page, " pid=10</pre>"), 1);
+  assert_int_equal(count(page, " pid=11</pre>"), 1);
+  free(page);
+}
+
+/* Records that differ in the setting (and in pid only) keep the banner,
+ * which counts the settings. */
+static void report_html__records_differing_in_setting_banner(void **state) {
+  static const char *const lines[3] = {REC("unset", "-", "false", "10"),
+                                       REC("0", "\"0\"", "true", "11"),
+                                       REC("unset", "-", "false", "12")};
+  static const char *const same[3] = {REC("unset", "-", "true", "10"),
+                                      REC("unset", "-", "true", "11"), NULL};
+  char *page = render_records(lines);
+  (void)state;
+  assert_int_equal(count(page, "<div class=\"banner\" id=\"conditions\">The "
+                               "processes of this run reported 2 different "
+                               "autoload conditions.</div>"),
+                   1);
+  assert_null(strstr(page, "id=\"moments\""));
+  free(page);
+  page = render_records(same);
+  assert_int_equal(count(page, "<h2>Autoload record</h2>"), 1);
+  assert_null(strstr(page, "id=\"conditions\""));
+  assert_null(strstr(page, "id=\"moments\""));
+  free(page);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(html_text__markup_and_quotes),
@@ -302,6 +363,8 @@ int main(void) {
       cmocka_unit_test(html_json_string__safe_in_a_script_block),
       cmocka_unit_test(report_html__hostile_message_stays_text),
       cmocka_unit_test(report_html__20000_cases_under_20_mb),
+      cmocka_unit_test(report_html__records_differing_in_modules_only_no_banner),
+      cmocka_unit_test(report_html__records_differing_in_setting_banner),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
