@@ -1110,6 +1110,38 @@ static void take_tol_or_param(loader *L, const node *n, const char *key,
   *out = n->f;
 }
 
+/* `tolerance`, `bound_factor` and `compute_dtype` of a scene, a case or
+ * a tensor (docs/scene-format.md#the-error-bound): literals only; the
+ * plan (scene/plan_bound.c) checks them against the op. */
+static void take_tolspec(loader *L, const node *tol, const node *factor,
+                         const node *cdt, st__tolspec *out) {
+  static const char *const modes[] = {"allclose", "bound"};
+  st_dtype dt;
+  if (tol && is_str(tol) && strcmp(tol->str, "bound") == 0)
+    out->mode = ST__TOL_BOUND;
+  else if (tol && is_str(tol) && strcmp(tol->str, "allclose") == 0)
+    out->mode = ST__TOL_ALLCLOSE;
+  else if (tol)
+    expected_word(L, tol, "one of: allclose, bound", "tolerance", modes, 2);
+  if (tol)
+    out->line = tol->line, out->column = tol->col;
+  if (factor && (!is_num(factor) || !isfinite(factor->f) || factor->f <= 0))
+    expected(L, factor, "a finite number > 0", "bound_factor");
+  else if (factor)
+    out->factor = factor->f;
+  if (cdt && is_str(cdt) && st_dtype_parse(cdt->str, &dt) == ST_OK &&
+      st_dtype_is_float(dt)) {
+    out->has_compute_dtype = 1;
+    out->compute_dtype = dt;
+    out->cd_line = cdt->line, out->cd_column = cdt->col;
+  } else if (cdt) {
+    expected(L, cdt,
+             "a float dtype (float64, float32, float16, bfloat16, "
+             "float8_e4m3fn, float8_e5m2)",
+             "compute_dtype");
+  }
+}
+
 /* A number, a param name or an expression (or true/false, which are 1
  * and 0). */
 static int take_val(loader *L, const node *n, const char *key, st__val *out) {
@@ -1291,7 +1323,8 @@ static void check_unique(loader *L, named *items, size_t n, const char *prefix,
 
 static const char *const tensor_keys[] = {
     "tensor", "dtype", "shape",   "init",      "role",
-    "rtol",   "atol",  "compare", "equal_nan", "expected"};
+    "rtol",   "atol",  "compare", "equal_nan", "expected",
+    "tolerance", "bound_factor", "compute_dtype"};
 enum {
   T_TENSOR,
   T_DTYPE,
@@ -1303,6 +1336,9 @@ enum {
   T_COMPARE,
   T_EQNAN,
   T_EXPECTED,
+  T_TOL,
+  T_BOUND_FACTOR,
+  T_COMPUTE_DTYPE,
   T_NKEYS
 };
 static const char *const scalar_keys[] = {"scalar", "dtype", "value", "ints",
@@ -1314,11 +1350,11 @@ enum { I_FILL, I_RANGE, I_UNIFORM, I_NORMAL, I_RANDINT, I_VALUES, I_FILE };
 static const char *const range_keys[] = {"start", "step"};
 
 #define INIT_EXPECT                                                            \
-  "zeros, ones, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "      \
+  "zeros, ones, exact, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "      \
   "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "        \
   "{file: PATH}"
 
-static const char *const init_words[] = {"zeros", "ones"};
+static const char *const init_words[] = {"zeros", "ones", "exact"};
 static const char *const role_words[] = {"input", "output", "inout", "scratch"};
 
 static void take_dtype(loader *L, const node *n, st__val *out) {
@@ -1471,13 +1507,17 @@ static void take_init(loader *L, const node *n, st__init *in) {
     in->kind = ST__INIT_ONES;
     return;
   }
+  if (n->kind == N_SCALAR && is_str(n) && strcmp(n->str, "exact") == 0) {
+    in->kind = ST__INIT_EXACT; /* the range: scene/plan_bound.c */
+    return;
+  }
   if (n->kind != N_MAP || n->n != 2) {
     if (n->kind == N_MAP && n->n > 2)
       nerr(L, n->kids[2],
            "init has more than one form; expected exactly "
            "one of: " INIT_EXPECT);
     else
-      expected_word(L, n, "one of: " INIT_EXPECT, "init", init_words, 2);
+      expected_word(L, n, "one of: " INIT_EXPECT, "init", init_words, 3);
     return;
   }
   const node *vals[7];
@@ -1635,6 +1675,7 @@ static void take_tensor(loader *L, const node *n, st__arg *a) {
          a->role == ST_ROLE_INOUT ? "inout" : "input", a->name ? a->name : "?");
   if (v[T_EXPECTED])
     take_expected(L, v[T_EXPECTED], k[T_EXPECTED], v[T_COMPARE], a);
+  take_tolspec(L, v[T_TOL], v[T_BOUND_FACTOR], v[T_COMPUTE_DTYPE], &a->tol);
 }
 
 /* SPEC §12's two forms for ATen schemas, besides {scalar, dtype, value}:
@@ -1785,7 +1826,8 @@ static const char *const case_keys[] = {"name",        "params",
                                         "golden_args", "expect_message",
                                         "env",         "golden_device",
                                         "tags",        "flops",
-                                        "bytes"};
+                                        "bytes",       "tolerance",
+                                        "bound_factor", "compute_dtype"};
 enum {
   C_NAME,
   C_PARAMS,
@@ -1808,6 +1850,9 @@ enum {
   C_TAGS,
   C_FLOPS,
   C_BYTES,
+  C_TOL,
+  C_BOUND_FACTOR,
+  C_COMPUTE_DTYPE,
   C_NKEYS
 };
 
@@ -2319,6 +2364,7 @@ static void take_case(loader *L, const node *n, st__case *c, const st_scene *s,
   }
   if (v[C_SKIP])
     (void)take_bool(L, v[C_SKIP], "skip_golden", &c->skip_golden);
+  take_tolspec(L, v[C_TOL], v[C_BOUND_FACTOR], v[C_COMPUTE_DTYPE], &c->tol);
   if (v[C_GOLDEN_PLATFORM])
     c->golden_platform = take_string(L, v[C_GOLDEN_PLATFORM], "a platform name",
                                      "golden_platform");
@@ -3266,7 +3312,10 @@ static const char *const scene_keys[] = {"scene",
                                          "golden_device",
                                          "tags",
                                          "flops",
-                                         "bytes"};
+                                         "bytes",
+                                         "tolerance",
+                                         "bound_factor",
+                                         "compute_dtype"};
 enum {
   K_SCENE,
   K_LEVEL,
@@ -3288,6 +3337,9 @@ enum {
   K_TAGS,
   K_FLOPS,
   K_BYTES,
+  K_TOL,
+  K_BOUND_FACTOR,
+  K_COMPUTE_DTYPE,
   K_NKEYS
 };
 
@@ -3548,6 +3600,7 @@ static void take_scene(loader *L, const node *root) {
                       &s->atol_param);
   if (v[K_EQNAN])
     (void)take_bool(L, v[K_EQNAN], "equal_nan", &s->equal_nan);
+  take_tolspec(L, v[K_TOL], v[K_BOUND_FACTOR], v[K_COMPUTE_DTYPE], &s->tol);
   if (v[K_EXPECT]) {
     int e = take_expect(L, v[K_EXPECT], &s->quarantine);
     if (e >= 0) {
