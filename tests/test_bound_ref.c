@@ -506,6 +506,7 @@ static void plan_exact__range_and_default_tolerance(void **state) {
   const st__rarg *a = plan_arg(&l, &p, 0, "a");
   assert_true(a->init == ST__INIT_EXACT);
   assert_true(a->a.is_int && a->a.i == -17 && a->b.is_int && a->b.i == 18);
+  st__plan_free(&p);
   const st__rarg *c = plan_arg(&l, &p, 0, "c");
   assert_true(c->rtol == 0 && c->atol == 0);
   st__plan_free(&p);
