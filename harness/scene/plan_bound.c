@@ -225,8 +225,10 @@ static int exact_arg(bctx *c, const opview *v, st__rarg *r, uint64_t *range) {
   if (v->op == NULL) {
     berr(c, line, col,
          "init: exact on '%s' needs the golden to be a built-in op; golden "
-         "is %s",
-         r->name, c->scene->program ? "a program" : c->scene->golden);
+         "is %s%s%s",
+         r->name, c->scene->program ? "a program" : "'",
+         c->scene->program ? "" : (c->scene->golden ? c->scene->golden : "?"),
+         c->scene->program ? "" : "'");
     return 0;
   }
   if (strcmp(v->op, "softmax") == 0) {
