@@ -25,6 +25,7 @@
 
 #include "base/bound.h"
 #include "base/dtype.h"
+#include "case/bound_compare.h"
 #include "ops/ops_impl.h"
 #include "ops/ref_bound.h"
 #include "scene/scene.h"
@@ -527,6 +528,54 @@ static void plan_exact__range_and_default_tolerance(void **state) {
   unload(&l);
 }
 
+/* The element rule of a bound output (case/bound_compare.c): the bound
+ * by hand, equality always close, softmax's n per element, and nothing
+ * but equality where that n is NaN or n*u >= 1. */
+static void bound_close__element_rule(void **state) {
+  st__rarg r;
+  st_tensor a = mk(ST_DTYPE_FLOAT64, ST_ROLE_OUTPUT, 1, 3, 0);
+  st_tensor e = mk(ST_DTYPE_FLOAT64, ST_ROLE_OUTPUT, 1, 3, 0);
+  const double ms[3] = {7.5, 7.5, 7.5};
+  double nt[3] = {4, NAN, 2048};
+  (void)state;
+  memset(&r, 0, sizeof r);
+  r.name = "c";
+  r.bound = 1;
+  r.bound_n = 4;
+  r.bound_gamma = 4.0 / 2044.0;
+  r.bound_uc = r.bound_uo = 0x1p-11;
+  r.bound_factor = 1;
+  /* The worked example of docs/scene-format.md: 0.01614 at 1.5. */
+  assert_near(st__bound_at(&r, ms, NULL, 0, 1.5, 1.5),
+              4.0 / 2044.0 * 7.5 + 3.0 / 2048.0);
+  st_tensor_set_f64(&e, 0, 1.5);
+  st_tensor_set_f64(&a, 0, 1.5 + 0.016);
+  assert_true(st__bound_close(&r, &a, &e, ms, NULL, 0));
+  st_tensor_set_f64(&a, 0, 1.5 + 0.0165);
+  assert_false(st__bound_close(&r, &a, &e, ms, NULL, 0));
+  /* softmax: n per element; n = 4 as above; NaN and 2048 (n*u = 1)
+   * leave only equality. */
+  r.bound_softmax = 1;
+  r.bound_gamma = 0;
+  st_tensor_set_f64(&a, 0, 1.5 + 0.016);
+  assert_true(st__bound_close(&r, &a, &e, ms, nt, 0));
+  assert_true(isnan(st__bound_at(&r, ms, nt, 1, 1.5, 1.5)));
+  assert_true(isnan(st__bound_at(&r, ms, nt, 2, 1.5, 1.5)));
+  st_tensor_set_f64(&a, 1, 1.0);
+  st_tensor_set_f64(&e, 1, 1.0);
+  assert_true(st__bound_close(&r, &a, &e, ms, nt, 1));
+  st_tensor_set_f64(&a, 2, 1.0);
+  st_tensor_set_f64(&e, 2, 1.0 + 0x1p-40);
+  assert_false(st__bound_close(&r, &a, &e, ms, nt, 2));
+  /* A magsum that is missing is refused, not read. */
+  char msg[256];
+  assert_int_equal(st__bound_compare(&r, &a, &e, NULL, NULL, msg, sizeof msg),
+                   ST_EINVAL);
+  assert_non_null(strstr(msg, "without golden's magnitude sums"));
+  free(a.data);
+  free(e.data);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ref_bound__same_bytes_as_the_reference),
@@ -535,6 +584,7 @@ int main(void) {
       cmocka_unit_test(plan_bound__reduce_sum_and_axpy),
       cmocka_unit_test(exact_range__every_float_dtype),
       cmocka_unit_test(plan_exact__range_and_default_tolerance),
+      cmocka_unit_test(bound_close__element_rule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
