@@ -258,7 +258,8 @@ static st_status fill_tensor(st_tensor *t, const st__plan *plan,
     return ST_OK;
   case ST__INIT_UNIFORM:
   case ST__INIT_NORMAL:
-  case ST__INIT_RANDINT: {
+  case ST__INIT_RANDINT:
+  case ST__INIT_EXACT: {
     const char *scene = plan->scene ? plan->scene->name : "";
     const char *kase = plan->kase ? plan->kase->name : "";
     const uint64_t key = st__rng_key(scene, kase, ra->name, seed);
@@ -480,6 +481,12 @@ void st__argset_free(st__argset *set) {
       continue; /* borrowed */
     st__tbuf_free(data);
   }
+  for (size_t i = 0; set->magsum != NULL && i < set->n_tensors; i++)
+    free(set->magsum[i]);
+  for (size_t i = 0; set->nterm != NULL && i < set->n_tensors; i++)
+    free(set->nterm[i]);
+  free(set->magsum);
+  free(set->nterm);
   free(set->tensors);
   free(set->scalars);
   memset(set, 0, sizeof *set);

@@ -17,6 +17,11 @@ typedef struct st__argset {
    * whose data equals the lender's tensor at the same index is not
    * freed with this set); it must outlive this set. NULL: none. */
   const struct st__argset *lender;
+  /* A gold set under `tolerance: bound` (case/bound_golden.h): per
+   * tensor, the reference's magnitude sums and softmax's per-element n
+   * (NULL for a tensor without them); owned. NULL: none. */
+  double **magsum;
+  double **nterm;
 } st__argset;
 
 /* Builds every argument of plan with seed. Errors (unreadable `file:`,

@@ -21,6 +21,7 @@
 #include "case/golden_program.h"
 #include "case/fingerprint.h"
 #include "case/mismatch.h"
+#include "case/bound_golden.h"
 #include "case/phase.h"
 #include "case/poison.h"
 #include "case/record.h"
@@ -295,7 +296,9 @@ static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
     ps = ST_PHASE_ERROR;
     goto out;
   }
-  ps = st__dispatch(cc, golden, &call, "golden");
+  /* tolerance: bound: the reference with its magnitude sums. */
+  ps = st__bound_in_plan(&d->plan) ? st__bound_golden(cc, d, &call)
+                                   : st__dispatch(cc, golden, &call, "golden");
   if (ps == ST_PHASE_SKIP &&
       strcmp(d->golden_backend, ST_BACKEND_REFERENCE) == 0) {
     /* The reference backend cannot decline: that is an error. */

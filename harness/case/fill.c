@@ -510,7 +510,8 @@ st_status st__fill_random(st_tensor *t, st__init_kind kind, st__num a,
   case ST__INIT_NORMAL:
     fill_normal(t, a.f, b.f, key, first, n);
     return ST_OK;
-  case ST__INIT_RANDINT: {
+  case ST__INIT_RANDINT:
+  case ST__INIT_EXACT: /* randint over [-R, R + 1) (scene/plan_bound.c) */ {
     const int64_t lo = num_to_i64(a);
     const int64_t hi = num_to_i64(b);
     fill_randint(t, lo, hi, key, first, n);

@@ -16,12 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case/bound_compare.h"
 #include "case/compare.h"
 #include "case/mismatch.h"
 #include "case/npy.h"
 #include "case/poison.h"
 
 #define TABLE_ROWS 8
+
+/* A gold set's magnitude sums of tensor i under tolerance: bound. */
+#define MAGSUM(g, i) ((g)->magsum != NULL ? (g)->magsum[i] : NULL)
+#define NTERM(g, i) ((g)->nterm != NULL ? (g)->nterm[i] : NULL)
 
 /* An index as torch prints it (_unravel_index in
  * torch/testing/_comparison.py): a bare integer for a 0-d or 1-d tensor,
@@ -226,6 +231,13 @@ static void dump_all(FILE *out, const st__dump *dump, const st__plan *plan,
     dump_one(out, dump, ra->name, "actual", &args->tensors[i], &first);
     if (ra->compare)
       dump_one(out, dump, ra->name, "expected", &gold->tensors[i], &first);
+    st_tensor b;
+    if (ra->compare && ra->bound && MAGSUM(gold, i) != NULL &&
+        st__bound_tensor(ra, &args->tensors[i], &gold->tensors[i],
+                         MAGSUM(gold, i), NTERM(gold, i), &b) == ST_OK) {
+      dump_one(out, dump, ra->name, "bound", &b, &first);
+      free(b.data);
+    }
   }
 }
 
@@ -257,6 +269,9 @@ size_t st__mismatch_report(const st__plan *plan, const st__argset *args,
     else if ((unwritten = poison_check(ra, a, &gold->tensors[i], line,
                                        sizeof line)) != 0)
       rc = ST_EMISMATCH;
+    else if (ra->bound) /* docs/scene-format.md#the-error-bound */
+      rc = st__bound_compare(ra, a, &gold->tensors[i], MAGSUM(gold, i),
+                             NTERM(gold, i), line, sizeof line);
     else
       rc = st__compare_close_nan(a, &gold->tensors[i], ra->rtol, ra->atol,
                                  ra->equal_nan, line, sizeof line);
@@ -271,6 +286,9 @@ size_t st__mismatch_report(const st__plan *plan, const st__argset *args,
       fprintf(out, "\n%s", line);
     else if (a->role == ST_ROLE_INPUT)
       exact_detail(out, a, &init->tensors[i]);
+    else if (ra->bound)
+      st__bound_detail(out, ra, a, &gold->tensors[i], MAGSUM(gold, i),
+                       NTERM(gold, i));
     else
       close_detail(out, a, &gold->tensors[i], ra);
   }

@@ -43,7 +43,10 @@
   X(C_GOLDEN_DEVICE, "golden_device")                                          \
   X(C_TAGS, "tags")                                                            \
   X(C_FLOPS, "flops")                                                          \
-  X(C_BYTES, "bytes")
+  X(C_BYTES, "bytes")                                                          \
+  X(C_TOL, "tolerance")                                                        \
+  X(C_BOUND_FACTOR, "bound_factor")                                            \
+  X(C_COMPUTE_DTYPE, "compute_dtype")
 enum { CASE_KEYS(ST__KEY_ID) C_NKEYS };
 static const char *const case_keys[] = {CASE_KEYS(ST__KEY_NAME)};
 
@@ -289,6 +292,8 @@ static void take_case_keys(st__loader *L, const st__ynode *const *v,
   }
   if (v[C_SKIP])
     (void)st__schema_bool(L, v[C_SKIP], "skip_golden", &c->skip_golden);
+  st__schema_tolspec(L, v[C_TOL], v[C_BOUND_FACTOR], v[C_COMPUTE_DTYPE],
+                     &c->tol);
   if (v[C_GOLDEN_PLATFORM])
     c->golden_platform = st__schema_string(
         L, v[C_GOLDEN_PLATFORM], "a platform name", "golden_platform");

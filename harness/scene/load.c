@@ -48,7 +48,10 @@
   X(K_GOLDEN_DEVICE, "golden_device")                                          \
   X(K_TAGS, "tags")                                                            \
   X(K_FLOPS, "flops")                                                          \
-  X(K_BYTES, "bytes")
+  X(K_BYTES, "bytes")                                                          \
+  X(K_TOL, "tolerance")                                                        \
+  X(K_BOUND_FACTOR, "bound_factor")                                            \
+  X(K_COMPUTE_DTYPE, "compute_dtype")
 enum { SCENE_KEYS(ST__KEY_ID) K_NKEYS };
 static const char *const scene_keys[] = {SCENE_KEYS(ST__KEY_NAME)};
 
@@ -289,6 +292,8 @@ static void take_scene_keys(st__loader *L, const st__ynode *const *v,
                    &s->atol_param);
   if (v[K_EQNAN])
     (void)st__schema_bool(L, v[K_EQNAN], "equal_nan", &s->equal_nan);
+  st__schema_tolspec(L, v[K_TOL], v[K_BOUND_FACTOR], v[K_COMPUTE_DTYPE],
+                     &s->tol);
   if (v[K_EXPECT]) {
     int e = st__schema_expect(L, v[K_EXPECT], &s->quarantine);
     if (e >= 0) {

@@ -21,7 +21,10 @@
   X(T_ATOL, "atol")                                                            \
   X(T_COMPARE, "compare")                                                      \
   X(T_EQNAN, "equal_nan")                                                      \
-  X(T_EXPECTED, "expected")
+  X(T_EXPECTED, "expected")                                                    \
+  X(T_TOL, "tolerance")                                                        \
+  X(T_BOUND_FACTOR, "bound_factor")                                            \
+  X(T_COMPUTE_DTYPE, "compute_dtype")
 enum { TENSOR_KEYS(ST__KEY_ID) T_NKEYS };
 static const char *const tensor_keys[] = {TENSOR_KEYS(ST__KEY_NAME)};
 static const char *const scalar_keys[] = {"scalar", "dtype", "value", "ints",
@@ -43,7 +46,7 @@ static const char *const init_forms[] = {INIT_FORMS(ST__KEY_NAME)};
 static const char *const range_keys[] = {"start", "step"};
 
 #define INIT_EXPECT                                                            \
-  "zeros, ones, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "      \
+  "zeros, ones, exact, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "      \
   "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "        \
   "{file: PATH}"
 
@@ -51,7 +54,8 @@ static const char *const range_keys[] = {"start", "step"};
  * the word. */
 #define INIT_WORDS(X)                                                          \
   X(ST__INIT_ZEROS, "zeros")                                                   \
-  X(ST__INIT_ONES, "ones")
+  X(ST__INIT_ONES, "ones")                                                     \
+  X(ST__INIT_EXACT, "exact") /* the range: scene/plan_bound.c */
 static const int init_word_kinds[] = {INIT_WORDS(ST__KEY_ID)};
 static const char *const init_words[] = {INIT_WORDS(ST__KEY_NAME)};
 #define N_INIT_WORDS (sizeof init_words / sizeof init_words[0])
@@ -198,8 +202,9 @@ static void take_init(st__loader *L, const st__ynode *n, st__init *in) {
  * errors at the key, not ignored. */
 static void check_scratch(st__loader *L, const st__ynode *const *v,
                           const st__ynode *const *k, const st__arg *a) {
-  static const int keys[] = {T_INIT, T_EXPECTED, T_RTOL,
-                             T_ATOL, T_EQNAN,    T_COMPARE};
+  static const int keys[] = {T_INIT, T_EXPECTED,     T_RTOL,
+                             T_ATOL, T_EQNAN,        T_COMPARE,
+                             T_TOL,  T_BOUND_FACTOR, T_COMPUTE_DTYPE};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (v[keys[i]] != NULL)
       st__schema_error(
@@ -296,6 +301,8 @@ static void take_tensor(st__loader *L, const st__ynode *n, st__arg *a) {
         a->role == ST_ROLE_INOUT ? "inout" : "input", a->name ? a->name : "?");
   if (v[T_EXPECTED])
     take_expected(L, v[T_EXPECTED], k[T_EXPECTED], v[T_COMPARE], a);
+  st__schema_tolspec(L, v[T_TOL], v[T_BOUND_FACTOR], v[T_COMPUTE_DTYPE],
+                     &a->tol);
 }
 
 /* SPEC §12's two forms for ATen schemas, besides {scalar, dtype, value}:

@@ -19,6 +19,7 @@
 
 #include "scene/params.h"
 #include "scene/golden_view.h"
+#include "scene/plan_bound.h"
 #include "scene/scene.h"
 #include "scene/suggest.h"
 
@@ -703,6 +704,8 @@ static int resolve_init(rctx *c, const st__arg *a, st__rarg *r, int dep) {
     return init_values(c, a, r, dep);
   case ST__INIT_FILE:
     return init_file(c, a, r, dep);
+  case ST__INIT_EXACT:
+    return 0; /* its range comes from the op: st__plan_bound */
   }
   return 0;
 }
@@ -903,6 +906,14 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
     }
   }
   out->total_bytes = total;
+  if (c.n_errors == 0 && !skipped) {
+    /* tolerance: bound and init: exact (scene/plan_bound.h). */
+    const int nb = st__plan_bound(scene, c.kase, out, errors);
+    if (nb < 0)
+      c.oom = 1;
+    else
+      c.n_errors += nb;
+  }
   if (c.n_errors == 0 && !skipped && (total_overflow || total > max_arg_bytes))
     rerr(&c, c.kase->line, c.kase->column,
          "case '%s' declares %s%" PRIu64
@@ -943,6 +954,7 @@ int st__plan_same_inputs(const st_scene *scene, size_t a, size_t b) {
       x->has_atol != y->has_atol || x->equal_nan != y->equal_nan ||
       (x->has_rtol && memcmp(&x->rtol, &y->rtol, sizeof x->rtol) != 0) ||
       (x->has_atol && memcmp(&x->atol, &y->atol, sizeof x->atol) != 0) ||
+      !st__tolspec_same(&x->tol, &y->tol) ||
       !st__golden_view_same(scene, x, y))
     return 0;
   for (size_t i = 0; i < x->n_params; i++) {

@@ -50,7 +50,8 @@ typedef enum st__init_kind {
   ST__INIT_NORMAL,
   ST__INIT_RANDINT,
   ST__INIT_VALUES,
-  ST__INIT_FILE
+  ST__INIT_FILE,
+  ST__INIT_EXACT /* integers in [-R, R], R from the op (plan_bound.c) */
 } st__init_kind;
 
 typedef struct st__init {
@@ -71,6 +72,22 @@ typedef struct st__init {
   st__val values_list; /* `values: lens`: a list param (ST__VAL_NAME) that
                           gives every value, resolved per case */
 } st__init;
+
+/* `tolerance`, `bound_factor` and `compute_dtype` as one level (scene,
+ * case or tensor) writes them (docs/scene-format.md#the-error-bound). */
+typedef enum st__tolmode {
+  ST__TOL_UNSET = 0,
+  ST__TOL_ALLCLOSE = 1, /* rtol and atol */
+  ST__TOL_BOUND = 2
+} st__tolmode;
+typedef struct st__tolspec { /* all zero: nothing written */
+  st__tolmode mode;
+  double factor; /* bound_factor; 0 unset, else > 0 */
+  int has_compute_dtype;
+  st_dtype compute_dtype;
+  int line, column;       /* where `tolerance` is written (mode set) */
+  int cd_line, cd_column; /* where `compute_dtype` is written */
+} st__tolspec;
 
 typedef struct st__arg {
   char *name; /* owned */
@@ -99,6 +116,7 @@ typedef struct st__arg {
   st__init expected;  /* outputs and inouts: `expected:`, the value compare
                          wants instead of golden's (has_expected) */
   int has_expected;
+  st__tolspec tol; /* the tensor's own */
   int invalid; /* loader only: this arg had errors, so plans skip it
                   (every other arg is still checked). Added by the
                   loader; never set on a loaded scene. */
@@ -177,6 +195,7 @@ typedef struct st__case {
                                 copy); NULL: none (scene/quarantine.h) */
   char **tags;                       /* owned: the case's own tags, each once */
   size_t n_tags;
+  st__tolspec tol;                   /* the case's own */
 } st__case;
 
 struct st_scene {
@@ -215,6 +234,7 @@ struct st_scene {
                                         NULL: none */
   char **tags;                       /* owned: every case's, before its own */
   size_t n_tags;
+  st__tolspec tol;                   /* every case's, under its own */
 };
 
 struct st_scene_set {
@@ -266,6 +286,17 @@ typedef struct st__rarg {
   struct st__rarg *expected; /* `expected:` resolved as an init of this
                                 tensor's dtype and shape; owned by the
                                 plan; NULL: golden's */
+  /* `tolerance: bound` on this output (scene/plan_bound.c): the allowed
+   * difference is bound_factor * (gamma(n) * magsum + u_o * (|actual| +
+   * |expected|)) + atol, magsum from the reference golden; rtol unused.
+   * bound_n 0 with bound_softmax: n is per element (the golden gives it). */
+  int bound;
+  int bound_softmax;
+  uint64_t bound_n;
+  double bound_gamma; /* gamma(bound_n) in bound_uc */
+  double bound_uc;    /* the compute dtype's unit roundoff */
+  double bound_uo;    /* the output dtype's */
+  double bound_factor;
 } st__rarg;
 
 /* One case, resolved: what args, golden and compare need. */

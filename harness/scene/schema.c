@@ -327,6 +327,41 @@ void st__schema_tol(st__loader *L, const st__ynode *n, const char *key,
   *out = n->f;
 }
 
+/* `tolerance`, `bound_factor` and `compute_dtype` of a scene, a case or
+ * a tensor (docs/scene-format.md#the-error-bound): literals only; the
+ * plan (scene/plan_bound.c) checks them against the op. */
+void st__schema_tolspec(st__loader *L, const st__ynode *tol,
+                        const st__ynode *factor, const st__ynode *cdt,
+                        st__tolspec *out) {
+  static const char *const modes[] = {"allclose", "bound"};
+  st_dtype dt;
+  if (tol && st__ynode_is_str(tol) && strcmp(tol->str, "bound") == 0)
+    out->mode = ST__TOL_BOUND;
+  else if (tol && st__ynode_is_str(tol) && strcmp(tol->str, "allclose") == 0)
+    out->mode = ST__TOL_ALLCLOSE;
+  else if (tol)
+    st__schema_expected_word(L, tol, "one of: allclose, bound", "tolerance",
+                             modes, 2);
+  if (tol)
+    out->line = tol->line, out->column = tol->col;
+  if (factor && (!st__ynode_is_num(factor) || !isfinite(factor->f) ||
+                 factor->f <= 0))
+    st__schema_expected(L, factor, "a finite number > 0", "bound_factor");
+  else if (factor)
+    out->factor = factor->f;
+  if (cdt && st__ynode_is_str(cdt) && st_dtype_parse(cdt->str, &dt) == ST_OK &&
+      st_dtype_is_float(dt)) {
+    out->has_compute_dtype = 1;
+    out->compute_dtype = dt;
+    out->cd_line = cdt->line, out->cd_column = cdt->col;
+  } else if (cdt) {
+    st__schema_expected(L, cdt,
+                        "a float dtype (float64, float32, float16, bfloat16, "
+                        "float8_e4m3fn, float8_e5m2)",
+                        "compute_dtype");
+  }
+}
+
 /* A number, a param name or an expression (or true/false, which are 1
  * and 0). */
 int st__schema_val(st__loader *L, const st__ynode *n, const char *key,

@@ -140,6 +140,13 @@ void st__schema_tol(st__loader *L /* IN/OUT */, const st__ynode *n /* IN */,
                     st__val *param /* OUT */);
 int st__schema_val(st__loader *L /* IN/OUT */, const st__ynode *n /* IN */,
                    const char *key, st__val *out /* OUT */);
+/* `tolerance`, `bound_factor`, `compute_dtype` (any may be NULL: not
+ * given) into *out. */
+void st__schema_tolspec(st__loader *L /* IN/OUT */,
+                        const st__ynode *tol /* IN */,
+                        const st__ynode *factor /* IN */,
+                        const st__ynode *cdt /* IN */,
+                        st__tolspec *out /* OUT */);
 int st__schema_list_name(st__loader *L /* IN/OUT */,
                          const st__ynode *n /* IN */, st__val *out /* OUT */);
 void st__schema_dtype(st__loader *L /* IN/OUT */, const st__ynode *n /* IN */,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Error-bound arithmetic (harness/case/bound.h) on worked examples
+/* Error-bound arithmetic (harness/base/bound.h) on worked examples
  * computed by hand: matmul with K = 1, 7, 1024, reduce_sum and axpy, in
  * float32, float16 and bfloat16, and the lengths where n*u >= 1. */
 #include <math.h>
@@ -11,7 +11,7 @@
 
 #include <scenetest/scenetest.h>
 
-#include "case/bound.h"
+#include "base/bound.h"
 
 /* Equal to within a few ulps of double: the bound's own rounding. */
 static void assert_near(double got, double want) {
