@@ -138,7 +138,7 @@ int main(void) {
 
   if (devnull < 0)
     return 3;
-  /* As the CLI does (harness/args.h); log lines go nowhere. */
+  /* As the CLI does (harness/case/args.h); log lines go nowhere. */
   st__args_tune_allocator();
   st_log_set_fd(devnull);
   st_log_set_level(ST_LOG_WARNING);

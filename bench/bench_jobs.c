@@ -6,10 +6,10 @@
  * speed-up -j1 / -j2 (target >= 1.8 on 2 cores), and checks that both runs
  * passed with identical event sequences. A second suite is the same
  * matmul cases with `skip_golden: true` (a kernel-only suite: args and
- * run, no golden, no compare; SPEC §3), whose cost is the single-threaded
- * kernel, run with the CLI's default options: there nothing of a -j 1 run
- * is parallel already, which is what a -j 2 speed-up needs to reach 2x
- * (docs/benchmarks.md). */
+ * run, no golden, no compare; docs/api.md#results-and-events), whose cost is
+ * the single-threaded kernel, run with the CLI's default options: there nothing
+ * of a -j 1 run is parallel already, which is what a -j 2 speed-up needs to
+ * reach 2x (docs/benchmarks.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +97,7 @@ int main(void) {
   st_run_result *r1 = NULL, *r2 = NULL, *k1 = NULL, *k2 = NULL;
   double t1, t2;
 
-  /* As the CLI does (harness/args.h). */
+  /* As the CLI does (harness/case/args.h). */
   st__args_tune_allocator();
   st_log_set_level(ST_LOG_WARNING);
   st_scene_set *set = load_suite("jobs_matmul", 0);
@@ -111,7 +111,7 @@ int main(void) {
     double b = run_once(set, 2, 1, 0, &r2);
     /* The CLI's default options: supervised (-j N is N supervised
      * children), --golden-threads unset, so the golden gets
-     * max(1, min(8, cores / jobs)) threads (SPEC §6). */
+     * max(1, min(8, cores / jobs)) threads (docs/cli.md#options). */
     double c = run_once(set, 1, 0, 1, &r1);
     double d = run_once(set, 2, 0, 1, &r2);
     /* Supervised with the golden at one thread: what supervision costs

@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
 
   if (devnull < 0)
     return 3;
-  /* As the CLI does (harness/args.h); the log lines go nowhere. */
+  /* As the CLI does (harness/case/args.h); the log lines go nowhere. */
   st__args_tune_allocator();
   st_log_set_fd(devnull);
   set = bench_add_suite("bench_supervise", "sv_add", "{uniform: [-1, 1]}",

@@ -104,7 +104,7 @@ echo "== build-asan: AddressSanitizer + UndefinedBehaviorSanitizer" >&2
 echo "== build-tsan: ThreadSanitizer on the concurrent tests" >&2
 # The tests whose code runs on several threads: the registry's concurrent
 # repair, the runner at -j N, the thread pool and the threads backend. Tests
-# that fork are not built here (SPEC §9: TSan kills children forked from a
+# that fork are not built here (docs/reliability.md#the-process-model: TSan kills children forked from a
 # threaded parent).
 (
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1

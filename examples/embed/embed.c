@@ -85,7 +85,8 @@ static int inspect(const st_case_result *res) {
          st_case_result_scene(res), st_case_result_case(res), n, runs,
          st_case_result_duration_ns(res), st_case_result_pid(res),
          st_case_result_record_stale(res) ? ", record stale" : "");
-  /* SPEC §3: record comes before the first run. */
+  /* docs/measuring.md#the-staleness-check: record comes before the first run.
+   */
   if (record < 0 || (first_run >= 0 && record > first_run)) {
     fprintf(stderr, "embed: %s::%s: record is not before the first run\n",
             st_case_result_scene(res), st_case_result_case(res));

@@ -282,15 +282,16 @@ static void log_line(int level, const char *note, const char *msg,
   buf[len++] = '\n';
   ffd = atomic_load(&file_fd);
   /* With a --log-file the whole log goes there, and the terminal (the log
-   * fd) keeps only warnings and errors (SPEC §11). The file is buffered
+   * fd) keeps only warnings and errors (docs/cli.md#logs). The file is buffered
    * by whole lines, the terminal side gets one write per line: both keep
    * lines from threads and processes whole. */
   if (ffd >= 0)
     file_append(buf, len, level >= ST_LOG_WARNING);
   to_terminal = ffd < 0 || level >= ST_LOG_WARNING;
   /* A supervised or isolated child hands every line to its sink, which
-   * sends it to its parent over the wire (SPEC §9: never by a prefix
-   * convention on fd 2); the parent passes it through. */
+   * sends it to its parent over the wire
+   * (docs/reliability.md#the-process-model: never by a prefix convention on fd
+   * 2); the parent passes it through. */
   if (log_sink != NULL) {
     log_sink(log_sink_data, buf, len);
     return;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Where log lines go besides the log fd (SPEC §11 --log-file) and the
+/* Where log lines go besides the log fd (docs/cli.md#logs --log-file) and the
  * hook through which a terminal reporter draws them above its progress
  * line. Library-internal. */
 #ifndef SCENETEST_HARNESS_LOG_SINK_H
@@ -36,9 +36,9 @@ typedef void (*st__log_hook)(void *data /* IN/OUT: the hook's */, int level,
                              int to_terminal);
 void st__log_set_hook(st__log_hook fn, void *data /* IN, borrowed */);
 
-/* A complete log line of another process (an isolated child's, SPEC §6:
- * passed through "as they are") written where this process's own lines
- * would go to the terminal: through the hook, else to the log fd.
+/* A complete log line of another process (an isolated child's,
+ * docs/cli.md#text: passed through "as they are") written where this process's
+ * own lines would go to the terminal: through the hook, else to the log fd.
  * Thread-safety: any thread. */
 void st__log_passthrough(const char *line /* IN */, size_t len);
 
@@ -49,13 +49,13 @@ void st__log_emit(const char *line /* IN */, size_t len);
 int st__log_fd(void);
 
 /* A supervised or isolated child's log lines go to a sink, which sends
- * them to its parent over the wire (SPEC §9: never by a prefix convention
- * on fd 2, so that a kernel printing "[TIMING] ..." cannot forge a record
- * line); the parent hands each line to st__log_passthrough. fn gets one
- * whole line ("[LEVEL] message\n", len bytes) from any thread that logs,
- * after the --log-file (if any) got it. NULL: back to the log fd.
- * Thread-safety: only while no other thread logs (a child, before its
- * first case). */
+ * them to its parent over the wire (docs/reliability.md#the-process-model:
+ * never by a prefix convention on fd 2, so that a kernel printing "[TIMING]
+ * ..." cannot forge a record line); the parent hands each line to
+ * st__log_passthrough. fn gets one whole line ("[LEVEL] message\n", len bytes)
+ * from any thread that logs, after the --log-file (if any) got it. NULL: back
+ * to the log fd. Thread-safety: only while no other thread logs (a child,
+ * before its first case). */
 typedef void (*st__log_sink_fn)(void *data, const char *line, size_t len);
 void st__log_set_sink(st__log_sink_fn fn, void *data /* IN: borrowed */);
 

@@ -24,9 +24,9 @@ unsigned st__pool_workers(void);
  * thread. */
 unsigned st__ncores(void);
 /* The reference backend's thread cap when --golden-threads is not given,
- * SPEC §6: max(1, min(8, cores / jobs)), so that -j N cases at a time do
- * not each start a golden pool as wide as the machine (jobs 0 counts as 1).
- * Thread-safety: any thread. */
+ * docs/cli.md#options: max(1, min(8, cores / jobs)), so that -j N cases at a
+ * time do not each start a golden pool as wide as the machine (jobs 0 counts as
+ * 1). Thread-safety: any thread. */
 unsigned st__golden_threads_default(unsigned cores, unsigned jobs);
 
 #endif

@@ -82,10 +82,11 @@ size_t st__proc_private_bytes(void);
  * Thread-safety: any thread. */
 void st__proc_kill_group(pid_t pgid);
 /* fd is the parent's alone (a report, the --events file, a saved fd 1):
- * every child the harness forks closes it first thing (SPEC §9: a child
- * holds only its own descriptors; a kernel cannot write into a report).
- * At most 32; st__proc_parent_only_end when it is closed. Thread-safety:
- * the main thread, before the run. */
+ * every child the harness forks closes it first thing
+ * (docs/reliability.md#the-process-model: a child holds only its own
+ * descriptors; a kernel cannot write into a report). At most 32;
+ * st__proc_parent_only_end when it is closed. Thread-safety: the main thread,
+ * before the run. */
 void st__proc_parent_only(int fd);
 void st__proc_parent_only_end(int fd);
 /* In a forked child: closes every parent-only descriptor. */

@@ -2,7 +2,7 @@
 /* The `args` phase: turns a case's plan into bound arguments. Owns the
  * argset (tensor buffers from case/tbuf.c, scalars), the deterministic
  * inits (zeros, ones, fill, range, values), reading `file:` inits, and the
- * hand-off of random inits to harness/fill.c; also cloning and copying
+ * hand-off of random inits to harness/case/fill.c; also cloning and copying
  * argsets for golden and round snapshots. */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,7 +114,7 @@ static void fill_range(st_tensor *t, st__num start, st__num step) {
 }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-/* `file:` data is little-endian (SPEC §1). */
+/* `file:` data is little-endian (docs/scene-format.md#inits). */
 static void from_little_endian(st_tensor *t) {
   const size_t es = st_dtype_size(t->dtype);
   unsigned char *p = t->data;

@@ -34,9 +34,10 @@ st_status st__args_build(const st__plan *plan /* IN */, uint64_t seed,
 st_status st__argset_clone(const st__argset *src /* IN */,
                            st__argset *dst /* OUT */) ST_WUR;
 /* The initial values of a case (what `reset` and the input check go
- * back to): a clone of args, except that outputs the plan poisons (SPEC
- * §13) get no buffer: every run overwrites them with the poison, so their
- * initial zeros would never be read. Thread-safety: any thread. */
+ * back to): a clone of args, except that outputs the plan poisons
+ * (docs/reliability.md#guard-zones-guard-pages-and-poisoning) get no buffer:
+ * every run overwrites them with the poison, so their initial zeros would never
+ * be read. Thread-safety: any thread. */
 st_status st__argset_clone_init(const st__argset *args /* IN */,
                                 const st__plan *plan /* IN */,
                                 st__argset *init /* OUT */) ST_WUR;

@@ -138,10 +138,10 @@ st_phase_status st__compare_all(st__casectx *cc, const st__plan *plan,
   return ST_PHASE_FAIL;
 }
 
-/* The end of `args` where the kernel runs in this process (SPEC §12): the
- * kernel is resolved (a lazy plugin loads here, so the record sees it) and
- * bound to the built arguments, then the platform's prepare hook runs
- * (device context, buffers, uploads). */
+/* The end of `args` where the kernel runs in this process
+ * (docs/plugins.md#the-lookup-order): the kernel is resolved (a lazy plugin
+ * loads here, so the record sees it) and bound to the built arguments, then the
+ * platform's prepare hook runs (device context, buffers, uploads). */
 static st_phase_status bind_kernel(st__casectx *cc, const st_scene *scene,
                                    st__casedata *d) {
   const char *platform = cc->run->opts->platform;
@@ -307,7 +307,8 @@ static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
     ps = ST_PHASE_ERROR;
   } else if (ps == ST_PHASE_SKIP) {
     /* Another golden backend may decline what it cannot compute (torch
-     * without a CPU kernel for a dtype): the case is a skip (SPEC §6). */
+     * without a CPU kernel for a dtype): the case is a skip
+     * (docs/cli.md#exit-status). */
     char msg[ST_OP_MESSAGE_MAX + 32];
     snprintf(msg, sizeof msg, "golden declined: %s",
              call.message[0] ? call.message : "no reason given");
@@ -450,10 +451,10 @@ static void case_reset(st__casectx *cc, st__casedata *d, unsigned round) {
   st__phase_end(cc, "reset", (int)round, t0, ST_PHASE_OK, 0);
 }
 
-/* SPEC §13: outputs with no explicit init start every run as the poison,
- * after reset (which keeps its meaning: the initial values, the zeros the
- * golden ran on) and before `run` begins, so the fill is not timed as the
- * kernel's. */
+/* docs/reliability.md#guard-zones-guard-pages-and-poisoning: outputs with no
+ * explicit init start every run as the poison, after reset (which keeps its
+ * meaning: the initial values, the zeros the golden ran on) and before `run`
+ * begins, so the fill is not timed as the kernel's. */
 static void poison_outputs(st__casedata *d) {
   for (size_t i = 0; i < d->args.n_tensors && i < d->plan.n_args; i++)
     if (d->plan.args[i].poison)

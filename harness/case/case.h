@@ -30,8 +30,9 @@ typedef struct st__runctx {
    * (level 3: which worker pools are the run's); 0 until its first case.
    * Written by that executor's hooks only (case/exec.h says when). */
   unsigned long exec_state[ST__EXEC_SLOTS];
-  /* --repeat (SPEC §10): the iteration of each entry of the run's order
-   * (NULL: every entry is iteration 1) and the number of iterations. */
+  /* --repeat (docs/cli.md#repeat-and-shuffle): the iteration of each entry of
+   * the run's order (NULL: every entry is iteration 1) and the number of
+   * iterations. */
   const unsigned *iters;
   unsigned repeat;
   /* Some selected case has an `env` (docs/scene-format.md): the record
@@ -80,15 +81,16 @@ typedef struct st__casedata {
   int skip_golden;
   unsigned rounds;
   /* Where the kernel runs in this process (level 2): the kernel resolved
-   * and bound at the end of `args` (SPEC §12), and the platform's device
-   * state from its prepare hook, released by st__case_release after the
+   * and bound at the end of `args`
+   * (docs/plugins.md#platform-hooks-prepare-and-release), and the platform's
+   * device state from its prepare hook, released by st__case_release after the
    * last round. At level 3 the workers do this themselves. */
   st_op_fn kernel;
   const st_platform_hooks *hooks;
   void *platform_state;
   int prepared;
   /* The golden backend: --golden-platform > the case's golden_platform >
-   * the scene's > "reference" (SPEC §12). Borrowed. */
+   * the scene's > "reference" (docs/scene-format.md#scene-keys). Borrowed. */
   const char *golden_backend;
   /* --determinism (case/trust.h): run 1's output bytes per tensor (NULL
    * for the others); owned. */

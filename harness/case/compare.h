@@ -16,8 +16,9 @@ st_status st__compare_close(const st_tensor *actual /* IN */,
                             const st_tensor *expected /* IN */, double rtol,
                             double atol, char *msg /* OUT */,
                             size_t size) ST_WUR;
-/* st__compare_close with equal_nan (SPEC §13): NaN in both actual and
- * expected is close, as torch.testing.assert_close(equal_nan=True). */
+/* st__compare_close with equal_nan (docs/scene-format.md#compare): NaN in both
+ * actual and expected is close, as torch.testing.assert_close(equal_nan=True).
+ */
 st_status st__compare_close_nan(const st_tensor *actual /* IN */,
                                 const st_tensor *expected /* IN */, double rtol,
                                 double atol, int equal_nan, char *msg /* OUT */,

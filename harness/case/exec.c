@@ -30,8 +30,8 @@ static const st__executor *const executors[] = {
 #define N_EXECUTORS ST__ARRAY_SIZE(executors)
 
 const st__executor *st__executor_for(const st_scene *scene) {
-  /* The scene's level is what says where its kernels run (SPEC §1:
-   * 2 = in-process, 3 = worker processes). */
+  /* The scene's level is what says where its kernels run
+   * (docs/scene-format.md#scene-keys: 2 = in-process, 3 = worker processes). */
   if (scene->level == 3)
     return &st__exec_level3;
   /* `scenetest bench` (docs/bench.md): level-2 cases are timed. */

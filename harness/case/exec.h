@@ -19,7 +19,8 @@
 
 enum {
   /* Its `run` forks processes: only from the scheduling thread, and only
-   * while no other case (and so no thread pool) runs (SPEC §9). */
+   * while no other case (and so no thread pool) runs
+   * (docs/reliability.md#the-process-model). */
   ST__EXEC_FORKS = 1u << 0,
   /* Its `run` enforces the case's timeout itself (its kernel runs where
    * it can be killed), so no scheduler needs to isolate the case for its
@@ -27,7 +28,7 @@ enum {
   ST__EXEC_OWNS_TIMEOUT = 1u << 1,
   /* It resolves and binds the kernel, and runs the platform's prepare and
    * release hooks, itself (level 3: in each worker, during rehost), so
-   * `args` does not (SPEC §12). */
+   * `args` does not (docs/plugins.md#the-lookup-order). */
   ST__EXEC_OWN_KERNEL = 1u << 2,
 };
 

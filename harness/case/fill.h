@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The per-element fills behind st__args_build (harness/fill.c): random
+/* The per-element fills behind st__args_build (harness/case/fill.c): random
  * inits from the counter-based streams of args.h, and the 32-bit stream
  * that the float uniform fills use. The algorithm is specified in
  * docs/random.md; these functions and that page change together. */
@@ -26,7 +26,7 @@ st_status st__fill_random(st_tensor *t /* IN/OUT */, st__init_kind kind,
 /* Test hook: allocations made by st__args_build / st__argset_clone on the
  * calling thread fail once this many have succeeded (-1: never, the
  * default). Thread-local, so only a test's own thread is affected. Defined
- * in harness/args.c. */
+ * in harness/case/args.c. */
 extern _Thread_local long st__args_fail_after;
 
 #endif

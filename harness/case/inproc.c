@@ -4,7 +4,7 @@
  * round), is called in this thread, on the case's own buffers, once per
  * round between the shared steps of case.h. It keeps nothing across
  * cases, so it has no run-wide hooks; a timeout on its cases is a
- * scheduler's to enforce (in a forked child: SPEC §6). */
+ * scheduler's to enforce (in a forked child: docs/cli.md#options). */
 #include <string.h>
 
 #include "case/case.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The failure report of the compare phase (SPEC §13): which round, every
- * failing tensor, and for each the data a user needs to see what went
- * wrong without rerunning: the mismatch count and percentage, the first
+/* The failure report of the compare phase (docs/scene-format.md#compare): which
+ * round, every failing tensor, and for each the data a user needs to see what
+ * went wrong without rerunning: the mismatch count and percentage, the first
  * mismatch, the greatest absolute and relative differences with their
  * indexes, in the wording of torch.testing.assert_close
  * (torch/testing/_comparison.py, make_tensor_mismatch_msg: "Mismatched
@@ -150,11 +150,12 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
     fprintf(out, "\n  ... %zu more", count - TABLE_ROWS);
 }
 
-/* SPEC §13: a poisoned output whose bits still equal the poison was never
- * written, whatever equal_nan says (the poison of a float is a NaN, and a
- * NaN golden would otherwise excuse it), unless golden has the same bits
- * there (poison.h says why); a bool byte other than 0 or 1 is
- * never a valid result. Fills line and returns 1 on such a failure. */
+/* docs/reliability.md#guard-zones-guard-pages-and-poisoning: a poisoned output
+ * whose bits still equal the poison was never written, whatever equal_nan says
+ * (the poison of a float is a NaN, and a NaN golden would otherwise excuse it),
+ * unless golden has the same bits there (poison.h says why); a bool byte other
+ * than 0 or 1 is never a valid result. Fills line and returns 1 on such a
+ * failure. */
 static int poison_check(const st__rarg *ra, const st_tensor *a,
                         const st_tensor *e, char *line, size_t size) {
   char ix[ST_MAX_DIMS * 24 + 4];

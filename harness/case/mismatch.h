@@ -17,9 +17,9 @@ typedef struct st__dump {
 /* Compares every tensor of one round (inputs bit-exactly against their
  * pre-run copy init, compared outputs and inouts against gold) and, when
  * any differs, writes the report to *text (malloc'd, the caller frees):
- * its first line is SPEC §2's one-line message of the first failing
- * tensor; then the round and how many tensors differ; then for every
- * failing tensor the mismatch count and percentage, the first and the
+ * its first line is docs/scene-format.md#compare's one-line message of the
+ * first failing tensor; then the round and how many tensors differ; then for
+ * every failing tensor the mismatch count and percentage, the first and the
  * greatest differences in torch.testing's wording and a table of up to 8
  * mismatching elements (for a modified input, the first changed element
  * before and after); and the .npy files written under dump. Returns the

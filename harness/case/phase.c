@@ -60,14 +60,16 @@ static void log_phase(const st__casectx *cc, const st_event *ev) {
     snprintf(round, sizeof round, "-");
   else
     snprintf(round, sizeof round, "%d", ev->round);
-  /* SPEC §12: a platform's own timing, only when it reported one. */
+  /* docs/plugins.md#device-time-device_ns-and-copy_ns: a platform's own timing,
+   * only when it reported one. */
   if (ev->device_ns != ST_NS_NONE)
     len += (size_t)snprintf(dev, sizeof dev, " device_ns=%llu",
                             (unsigned long long)ev->device_ns);
   if (ev->copy_ns != ST_NS_NONE)
     snprintf(dev + len, sizeof dev - len, " copy_ns=%llu",
              (unsigned long long)ev->copy_ns);
-  /* SPEC §11: with --repeat, `timing` tells iterations apart. */
+  /* docs/measuring.md#timing-what-one-log-says: with --repeat, `timing` tells
+   * iterations apart. */
   if (cc->run->repeat > 1)
     snprintf(iter, sizeof iter, " iter=%u", cc->info.iteration);
   /* A matrix case's name may hold spaces (`rows[M=2 * TILE]`): quoted

@@ -43,7 +43,8 @@ void st__phase_end_ex(st__casectx *cc /* IN/OUT */, const char *name /* IN */,
                       size_t n_extra);
 /* st__phase_end_ex for a `run` phase whose platform reported the kernel's
  * device time and copy time (ST_NS_NONE: not reported): the event carries
- * them and the TIMING line ends with " device_ns=N copy_ns=N" (SPEC §12). */
+ * them and the TIMING line ends with " device_ns=N copy_ns=N"
+ * (docs/plugins.md#device-time-device_ns-and-copy_ns). */
 void st__phase_end_dev(st__casectx *cc /* IN/OUT */, const char *name /* IN */,
                        int round, uint64_t t0, st_phase_status status,
                        int emitted, char *const *extra /* IN */,

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Output poisoning (SPEC §13): an output with no explicit init is filled
- * before each run with a pattern a kernel would not write by accident, so
- * that an element the kernel forgot to write fails compare instead of
- * passing on a lucky zero. The pattern per dtype is a quiet NaN whose
- * mantissa carries 0xA5 bytes for floats, 0xA5 in every byte for
- * integers, and 2 for bool (not a valid bool). docs/reliability.md lists
- * the exact bits. */
+/* Output poisoning (docs/reliability.md#guard-zones-guard-pages-and-poisoning):
+ * an output with no explicit init is filled before each run with a pattern a
+ * kernel would not write by accident, so that an element the kernel forgot to
+ * write fails compare instead of passing on a lucky zero. The pattern per dtype
+ * is a quiet NaN whose mantissa carries 0xA5 bytes for floats, 0xA5 in every
+ * byte for integers, and 2 for bool (not a valid bool). docs/reliability.md
+ * lists the exact bits. */
 #ifndef SCENETEST_HARNESS_POISON_H
 #define SCENETEST_HARNESS_POISON_H
 

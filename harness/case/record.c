@@ -28,7 +28,7 @@ struct st_watch {
   size_t n_globs;
 };
 
-/* The built-in watched modules (SPEC §4). */
+/* The built-in watched modules (docs/measuring.md#watching-more-modules). */
 static const char *const torch_globs[] = {"libtorch.so*", "libtorch_cpu.so*"};
 static const char *const torch_npu_globs[] = {"libtorch_npu.so*"};
 

@@ -37,8 +37,8 @@ int st__record_emit_env(const st_watch *list /* IN */, size_t count, int track,
 size_t st__timing_escape(const char *value /* IN */, size_t len,
                          char *out /* OUT */);
 
-/* A TIMING `scene=` or `case=` value (docs/logging.md): name as it is,
- * or, when it holds a space, '"', '\\' or a byte outside 0x20..0x7e,
+/* A TIMING `scene=` or `case=` value (docs/measuring.md#the-phase-line): name
+ * as it is, or, when it holds a space, '"', '\\' or a byte outside 0x20..0x7e,
  * double-quoted and escaped as `raw` (never truncated; a matrix case's
  * name may hold spaces). Returns name itself or *heap (malloc'd; free
  * it), or NULL when out of memory. Thread-safety: any thread. */

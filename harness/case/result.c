@@ -118,9 +118,10 @@ st_case_result *st__case_result_new(const char *scene, const char *kase,
   return r;
 }
 
-/* The names a case's phases have (SPEC §3), kept as constants: an event
- * names one of them (or another name, copied, for what a future executor
- * adds), so that a result does not hold a heap copy of "run" per event. */
+/* The names a case's phases have (docs/api.md#results-and-events), kept as
+ * constants: an event names one of them (or another name, copied, for what a
+ * future executor adds), so that a result does not hold a heap copy of "run"
+ * per event. */
 static const char *const phase_names[] = {
     "args",    "golden", "record", "reset",   "run",
     "compare", "load",   "rehost", "release",
@@ -411,7 +412,8 @@ const char *st_case_status_name(st_case_status s) {
 }
 
 void st__case_result_apply_expect(st_case_result *r) {
-  /* SPEC §13, as pytest's xfail(strict=True): error and skip stay. */
+  /* docs/scene-format.md#expected-failures, as pytest's xfail(strict=True):
+   * error and skip stay. */
   if (r->status == ST_CASE_FAIL)
     r->status = ST_CASE_XFAIL;
   else if (r->status == ST_CASE_PASS)
@@ -596,8 +598,8 @@ int st_run_result_interrupted(const st_run_result *run) {
 
 int st_run_result_exit_code(const st_run_result *run) {
   size_t i;
-  /* A case without a result is not a pass (SPEC §6: no path exits 0
-   * unless every selected case passed or was skipped). */
+  /* A case without a result is not a pass (docs/cli.md#exit-status: no path
+   * exits 0 unless every selected case passed or was skipped). */
   for (i = 0; i < run->count; i++)
     if (run->cases[i] == NULL)
       return 1;

@@ -33,7 +33,8 @@ void st__case_result_override(st_case_result *res /* IN/OUT */,
                               st_case_status status,
                               const char *message /* IN */);
 /* For a case marked `expect: fail`: fail becomes xfail (the message
- * kept), pass becomes xpass; error and skip stay (SPEC §13). */
+ * kept), pass becomes xpass; error and skip stay
+ * (docs/scene-format.md#expected-failures). */
 void st__case_result_apply_expect(st_case_result *res /* IN/OUT */);
 /* For a case marked `expect: error` (docs/scene-format.md): kernel_error
  * is the message of the error the kernel's call reported (NULL: none did).
@@ -89,7 +90,7 @@ void st__case_result_set_record_stale(st_case_result *res /* IN/OUT */,
 void st__case_result_set_iteration(st_case_result *res /* IN/OUT */,
                                    unsigned iteration);
 /* The autoload record line (without "[TIMING] ") of the process's one
- * emission, kept by the case whose `record` phase emitted it (SPEC §10:
+ * emission, kept by the case whose `record` phase emitted it (docs/cli.md#json:
  * the JSON and JUnit reports carry the distinct records). Copied; NULL
  * clears it. */
 void st__case_result_set_record(st_case_result *res /* IN/OUT */,

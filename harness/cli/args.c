@@ -3,7 +3,7 @@
  * the option table (options.c): getopt_long's conventions written out to
  * own the error messages, each check of a value type written once, the
  * configuration file's values applied as their options would be
- * (docs/cli.md#configuration-file), and --show-config. */
+ * (docs/cli.md#the-configuration-file), and --show-config. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -319,7 +319,7 @@ static void show_value(FILE *f, const cli *c, const optdef *o) {
   fputs(raw != NULL ? raw : "-", f);
 }
 
-/* --show-config (docs/cli.md#configuration-file): every option's merged
+/* --show-config (docs/cli.md#the-configuration-file): every option's merged
  * value and where it came from, then the paths. */
 int st__cli_show_config(const cli *c) {
   const char *file = c->config.path;
@@ -353,7 +353,7 @@ int st__cli_show_config(const cli *c) {
   return fflush(stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
 }
 
-/* SCENETEST_LOG_LEVEL: the default of --log-level (SPEC §11). */
+/* SCENETEST_LOG_LEVEL: the default of --log-level (docs/cli.md#logs). */
 static int level_from_env(void) {
   const char *v = getenv("SCENETEST_LOG_LEVEL");
   int level;
@@ -367,7 +367,7 @@ static int level_from_env(void) {
   return 0;
 }
 
-/* Precedence (docs/cli.md#configuration-file): the configuration file,
+/* Precedence (docs/cli.md#the-configuration-file): the configuration file,
  * then the environment, then the command line, each over the one before;
  * the file's paths when the command line gives none. 0 or an exit
  * status. */

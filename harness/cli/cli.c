@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The scenetest command: `run`, `list` and `check` (SPEC §6). It parses the
- * command line, loads the scenes, selects cases, wires the reporters to the
- * run as observers, and maps outcomes to the exit status: 0 all selected
- * cases passed or were skipped, 1 a case failed, 2 usage, load or
- * validation error (nothing ran), 3 internal error. */
+/* The scenetest command: `run`, `list` and `check`
+ * (docs/cli.md#the-scenetest-command-line). It parses the command line, loads
+ * the scenes, selects cases, wires the reporters to the run as observers, and
+ * maps outcomes to the exit status: 0 all selected cases passed or were
+ * skipped, 1 a case failed, 2 usage, load or validation error (nothing ran), 3
+ * internal error. */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,8 @@
 #include "scene/suggest.h"
 #include "tools/timelog.h"
 
-/* The load-time checks' warnings (SPEC §13), "FILE:LINE:COL: warning:". */
+/* The load-time checks' warnings (docs/scene-format.md#load-errors),
+ * "FILE:LINE:COL: warning:". */
 static void print_load_warnings(const st_error_list *warnings) {
   for (size_t i = 0; i < warnings->count; i++) {
     const st_error *w = &warnings->items[i];
@@ -70,7 +72,8 @@ static int load_all(const cli *c, st_registry *reg, st_scene_set **out) {
   st__scene_check hooks;
   st__load_ext ext;
 
-  /* The validation pass (SPEC §13): `check` holds platforms strictly. */
+  /* The validation pass (docs/scene-format.md#load-errors): `check` holds
+   * platforms strictly. */
   if ((rc = st__validate_init(&val, reg, c->plugins.n > 0,
                               c->cmd == CMD_CHECK || c->strict_platforms,
                               &hooks)) != ST_OK)
@@ -179,8 +182,9 @@ static void options_from_cli(const cli *c, st_run_options *opts) {
   if (c->jobs != 0)
     opts->jobs = (unsigned)c->jobs;
   opts->timeout = c->timeout;
-  /* `run` supervises unless told not to (SPEC §9); the library does not
-   * unless asked. */
+  /* `run` supervises unless told not to
+   * (docs/reliability.md#the-process-model); the library does not unless asked.
+   */
   opts->supervise = c->cmd == CMD_RUN && !c->no_supervise;
   opts->shard_index = c->shard.index;
   opts->shard_total = c->shard.total;
@@ -214,13 +218,13 @@ static int settle_options(cli *c) {
                          st__report_format_names(names, sizeof names,
                                                  ST__FMT_LIST, ", ", " or "),
                          st__report_format_name(c->format));
-  /* The CI engines' variables shard `run` (SPEC §10); `list` shows a
-   * shard only when asked with --shard. */
+  /* The CI engines' variables shard `run` (docs/cli.md#sharding); `list` shows
+   * a shard only when asked with --shard. */
   if (c->cmd == CMD_RUN && (rc = st__shard_resolve(&option, 1, &c->shard)) != 0)
     return rc;
   if (c->shuffle && !st__cli_given(c, "shuffle-seed")) {
-    /* SPEC §10: CLOCK_REALTIME ns mod 2^32, printed in every report so
-     * the order can be replayed. */
+    /* docs/cli.md#repeat-and-shuffle: CLOCK_REALTIME ns mod 2^32, printed in
+     * every report so the order can be replayed. */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     c->shuffle_seed =
@@ -323,7 +327,7 @@ static void warn_unknown_names(const cli *c, const st_scene_set *set) {
 }
 
 /* A platform no backend provides is a usage error listing those that
- * exist (SPEC §5). */
+ * exist (docs/plugins.md#loading). */
 static int check_one_platform(const char *flag, const char *platform,
                               st_registry *reg) {
   char names[512];
@@ -441,7 +445,8 @@ static int run_command(cli *c) {
   /* Plugins first: they may provide the platform. A plugin that cannot be
    * loaded is a usage error; one whose init fails is a warning. A run that
    * forks its cases (supervised, --isolate) loads none here: the
-   * processes that dispatch do (SPEC §9; cli/probe.c). */
+   * processes that dispatch do (docs/reliability.md#the-process-model;
+   * cli/probe.c). */
   if ((status = st__cli_load_plugins(
            reg, c->plugins.items, c->plugins.n,
            c->cmd == CMD_RUN && (!c->no_supervise || c->isolate))) != 0)

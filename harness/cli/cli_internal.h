@@ -30,7 +30,7 @@ int st__cli_usage(const char *fmt /* IN */, ...) ST_PRINTF(1, 2);
  * to "scenetest: error: ". file is borrowed. The main thread only. */
 void st__cli_usage_at(const char *file /* IN */, int line, int col);
 
-/* The configuration file (config.c; docs/cli.md#configuration-file). */
+/* The configuration file (config.c; docs/cli.md#the-configuration-file). */
 typedef struct st__cli_config {
   char *path;   /* the file read; NULL: none; owned */
   char *dir;    /* its directory; owned */
@@ -93,8 +93,8 @@ typedef struct st__shard {
 
 /* Parses "K/N" (0 <= K < N <= 65536, decimal digits only). 0 or 2. */
 int st__shard_parse(const char *text /* IN */, st__shard *out /* OUT */);
-/* The run's shard (SPEC §10): option (from --shard; total 0 if absent)
- * checked against the environment's pairs in the order GTEST_*, TEST_*,
+/* The run's shard (docs/cli.md#sharding): option (from --shard; total 0 if
+ * absent) checked against the environment's pairs in the order GTEST_*, TEST_*,
  * CI_NODE_* (1-based; CI_NODE_TOTAL alone or equal to 1 is unsharded),
  * CIRCLE_NODE_*, BUILDKITE_PARALLEL_JOB* (docs/cli.md#sharding). A total
  * of 1 is unsharded and agrees with anything. Half a pair, a malformed
@@ -150,7 +150,7 @@ int st__outputs_open(st__output *out /* IN/OUT */, size_t n,
  * (said on stderr). */
 int st__outputs_close(st__output *out /* IN/OUT */, size_t n);
 
-/* The filters after --case (tags.c; docs/cli.md#tags-and-k): --tag EXPR
+/* The filters after --case (tags.c; docs/cli.md#tags-and--k): --tag EXPR
  * over the case's tags, -k EXPR over its id, --skip selectors. *out stays
  * NULL when none is given. 0; 2 with the usage error printed (an
  * expression's error at its column, a --skip that matches no loaded

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The command lines of `scenetest timing` and `scenetest compare` (SPEC
- * §6, §11): their options as a table, parsed here, the work done by
- * tools/timing.c and tools/compare.c. Kept out of cli.c, whose options
- * are the run's. */
+/* The command lines of `scenetest timing` and `scenetest compare`
+ * (docs/cli.md#the-scenetest-command-line, docs/measuring.md#the-statistics):
+ * their options as a table, parsed here, the work done by tools/timing.c and
+ * tools/compare.c. Kept out of cli.c, whose options are the run's. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

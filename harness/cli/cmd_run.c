@@ -66,9 +66,11 @@ int st__cli_refuse_input(const st__inputs *in, const char *opt,
                        opt, path, hit->what, hit->path);
 }
 
-/* The run's reports (SPEC §10): the --format one to --output or standard
- * output, each --report, and those the environment asks for, checked
- * against each other and against --events and the input scenes. */
+/* The run's reports
+ * (docs/cli.md#several-reports-and-the-ci-engines-report-variables): the
+ * --format one to --output or standard output, each --report, and those the
+ * environment asks for, checked against each other and against --events and the
+ * input scenes. */
 static int plan_outputs(const cli *c, const st_scene_set *set, st__output *out,
                         size_t *n) {
   st__reserved *res;
@@ -76,7 +78,7 @@ static int plan_outputs(const cli *c, const st_scene_set *set, st__output *out,
   int fmt = c->format, status;
 
   *n = 0;
-  /* Default: text on a terminal, TAP otherwise (SPEC §6). */
+  /* Default: text on a terminal, TAP otherwise (docs/cli.md#tap). */
   if (fmt < 0)
     fmt =
         st__report_format_find(c->output == NULL && isatty(1) ? "text" : "tap");
@@ -212,8 +214,8 @@ static void exit_guard_arm(void) {
 static void exit_guard_disarm(void) { guarded_pid = 0; }
 
 /* The exit status of a run that ran: 128 + the signal that interrupted
- * it (SPEC §9), else 1 unless every selected case has a result that
- * passed, was skipped or failed as expected (st_run has checked the
+ * it (docs/reliability.md#interrupts), else 1 unless every selected case has a
+ * result that passed, was skipped or failed as expected (st_run has checked the
  * results against the selection), else 0. */
 static int run_status(const st_run_result *result) {
   if (st_run_result_interrupted(result))

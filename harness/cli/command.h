@@ -27,7 +27,7 @@ enum { CMD_RUN = 1, CMD_LIST = 2, CMD_CHECK = 4 };
 #define CMD_ALL (CMD_RUN | CMD_LIST | CMD_CHECK)
 #define CMD_SELECT (CMD_RUN | CMD_LIST)
 
-/* docs/cli.md#configuration-file: at most this many values in the
+/* docs/cli.md#the-configuration-file: at most this many values in the
  * configuration file (each list has room for argc of them more). */
 #define CONFIG_VALUES_MAX 1024
 
@@ -93,13 +93,14 @@ typedef struct cli {
   st__durations durations; /* read from shard_by; owned */
   char **shard_names;      /* this shard's cases under shard_by; owned */
   size_t n_shard_names;
-  const char *argv0; /* the program as invoked (SPEC §10 rerun command) */
+  const char
+      *argv0; /* the program as invoked (docs/cli.md#output rerun command) */
   int argc;
   char **argv;
   unsigned char given[CLI_OPTIONS_CAP]; /* given[i]: st__cli_options[i]
                                         was given (command line or
                                         configuration file) */
-  /* docs/cli.md#configuration-file: where each option's value came from
+  /* docs/cli.md#the-configuration-file: where each option's value came from
    * (SRC_*), its last value as given, and the config file's position. */
   unsigned char source[CLI_OPTIONS_CAP];
   const char *raw[CLI_OPTIONS_CAP];
@@ -115,7 +116,7 @@ typedef struct cli {
   strlist config_paths;    /* the config file's `paths` */
   int paths_from_config;   /* paths are config_paths */
   st__cli_config config;
-  /* docs/cli.md#tags-and-k, #maxfail, #durations, #last-failed */
+  /* docs/cli.md#tags-and--k, #maxfail, #durations, #last-failed */
   const char *tag_expr;  /* --tag */
   const char *k_expr;    /* -k */
   strlist skips;         /* --skip */
@@ -215,7 +216,7 @@ int st__cli_given(const cli *c /* IN */, const char *name /* IN */);
 int st__cli_parse_uint(const char *opt /* IN */, const char *text /* IN */,
                        uint64_t min, uint64_t max, uint64_t *out /* OUT */);
 /* The configuration file, then SCENETEST_LOG_LEVEL, then the command line
- * (docs/cli.md#configuration-file), into c; the file's paths when the
+ * (docs/cli.md#the-configuration-file), into c; the file's paths when the
  * command line gives none. 0 or an exit status. */
 int st__cli_gather_options(cli *c /* IN/OUT */, int argc, char **argv);
 /* --show-config: every option's merged value and its source, then the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The configuration file (docs/cli.md#configuration-file): found from the
+/* The configuration file (docs/cli.md#the-configuration-file): found from the
  * current directory upwards (stopping at a directory that holds .git), or
  * named by --config; its keys are long option names, applied before the
  * environment and the command line, which win. The YAML is read on the

@@ -363,7 +363,8 @@ static unsigned occurrence(const merge *m, size_t k, size_t first,
   return seen;
 }
 
-/* The autoload record line (SPEC §4's form) of a report's record object. */
+/* The autoload record line (docs/measuring.md#the-autoload-record's form) of a
+ * report's record object. */
 static char *record_line(const st__jval *r) {
   char *buf = NULL;
   size_t len = 0, i;

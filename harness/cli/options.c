@@ -5,7 +5,7 @@
  * sets, its --help section, value name and text, and whether the rerun
  * command of a failed case repeats it. --help (help.c), the
  * configuration file's keys, --show-config and the rerun command are
- * generated from it; tests/options_check.py checks that every row is in
+ * generated from it; tests/lint/options_check.py checks that every row is in
  * --help and in docs/cli.md. A new option is a row here and a field of
  * struct cli (or an ARG_CUSTOM function below). */
 #include <errno.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The run's reports and where they go (SPEC §10): the one --format writes
- * to --output (or standard output), each --report FORMAT:PATH, and those
- * the CI engines ask for through the environment: GoogleTest's
+/* The run's reports and where they go
+ * (docs/cli.md#several-reports-and-the-ci-engines-report-variables): the one
+ * --format writes to --output (or standard output), each --report FORMAT:PATH,
+ * and those the CI engines ask for through the environment: GoogleTest's
  * GTEST_OUTPUT (googletest/docs/advanced.md, "Generating an XML Report":
  * "xml" is ./test_detail.xml, "xml:DIR/" is DIR/<program>.xml, "xml:PATH"
  * is PATH; "json:..." the same with .json, which gives our JSON, not
@@ -187,8 +188,8 @@ int st__outputs_open(st__output *out, size_t n, const st__report_config *cfg) {
         return st__cli_usage("cannot open %s '%s': %s", o->source, o->path,
                              strerror(errno));
     } else {
-      /* SPEC §6: reporters write to the original standard output; the
-       * run points fd 1 at fd 2 while phases run. */
+      /* docs/reliability.md#the-report: reporters write to the original
+       * standard output; the run points fd 1 at fd 2 while phases run. */
       int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
       if (fd < 0 || (o->f = fdopen(fd, "w")) == NULL) {
         if (fd >= 0)

@@ -12,13 +12,13 @@
 #include "base/util.h"
 #include "cli/command.h"
 
-/* SPEC §12: the installed plugins ($libdir/scenetest/plugins) and those in
- * the directories of SCENETEST_PLUGIN_PATH (colon-separated, searched
- * first) are declared lazily: only their ELF notes are read, nothing is
- * loaded until a lookup needs one of their platforms. A platform already
- * known (built in, or from an explicit --plugin) hides a default
- * declaration of it; a file that cannot be declared is a warning, since
- * an installed plugin must not break every run. */
+/* docs/plugins.md#installed-plugins: the installed plugins
+ * ($libdir/scenetest/plugins) and those in the directories of
+ * SCENETEST_PLUGIN_PATH (colon-separated, searched first) are declared lazily:
+ * only their ELF notes are read, nothing is loaded until a lookup needs one of
+ * their platforms. A platform already known (built in, or from an explicit
+ * --plugin) hides a default declaration of it; a file that cannot be declared
+ * is a warning, since an installed plugin must not break every run. */
 static void declare_one(st_registry *reg, const char *file) {
   char spec[4200], *platforms = NULL, *tok, *save = NULL;
   st_error err;

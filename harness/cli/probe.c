@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The --plugin list of a run that forks its cases (SPEC §9: supervised
- * children, --isolate): this process forks them, so it loads no plugin —
- * no constructor, thread or device context of a plugin may meet fork. A
- * probe child, forked before any plugin is loaded, loads them as a run in
- * process would (its warnings are the user's, once), tells this process
- * what each eager one provides (its platforms and backends, and every op
- * the registry then has) and exits. Here each eager plugin is then
- * declared deferred (st__registry_add_deferred): the platforms are known
- * to the platform check and the validation pass, its ops to the unknown-op
- * check, and each process that dispatches cases loads it itself. A plugin
- * that cannot be loaded is the same usage error as without the probe; one
- * whose loading kills the probe is named with how it ended. Lazy plugins
+/* The --plugin list of a run that forks its cases
+ * (docs/reliability.md#the-process-model: supervised children, --isolate): this
+ * process forks them, so it loads no plugin — no constructor, thread or device
+ * context of a plugin may meet fork. A probe child, forked before any plugin is
+ * loaded, loads them as a run in process would (its warnings are the user's,
+ * once), tells this process what each eager one provides (its platforms and
+ * backends, and every op the registry then has) and exits. Here each eager
+ * plugin is then declared deferred (st__registry_add_deferred): the platforms
+ * are known to the platform check and the validation pass, its ops to the
+ * unknown-op check, and each process that dispatches cases loads it itself. A
+ * plugin that cannot be loaded is the same usage error as without the probe;
+ * one whose loading kills the probe is named with how it ended. Lazy plugins
  * are declared here as always (their note is read, nothing is loaded). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The readers behind --rerun-failed (docs/cli.md#selecting-cases): the
+/* The readers behind --rerun-failed (docs/cli.md#selection): the
  * bytes of an earlier report of ours in, the names of its failed cases
  * out. A pure function over a buffer, so that the fuzz target
  * (tests/fuzz/fuzz_rerun.c) drives exactly what the CLI runs. CLI-private. */

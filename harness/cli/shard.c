@@ -1,21 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Which shard this run is (SPEC §10): --shard K/N, else the CI engines'
- * own variables, spoken exactly as they define them:
- *   GoogleTest  GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS, 0-based
- *               (googletest/docs/advanced.md, "Distributing Test
- *               Functions to Multiple Machines");
- *   Bazel       TEST_SHARD_INDEX / TEST_TOTAL_SHARDS, 0-based, and
- *               TEST_SHARD_STATUS_FILE touched to say the binary shards
- *               (Bazel's test encyclopedia, "Test sharding");
- *   GitLab      CI_NODE_INDEX / CI_NODE_TOTAL, 1-based, for `parallel:`
- *               jobs; GitLab sets CI_NODE_TOTAL=1 in every other job, so
- *               CI_NODE_TOTAL alone, or 1, is unsharded (GitLab CI/CD
- *               variables reference);
- *   CircleCI    CIRCLE_NODE_INDEX / CIRCLE_NODE_TOTAL, 0-based, for
- *               `parallelism:` jobs (CircleCI's project values and
- *               variables reference);
- *   Buildkite   BUILDKITE_PARALLEL_JOB / BUILDKITE_PARALLEL_JOB_COUNT,
- *               0-based, for `parallelism:` steps (Buildkite's
+/* Which shard this run is (docs/cli.md#sharding): --shard K/N, else the CI
+ * engines' own variables, spoken exactly as they define them: GoogleTest
+ * GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS, 0-based (googletest/docs/advanced.md,
+ * "Distributing Test Functions to Multiple Machines"); Bazel TEST_SHARD_INDEX /
+ * TEST_TOTAL_SHARDS, 0-based, and TEST_SHARD_STATUS_FILE touched to say the
+ * binary shards (Bazel's test encyclopedia, "Test sharding"); GitLab
+ * CI_NODE_INDEX / CI_NODE_TOTAL, 1-based, for `parallel:` jobs; GitLab sets
+ * CI_NODE_TOTAL=1 in every other job, so CI_NODE_TOTAL alone, or 1, is
+ * unsharded (GitLab CI/CD variables reference); CircleCI    CIRCLE_NODE_INDEX /
+ * CIRCLE_NODE_TOTAL, 0-based, for `parallelism:` jobs (CircleCI's project
+ * values and variables reference); Buildkite   BUILDKITE_PARALLEL_JOB /
+ * BUILDKITE_PARALLEL_JOB_COUNT, 0-based, for `parallelism:` steps (Buildkite's
  *               environment variables reference).
  * A pair whose total is 1 is unsharded and agrees with every other; the
  * first pair present names the source (docs/cli.md#sharding).

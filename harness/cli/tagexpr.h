@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The expressions of --tag and -k (docs/cli.md#tags-and-k): pytest's -m
+/* The expressions of --tag and -k (docs/cli.md#tags-and--k): pytest's -m
  * and -k grammar, names joined by `and`, `or`, `not` and parentheses,
  * `not` binding tightest, then `and`, then `or`. What a name means (a tag
  * the case has, a substring of its id) is the caller's. CLI-private. */

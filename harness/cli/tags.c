@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The selection filters after --case (docs/cli.md#tags-and-k): --tag EXPR
+/* The selection filters after --case (docs/cli.md#tags-and--k): --tag EXPR
  * over a case's tags, -k EXPR over its id (each name a case-insensitive
  * substring), --skip SEL (the --case selector syntax) leaving cases out.
  * The run calls st__filter_keep for each case the selectors kept, before

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The program's usage error: the one "scenetest: error: MESSAGE" line on
- * stderr (SPEC §6) and exit status 2, written once for every cli file.
- * The message goes through st__cli_vprint_printable (errline.c), so what
- * the user typed reaches the terminal with its control bytes escaped.
- * Also the two ways a library error becomes an exit status. */
+ * stderr (docs/cli.md#exit-status) and exit status 2, written once for every
+ * cli file. The message goes through st__cli_vprint_printable (errline.c), so
+ * what the user typed reaches the terminal with its control bytes escaped. Also
+ * the two ways a library error becomes an exit status. */
 #include <stdarg.h>
 #include <stdio.h>
 

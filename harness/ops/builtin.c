@@ -3,7 +3,7 @@
  * (st_registry_new_builtin). A file of its own, above the registry: the
  * backends register through the toolkit into the registry, so the list
  * that names them cannot live in registry.c without a link cycle
- * (tests/cycles_check.py); curl's vtls.c lists its backends the same way,
+ * (tests/lint/cycles_check.py); curl's vtls.c lists its backends the same way,
  * apart from the code they call. */
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The built-in ops (SPEC §2), one list: their names, in the order of
- * st__builtin_ops and of every built-in op table, and their signatures,
- * which opcheck.c turns into its binding table. A backend's table and the
- * checker are generated from this list, so neither can miss an op nor
+/* The built-in ops (docs/scene-format.md#ops), one list: their names, in the
+ * order of st__builtin_ops and of every built-in op table, and their
+ * signatures, which opcheck.c turns into its binding table. A backend's table
+ * and the checker are generated from this list, so neither can miss an op nor
  * disagree with the other about which ops exist. */
 #ifndef SCENETEST_HARNESS_OP_LIST_H
 #define SCENETEST_HARNESS_OP_LIST_H
@@ -30,7 +30,7 @@
  *   element from the inputs' elements at its index; every backend's
  *   kernel takes its st__ew kind ST__EW_<kind>, toolkit.h) with the
  *   formula docs/scene-format.md#ops shows, else NO, NONE, NULL.
- * tests/op_list_check.py fails when the docs, the README or the error
+ * tests/lint/op_list_check.py fails when the docs, the README or the error
  * message examples disagree with these rows. */
 #define ST__BUILTIN_OP_ROWS(XX, P)                                             \
   XX(P, copy, 2, "x", "y", NULL, NULL, ANY, SAME, 2u, 1, 0, OUT, EW, COPY,     \

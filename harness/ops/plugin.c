@@ -247,8 +247,9 @@ static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
                         "plugin '%s': %s", path, inner.message);
   if (rc != ST_OK && lazy != DEFERRED)
     /* Its init failed (a conflicting registration included): not fatal
-     * (SPEC §5). The module is incomplete and its backend's repair
-     * retries the init. (A deferred plugin's probe said so already.) */
+     * (docs/plugins.md#lazy-loading). The module is incomplete and its
+     * backend's repair retries the init. (A deferred plugin's probe said so
+     * already.) */
     st_log(ST_LOG_WARNING, "plugin '%s'%s: init of module '%s' failed: %s",
            path, lazy ? " (lazy)" : "", mod->name, inner.message);
   return ST_OK;
@@ -259,8 +260,8 @@ static ST_WUR st_status lazy_load(st_registry *reg, const char *path,
   return load_now(reg, path, 1, err);
 }
 
-/* SPEC §12: a path without a '/' means ./PATH (never dlopen's library
- * search, which would load another file than the one named, and for a
+/* docs/plugins.md#loading: a path without a '/' means ./PATH (never dlopen's
+ * library search, which would load another file than the one named, and for a
  * lazy plugin take the declaration from one file and the code from
  * another: D4 of issue 13). The one real path, resolved here once, is
  * used for the note read and for dlopen. *real is malloc'd. */

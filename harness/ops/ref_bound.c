@@ -2,7 +2,7 @@
 /* The reference golden with magnitude sums (ops/ref_bound.h). Each loop
  * is backend_reference.c's generic loop with one more accumulator: the
  * same double arithmetic in the same order, rounded once to the output
- * dtype, so the output bytes are the golden's (tests/test_bound_ref.c
+ * dtype, so the output bytes are the golden's (tests/ops/test_bound_ref.c
  * compares them byte for byte). */
 #include <math.h>
 #include <stdlib.h>

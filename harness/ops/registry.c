@@ -937,7 +937,7 @@ st_status st_registry_lookup(st_registry *reg, const char *op,
     if (back_get(reg, backend, &b) && b.why[0] != '\0')
       snprintf(why, sizeof why, "; a lazy plugin did not load: %s", b.why);
   }
-  /* SPEC §12: an aten:: op without the torch plugin names it. */
+  /* docs/torch.md#aten-ops: an aten:: op without the torch plugin names it. */
   if (strncmp(op, "aten::", 6) == 0 && strcmp(backend, "torch") != 0 &&
       strlen(why) + 1 < sizeof why)
     snprintf(why + strlen(why), sizeof why - strlen(why),

@@ -22,9 +22,9 @@ st_status st__registry_add_lazy(st_registry *reg /* IN/OUT */,
                                 size_t n, st__lazy_load_fn load,
                                 st_error *err /* OUT: may be NULL */) ST_WUR;
 
-/* An eager plugin deferred (SPEC §9: the process that forks case
- * children loads no plugin): declared like a lazy plugin for platforms,
- * and loaded by st__registry_load_deferred in each process that
+/* An eager plugin deferred (docs/reliability.md#the-process-model: the process
+ * that forks case children loads no plugin): declared like a lazy plugin for
+ * platforms, and loaded by st__registry_load_deferred in each process that
  * dispatches cases (else by the first lookup that misses, as a lazy
  * one). */
 st_status st__registry_add_deferred(st_registry *reg /* IN/OUT */,
@@ -92,8 +92,8 @@ int st__registry_module_complete(st_registry *reg /* IN */,
                                  const char *module /* IN */);
 
 /* 1 if some module registered op for some backend (the load-time check
- * of SPEC §13 asks whether an op exists at all). Thread-safety: any
- * thread. */
+ * of docs/scene-format.md#load-errors asks whether an op exists at all).
+ * Thread-safety: any thread. */
 int st__registry_has_op(st_registry *reg /* IN/OUT */, const char *op /* IN */);
 
 #endif

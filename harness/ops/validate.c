@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The load-time validation pass (SPEC §13): the checks that need more
- * than the scene model, run by the loader through st__scene_check so that
- * their errors join the file's other errors in the same pass. It owns:
- * unknown ops (an error with did-you-mean when no plugin is given, else a
- * warning), unknown platforms in `platforms` and `manual` (a warning with
- * did-you-mean, an error under `check` or --strict-platforms), unused
- * params (a warning), and the static binding of built-in ops: their
+/* The load-time validation pass (docs/scene-format.md#load-errors): the checks
+ * that need more than the scene model, run by the loader through
+ * st__scene_check so that their errors join the file's other errors in the same
+ * pass. It owns: unknown ops (an error with did-you-mean when no plugin is
+ * given, else a warning), unknown platforms in `platforms` and `manual` (a
+ * warning with did-you-mean, an error under `check` or --strict-platforms),
+ * unused params (a warning), and the static binding of built-in ops: their
  * signatures are fixed whoever implements them, so st_op_check runs on
  * every case's plan with tensors that have shapes but no data, and a
  * binding error is a load error at the case's line. It sits in ops/
@@ -57,9 +57,9 @@ static const char *builtin_list(char *buf, size_t size) {
 
 static void check_op(const st__validate *v, const char *op, const char *key,
                      int line, int column, st__diag *d) {
-  /* SPEC §12: aten:: names are the torch plugin's to resolve when the case
-   * runs (lazily: it is not loaded yet); without it they are a case error
-   * naming the plugin, not a load error. */
+  /* docs/torch.md#aten-ops: aten:: names are the torch plugin's to resolve when
+   * the case runs (lazily: it is not loaded yet); without it they are a case
+   * error naming the plugin, not a load error. */
   if (op != NULL &&
       (strncmp(op, "aten::", 6) == 0 || strcmp(op, ST_PROGRAM_OP) == 0))
     return;
@@ -126,7 +126,8 @@ static void check_needs(st__validate *v, const st_scene *s, size_t ci,
   if (st__backend_available(v->registry, backend))
     return;
   /* A name a known platform is close to is likely a typo: said at the
-   * case, with the did-you-mean, in every command (SPEC §13). */
+   * case, with the did-you-mean, in every command
+   * (docs/scene-format.md#load-errors). */
   dym = st__suggest(backend, v->platforms, v->n_platforms);
   if (dym)
     snprintf(hint, sizeof hint, ": did you mean '%s'?", dym);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The load-time validation pass above the scene model and the registry
- * (SPEC §13; harness/ops/validate.c). */
+ * (docs/scene-format.md#load-errors; harness/ops/validate.c). */
 #ifndef SCENETEST_HARNESS_VALIDATE_H
 #define SCENETEST_HARNESS_VALIDATE_H
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The autoload records of a run for the reports: the line each emitting
  * case kept ("torch_backend_autoload setting=... raw=... effective=...
- * torch_imported=... torch_npu_loaded=... [NAME_loaded=...] pid=N", SPEC
- * §4) split into fields, and the distinct records of the run. */
+ * torch_imported=... torch_npu_loaded=... [NAME_loaded=...] pid=N",
+ * docs/measuring.md#the-autoload-record) split into fields, and the distinct
+ * records of the run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,8 @@ oom:
   return -1;
 }
 
-/* Equal in every field but pid (SPEC §11 compares records so too). */
+/* Equal in every field but pid (docs/measuring.md#the-statistics compares
+ * records so too). */
 static int same_record(const st__record *a, const st__record *b) {
   size_t i;
   if (a->n != b->n)
@@ -179,8 +181,8 @@ size_t st__records_settings(const st__record *list, size_t n) {
 
 const char *st__record_module(const char *key, char *buf, size_t size) {
   size_t len = strlen(key);
-  /* SPEC §4 names torch's field torch_imported; every other watched
-   * module's is NAME_loaded. */
+  /* docs/measuring.md#watching-more-modules names torch's field torch_imported;
+   * every other watched module's is NAME_loaded. */
   if (strcmp(key, "torch_imported") == 0) {
     snprintf(buf, size, "torch");
     return buf;

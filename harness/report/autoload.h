@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The autoload records of a run as the JSON and JUnit reports show them
- * (SPEC §10): each record line kept by the case that emitted it, parsed
+ * (docs/cli.md#json): each record line kept by the case that emitted it, parsed
  * into its fields, and the distinct ones (compared in every field but
  * pid). CLI-private. */
 #ifndef SCENETEST_HARNESS_AUTOLOAD_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What the reporters share: shell quoting and the command that reruns one
- * case, printed by the text and TAP reports on a failure (SPEC §6). */
+ * case, printed by the text and TAP reports on a failure (docs/cli.md#tap). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,10 +83,10 @@ void st__report_rerun(FILE *out, const st__report_config *cfg,
   /* Scene names are identifiers; a matrix case's name, NAME[P=v,...],
    * holds brackets, which are glob characters to a shell but not inside
    * quotes, and which the selector matches literally before any glob
-   * (SPEC §13). Always quoted, so that the command reads as SPEC §6
-   * shows. */
-  /* SPEC §10: the program as it was invoked, so the command works from
-   * where the user is. */
+   * (docs/scene-format.md#matrix-cases). Always quoted, so that the command
+   * reads as docs/cli.md#selection shows. */
+  /* docs/cli.md#output: the program as it was invoked, so the command works
+   * from where the user is. */
   st__shell_quote(out,
                   cfg != NULL && cfg->argv0 != NULL ? cfg->argv0 : "scenetest");
   fputs(" run --case ", out);

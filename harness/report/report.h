@@ -22,7 +22,7 @@ typedef struct st__report_config {
                              "--platform P" (" --rounds 3"), or NULL */
   const char *argv0;      /* the program as invoked, for the rerun
                              command; NULL: "scenetest" */
-  /* Run metadata for the JSON and JUnit reports (SPEC §10). */
+  /* Run metadata for the JSON and JUnit reports (docs/cli.md#json). */
   int argc;
   char *const *argv;
   const char *golden_platform; /* NULL: "reference" */
@@ -60,8 +60,8 @@ st_status st__report_text_new(const st__report_config *cfg /* IN */,
                               st_observer *obs /* OUT */) ST_WUR;
 void st__report_text_free(st_observer *obs /* IN/OUT */);
 
-/* TAP 13 as SPEC §6: header and plan at run begin, one point per case in
- * finish order, a YAML block after a failing point. */
+/* TAP 13 as docs/cli.md#tap: header and plan at run begin, one point per case
+ * in finish order, a YAML block after a failing point. */
 st_status st__report_tap_new(const st__report_config *cfg /* IN */,
                              st_observer *obs /* OUT */) ST_WUR;
 void st__report_tap_free(st_observer *obs /* IN/OUT */);
@@ -69,8 +69,8 @@ void st__report_tap_free(st_observer *obs /* IN/OUT */);
  * "1..0 # SKIP reason", which prove and meson read as a skipped test. */
 void st__report_tap_empty(FILE *out /* IN */, const char *reason /* IN */);
 
-/* JSON Lines: one object per case in finish order (SPEC §6 --events).
- * Only cfg->out is used. */
+/* JSON Lines: one object per case in finish order (docs/cli.md#--events-file
+ * --events). Only cfg->out is used. */
 st_status st__report_events_new(const st__report_config *cfg /* IN */,
                                 st_observer *obs /* OUT */) ST_WUR;
 void st__report_events_free(st_observer *obs /* IN/OUT */);
@@ -79,7 +79,7 @@ void st__report_events_free(st_observer *obs /* IN/OUT */);
 void st__report_events_write(FILE *out /* IN */,
                              const st_case_result *res /* IN */);
 
-/* JUnit XML (SPEC §6): the whole document at run end, one <testsuite>
+/* JUnit XML (docs/cli.md#junit): the whole document at run end, one <testsuite>
  * per scene with the run's properties first. Valid against the xUnit
  * plugin's junit-10.xsd unless cfg->junit_xunit1 (which adds file and
  * line to each testcase, as GitLab reads them). */
@@ -87,7 +87,7 @@ st_status st__report_junit_new(const st__report_config *cfg /* IN */,
                                st_observer *obs /* OUT */) ST_WUR;
 void st__report_junit_free(st_observer *obs /* IN/OUT */);
 
-/* The JSON document of SPEC §10, written at run end. */
+/* The JSON document of docs/cli.md#json, written at run end. */
 st_status st__report_json_new(const st__report_config *cfg /* IN */,
                               st_observer *obs /* OUT */) ST_WUR;
 void st__report_json_free(st_observer *obs /* IN/OUT */);
@@ -99,13 +99,13 @@ void st__report_case_object(FILE *out /* IN */,
                             const char *id /* IN, may be NULL */);
 
 /* The name a report gives a case: "SCENE::CASE", or "SCENE::CASE@k" for
- * iteration k when the run repeats (repeat > 1; SPEC §10: '#' would end a
- * TAP description). With kase_only, "CASE" or "CASE@k" (JUnit's name).
+ * iteration k when the run repeats (repeat > 1; docs/cli.md#tap: '#' would end
+ * a TAP description). With kase_only, "CASE" or "CASE@k" (JUnit's name).
  * malloc'd (the caller frees), NULL when out of memory. */
 char *st__report_case_id(const char *scene /* IN */, const char *kase /* IN */,
                          unsigned iteration, unsigned repeat, int kase_only);
 /* Writes the shard and shuffle header lines that every report shows
- * (SPEC §10) after prefix ("# " for TAP, "" for text), each line
+ * (docs/cli.md#tap) after prefix ("# " for TAP, "" for text), each line
  * "PREFIXshard K/N" / "PREFIXshuffle seed S"; nothing when neither.
  * Thread-safety: one thread per out. */
 void st__report_run_header(FILE *out /* IN */, const char *prefix /* IN */,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The --events writer: JSON Lines, one object per case in the order the
- * cases finish, with the case's full event list (SPEC §6). Each line is
- * flushed as it is written so that a run that dies keeps what finished. */
+ * cases finish, with the case's full event list (docs/cli.md#--events-file).
+ * Each line is flushed as it is written so that a run that dies keeps what
+ * finished. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ static void write_event(FILE *out, const st_event *ev) {
   st__json_string(out, ev->name);
   if (strcmp(ev->name, "load") == 0) {
     /* A load event names the object and the phase that loaded it; it has
-     * no timing of its own (SPEC §6 example). */
+     * no timing of its own (docs/cli.md#json example). */
     fputs(", \"object\": ", out);
     st__json_string(out, ev->object);
     fputs(", \"phase\": ", out);
@@ -41,8 +42,9 @@ static void write_event(FILE *out, const st_event *ev) {
   st__json_string_array(out, ev->loaded, ev->n_loaded);
   if (strcmp(ev->name, "record") == 0)
     fprintf(out, ", \"emitted\": %s", ev->emitted ? "true" : "false");
-  /* A platform's own timing of the kernel (SPEC §12): only when it
-   * reported one. */
+  /* A platform's own timing of the kernel
+   * (docs/plugins.md#device-time-device_ns-and-copy_ns): only when it reported
+   * one. */
   if (strcmp(ev->name, "run") == 0 && ev->device_ns != ST_NS_NONE)
     fprintf(out, ", \"device_ns\": %" PRIu64, ev->device_ns);
   if (strcmp(ev->name, "run") == 0 && ev->copy_ns != ST_NS_NONE)
@@ -87,7 +89,7 @@ void st__report_case_object(FILE *out, const st_case_result *res,
   fputc('{', out);
   if (id != NULL) {
     /* The reported name (with @k under --repeat) and the iteration: the
-     * JSON document's additions to the --events object (SPEC §10). */
+     * JSON document's additions to the --events object (docs/cli.md#json). */
     fputs("\"id\": ", out);
     st__json_string(out, id);
     fprintf(out, ", \"iteration\": %u, ", st_case_result_iteration(res));

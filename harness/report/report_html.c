@@ -177,8 +177,8 @@ static void put_duration(FILE *out, uint64_t ns) {
     fprintf(out, "%" PRIu64 " ns", ns);
 }
 
-/* What the report puts first: the statuses that fail a run (SPEC §6:
- * xpass counts as a failure, xfail as a pass). */
+/* What the report puts first: the statuses that fail a run
+ * (docs/cli.md#exit-status: xpass counts as a failure, xfail as a pass). */
 static int is_failure(st_case_status s) {
   return s == ST_CASE_FAIL || s == ST_CASE_ERROR || s == ST_CASE_XPASS;
 }
@@ -351,8 +351,8 @@ static void put_header(FILE *out, const html_state *st,
     fprintf(out,
             "<div class=\"banner\" id=\"stale\"><b>The autoload record is "
             "stale</b> in %zu case%s: a watched module was loaded after the "
-            "record phase (SPEC \xc2\xa7"
-            "3), so the record does not "
+            "record phase (docs/measuring.md#the-staleness-check), so the "
+            "record does not "
             "describe what these cases ran with:",
             stale, stale == 1 ? "" : "s");
     for (i = 0; i < n && shown < 5; i++) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The JSON reporter (--format json, SPEC §10): one document written when
- * the run ends,
+/* The JSON reporter (--format json, docs/cli.md#json): one document written
+ * when the run ends,
  *
  *   {"format_version": 1, "version", "run": {argv, platform,
  *    golden_platform, seed, shard: {index, total, source} | null, repeat,

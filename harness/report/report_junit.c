@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The JUnit XML reporter (SPEC §6, §10). It writes the whole document when
- * the run ends (the root's counts need every case):
+/* The JUnit XML reporter (docs/cli.md#junit, docs/cli.md#junit). It writes the
+ * whole document when the run ends (the root's counts need every case):
  *
  *   <testsuites name tests failures errors time>       (no `skipped`: the
  *     <testsuite name tests failures errors skipped      schema refuses it)
@@ -151,7 +151,7 @@ static void put_properties(FILE *out, const junit_state *st, const char *scene,
     snprintf(buf, sizeof buf, "%" PRIu64, st->info.shuffle_seed);
     put_property(out, "shuffle_seed", buf);
   }
-  /* SPEC §10: the first record's fields, and how many distinct records
+  /* docs/cli.md#json: the first record's fields, and how many distinct records
    * the run saw (isolated children each emit their own). */
   if (n_recs > 0) {
     char name[256];
@@ -181,7 +181,8 @@ static const char *error_type(const char *msg) {
   return "error";
 }
 
-/* 1 if a run event of res carries a platform's own timing (SPEC §12). */
+/* 1 if a run event of res carries a platform's own timing
+ * (docs/plugins.md#device-time-device_ns-and-copy_ns). */
 static int has_device_time(const st_case_result *res) {
   const size_t n = st_case_result_event_count(res);
   for (size_t i = 0; i < n; i++) {
@@ -193,8 +194,9 @@ static int has_device_time(const st_case_result *res) {
   return 0;
 }
 
-/* SPEC §12: a testcase allows no properties, so the platform's device and
- * copy times go in <system-out>, one line per round. */
+/* docs/plugins.md#device-time-device_ns-and-copy_ns: a testcase allows no
+ * properties, so the platform's device and copy times go in <system-out>, one
+ * line per round. */
 static void put_device_time(FILE *out, const st_case_result *res) {
   const size_t n = st_case_result_event_count(res);
   for (size_t i = 0; i < n; i++) {
@@ -269,7 +271,7 @@ static void put_testcase(FILE *out, const junit_state *st,
     }
     fprintf(out, "</%s>\n", tag);
   } else if (status == ST_CASE_XFAIL) {
-    /* SPEC §13, pytest's xunit2 convention. */
+    /* docs/scene-format.md#expected-failures, pytest's xunit2 convention. */
     fputs("      <skipped type=\"xfail\" message=\"expected failure: ", out);
     st__xml_escape(out, msg != NULL ? msg : "", 1);
     fputs("\"/>\n", out);
@@ -292,7 +294,7 @@ static void put_testcase(FILE *out, const junit_state *st,
   }
   free(tags);
   if (output != NULL) {
-    /* SPEC §6: what a child printed is kept in <system-err>. */
+    /* docs/cli.md#junit: what a child printed is kept in <system-err>. */
     fputs("      <system-err>", out);
     st__xml_escape(out, output, 0);
     fputs("</system-err>\n", out);
@@ -311,7 +313,8 @@ static void count_case(counts *k, const st_case_result *r) {
   k->ns += st_case_result_duration_ns(r);
   switch (st_case_result_status(r)) {
   case ST_CASE_FAIL:
-  case ST_CASE_XPASS: /* SPEC §13: an unexpected pass is a failure */
+  case ST_CASE_XPASS: /* docs/scene-format.md#expected-failures: an unexpected
+                         pass is a failure */
     k->failures++;
     break;
   case ST_CASE_ERROR:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The TAP reporter (SPEC §6): "TAP version 13" and the plan before the
+/* The TAP reporter (docs/cli.md#tap): "TAP version 13" and the plan before the
  * first point, one numbered point per case in finish order, skips as
  * "ok N - ... # SKIP reason", and after a failing point a 2-space-indented
  * YAML block with the message, severity and data. Only what both prove
@@ -35,7 +35,7 @@ static void tap_start(tap_state *st, size_t total) {
   st->started = 1;
   st->total = total;
   fprintf(st->cfg.out, "TAP version 13\n1..%zu\n", total);
-  /* SPEC §10's header order: version, plan, shard, shuffle seed. */
+  /* docs/cli.md#tap's header order: version, plan, shard, shuffle seed. */
   st__report_run_header(st->cfg.out, "# ", &st->info);
   fflush(st->cfg.out);
 }
@@ -71,8 +71,8 @@ static void tap_case_end(void *data, const st_case_info *info,
           st->number, id != NULL ? id : info->name);
   free(id);
   if (status == ST_CASE_XFAIL) {
-    /* SPEC §13: TAP's TODO, which prove and meson do not count as a
-     * failure. */
+    /* docs/scene-format.md#expected-failures: TAP's TODO, which prove and meson
+     * do not count as a failure. */
     fputs(" # TODO expected failure", out);
     if (msg != NULL && msg[0] != '\0') {
       /* The message's first line: the directive stays on the point's
@@ -141,10 +141,10 @@ static void tap_totals(const tap_state *st) {
           c[ST_CASE_SKIP], c[ST_CASE_XFAIL], c[ST_CASE_XPASS]);
 }
 
-/* An interrupted run ends with "Bail out!" (SPEC §9), after every point
- * (the running case an error, the rest skips); so does one whose points
- * do not match its plan, which a reader would otherwise see only as a
- * count. */
+/* An interrupted run ends with "Bail out!" (docs/reliability.md#interrupts),
+ * after every point (the running case an error, the rest skips); so does one
+ * whose points do not match its plan, which a reader would otherwise see only
+ * as a count. */
 static void tap_run_end(void *data, const st_run_result *result) {
   tap_state *st = data;
   st__durations_text(st->cfg.out, result, st->cfg.durations, "# ");

@@ -111,8 +111,9 @@ static void draw_progress(text_state *st) {
   st->progress = 1;
 }
 
-/* The index just past the double-quoted string (backslash escapes, SPEC
- * §4) that starts at s[i], or len when it is not closed. */
+/* The index just past the double-quoted string (backslash escapes,
+ * docs/measuring.md#the-autoload-record) that starts at s[i], or len when it is
+ * not closed. */
 static size_t skip_quoted(const char *s, size_t len, size_t i) {
   for (i++; i < len && s[i] != '"'; i++)
     if (s[i] == '\\' && i + 1 < len)
@@ -122,7 +123,7 @@ static size_t skip_quoted(const char *s, size_t len, size_t i) {
 
 /* The value of KEY= in a record line: *v, *n (quotes included for raw).
  * 0 when absent. raw's value is a double-quoted string with backslash
- * escapes (SPEC §4) and may hold spaces. */
+ * escapes (docs/measuring.md#the-autoload-record) and may hold spaces. */
 static int record_field(const char *s, size_t len, const char *key,
                         const char **v, size_t *n) {
   size_t k = strlen(key), i = 0;
@@ -290,7 +291,7 @@ static void text_run_begin(void *data, const st_run_info *info) {
   st->repeat = info->repeat;
   st->t0 = st__now_ns();
   /* The seed of a shuffled order and the shard, so the run can be
-   * replayed (SPEC §10). */
+   * replayed (docs/cli.md#sharding). */
   st__report_run_header(st->cfg.out, "", info);
   pthread_mutex_unlock(&st->lock);
 }

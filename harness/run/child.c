@@ -70,8 +70,9 @@ static void stream_flush(void *data) {
   pthread_mutex_unlock(&st->lock);
 }
 
-/* The child's log lines travel in its result file (SPEC §9: never by a
- * prefix convention on fd 2, which a kernel could forge). */
+/* The child's log lines travel in its result file
+ * (docs/reliability.md#the-process-model: never by a prefix convention on fd 2,
+ * which a kernel could forge). */
 static void stream_log(void *data, const char *line, size_t len) {
   stream *st = data;
   pthread_mutex_lock(&st->lock);

@@ -36,7 +36,7 @@ void st__childside_begin(st__runctx *rc /* IN */, int cap_w);
  * the next case's output along); exits ST__EXIT_CAPTURE if they cannot. */
 void st__childside_capture(int cap_w);
 /* The eager plugins the parent did not load
- * (docs/architecture.md#the-process-model), before a case begins: as the
+ * (docs/reliability.md#the-process-model), before a case begins: as the
  * in-process run has them. */
 void st__childside_load_deferred(st__runctx *rc /* IN */);
 /* Whether the cases so far may have run code that is not the harness's

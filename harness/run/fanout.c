@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The observer fan-out (fanout.h): the one place that loops over a run's
  * observers. Thread-safety: the scheduling thread (observers are called
- * one at a time, SPEC §8). */
+ * one at a time, docs/api.md#observers). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

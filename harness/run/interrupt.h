@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* SIGINT and SIGTERM during a run (SPEC §9): what every scheduler that
- * handles them shares. While installed, a signal is only noted (the first
- * one wins) and a byte written to a pipe the scheduler can poll; the
+/* SIGINT and SIGTERM during a run (docs/reliability.md#interrupts): what every
+ * scheduler that handles them shares. While installed, a signal is only noted
+ * (the first one wins) and a byte written to a pipe the scheduler can poll; the
  * scheduler then stops dispatching, kills its children's process groups,
  * makes the running cases errors ("interrupted") and the unrun ones
  * skips, and st_run finishes every report. In-process (the cases run on
  * this process's threads) a second signal ends the process at once: the
  * handler puts the default action back once it has noted the first (a
- * kernel that hangs cannot be stopped from inside). Thread-safety: install and restore on the scheduling thread;
- * st__intr_signal from any thread. */
+ * kernel that hangs cannot be stopped from inside). Thread-safety: install and
+ * restore on the scheduling thread; st__intr_signal from any thread. */
 #ifndef SCENETEST_HARNESS_INTERRUPT_H
 #define SCENETEST_HARNESS_INTERRUPT_H
 

@@ -24,8 +24,8 @@
 
 /* A case with a timeout its executor does not enforce must run in a
  * child: a kernel cannot be stopped safely inside the harness's own
- * process (SPEC §6); a supervised run's children already are such. A level-3
- * case's kernel already runs in workers, which can be killed. */
+ * process (docs/cli.md#options); a supervised run's children already are such.
+ * A level-3 case's kernel already runs in workers, which can be killed. */
 static int must_isolate(const st__schedctx *sc, size_t i) {
   return sc->rc->opts->isolate ||
          (!sc->rc->opts->supervise && !st__sched_owns_timeout(sc, i) &&
@@ -119,7 +119,8 @@ static void iso_free(iso *is) {
 }
 
 /* Case i is finished with result r: ready for its turn in the report, and
- * the observers told now (case_finish, in finish order: SPEC §6
+ * the observers told now (case_finish, in finish order:
+ * docs/cli.md#--events-file
  * --events). */
 static void iso_finish(iso *is, size_t i, st_case_result *r) {
   is->done[i] = r;
@@ -320,7 +321,7 @@ static void iso_reap(iso *is) {
 }
 
 /* SIGINT or SIGTERM: every child's process group killed, its case an
- * error, every case not started a skip (SPEC §9). */
+ * error, every case not started a skip (docs/reliability.md#interrupts). */
 static void iso_interrupt(iso *is, int sig) {
   size_t i;
   for (i = 0; i < is->jobs; i++) {

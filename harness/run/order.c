@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The run's order: --repeat iterations of the selection and the --shuffle
- * permutation of each (SPEC §10). Only the order changes: a case's inputs
- * depend on its scene, case, argument names and --seed, never on where it
- * runs in the order or in which iteration. */
+ * permutation of each (docs/cli.md#repeat-and-shuffle). Only the order changes:
+ * a case's inputs depend on its scene, case, argument names and --seed, never
+ * on where it runs in the order or in which iteration. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,8 +21,8 @@ void st__shuffle(size_t *items, size_t n, uint64_t seed) {
   uint64_t state = seed;
   size_t i;
 
-  /* Fisher-Yates from the top, as SPEC §10 writes it; the modulo bias is
-   * part of the pinned permutation. */
+  /* Fisher-Yates from the top, as docs/cli.md#repeat-and-shuffle writes it; the
+   * modulo bias is part of the pinned permutation. */
   for (i = n; i-- > 1;) {
     size_t j = (size_t)(splitmix64_next(&state) % ((uint64_t)i + 1));
     size_t t = items[i];

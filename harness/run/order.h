@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* The order a run reports its cases in: --repeat iterations of the
  * selection, each in selection order or, with --shuffle, in the
- * permutation SPEC §10 pins (so another tool can replay it). */
+ * permutation docs/cli.md#repeat-and-shuffle pins (so another tool can replay
+ * it). */
 #ifndef SCENETEST_HARNESS_ORDER_H
 #define SCENETEST_HARNESS_ORDER_H
 
 #include <scenetest/run.h>
 
-/* Permutes items[0..n) in place as SPEC §10 says for one iteration:
- * state = seed; next() adds 0x9e3779b97f4a7c15 to state and returns
+/* Permutes items[0..n) in place as docs/cli.md#repeat-and-shuffle says for one
+ * iteration: state = seed; next() adds 0x9e3779b97f4a7c15 to state and returns
  * splitmix64's mix of it; for i = n-1 down to 1: j = next() % (i + 1),
  * swap items i and j. Thread-safety: one thread per items. */
 void st__shuffle(size_t *items /* IN/OUT */, size_t n, uint64_t seed);

@@ -29,7 +29,7 @@
 
 /* In order of preference: the first that fits is taken. Here, not in
  * sched.c, whose helpers every scheduler calls: the table that names the
- * schedulers sits above them (tests/cycles_check.py). */
+ * schedulers sits above them (tests/lint/cycles_check.py). */
 static const st__scheduler *const schedulers[] = {
     &st__sched_supervise,
     &st__sched_isolate,
@@ -167,9 +167,9 @@ static void stdout_restore(int saved) {
   close(saved);
 }
 
-/* Selects the cases and lays out the run's order (SPEC §10: --repeat
- * iterations, each --shuffle'd): *refs and *iters have *n entries, the
- * caller's to free. */
+/* Selects the cases and lays out the run's order
+ * (docs/cli.md#repeat-and-shuffle: --repeat iterations, each --shuffle'd):
+ * *refs and *iters have *n entries, the caller's to free. */
 static st_status select_order(const st_scene_set *set,
                               const st_run_options *opts,
                               st_case_ref **refs /* OUT */,
@@ -250,8 +250,8 @@ static st_status run_through(st__runctx *rc, const st_case_ref *refs, size_t n,
   set_iterations(run, rc->iters, n);
   st__fanout_run_end(&fo, run);
   /* The final check: every selected case has exactly one result, and
-   * every observer was told of each (SPEC §6: no path exits 0 unless
-   * every selected case passed or was skipped). */
+   * every observer was told of each (docs/cli.md#exit-status: no path exits 0
+   * unless every selected case passed or was skipped). */
   if (sc.reported != n || sc.twice)
     return st_error_set(err, ST_EINTERNAL,
                         "the report has %zu results for %zu selected "

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The supervise scheduler (run/sched.h; SPEC §9, the CLI's default): the
- * cases run in -j N supervised children, forked from this process, which
- * dispatches nothing itself. Each child (run/supervise_child.c) runs
- * the cases it is sent one after another and sends back each one's log
- * lines and result (run/supervise.h says over what). A child that dies
- * (a signal, exit() or _exit() from a kernel, abort, heap corruption)
- * fails only its running case, as an error naming how it ended and the
- * phase it was in; a fresh child goes on at the next case. --timeout kills
+/* The supervise scheduler (run/sched.h; docs/reliability.md#the-process-model,
+ * the CLI's default): the cases run in -j N supervised children, forked from
+ * this process, which dispatches nothing itself. Each child
+ * (run/supervise_child.c) runs the cases it is sent one after another and sends
+ * back each one's log lines and result (run/supervise.h says over what). A
+ * child that dies (a signal, exit() or _exit() from a kernel, abort, heap
+ * corruption) fails only its running case, as an error naming how it ended and
+ * the phase it was in; a fresh child goes on at the next case. --timeout kills
  * and replaces the child. A case whose executor forks (level 3) runs in a
  * child of its own, forked for it from this clean process, so its worker
  * pool never comes from a

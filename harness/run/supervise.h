@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The supervised run's protocol (run/supervise.c, SPEC §9): what a
- * supervised child and its supervisor share. Each slot has
+/* The supervised run's protocol (run/supervise.c,
+ * docs/reliability.md#the-process-model): what a supervised child and its
+ * supervisor share. Each slot has
  *
  *   a socket pair   supervisor -> child: case indices (u32 each; the end
  *                   of the stream: exit); child -> supervisor: frames

@@ -338,10 +338,11 @@ static void child_main(child *ch) {
   st__audit_keep(&ch->audit, ch->cap_w, "the capture");
   st__audit_keep(&ch->audit, ch->cap_rd, "the capture's read end");
   st__audit_init(&ch->audit, !ch->oneshot);
-  /* The eager plugins the supervisor did not load (SPEC §9), before the
-   * first case: as the in-process run has them, loaded before any phase.
-   * Not by a child whose case forks a worker pool: its workers load them
-   * (a lookup that misses), so the pool's parent has loaded none. */
+  /* The eager plugins the supervisor did not load
+   * (docs/reliability.md#the-process-model), before the first case: as the
+   * in-process run has them, loaded before any phase. Not by a child whose case
+   * forks a worker pool: its workers load them (a lookup that misses), so the
+   * pool's parent has loaded none. */
   if (!ch->oneshot)
     st__childside_load_deferred(ch->rc);
   while (child_next(ch, &i)) {

@@ -3,13 +3,14 @@
  * a shared index; the scheduling thread waits for each case in selection
  * order and replays its events to the observers in its turn, so reports
  * are those of -j 1 but for timings. case_finish goes out as soon as the
- * scheduling thread sees a case finish (finish order, SPEC §6).
+ * scheduling thread sees a case finish (finish order,
+ * docs/cli.md#--events-file).
  *
  * A case whose executor forks (ST__EXEC_FORKS) may only run from the
  * scheduling thread while no other case, and so no thread pool, runs
- * (SPEC §9): the runner threads leave it, and in its turn the scheduling
- * thread pauses them, waits for their running cases, runs it, and lets
- * them go on. */
+ * (docs/reliability.md#the-process-model): the runner threads leave it, and in
+ * its turn the scheduling thread pauses them, waits for their running cases,
+ * runs it, and lets them go on. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

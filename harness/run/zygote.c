@@ -284,8 +284,9 @@ _Noreturn static void zygote_main(const st__zygote *z, int sock) {
   ssize_t r;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != z->parent)
     _exit(0);
-  /* The scheduler is what SIGINT and SIGTERM stop (SPEC §9); its
-   * interrupt pipe, reports and slots are not ours. */
+  /* The scheduler is what SIGINT and SIGTERM stop
+   * (docs/reliability.md#interrupts); its interrupt pipe, reports and slots are
+   * not ours. */
   st__intr_child();
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);

@@ -21,7 +21,7 @@
 /* A case's keys (docs/scene-format.md#case-keys), one row each: a new key is
  * a row here and its branch in take_case_keys, or in finish_case for a number
  * that may name a param (and its line in docs/scene.schema.json, which
- * tests/schema_check.py compares). */
+ * tests/lint/schema_check.py compares). */
 #define CASE_KEYS(X)                                                           \
   X(C_NAME, "name")                                                            \
   X(C_PARAMS, "params")                                                        \
@@ -50,7 +50,8 @@
 enum { CASE_KEYS(ST__KEY_ID) C_NKEYS };
 static const char *const case_keys[] = {CASE_KEYS(ST__KEY_NAME)};
 
-/* SPEC §13: the matrix cases of one scene, counted before exclusions. */
+/* docs/scene-format.md#matrix-cases: the matrix cases of one scene, counted
+ * before exclusions. */
 #define MATRIX_CAP 100000
 /* A bound of our own: a case name carries every key, so a matrix of a
  * thousand one-value keys would make an unreadable name. */
@@ -70,9 +71,10 @@ static const char *dtype_hint(const char *name, char *buf, size_t size) {
   return buf;
 }
 
-/* What a param's expression may name (docs/scene-format.md#params-
- * expressions-and-lists): in `params`, the params written before it;
- * NULL (a matrix value, checked by take_matrix): anything. */
+/* What a param's expression may name
+ * (docs/scene-format.md#params-expressions-and-lists): in `params`, the params
+ * written before it; NULL (a matrix value, checked by take_matrix): anything.
+ */
 typedef struct prior {
   const st__case *c;
   size_t n;             /* params of c written before this one */
@@ -798,7 +800,8 @@ static char **copy_strv(st__loader *L, char *const *v, size_t n) {
 }
 
 /* One combination of a matrix case: the template's fields deep-copied,
- * its params plus the matrix's, named NAME[P1=v1,P2=v2] (SPEC §13). */
+ * its params plus the matrix's, named NAME[P1=v1,P2=v2]
+ * (docs/scene-format.md#matrix-cases). */
 static int matrix_case(st__loader *L, const st__case *t, const matrix *m,
                        const size_t *idx, st__case *c) {
   *c = *t;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The configuration file's YAML (docs/cli.md#configuration-file): one
+/* The configuration file's YAML (docs/cli.md#the-configuration-file): one
  * flat mapping read event by event (scene/yaml_tree.h's reader of
  * libyaml's events), handed on as plain strings and positions. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The configuration file's YAML (docs/cli.md#configuration-file): a
+/* The configuration file's YAML (docs/cli.md#the-configuration-file): a
  * mapping of keys to a scalar or a list of scalars, read here, on the
  * loader's side (only scene/yaml_tree.c includes <yaml.h>), and handed
  * to the CLI as plain keys, values and positions. */

@@ -27,7 +27,7 @@
 
 /* A scene's keys (docs/scene-format.md#scene-keys), one row each: a new key is
  * a row here and its branch in take_scene_keys (and its line in
- * docs/scene.schema.json, which tests/schema_check.py compares). */
+ * docs/scene.schema.json, which tests/lint/schema_check.py compares). */
 #define SCENE_KEYS(X)                                                          \
   X(K_SCENE, "scene")                                                          \
   X(K_LEVEL, "level")                                                          \
@@ -654,8 +654,9 @@ st_status st__load_file(st_scene_set *set, const char *path,
     rc = st__load_io_error(errors, "cannot read '%s': %s", path, EISDIR);
     goto out;
   }
-  /* SPEC §7: the size bound is --max-file-bytes; the node budget bounds
-   * only what aliases expand to, so a big honest file loads. */
+  /* docs/scene-format.md#shapes-and-limits: the size bound is --max-file-bytes;
+   * the node budget bounds only what aliases expand to, so a big honest file
+   * loads. */
   if (S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > opts->max_file_bytes) {
     st_error e;
     st_error_clear(&e);
@@ -667,8 +668,9 @@ st_status st__load_file(st_scene_set *set, const char *path,
         errors && st_error_list_add(errors, &e) != ST_OK ? ST_ENOMEM : ST_ELOAD;
     goto out;
   }
-  /* SPEC §7: a path that is not a regular file is an error before any
-   * read: /dev/zero would otherwise be read until memory runs out. */
+  /* docs/scene-format.md#shapes-and-limits: a path that is not a regular file
+   * is an error before any read: /dev/zero would otherwise be read until memory
+   * runs out. */
   if (!S_ISREG(sb.st_mode)) {
     const char *what = S_ISFIFO(sb.st_mode)   ? "a FIFO"
                        : S_ISCHR(sb.st_mode)  ? "a character device"

@@ -10,7 +10,7 @@
 
 /* A tensor arg's keys (docs/scene-format.md#arguments), one row each: a new
  * key is a row here and its branch in take_tensor (and its line in
- * docs/scene.schema.json, which tests/schema_check.py compares). */
+ * docs/scene.schema.json, which tests/lint/schema_check.py compares). */
 #define TENSOR_KEYS(X)                                                         \
   X(T_TENSOR, "tensor")                                                        \
   X(T_DTYPE, "dtype")                                                          \
@@ -260,7 +260,7 @@ static void take_tensor(st__loader *L, const st__ynode *n, st__arg *a) {
     take_init(L, v[T_INIT], &a->init);
     a->init.given = 1;
   } else {
-    a->init.kind = ST__INIT_ZEROS; /* SPEC §1: the default */
+    a->init.kind = ST__INIT_ZEROS; /* docs/scene-format.md#inits: the default */
     a->init.line = n->line;
     a->init.column = n->col;
   }
@@ -305,8 +305,8 @@ static void take_tensor(st__loader *L, const st__ynode *n, st__arg *a) {
                      &a->tol);
 }
 
-/* SPEC §12's two forms for ATen schemas, besides {scalar, dtype, value}:
- * {scalar: N, ints: [...]} (an int[]; entries may name params) and
+/* docs/torch.md#aten-ops's two forms for ATen schemas, besides {scalar, dtype,
+ * value}: {scalar: N, ints: [...]} (an int[]; entries may name params) and
  * {scalar: N, string: S}. Each form takes only its own keys. */
 static void take_scalar_form(st__loader *L, const st__ynode *const *v,
                              st__arg *a) {

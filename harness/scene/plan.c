@@ -4,8 +4,8 @@
  * tolerances, every value checked to fit its dtype exactly, shape
  * products overflow-checked and the byte cap applied; and the default
  * tolerances per dtype. The loader calls it for every case so that
- * everything SPEC §1 lists is checked at load time; the runner calls it
- * again when the case runs. */
+ * everything docs/scene-format.md#dtypes lists is checked at load time; the
+ * runner calls it again when the case runs. */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -710,7 +710,8 @@ static int resolve_init(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   return 0;
 }
 
-/* A tolerance that names a param (SPEC §13), for this case. */
+/* A tolerance that names a param
+ * (docs/scene-format.md#params-expressions-and-lists), for this case. */
 static int tol_param(rctx *c, const st__val *v, const char *key, double *out) {
   st__num n;
   int dep = 0;
@@ -770,8 +771,8 @@ static int resolve_tolerance(rctx *c, const st__arg *a, st__rarg *r) {
   return rc;
 }
 
-/* {scalar, ints: [...]} and {scalar, string: S} (SPEC §12): ints are
- * integers (or params holding one); both carry dtype int64. */
+/* {scalar, ints: [...]} and {scalar, string: S} (docs/torch.md#aten-ops): ints
+ * are integers (or params holding one); both carry dtype int64. */
 static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
   r->dtype = ST_DTYPE_INT64;
   r->string = a->string;

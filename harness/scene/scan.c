@@ -26,10 +26,10 @@ static int has_suffix(const char *s, const char *suf) {
   return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* What a directory scan skips (SPEC §13): names starting with '.',
- * `subprojects` and `build*` directories at any depth, and the --ignore
- * and .scenetestignore globs, matched with fnmatch against the path
- * relative to the command-line directory and against the basename. */
+/* What a directory scan skips (docs/cli.md#the-scenetest-command-line): names
+ * starting with '.', `subprojects` and `build*` directories at any depth, and
+ * the --ignore and .scenetestignore globs, matched with fnmatch against the
+ * path relative to the command-line directory and against the basename. */
 typedef struct scan {
   const char *root;
   size_t root_len;
@@ -186,7 +186,8 @@ st_status st__scene_set_load_path_ext(st_scene_set *set, const char *path,
       return ST_ENOMEM;
     return bad.code;
   }
-  /* Files named on the command line are never ignored (SPEC §13). */
+  /* Files named on the command line are never ignored
+   * (docs/cli.md#the-scenetest-command-line). */
   if (stat(path, &sb) != 0)
     return st__load_io_error(errors, "cannot open '%s': %s", path, errno);
   if (!S_ISDIR(sb.st_mode))

@@ -68,7 +68,8 @@ typedef struct st__init {
                           owned. Added by the loader. */
   int given;           /* 1 when the scene wrote `init:` (0: the default
                           zeros), so that outputs with no explicit init can be
-                          poisoned (SPEC §13) */
+                          poisoned
+                          (docs/reliability.md#guard-zones-guard-pages-and-poisoning) */
   st__val values_list; /* `values: lens`: a list param (ST__VAL_NAME) that
                           gives every value, resolved per case */
 } st__init;
@@ -172,7 +173,7 @@ typedef struct st__case {
   double work[2];
   int equal_nan;   /* -1 unset, else 0/1 */
   int expect_fail; /* resolved: the case's `expect`, else the
-                      scene's (SPEC §13) */
+                      scene's (docs/scene-format.md#matrix-cases) */
   size_t base_len; /* a matrix case: the length of NAME in
                       NAME[P=v,...]; else strlen(name) */
   int platforms_line, platforms_column; /* where the lists are written */
@@ -271,7 +272,8 @@ typedef struct st__rarg {
   st__init_kind init;
   int poison;      /* an output (not inout) with no explicit init: filled
                       with the poison before each run and checked for
-                      never-written elements by compare (SPEC §13) */
+                      never-written elements by compare
+                      (docs/reliability.md#guard-zones-guard-pages-and-poisoning) */
   st__num a, b;    /* init parameters, params substituted */
   st__num *values; /* ST__INIT_VALUES; owned by the plan */
   size_t n_values;
@@ -333,7 +335,7 @@ void st__default_tolerance(st_dtype dtype, double *rtol /* OUT */,
                            double *atol /* OUT */);
 
 /* ------------------------------------------------------------------ */
-/* Load-time checks above the model (SPEC §13)                         */
+/* Load-time checks above the model (docs/scene-format.md#load-errors) */
 
 /* Where a check reports: the loader's list of a file's errors (sorted by
  * position with the others; any error keeps the file out of the set), or

@@ -210,9 +210,10 @@ int st__schema_ident_ok(const char *s, size_t len) {
 int st__schema_ident_valid(st__loader *L, const st__ynode *n, const char *key) {
   if (n->kind == ST__YN_SCALAR && st__schema_ident_ok(n->str, n->len) &&
       (n->sk == ST__YS_INT || n->sk == ST__YS_FLOAT || n->sk == ST__YS_BOOL)) {
-    /* `nan`, `inf`, `true`: identifier-shaped, but SPEC §1 makes a plain
-     * scalar that strtod parses (or true/false) a number or a boolean;
-     * say so, or "expected an identifier, got nan" reads as a paradox. */
+    /* `nan`, `inf`, `true`: identifier-shaped, but
+     * docs/scene-format.md#values-and-scalars-in-yaml makes a plain scalar that
+     * strtod parses (or true/false) a number or a boolean; say so, or "expected
+     * an identifier, got nan" reads as a paradox. */
     st__schema_error(L, n,
                      "expected %s for '%s', got %s, which is a %s; quote it to "
                      "use it as a name",
@@ -308,7 +309,7 @@ int st__schema_expr(st__loader *L, const st__ynode *n, const char *key,
 }
 
 /* A scene's or tensor's tolerance: a number now, or a param name or an
- * expression that each case resolves (SPEC §13). */
+ * expression that each case resolves (docs/scene-format.md#load-errors). */
 void st__schema_tol(st__loader *L, const st__ynode *n, const char *key,
                     int *has, double *out, st__val *param) {
   if (st__ynode_is_str(n) && n->len > 0) {

@@ -26,7 +26,7 @@
 
 /* A table of keys is one X-macro of rows X(ID, "name"): these make its
  * enum of IDs and its array of names, in the same order
- * (tests/schema_check.py reads the rows). */
+ * (tests/lint/schema_check.py reads the rows). */
 #define ST__KEY_ID(id, name) id,
 #define ST__KEY_NAME(id, name) name,
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Case selection as `run` and `list` do it: --case selectors (scene,
  * scene::case, ::case, shell globs on either part), the manual mode and the
- * platform filter, the --rerun-failed names, then the shard (SPEC §10's
- * order), in set order. Selection is strict (SPEC §6): a selector that
- * selects nothing is a usage error saying why; what the names and the
- * shard leave out is not (a rerun command works in any shard). */
+ * platform filter, the --rerun-failed names, then the shard
+ * (docs/cli.md#sharding's order), in set order. Selection is strict
+ * (docs/cli.md#selection): a selector that selects nothing is a usage error
+ * saying why; what the names and the shard leave out is not (a rerun command
+ * works in any shard). */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,8 @@
 typedef struct selector {
   char *scene;       /* owned; "" = any */
   char *kase;        /* owned; "" = any */
-  int scene_literal; /* the part equals a scene name: no glob (SPEC §13) */
+  int scene_literal; /* the part equals a scene name: no glob
+                        (docs/scene-format.md#matrix-cases) */
   int kase_literal;  /* the part equals a case name: no glob */
   size_t matched;    /* cases it matches, before manual/platform */
   size_t manual;     /* of those, manual on the platform */
@@ -30,8 +32,9 @@ typedef struct selector {
 } selector;
 
 uint64_t st_shard_hash(const char *scene, const char *kase) {
-  /* FNV-1a, 64 bits (SPEC §10; http://www.isthe.com/chongo/tech/comp/fnv/):
-   * for each byte, xor it in, then multiply by the prime. */
+  /* FNV-1a, 64 bits (docs/cli.md#sharding;
+   * http://www.isthe.com/chongo/tech/comp/fnv/): for each byte, xor it in, then
+   * multiply by the prime. */
   static const char sep[] = "::";
   const char *parts[3];
   uint64_t h = 0xcbf29ce484222325u;
@@ -92,9 +95,9 @@ static int part_matches(const char *pattern, int literal, const char *name) {
   return pattern[0] == '\0' || fnmatch(pattern, name, 0) == 0;
 }
 
-/* SPEC §13: a part equal to a name matches literally before glob
- * matching, so `S::C[N=7]` selects the matrix case C[N=7] and not the
- * cases its bracket expression would match as a glob. */
+/* docs/scene-format.md#matrix-cases: a part equal to a name matches literally
+ * before glob matching, so `S::C[N=7]` selects the matrix case C[N=7] and not
+ * the cases its bracket expression would match as a glob. */
 static void find_literals(const st_scene_set *set, selector *sel) {
   for (size_t s = 0; s < st_scene_set_count(set); s++) {
     const st_scene *scene = st_scene_set_get(set, s);

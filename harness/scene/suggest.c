@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Did-you-mean: the candidate nearest a misspelt word by edit distance
  * (Levenshtein, with an adjacent transposition counting as one edit, as
- * in the optimal string alignment distance), within SPEC §13's limit of
- * two edits. Used by the loader for keys and by the validation pass for
- * platforms and ops. */
+ * in the optimal string alignment distance), within
+ * docs/scene-format.md#load-errors's limit of two edits. Used by the loader for
+ * keys and by the validation pass for platforms and ops. */
 #include <string.h>
 
 #include "scene/suggest.h"

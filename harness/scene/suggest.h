@@ -5,7 +5,8 @@
 
 #include <stddef.h>
 
-/* SPEC §13: a suggestion is at most this many edits away. */
+/* docs/scene-format.md#load-errors: a suggestion is at most this many edits
+ * away. */
 #define ST__SUGGEST_MAX 2
 
 /* The candidate nearest word (at most ST__SUGGEST_MAX edits, an adjacent

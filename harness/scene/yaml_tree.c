@@ -324,8 +324,9 @@ static int spelled_inf(const char *s, size_t len) {
          (len == 8 && strncasecmp(s, "infinity", 8) == 0);
 }
 
-/* SPEC §1: a plain scalar that strtoll parses in full is an integer, else
- * one that strtod parses in full a float; true/false are booleans. */
+/* docs/scene-format.md#values-and-scalars-in-yaml: a plain scalar that strtoll
+ * parses in full is an integer, else one that strtod parses in full a float;
+ * true/false are booleans. */
 static void scalar_type(st__ynode *n) {
   const char *s = n->str;
   size_t len = n->len;
@@ -609,8 +610,9 @@ static int keyset_add(keyset *ks, const st__ynode *k) {
  * ...]` inserts the keys of those mappings that the mapping does not have;
  * explicit keys win, and of several merged mappings the earlier wins. The
  * merged pairs keep their own nodes, so an error about one points where
- * it is written (SPEC §13). Nothing is copied but pointers: the merged
- * mappings were counted against the node budget by their aliases. */
+ * it is written (docs/scene-format.md#load-errors). Nothing is copied but
+ * pointers: the merged mappings were counted against the node budget by their
+ * aliases. */
 static void merge_keys(st__ytree *t, st__ynode *n) {
   size_t i, n_merge = 0, total = 0;
   const st__ynode *first = NULL;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* `scenetest compare BASE NEW` (SPEC §11). First the conditions: the set
- * of distinct autoload records (every field but pid, raw as printed) must
- * be the same on both sides, and neither side may lack a record; else the
- * comparison is refused (exit 2) with the records field by field, unless
+/* `scenetest compare BASE NEW` (docs/measuring.md#the-statistics). First the
+ * conditions: the set of distinct autoload records (every field but pid, raw as
+ * printed) must be the same on both sides, and neither side may lack a record;
+ * else the comparison is refused (exit 2) with the records field by field,
+ * unless
  * --ignore-autoload, which compares anyway and marks every output line.
  * Then per (scene, case, phase) present on both sides: n, medians, delta
  * % = 100 (median_new / median_base - 1) and the two-sided Mann-Whitney

@@ -2,9 +2,9 @@
 /* A side of a measurement: the TIMING lines of one or more log files (a
  * directory counts as its regular files, in name order) read into phase
  * samples and autoload records, the distinct conditions those records
- * describe, SPEC §11's cold rule, and the samples grouped by (scene, case,
- * phase) with their statistics. What `timing` prints and what `compare`
- * compares. CLI-private (tools layer). */
+ * describe, docs/measuring.md#timing-what-one-log-says's cold rule, and the
+ * samples grouped by (scene, case, phase) with their statistics. What `timing`
+ * prints and what `compare` compares. CLI-private (tools layer). */
 #ifndef SCENETEST_HARNESS_SAMPLES_H
 #define SCENETEST_HARNESS_SAMPLES_H
 
@@ -43,8 +43,9 @@ typedef struct st__group {
 typedef struct st__side st__side;
 
 /* Reads every path (a file, or a directory's regular files, not hidden,
- * in name order). keep_first: SPEC §11's cold rule off. On an error
- * writes one line to err, "FILE:LINE:COL: error: malformed TIMING line:
+ * in name order). keep_first: docs/measuring.md#timing-what-one-log-says's cold
+ * rule off. On an error writes one line to err, "FILE:LINE:COL: error:
+ * malformed TIMING line:
  * ..." (ST_ELOAD) or "scenetest: error: cannot read ..." (ST_EIO), or
  * says out of memory (ST_ENOMEM).
  * Caller frees *out with st__side_free. Thread-safety: any thread. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Order statistics and the two-sided Mann-Whitney U test of `timing` and
- * `compare` (SPEC §11). CLI-private (tools layer). */
+ * `compare` (docs/measuring.md#the-statistics). CLI-private (tools layer). */
 #ifndef SCENETEST_HARNESS_STATS_H
 #define SCENETEST_HARNESS_STATS_H
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The TIMING log parser: finds the [TIMING] token anywhere in a line (CI
- * logs add timestamps and prefixes, SPEC §11), then reads a `phase` line
- * or a `torch_backend_autoload` record field by field (SPEC §4). Every
- * copy is bounded by its destination; every number is range-checked; a
- * line that is not what it claims is ST__TL_BAD with a column and a
- * reason, never a partial result. */
+ * logs add timestamps and prefixes, docs/measuring.md#the-phase-line), then
+ * reads a `phase` line or a `torch_backend_autoload` record field by field
+ * (docs/measuring.md#the-autoload-record). Every copy is bounded by its
+ * destination; every number is range-checked; a line that is not what it claims
+ * is ST__TL_BAD with a column and a reason, never a partial result. */
 #include <string.h>
 
 #include "tools/timelog.h"
@@ -342,10 +342,10 @@ static int name_value(cursor *c, st__tl_text *dst, char *buf, size_t cap) {
   return take_name(dst, v, n);
 }
 
-/* The raw field exactly as SPEC §4 prints it: `-`, or a double-quoted
- * string of the value's first 64 bytes (then `...` inside the quotes),
- * escaped as decode_quoted reads. Copies the printed text and the
- * decoded value. */
+/* The raw field exactly as docs/measuring.md#the-autoload-record prints it:
+ * `-`, or a double-quoted string of the value's first 64 bytes (then `...`
+ * inside the quotes), escaped as decode_quoted reads. Copies the printed text
+ * and the decoded value. */
 static int parse_raw(cursor *c, st__tl_record *rec) {
   size_t b = c->pos, n = 0;
   char tmp[64 + 3];
@@ -411,7 +411,9 @@ static st__tl_kind parse_record(cursor *c, st__tl_line *out) {
   if (expect_key(c, "raw") != 0)
     return bad(out, c, "expected raw=");
   if (parse_raw(c, rec) != 0)
-    return bad(out, c, "bad raw value (SPEC §4 escaping)");
+    return bad(out, c,
+               "bad raw value (not escaped as "
+               "docs/measuring.md#the-autoload-record says)");
   if ((strcmp(rec->setting, "unset") == 0) != (strcmp(rec->raw, "-") == 0))
     return bad(out, c, "raw disagrees with setting");
   if (expect_key(c, "effective") != 0)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* `scenetest timing LOG...` (SPEC §11): per (scene, case, phase) group, n,
- * min, median and max of the kept samples, and for `run` the minimum over
- * the per-case sums of its rounds; the distinct autoload conditions found,
- * with their pids, and which conditions each group came from. Text (a
- * table), JSON (one document) or CSV (one row per group). */
+/* `scenetest timing LOG...` (docs/measuring.md#timing-what-one-log-says): per
+ * (scene, case, phase) group, n, min, median and max of the kept samples, and
+ * for `run` the minimum over the per-case sums of its rounds; the distinct
+ * autoload conditions found, with their pids, and which conditions each group
+ * came from. Text (a table), JSON (one document) or CSV (one row per group). */
 #include <math.h>
 #include <string.h>
 
@@ -118,7 +118,8 @@ static void print_text(const st__side *s, FILE *out) {
     fprintf(out, "  %s\n", cond);
   }
   if (hint)
-    fputs("hint: a group with n = 0 had only cold first rounds (SPEC §11); "
+    fputs("hint: a group with n = 0 had only cold first rounds "
+          "(docs/measuring.md#timing-what-one-log-says); "
           "run with --rounds 2 or --repeat 2 or more, or pass "
           "--keep-first\n",
           out);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* `scenetest timing` and `scenetest compare` (SPEC §6, §11): the commands
- * over TIMING logs, given parsed options. They return the exit status:
- * 0 done, 1 --fail-above tripped (compare), 2 usage error, unreadable
- * file or refusal. CLI-private (tools layer). */
+/* `scenetest timing` and `scenetest compare` (docs/cli.md#exit-status,
+ * docs/measuring.md#the-statistics): the commands over TIMING logs, given
+ * parsed options. They return the exit status: 0 done, 1 --fail-above tripped
+ * (compare), 2 usage error, unreadable file or refusal. CLI-private (tools
+ * layer). */
 #ifndef SCENETEST_HARNESS_TIMING_H
 #define SCENETEST_HARNESS_TIMING_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The envelope around each write a supervised child makes to its
- * supervisor (docs/architecture.md#the-process-model): a kernel runs in
+ * supervisor (docs/reliability.md#the-process-model): a kernel runs in
  * the child's process and can write to the child's socket, so what the
  * supervisor reads must not be taken for frames unless the child wrote
  * it. Each write is

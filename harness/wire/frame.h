@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The framing every child protocol uses
- * (docs/architecture.md#the-process-model): a growable output buffer with
+ * (docs/reliability.md#the-process-model): a growable output buffer with
  * fixed-width little-endian fields and length-prefixed strings (u32 length, the
  * bytes, a NUL; 0xffffffff for NULL), a bounds-checked reader, and frames on a
  * byte stream, `u32 length | u8 type | payload`, the type one of wire/msg.h's.

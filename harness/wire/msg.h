@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Every message a process of the harness sends another
- * (docs/architecture.md#the-process-model), in one enum, and an encoder
+ * (docs/reliability.md#the-process-model), in one enum, and an encoder
  * and a decoder for each message that needs nothing above this layer. The
  * case result and its events are encoded by case/wire.h (they are the
  * case's types); level 3's MAP, which lays out a case's tensors, by

@@ -16,7 +16,8 @@ extern "C" {
 #define ST_BACKEND_REFERENCE "reference"
 
 /* The plugin ABI this scenetest speaks. A descriptor of any other version
- * is refused, naming both versions (SPEC §5). Version 2 added the size
+ * is refused, naming both versions
+ * (docs/plugins.md#plugin-abi-2-the-descriptor). Version 2 added the size
  * field, the per-platform hooks, and st_op_call's size, platform_state,
  * device_ns and copy_ns. */
 #define ST_ABI_VERSION 2u
@@ -31,17 +32,18 @@ typedef struct st_platform_ceilings {
   double flops_per_s[5];
 } st_platform_ceilings;
 
-/* The per-platform hooks of plugin ABI 2 (SPEC §12). A module lists them
- * in st_module.hooks; the registry copies them when the module is added.
- * The strings and functions must outlive the registry. */
+/* The per-platform hooks of plugin ABI 2
+ * (docs/plugins.md#platform-hooks-prepare-and-release). A module lists them in
+ * st_module.hooks; the registry copies them when the module is added. The
+ * strings and functions must outlive the registry. */
 typedef struct st_platform_hooks {
   uint32_t size;        /* sizeof(st_platform_hooks) */
   const char *platform; /* the platform these hooks serve */
   /* Optional. At the end of `args`, after the kernel is resolved and bound
-   * (SPEC §12): device context, allocation, upload of inputs. call holds the
-   * host tensors. *state is handed to every run of the case as
-   * call->platform_state and to release. An error ends the case as an `args`
-   * error; ST_ESKIP declines the case. */
+   * (docs/plugins.md#the-lookup-order): device context, allocation, upload of
+   * inputs. call holds the host tensors. *state is handed to every run of the
+   * case as call->platform_state and to release. An error ends the case as an
+   * `args` error; ST_ESKIP declines the case. */
   st_status (*prepare)(st_op_call *call /* IN/OUT */, void **state /* OUT */);
   /* Optional. After the last round (also when a round failed), whenever
    * prepare succeeded. */

@@ -47,7 +47,7 @@ typedef struct st_run_options {
   double timeout;        /* seconds per case; 0 = none */
   const char *dump_dir;  /* --dump-on-fail: a failing compare's
                             tensors as .npy under DIR; NULL none */
-  /* SPEC §10. Sharding: a case belongs to shard
+  /* docs/cli.md#sharding. Sharding: a case belongs to shard
    * st_shard_hash(scene, case) % shard_total; shard_total 0 or 1 is
    * unsharded. Applied after the selectors, the platform, the manual
    * mode and only_cases. */
@@ -69,12 +69,13 @@ typedef struct st_run_options {
   int keep_record;
   /* --golden-platform: the backend that computes golden for every case,
    * over the case's and the scene's golden_platform; NULL: theirs, else
-   * "reference" (SPEC §12). */
+   * "reference" (docs/scene-format.md#scene-keys). */
   const char *golden_platform;
-  /* 1: the cases run in supervised child processes (SPEC §9): a child
-   * that dies fails only its running case, a fresh one goes on, and
-   * SIGINT/SIGTERM end the run with a complete report. The CLI's `run`
-   * sets it unless --no-supervise; the library default is 0. */
+  /* 1: the cases run in supervised child processes
+   * (docs/reliability.md#the-process-model): a child that dies fails only its
+   * running case, a fresh one goes on, and SIGINT/SIGTERM end the run with a
+   * complete report. The CLI's `run` sets it unless --no-supervise; the library
+   * default is 0. */
   int supervise;
   /* 1: someone watches the run as it goes (a terminal's progress line):
    * supervised children then tell each case's begin and log lines as they
@@ -162,8 +163,9 @@ typedef enum st_case_status {
   ST_CASE_FAIL = 1,
   ST_CASE_ERROR = 2,
   ST_CASE_SKIP = 3,
-  /* expect: fail (SPEC §13): a failure that was expected (a pass for the
-   * exit status), and a pass that was not (a failure). */
+  /* expect: fail (docs/scene-format.md#expected-failures): a failure that was
+   * expected (a pass for the exit status), and a pass that was not (a failure).
+   */
   ST_CASE_XFAIL = 4,
   ST_CASE_XPASS = 5
 } st_case_status;
@@ -225,7 +227,7 @@ typedef struct st_observer {
    * case may finish (and this be called) before an earlier case's
    * case_end; at -j 1 it comes right before case_end. Cases --fail-fast
    * left unrun "finish" when they are reported. The --events writer uses
-   * it (SPEC §6: "in the order the cases finished"). */
+   * it (docs/cli.md#--events-file: "in the order the cases finished"). */
   void (*case_finish)(void *data, const st_case_info *info,
                       const st_case_result *result);
 } st_observer;
@@ -251,7 +253,7 @@ ST_EXTERN st_status st_select_cases(const st_scene_set *set /* IN */,
                                     size_t *count /* OUT */,
                                     st_error *err /* OUT */) ST_WUR;
 
-/* The shard hash of SPEC §10: 64-bit FNV-1a (offset basis
+/* The shard hash of docs/cli.md#sharding: 64-bit FNV-1a (offset basis
  * 0xcbf29ce484222325, prime 0x100000001b3) over the bytes of
  * "SCENE::CASE". A case belongs to shard hash % total.
  * Thread-safety: any thread. */
@@ -286,7 +288,7 @@ ST_EXTERN st_status st_run(const st_scene_set *set /* IN */,
  * result. Thread-safety: any thread for a level-2 scene (concurrent calls share
  * the thread pool, the loader watch and the record state, which are
  * thread-safe). A level-3 scene forks worker processes: call it only while
- * no other case runs in the process (SPEC §9). */
+ * no other case runs in the process (docs/reliability.md#the-process-model). */
 ST_EXTERN st_status st_run_case(const st_scene *scene /* IN */,
                                 size_t case_index,
                                 const st_run_options *opts /* IN */,

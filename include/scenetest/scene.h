@@ -12,7 +12,7 @@ extern "C" {
 typedef struct st_scene_set st_scene_set;
 typedef struct st_scene st_scene;
 
-/* Default limits (SPEC §7). */
+/* Default limits (docs/scene-format.md#shapes-and-limits). */
 #define ST_DEFAULT_MAX_ARG_BYTES (UINT64_C(2) << 30)
 #define ST_DEFAULT_MAX_NODES ((size_t)1000000)
 #define ST_DEFAULT_MAX_FILE_BYTES (UINT64_C(1) << 30)

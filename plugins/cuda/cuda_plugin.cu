@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The `cuda` platform: our own CUDA kernels for the built-in ops of SPEC §2
- * (copy, add, sub, mul, scale, axpy, relu for every dtype the op allows;
- * matmul and softmax for float32, float64, float16 and bfloat16;
- * reduce_sum in the harness's fixed blocks; transpose by element size),
- * with device buffers made by the prepare hook and device-side timing.
+/* The `cuda` platform: our own CUDA kernels for the built-in ops of
+ * docs/scene-format.md#ops (copy, add, sub, mul, scale, axpy, relu for every
+ * dtype the op allows; matmul and softmax for float32, float64, float16 and
+ * bfloat16; reduce_sum in the harness's fixed blocks; transpose by element
+ * size), with device buffers made by the prepare hook and device-side timing.
  *
  * Where things happen (docs/accelerators.md):
  * - init registers functions only: no CUDA call, so loading the plugin in
@@ -17,7 +17,8 @@
  *   one device buffer per tensor, the host buffers page-locked where the
  *   system allows (cudaHostRegister; unregistered in release), the inputs
  *   uploaded.
- * - run: outputs poisoned on the device with SPEC §13's pattern (the
+ * - run: outputs poisoned on the device with
+ * docs/reliability.md#guard-zones-guard-pages-and-poisoning's pattern (the
  *   harness's own: quiet NaNs with 0xA5 payload bytes for floats, 0xA5 for
  *   integers, 2 for bool) and inouts uploaded from the host's
  *   truth (the harness reset it), the kernel between two events
@@ -302,7 +303,8 @@ template <typename T, int K> struct EwFloat {
   }
 };
 
-/* Integer element-wise, in unsigned U (wrap-around, SPEC §2). */
+/* Integer element-wise, in unsigned U (wrap-around, docs/scene-format.md#ops).
+ */
 template <typename T, typename U, int K> struct EwInt {
   static __device__ T apply(T a, T b, uint64_t s) {
     switch (K) {
@@ -766,12 +768,13 @@ static void written_range(const st_op_call *call, int op, const st_tensor *t,
   *len = (e - b) * cols * esz;
 }
 
-/* SPEC §13's poison, the same bits the harness fills host outputs with
- * (harness/case/poison.c; docs/reliability.md): quiet NaNs carrying 0xA5
- * bytes for floats, 0xA5 in every byte of an integer, 2 for bool. The
- * harness's compare fails an element still equal to its own poison: a
- * different device pattern (0xFF bytes were used before) would pass an
- * unwritten element with equal_nan and golden NaN. */
+/* docs/reliability.md#guard-zones-guard-pages-and-poisoning's poison, the same
+ * bits the harness fills host outputs with (harness/case/poison.c;
+ * docs/reliability.md): quiet NaNs carrying 0xA5 bytes for floats, 0xA5 in
+ * every byte of an integer, 2 for bool. The harness's compare fails an element
+ * still equal to its own poison: a different device pattern (0xFF bytes were
+ * used before) would pass an unwritten element with equal_nan and golden NaN.
+ */
 #define POISON_F32 0x7FE5A5A5u
 #define POISON_F64 0x7FFDA5A5A5A5A5A5ull
 #define POISON_F16 ((uint16_t)0x7EA5u)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Generic ATen ops: `kernel: aten::NAME[.OVERLOAD]` or `golden: aten::...`
  * resolved through ATen's dispatcher by name and called boxed, with the
- * scene's arguments bound to the schema's by name (SPEC §12,
+ * scene's arguments bound to the schema's by name (docs/torch.md#aten-ops,
  * docs/torch.md):
  *   - each input or inout tensor and each scalar binds to the schema
  *     argument of the same name; every scene argument must bind;

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The torch plugin: the descriptor, and the built-in ops of SPEC §2 on the
- * backend `torch`, computed by ATen on the CPU. One registration serves
- * both uses: `--platform torch` (the kernel) and `--golden-platform torch`
- * (the golden), since the registry keys implementations by (op, backend).
- * `aten::*` names go to the generic dispatcher op of aten_ops.cpp through a
- * prefix registration. Tensors are wrapped with at::from_blob (no copy);
- * each op computes only its shard (level 3) and writes through ATen's
- * out= variants or copy_ into the harness's buffers. Where libtorch has no
- * CPU kernel for a dtype (libtorch 1.13: float16 matmul and softmax, ...)
- * the op declines (ST_ESKIP), so a torch golden says "golden declined"
- * rather than failing. Only stable ATen API is used, so it builds against
- * libtorch 1.13 (Debian 12) and PyTorch 2.x. */
+/* The torch plugin: the descriptor, and the built-in ops of
+ * docs/scene-format.md#ops on the backend `torch`, computed by ATen on the CPU.
+ * One registration serves both uses: `--platform torch` (the kernel) and
+ * `--golden-platform torch` (the golden), since the registry keys
+ * implementations by (op, backend). `aten::*` names go to the generic
+ * dispatcher op of aten_ops.cpp through a prefix registration. Tensors are
+ * wrapped with at::from_blob (no copy); each op computes only its shard (level
+ * 3) and writes through ATen's out= variants or copy_ into the harness's
+ * buffers. Where libtorch has no CPU kernel for a dtype (libtorch 1.13: float16
+ * matmul and softmax, ...) the op declines (ST_ESKIP), so a torch golden says
+ * "golden declined" rather than failing. Only stable ATen API is used, so it
+ * builds against libtorch 1.13 (Debian 12) and PyTorch 2.x. */
 #include "torch_plugin.h"
 #include "program.h"
 

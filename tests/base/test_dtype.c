@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for harness/dtype.c: dtype names and sizes, half and bfloat16
+/* Tests for harness/base/dtype.c: dtype names and sizes, half and bfloat16
  * conversions (round-to-nearest-even ties, subnormals, overflow, inf, NaN,
  * single rounding from double, exhaustive round trips) and tensor element
  * access with integer wrap. */

@@ -113,7 +113,7 @@ static size_t drain(int fd, char *buf, size_t size) {
   return got;
 }
 
-/* --log-file (SPEC §11): the whole log to the file, warnings and errors
+/* --log-file (docs/cli.md#logs): the whole log to the file, warnings and errors
  * still on the log fd; lines passed through from a child follow the same
  * rule on the log fd (the child wrote the file itself). */
 static void st_log__file_sink_and_passthrough(void **state) {

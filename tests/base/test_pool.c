@@ -2,8 +2,8 @@
 /* The thread pool: every index visited exactly once, chunk boundaries that
  * do not depend on the thread count, real parallelism, concurrent callers,
  * nested loops, and a forked child that makes its own pool. The fork test
- * is left out of ThreadSanitizer builds (SPEC §9: TSan kills children
- * forked from a multi-threaded parent). */
+ * is left out of ThreadSanitizer builds (docs/reliability.md#the-process-model:
+ * TSan kills children forked from a multi-threaded parent). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -233,7 +233,7 @@ static void ncores__matches_sysconf(void **state) {
   assert_int_equal(st__ncores(), want);
 }
 
-/* SPEC §6: max(1, min(8, cores / jobs)), jobs 0 read as 1. */
+/* docs/cli.md#options: max(1, min(8, cores / jobs)), jobs 0 read as 1. */
 static void golden_threads_default__cores_over_jobs(void **state) {
   (void)state;
   static const unsigned rows[][3] = {

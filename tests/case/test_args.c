@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for harness/args.c and harness/fill.c: every init kind on every
- * dtype it applies to, scalars, `file:` inits and their errors, the
+/* Tests for harness/case/args.c and harness/case/fill.c: every init kind on
+ * every dtype it applies to, scalars, `file:` inits and their errors, the
  * random streams (independent of chunking and of argument order,
  * dependent on names and seed, within bounds, the documented bytes of
  * docs/random.md), cloning, and allocation failure without leaks. Plans

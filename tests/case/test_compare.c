@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for harness/compare.c: the allclose rule (NaN, infinities, rtol and
- * atol boundaries, integers, float16), the vectorized float32 pre-pass
+/* Tests for harness/case/compare.c: the allclose rule (NaN, infinities, rtol
+ * and atol boundaries, integers, float16), the vectorized float32 pre-pass
  * agreeing with the exact rule, empty tensors, the mismatch message and
  * its multi-index, and the bit-exact input check. */
 #include <setjmp.h>
@@ -395,10 +395,11 @@ static void compare_close__float16_values(void **state) {
   pair_free(&p);
 }
 
-/* SPEC §13 equal_nan, as torch.testing.assert_close(equal_nan=True): NaN
- * against NaN is close (whatever the payload), NaN against a number or
- * an infinity still is not; on every float dtype, and over a tensor
- * large enough that float32/float64 take the vectorized pass first. */
+/* docs/scene-format.md#compare equal_nan, as
+ * torch.testing.assert_close(equal_nan=True): NaN against NaN is close
+ * (whatever the payload), NaN against a number or an infinity still is not; on
+ * every float dtype, and over a tensor large enough that float32/float64 take
+ * the vectorized pass first. */
 static void compare_close__equal_nan(void **state) {
   (void)state;
   pair p;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* A platform's prepare/release hooks and device timing (SPEC §12), on the
- * fake device platform (tests/plugins/fakedev.c): where prepare and
- * release run relative to the phases (whole sequences, with the plugin's
- * own counters sampled at every phase end), that a reset restores what the
- * device computes on, device_ns/copy_ns in the run event, a prepare that
- * fails or declines, release after a failing round, and level 3, where
- * every worker prepares and releases its own shard. */
+/* A platform's prepare/release hooks and device timing
+ * (docs/plugins.md#platform-hooks-prepare-and-release), on the fake device
+ * platform (tests/plugins/fakedev.c): where prepare and release run relative to
+ * the phases (whole sequences, with the plugin's own counters sampled at every
+ * phase end), that a reset restores what the device computes on,
+ * device_ns/copy_ns in the run event, a prepare that fails or declines, release
+ * after a failing round, and level 3, where every worker prepares and releases
+ * its own shard. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The record across fork: a process that forks after emitting; the child's
  * first dispatch emits its own line with its own pid, its second nothing.
- * Kept out of the ThreadSanitizer build (SPEC §9: TSan and fork). */
+ * Kept out of the ThreadSanitizer build (docs/reliability.md#the-process-model:
+ * TSan and fork). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -140,9 +140,10 @@ static void st_run_case__level3_skip_golden(void **state) {
                    "release");
 }
 
-/* The workers resolve the kernel during rehost (SPEC §12): a missing one
- * fails rehost, which rolls itself back, so no release follows. (A phase
- * that fails after rehost still gets release: decline_is_skip.) */
+/* The workers resolve the kernel during rehost
+ * (docs/plugins.md#the-lookup-order): a missing one fails rehost, which rolls
+ * itself back, so no release follows. (A phase that fails after rehost still
+ * gets release: decline_is_skip.) */
 static void st_run_case__level3_missing_kernel_fails_rehost(void **state) {
   fixture *f = *state;
   load_add(f, 2, "no_such_op", "", "");

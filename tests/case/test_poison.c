@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Output poisoning, end to end (SPEC §13, issue 13): an output with no
- * explicit init starts every run as the poison, so a kernel that leaves
- * an element unwritten fails compare with a message saying so, for float,
- * integer and bool outputs, and with equal_nan on (the float poison is a
+/* Output poisoning, end to end
+ * (docs/reliability.md#guard-zones-guard-pages-and-poisoning, issue 13): an
+ * output with no explicit init starts every run as the poison, so a kernel that
+ * leaves an element unwritten fails compare with a message saying so, for
+ * float, integer and bool outputs, and with equal_nan on (the float poison is a
  * NaN that equal_nan must not excuse); a kernel that writes everything
  * passes, and an output with an explicit init is not poisoned. Kernels
  * are registered for `cpu` on the test's own registry. */

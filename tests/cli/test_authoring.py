@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Integration tests of scene authoring (SPEC §13), printing TAP 13.
+"""Integration tests of scene authoring (docs/scene-format.md#matrix-cases), printing TAP 13.
 
 Usage: test_authoring.py PATH/TO/scenetest SOURCE_ROOT
 
@@ -116,7 +116,7 @@ def selector_matches_a_literal_name_before_globs():
 def rerun_command_reruns_a_matrix_case():
     r = Run(["run", "--format", "tap", EXPECT])
     r = Run(["run", "--format", "tap", "--case", "xf::grid[N=2,B=0]", EXPECT])
-    # SPEC §10: the command starts with the program as invoked.
+    # docs/cli.md#tap: the command starts with the program as invoked.
     m = re.search(r"rerun: \"" + re.escape(EXE) + r" run (.*)\"\n", r.out)
     check(m is not None, "rerun present for the xpass", r)
     args = shlex.split(re.sub(r"\\(.)", r"\1", m.group(1)))
@@ -272,7 +272,7 @@ def directory_scan_ignores():
 
 @test
 def unknown_golden_platform_is_checked_like_platforms():
-    """SPEC §13: a golden_platform (scene or case) close to a known
+    """docs/scene-format.md#load-errors: a golden_platform (scene or case) close to a known
     platform gets a warning with did-you-mean in list, run and check; a
     case whose golden backend the run lacks is skipped, not an error, so
     check passes and names the backends once (docs/cli.md), and

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Bounded memory at scale (issue 14, SPEC §7): a supervised run of 20,000
+"""Bounded memory at scale (issue 14, docs/scene-format.md#shapes-and-limits): a supervised run of 20,000
 cases under `ulimit -v` LIMIT_KIB, the limit a 200,000-case run of the same
 suite also fits in (measured by hand, docs/benchmarks.md). Prints TAP 13.
 

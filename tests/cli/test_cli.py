@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Integration tests of the scenetest binary (SPEC §6), printing TAP 13.
+"""Integration tests of the scenetest binary (docs/cli.md#options), printing TAP 13.
 
 Usage: test_cli.py PATH/TO/scenetest PATH/TO/st_plugin_good.so
 
@@ -20,7 +20,7 @@ import tempfile
 
 EXE = os.path.abspath(sys.argv[1])
 # Any plugin: with one given, an op nobody registered is a warning at load
-# time and a case error when the case runs (SPEC §13); without, a load
+# time and a case error when the case runs (docs/scene-format.md#load-errors); without, a load
 # error.
 PLUGIN = os.path.abspath(sys.argv[2])
 TMP = tempfile.mkdtemp(prefix="scenetest-cli-")
@@ -291,7 +291,7 @@ def run_text_format():
     check(r.rc == 1, "exit 1", r)
     check("PASS  vadd::small (" in r.out, "PASS line", r)
     check("FAIL  mismatch::wrong (" in r.out, "FAIL line", r)
-    # SPEC §10: the program as it was invoked, the file as given.
+    # docs/cli.md#output: the program as it was invoked, the file as given.
     check("      rerun: " + EXE + " run --case 'mismatch::wrong' --seed 0 "
           "--platform cpu " + MISMATCH_F + "\n" in r.out, "rerun line", r)
     check(re.search(r"^4 cases: 2 passed, 2 failed, 0 errors, 0 skipped in "

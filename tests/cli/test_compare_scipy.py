@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""`scenetest compare` against SciPy and numpy on real logs (SPEC §11): two
+"""`scenetest compare` against SciPy and numpy on real logs (docs/cli.md#logs): two
 runs of scenes/ with --log-file, then every row's p-value is recomputed
-with SciPy's mannwhitneyu (the arguments SPEC §11 names) and every median
-with numpy.median from the raw log lines, the cold rule applied as SPEC §11
+with SciPy's mannwhitneyu (the arguments docs/measuring.md#the-statistics names) and every median
+with numpy.median from the raw log lines, the cold rule applied as docs/measuring.md#timing-what-one-log-says
 states it. Needs Debian's python3-scipy and python3-numpy: run with
 /usr/bin/python3; exit 77 (skip) without them, 0 pass, 1 fail.
 

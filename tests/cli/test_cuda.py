@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The CUDA platform plugin on a real GPU (SPEC §12, docs/accelerators.md),
+"""The CUDA platform plugin on a real GPU (docs/plugins.md#loading, docs/accelerators.md),
 printing TAP 13.
 
 Usage: test_cuda.py SCENETEST CUDA_PLUGIN|'' SCENES_DIR

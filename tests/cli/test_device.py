@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""A platform's device hooks and timing through the binary (SPEC §12), on
+"""A platform's device hooks and timing through the binary (docs/plugins.md#platform-hooks-prepare-and-release), on
 the fake device platform (tests/plugins/fakedev.c), printing TAP 13.
 
 Usage: test_device.py SCENETEST PATH/TO/st_plugin_fakedev.so
@@ -126,7 +126,7 @@ def timing_shows_run_device_and_run_copy():
 
 @test
 def junit_system_out_carries_device_times():
-    """SPEC §12: a JUnit testcase allows no properties, so each round's
+    """docs/plugins.md#device-time-device_ns-and-copy_ns: a JUnit testcase allows no properties, so each round's
     device and copy times are lines of its <system-out>."""
     import xml.etree.ElementTree as ET
     out = os.path.join(TMP, "dev.xml")

@@ -187,7 +187,7 @@ def d4__plugin_name_without_slash_is_relative_to_cwd():
     """`--plugin libm.so.6` used to be checked as ./libm.so.6 but handed
     to dlopen, which searches the library path: the system libm loaded
     (and for `lazy:` the declaration came from one file, the code from
-    another). SPEC §12: a name without '/' is ./NAME, one real path for
+    another). docs/plugins.md#loading: a name without '/' is ./NAME, one real path for
     the note and for dlopen."""
     d = os.path.join(TMP, "d4")
     empty = os.path.join(d, "empty")

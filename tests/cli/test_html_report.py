@@ -389,7 +389,7 @@ def run_html__failures_first_with_message_output_rerun():
         if c["status"] in ("fail", "xpass"):
             check_mismatch_table(a, c["message"] or "")
         code = a.find("code")
-        # The program as invoked (SPEC §10), then the case.
+        # The program as invoked (docs/cli.md#output), then the case.
         check(len(code) == 1 and code[0].text().startswith(
             "%s run --case '%s::%s' --seed 0 --platform htmlhostile" %
             (EXE, c["scene"], c["case"])), "rerun command %r" %

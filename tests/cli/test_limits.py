@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The load limits of SPEC §7 through the binary (issue 14): the node
+"""The load limits of docs/scene-format.md#shapes-and-limits through the binary (issue 14): the node
 budget (--max-nodes) counts alias-expanded nodes only, so it refuses an
 alias bomb but loads a big honest file; --max-file-bytes bounds a scene
 file's size before it is read. Each refusal is one FILE:LINE:COL: error

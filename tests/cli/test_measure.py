@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """`scenetest timing`, `scenetest compare`, `run --log-file` and
-SCENETEST_LOG_LEVEL (SPEC §11), printing TAP 13.
+SCENETEST_LOG_LEVEL (docs/cli.md#logs), printing TAP 13.
 
 Usage: test_measure.py PATH/TO/scenetest SCENES_DIR SPIN1.so SPIN2.so \
        FAILINIT.so

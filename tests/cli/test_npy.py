@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""--dump-on-fail's .npy files read back by numpy (SPEC §13), TAP 13.
+"""--dump-on-fail's .npy files read back by numpy (docs/cli.md#options), TAP 13.
 
 Usage: test_npy.py PATH/TO/scenetest   (run with /usr/bin/python3, which
 has Debian's python3-numpy)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Plugins and -j through the binary (SPEC §5, §6), printing TAP 13
+"""Plugins and -j through the binary (docs/plugins.md#the-lookup-order, docs/cli.md#options), printing TAP 13
 through taptest.
 
 Usage: test_plugins.py SCENETEST PLUGIN_DIR EXAMPLE_PLUGIN SCENES_DIR

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The machine reports and CI distribution (SPEC §6, §10), checked with
+"""The machine reports and CI distribution (docs/cli.md#junit, docs/cli.md#several-reports-and-the-ci-engines-report-variables), checked with
 their real consumers: xmllint against Jenkins' xUnit schema
 (tests/data/junit-10.xsd), junitparser, and a JSON Schema 2020-12
 validator over docs/report.schema.json. Also sharding (hash, environment
@@ -53,7 +53,7 @@ write = taptest.writer(TMP)
 
 
 def spec_shuffle(items, seed):
-    """SPEC §10's permutation, written from its text."""
+    """docs/cli.md#repeat-and-shuffle's permutation, written from its text."""
     items = list(items)
     state = seed & (2 ** 64 - 1)
     mask = 2 ** 64 - 1
@@ -252,7 +252,7 @@ def junit__properties_carry_the_run_and_the_autoload_record():
     check(rc == 0, "valid: " + err)
     rec = [l for l in p.stderr.decode().splitlines()
            if "torch_backend_autoload" in l]
-    # One line per dispatching process (SPEC §4, §9): supervised, each
+    # One line per dispatching process (docs/measuring.md#when-it-is-taken, docs/reliability.md#the-process-model): supervised, each
     # child emits its own (scenes/ has level-3 cases, each in a fresh
     # child); all say the same but for the pid.
     check(len(rec) >= 1 and
@@ -419,7 +419,7 @@ def shard__every_environment_form():
          "TEST_SHARD_INDEX/TEST_TOTAL_SHARDS"),
         ({"CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"},
          "CI_NODE_INDEX/CI_NODE_TOTAL"),
-        # Agreeing pairs: the first in SPEC order names the source.
+        # Agreeing pairs: the first in the order of docs/cli.md#sharding names the source.
         ({"TEST_SHARD_INDEX": "1", "TEST_TOTAL_SHARDS": "3",
           "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"},
          "TEST_SHARD_INDEX/TEST_TOTAL_SHARDS"),

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The rerun command a failure prints, and how the CLI treats its inputs
-and outputs (SPEC §1, §6, §7), printing TAP 13 through taptest:
+and outputs (docs/scene-format.md#scene-keys, docs/cli.md#output, docs/reliability.md#untrusted-text-and-files), printing TAP 13 through taptest:
 - rerun__*: the printed command repeats the load, timeout and plugin
   options and, run again, fails the same case;
 - load__*: the same file twice (by path, directory or symlink) loads once,

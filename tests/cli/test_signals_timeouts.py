@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Signals and timeouts on the process side (SPEC §3, §6, §7: level 3,
+"""Signals and timeouts on the process side (docs/level3.md#phases, docs/cli.md#options, docs/level3.md#limits: level 3,
 --isolate, --timeout, SIGINT), printing TAP 13 through taptest:
 - SIGINT to the harness alone leaves no isolated child, level-3 worker or
   grandchild running;
@@ -151,7 +151,7 @@ def sigint_leaves_nothing(extra, scene, want, code=-signal.SIGINT,
 @test
 def isolate__sigint_to_harness_ends_isolated_children():
     # Two isolated children, each running the hanging kernel.
-    # The harness handles SIGINT (SPEC §9): it kills its children's
+    # The harness handles SIGINT (docs/reliability.md#interrupts): it kills its children's
     # process groups, finishes the report and exits 128 + 2.
     sigint_leaves_nothing(["--isolate", "-j", "2"], L2, 2,
                           128 + signal.SIGINT)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The supervised run (SPEC §9, docs/reliability.md) against a plugin whose
+"""The supervised run (docs/reliability.md#the-process-model, docs/reliability.md) against a plugin whose
 kernel misbehaves as its scalar says (tests/plugins/test_plugin_src.c,
 MISBEHAVES): exit(0), _exit(0), SIGSEGV, abort, heap corruption, closed
 fd 1 and 2, a forged record line, a sleep past --timeout; interrupts
@@ -30,7 +30,7 @@ SANITIZED = len(sys.argv) > 3 and sys.argv[3] not in ("", "none")
 TMP = tempfile.mkdtemp(prefix="st_supervise_")
 
 # ASan turns SIGSEGV into its own report and exit; the crash tests need
-# the signal itself (SPEC §9).
+# the signal itself (docs/architecture.md#tests).
 ENV = dict(os.environ, NO_COLOR="1",
            ASAN_OPTIONS="handle_segv=0:detect_leaks=0:" +
            os.environ.get("ASAN_OPTIONS", ""))
@@ -439,7 +439,7 @@ def supervise__level3_pool_comes_from_a_clean_process():
 
 @test
 def process_model__eager_plugin_is_not_loaded_by_the_forking_process():
-    # SPEC §9: the process that forks supervised or isolated children (and
+    # docs/reliability.md#the-process-model: the process that forks supervised or isolated children (and
     # so their worker pools) has loaded no plugin, an eager --plugin
     # included: the kernel (in a child) says whether its parent, the
     # harness, has the plugin mapped. The level-3 case's workers say the

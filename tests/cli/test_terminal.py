@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The text report on a terminal (SPEC §6, issue 11): log lines print above
+"""The text report on a terminal (docs/cli.md#text, issue 11): log lines print above
 a progress line that stays the last line on the screen, the autoload record
 is shown in words, and NO_COLOR / TERM=dumb give no escape bytes.
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The torch plugin through the binary, with Debian's real libtorch (SPEC
-§3, §4, §12; docs/torch.md), printing TAP 13. Skips (a 1..0 # SKIP plan) when the
+"""The torch plugin through the binary, with Debian's real libtorch (
+docs/scene-format.md#phases, docs/measuring.md#the-autoload-record, docs/torch.md#aten-ops; docs/torch.md), printing TAP 13. Skips (a 1..0 # SKIP plan) when the
 plugin is not built.
 
 Usage: test_torch.py SCENETEST TORCH_PLUGIN LATE_LOAD_PLUGIN SCENES_DIR
@@ -464,7 +464,7 @@ cases:
     r = run(LAZY + ["--platform", "torch", "--events", ev, path])
     check(r.rc == 0, "rc", r)
     (case,) = events(ev)
-    # The workers resolve the kernel while mapping the case (SPEC §12):
+    # The workers resolve the kernel while mapping the case (docs/plugins.md#the-lookup-order):
     # their objects are in the rehost event; the harness loads nothing.
     check(sequence(case) == ["args", "golden", "rehost", "record", "run",
                              "compare", "release"],

@@ -14,7 +14,7 @@ Debian's python3-jsonschema and python3-yaml)
   - every scene in scenes/ and the good test scenes validate;
   - the structural bad fixtures (unknown keys, wrong types) do not.
 
-PyYAML reads YAML 1.1, whose float regex wants a dot; SPEC §1 makes any
+PyYAML reads YAML 1.1, whose float regex wants a dot; docs/scene-format.md#values-and-scalars-in-yaml makes any
 plain scalar strtod parses a number, so the loader here resolves those as
 floats too. Merge keys PyYAML resolves itself.
 """

@@ -211,8 +211,8 @@ static void st_plugin_load__conflicting_init_is_a_warning(void **state) {
       st_registry_lookup(reg, "add", "cpu", ST_LOOKUP_KERNEL, &before, &err),
       ST_OK);
   /* The init's second registration conflicts with the built-in cpu add:
-   * an init error, so a WARNING and an incomplete module (SPEC §5), not a
-   * refused plugin. */
+   * an init error, so a WARNING and an incomplete module
+   * (docs/plugins.md#the-lookup-order), not a refused plugin. */
   assert_int_equal(st_plugin_load(reg, ST_PLUGIN_CONFLICT, &err), ST_OK);
   assert_int_equal(st__registry_module_complete(reg, "clash"), 0);
   assert_int_equal(

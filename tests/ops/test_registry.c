@@ -675,11 +675,12 @@ static st_status deferred_load_fails(st_registry *reg, const char *path,
   return st_error_set(err, ST_EPLUGIN, "plugin '%s': gone", path);
 }
 
-/* A deferred eager plugin (the CLI's probe, SPEC §9): its platforms are
- * known and its declared ops pass the load-time check before it is
- * loaded; st__registry_load_deferred loads it once (a lookup then finds
- * its op without a repair); one that fails to load is counted out, marked
- * not loaded, and a lazy plugin is not loaded by it. */
+/* A deferred eager plugin (the CLI's probe,
+ * docs/reliability.md#the-process-model): its platforms are known and its
+ * declared ops pass the load-time check before it is loaded;
+ * st__registry_load_deferred loads it once (a lookup then finds its op without
+ * a repair); one that fails to load is counted out, marked not loaded, and a
+ * lazy plugin is not loaded by it. */
 static void st_registry_deferred__declared_then_loaded_once(void **state) {
   static const char *const plat[] = {"dplat"};
   static const char *const other[] = {"oplat"};

@@ -3,7 +3,8 @@
  * `late`, op `add`, which dlopens the path in ST_LATE_LOAD (the torch
  * plugin, bringing real libtorch) during `run` before adding. That is the
  * one way a record can go stale once the kernel is resolved in `args`
- * (SPEC §3, §12): tests/cli/test_torch.py checks the warning and
+ * (docs/measuring.md#the-staleness-check, docs/plugins.md#the-lookup-order):
+ * tests/cli/test_torch.py checks the warning and
  * --strict-record. */
 #include <dlfcn.h>
 #include <stdlib.h>

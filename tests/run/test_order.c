@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the run's order (harness/run/order.c): SPEC §10's shuffle
- * permutation against vectors computed from the SPEC's text (Python,
+/* Tests of the run's order (harness/run/order.c):
+ * docs/cli.md#repeat-and-shuffle's shuffle permutation against vectors computed
+ * from the text of docs/cli.md#repeat-and-shuffle (Python,
  * tests/cli/test_reports.py's spec_shuffle), and --repeat's layout. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -344,7 +344,8 @@ static void st_run_case__missing_kernel_is_error(void **state) {
                       "BackendImplementationMissing: backend 'testplat' is "
                       "missing required implementation: kernel for op "
                       "'no_such_op' (implemented by: none)");
-  /* SPEC §12: the kernel is resolved at the end of args. */
+  /* docs/plugins.md#the-lookup-order: the kernel is resolved at the end of
+   * args. */
   st_assert_phases(f->res, "args");
   assert_int_equal(st_case_result_event(f->res, 0)->status, ST_PHASE_ERROR);
 }
@@ -484,7 +485,7 @@ static void st_run_case__strict_record_quiet_when_fresh(void **state) {
 }
 
 /* --golden-threads unset: the golden gets max(1, min(8, cores / jobs))
- * (SPEC §6) whatever -j is; set, it gets exactly that. */
+ * (docs/cli.md#options) whatever -j is; set, it gets exactly that. */
 static void st_run__golden_threads_default_follows_jobs(void **state) {
   fixture *f = *state;
   st_run_options opts;
@@ -737,8 +738,9 @@ static void st_run_case__kernel_runs_once_per_round(void **state) {
   assert_int_equal(st_case_result_status(f->res), ST_CASE_PASS);
 }
 
-/* SPEC §12: a golden backend other than reference may decline: the case
- * is a skip "golden declined: REASON" (SPEC §6), ending after golden. */
+/* docs/scene-format.md#scene-keys: a golden backend other than reference may
+ * decline: the case is a skip "golden declined: REASON"
+ * (docs/cli.md#exit-status), ending after golden. */
 static void st_run_case__golden_platform_decline_is_skip(void **state) {
   fixture *f = *state;
   load(f, "add", "add_decline", "golden_platform: testplat\n", "");
@@ -788,8 +790,9 @@ static void st_run_case__golden_platform_precedence(void **state) {
   st_assert_phases(f->res, "args", "golden");
 }
 
-/* The built-in ops take only the number form of a scalar (SPEC §12's
- * ints and string forms are for ATen schemas): a binding error. */
+/* The built-in ops take only the number form of a scalar
+ * (docs/torch.md#aten-ops's ints and string forms are for ATen schemas): a
+ * binding error. */
 static void st_run_case__builtin_op_refuses_ints_scalar(void **state) {
   fixture *f = *state;
   st_run_options opts;
@@ -808,7 +811,8 @@ static void st_run_case__builtin_op_refuses_ints_scalar(void **state) {
   assert_string_equal(st_case_result_message(f->res),
                       "kernel: op 'scale': scalar 's' (s) is given as ints; "
                       "expected {scalar: NAME, dtype, value}");
-  /* The kernel is bound at the end of args (SPEC §12). */
+  /* The kernel is bound at the end of args (docs/plugins.md#the-lookup-order).
+   */
   st_assert_phases(f->res, "args");
 }
 

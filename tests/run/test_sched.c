@@ -100,7 +100,8 @@ static void executor_for__level3_forks_and_owns_its_timeout(void **state) {
   const st__executor *e = st__executor_for(f->refs[2].scene);
   assert_string_equal(e->name, "level3");
   /* It also resolves the kernel and runs the platform's hooks on its
-   * workers (SPEC §12), and forks its pools before any case runs. */
+   * workers (docs/plugins.md#platform-hooks-prepare-and-release), and forks its
+   * pools before any case runs. */
   assert_int_equal(e->flags, ST__EXEC_FORKS | ST__EXEC_OWNS_TIMEOUT |
                                  ST__EXEC_OWN_KERNEL);
   assert_non_null(e->run_begin);

@@ -88,8 +88,9 @@ static void print_errors(const st_error_list *errs) {
                   st_error_format(&errs->items[i], buf, sizeof buf));
 }
 
-/* Loads path as `scenetest check` does: with the validation pass of SPEC
- * §13 over the built-in registry (no plugin; platforms strict). */
+/* Loads path as `scenetest check` does: with the validation pass of
+ * docs/scene-format.md#load-errors over the built-in registry (no plugin;
+ * platforms strict). */
 static st_status load_checked(const char *path, st_scene_set **out,
                               st_error_list *errs, st_error_list *warns) {
   st_registry *reg;
@@ -112,8 +113,9 @@ static st_status load_checked(const char *path, st_scene_set **out,
 /* The fixture NAME: loading tests/scenes/bad/NAME.yaml fails, adds
  * nothing, and its errors are exactly the lines of NAME.expected. A
  * fixture named check_* is loaded as `scenetest check` loads it, with the
- * validation pass of SPEC §13 (ops, platforms, static binding); the
- * others by the loader alone, so that they need not be bindable. */
+ * validation pass of docs/scene-format.md#load-errors (ops, platforms, static
+ * binding); the others by the loader alone, so that they need not be bindable.
+ */
 static void check_fixture(const char *name) {
   char path[512], exp_path[512], buf[2200];
   st_scene_set *set;
@@ -362,8 +364,9 @@ static void scene_load__node_budget_option(void **state) {
   st_load_options opts;
   st_error_list errs;
   st_load_options_init(&opts);
-  /* Only what aliases reach counts (SPEC §7): *c is a map of 4 scalars,
-   * 5 nodes; the file's 20-odd plain nodes count nothing. */
+  /* Only what aliases reach counts (docs/scene-format.md#shapes-and-limits): *c
+   * is a map of 4 scalars, 5 nodes; the file's 20-odd plain nodes count
+   * nothing. */
   opts.max_nodes = 5;
   assert_int_equal(load_str("b.yaml", text, strlen(text), &opts, NULL, &errs),
                    ST_OK);
@@ -377,7 +380,8 @@ static void scene_load__node_budget_option(void **state) {
 }
 
 /* A file without aliases loads under any budget: plain nodes do not
- * count (SPEC §7: the budget rejects alias bombs, not big honest files). */
+ * count (docs/scene-format.md#shapes-and-limits: the budget rejects alias
+ * bombs, not big honest files). */
 static void scene_load__node_budget_ignores_plain_nodes(void **state) {
   (void)state;
   const char *text = "scene: s\nkernel: add\nargs: []\ncases:\n"
@@ -393,7 +397,8 @@ static void scene_load__node_budget_ignores_plain_nodes(void **state) {
 
 /* A merge-key bomb: each level merges ten aliases of the level below.
  * The aliases are counted against the node budget as any alias is, so it
- * fails on the budget (SPEC §7, §13), not by exhausting memory. */
+ * fails on the budget (docs/scene-format.md#shapes-and-limits,
+ * docs/scene-format.md#load-errors), not by exhausting memory. */
 static void scene_load__merge_bomb(void **state) {
   (void)state;
   st_error_list errs;
@@ -1052,7 +1057,8 @@ static void scene_load__max_arg_bytes_option(void **state) {
 
 /* A million values load, with their count and last entry intact, under
  * the default options: the node budget counts only alias-expanded nodes
- * (SPEC §7), so a million plain ones do not trip it. */
+ * (docs/scene-format.md#shapes-and-limits), so a million plain ones do not trip
+ * it. */
 static void scene_load__values_million(void **state) {
   (void)state;
   const size_t count = 1000000;
@@ -1200,8 +1206,9 @@ static void scene_load__aliases_and_quoted(void **state) {
   st_error_list_free(&errs);
 }
 
-/* The SPEC's typing of plain scalars: strtoll in full, then strtod in
- * full, then true/false, else a name; quoted is always a string. */
+/* The typing of plain scalars
+ * (docs/scene-format.md#values-and-scalars-in-yaml): strtoll in full, then
+ * strtod in full, then true/false, else a name; quoted is always a string. */
 static void scene_load__scalar_typing(void **state) {
   (void)state;
   const char *text =

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the scene model (harness/scene.c): the set and enumeration API,
- * default tolerances, and st__plan_resolve: params substituted into
+/* Tests of the scene model (harness/scene/scene.c): the set and enumeration
+ * API, default tolerances, and st__plan_resolve: params substituted into
  * dtypes, shapes and init parameters, byte counts, tolerance precedence,
  * the byte cap, and the "fits its dtype exactly" rules at their edges. */
 #include <setjmp.h>
@@ -559,8 +559,9 @@ static st_scene_set *load_text(const char *text, st_status want) {
   return set;
 }
 
-/* SPEC §13: rtol and atol may name a param at the scene, case and tensor
- * levels; the precedence stays tensor > case > scene > dtype. */
+/* docs/scene-format.md#params-expressions-and-lists: rtol and atol may name a
+ * param at the scene, case and tensor levels; the precedence stays tensor >
+ * case > scene > dtype. */
 static void plan_resolve__tolerance_params(void **state) {
   (void)state;
   st_scene_set *set = load_text(

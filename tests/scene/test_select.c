@@ -393,7 +393,8 @@ static void select_cases__long_scene_list_truncated(void **state) {
 
 static void shard_hash__spec_worked_example(void **state) {
   (void)state;
-  /* SPEC §10: vector_add::small -> 0x5e3ff868c8d241c5, shard 2 of 3. */
+  /* docs/cli.md#sharding: vector_add::small -> 0x5e3ff868c8d241c5, shard 2
+   * of 3. */
   assert_true(st_shard_hash("vector_add", "small") ==
               UINT64_C(0x5e3ff868c8d241c5));
   assert_int_equal(st_shard_hash("vector_add", "small") % 3, 2);

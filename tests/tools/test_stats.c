@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Medians and the Mann-Whitney U test (SPEC §11) against SciPy 1.10.1
- * (Debian's python3-scipy), values produced by:
+/* Medians and the Mann-Whitney U test (docs/measuring.md#the-statistics)
+ * against SciPy 1.10.1 (Debian's python3-scipy), values produced by:
  *
  *   /usr/bin/python3 -c 'from scipy.stats import mannwhitneyu
  *   r = mannwhitneyu(X, Y, alternative="two-sided", use_continuity=True,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The TIMING log parser (SPEC §4, §11): phase lines and records wherever
- * the token sits in a line, the raw field's escaping read back exactly,
- * and every malformed form refused with a column. */
+/* The TIMING log parser (docs/measuring.md#the-phase-line,
+ * docs/measuring.md#the-phase-line): phase lines and records wherever the token
+ * sits in a line, the raw field's escaping read back exactly, and every
+ * malformed form refused with a column. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -204,8 +205,9 @@ static void timelog_parse__record(void **state) {
   assert_true(l.u.record.modules[2].loaded);
 }
 
-/* The raw escaping of SPEC §4, read back: \\ \" \n \t \r, \ooo for the
- * other bytes below 0x20 and from 0x7f, spaces as they are. */
+/* The raw escaping of docs/measuring.md#the-autoload-record, read back: \\ \"
+ * \n \t \r, \ooo for the other bytes below 0x20 and from 0x7f, spaces as they
+ * are. */
 static void timelog_parse__raw_escapes(void **state) {
   st__tl_line l;
   (void)state;
@@ -220,7 +222,7 @@ static void timelog_parse__raw_escapes(void **state) {
   assert_false(l.u.record.truncated);
   assert_string_equal(l.u.record.raw,
                       "\"a b\\\\c\\\"d\\n\\t\\r\\001\\177\\377\"");
-  /* An empty value (invalid setting, SPEC §4). */
+  /* An empty value (invalid setting, docs/measuring.md#the-autoload-record). */
   assert_int_equal(parse("[TIMING] torch_backend_autoload setting=invalid "
                          "raw=\"\" effective=disabled torch_imported=false "
                          "torch_npu_loaded=false pid=7",

@@ -163,7 +163,7 @@ static void drop_pool(st__wpool *wp) {
 }
 
 /* The `loaded` list of a worker phase also names what the workers loaded
- * ("worker N: PATH", SPEC §3). */
+ * ("worker N: PATH", docs/scene-format.md#phases). */
 static void phase_end_workers(st__casectx *cc, const char *name, int round,
                               uint64_t t0, st_phase_status status, char **extra,
                               size_t n_extra) {
@@ -171,7 +171,7 @@ static void phase_end_workers(st__casectx *cc, const char *name, int round,
 }
 
 /* reduce_sum's block partials, added in block order as level 2 adds its
- * blocks (harness/backend_cpu.c cpu_reduce_sum), into out[0]. */
+ * blocks (harness/ops/backend_cpu.c cpu_reduce_sum), into out[0]. */
 static void combine_partials(st_tensor *out, const void *scratch,
                              size_t n_blocks) {
   const unsigned char *p = scratch;
@@ -274,7 +274,8 @@ static int rehost_phase(st__casectx *cc, const st_scene *scene, l3case *c) {
   }
   if (ps == ST_PHASE_OK) {
     /* The workers resolve and bind the kernel and run the platform's
-     * prepare hook as they take the map (SPEC §12). */
+     * prepare hook as they take the map
+     * (docs/plugins.md#platform-hooks-prepare-and-release). */
     st__wpool_map(c->wp, &c->wc, c->deadline, c->timeout, &wr);
     if (wr.status != ST_OK) {
       /* A worker's platform may decline the case in its prepare. */
@@ -423,7 +424,8 @@ static void level3_run(st__casectx *cc, const st_scene *scene, size_t ci) {
                                err.message);
     goto out;
   }
-  /* The workers resolve the kernel, during rehost (SPEC §12). */
+  /* The workers resolve the kernel, during rehost
+   * (docs/plugins.md#platform-hooks-prepare-and-release). */
   if (!st__case_prepare(cc, scene, ci, &c.d))
     goto out;
   if (!rehost_phase(cc, scene, &c))

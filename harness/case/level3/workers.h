@@ -67,7 +67,7 @@ void st__wresult_free(st__wresult *r /* IN/OUT */);
 
 /* Forks n workers that resolve kernels through reg (their copy of it, as
  * it is at fork). Thread-safety: call from the thread that schedules cases
- * while no thread pool is working (SPEC §9). */
+ * while no thread pool is working (docs/reliability.md#the-process-model). */
 st_status st__wpool_start(unsigned n, st_registry *reg /* IN */,
                           st__wpool **out /* OUT */,
                           st_error *err /* OUT */) ST_WUR;
