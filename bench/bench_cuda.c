@@ -84,8 +84,8 @@ static int run_case(st_registry *reg, const char *text, uint64_t *dur,
   st_load_options_init(&lo);
   lo.max_arg_bytes = (uint64_t)16 << 30;
   if (st_scene_set_new(&set) != ST_OK ||
-      st_scene_set_load_string(set, "bench_cuda.yaml", text, strlen(text),
-                               &lo, &errs) != ST_OK) {
+      st_scene_set_load_string(set, "bench_cuda.yaml", text, strlen(text), &lo,
+                               &errs) != ST_OK) {
     char buf[1200];
     for (i = 0; i < errs.count; i++)
       fprintf(stderr, "%s\n", st_error_format(&errs.items[i], buf, sizeof buf));
@@ -103,8 +103,7 @@ static int run_case(st_registry *reg, const char *text, uint64_t *dur,
     return -1;
   }
   if (st_case_result_status(res) != ST_CASE_PASS) {
-    fprintf(stderr, "bench_cuda: case %s: %s: %s\n",
-            st_case_result_scene(res),
+    fprintf(stderr, "bench_cuda: case %s: %s: %s\n", st_case_result_scene(res),
             st_case_status_name(st_case_result_status(res)),
             st_case_result_message(res) ? st_case_result_message(res) : "");
     n = st_case_result_status(res) == ST_CASE_SKIP ? -77 : -1;
@@ -129,26 +128,27 @@ static double torch_rate(const char *python) {
   char cmd[2048];
   double tflops = 0;
   FILE *p;
-  snprintf(cmd, sizeof cmd,
-           "%s -c '"
-           "import torch\n"
-           "torch.backends.cuda.matmul.allow_tf32 = False\n"
-           "torch.backends.cudnn.allow_tf32 = False\n"
-           "torch.set_float32_matmul_precision(\"highest\")\n"
-           "n = 4096\n"
-           "a = torch.rand(n, n, device=\"cuda\") * 2 - 1\n"
-           "b = torch.rand(n, n, device=\"cuda\") * 2 - 1\n"
-           "for _ in range(3): torch.matmul(a, b)\n"
-           "t = []\n"
-           "for _ in range(10):\n"
-           "  s = torch.cuda.Event(enable_timing=True)\n"
-           "  e = torch.cuda.Event(enable_timing=True)\n"
-           "  s.record(); torch.matmul(a, b); e.record(); e.synchronize()\n"
-           "  t.append(s.elapsed_time(e))\n"
-           "t.sort()\n"
-           "print(\"%%.3f\" %% (2 * n ** 3 / ((t[4] + t[5]) / 2 * 1e-3) / 1e12))\n"
-           "' 2>/dev/null",
-           python);
+  snprintf(
+      cmd, sizeof cmd,
+      "%s -c '"
+      "import torch\n"
+      "torch.backends.cuda.matmul.allow_tf32 = False\n"
+      "torch.backends.cudnn.allow_tf32 = False\n"
+      "torch.set_float32_matmul_precision(\"highest\")\n"
+      "n = 4096\n"
+      "a = torch.rand(n, n, device=\"cuda\") * 2 - 1\n"
+      "b = torch.rand(n, n, device=\"cuda\") * 2 - 1\n"
+      "for _ in range(3): torch.matmul(a, b)\n"
+      "t = []\n"
+      "for _ in range(10):\n"
+      "  s = torch.cuda.Event(enable_timing=True)\n"
+      "  e = torch.cuda.Event(enable_timing=True)\n"
+      "  s.record(); torch.matmul(a, b); e.record(); e.synchronize()\n"
+      "  t.append(s.elapsed_time(e))\n"
+      "t.sort()\n"
+      "print(\"%%.3f\" %% (2 * n ** 3 / ((t[4] + t[5]) / 2 * 1e-3) / 1e12))\n"
+      "' 2>/dev/null",
+      python);
   p = popen(cmd, "r");
   if (p == NULL)
     return 0;
@@ -159,7 +159,8 @@ static double torch_rate(const char *python) {
 }
 
 #define SCENE(kernel, args, params, rounds)                                    \
-  "scene: bench_" kernel "\nkernel: " kernel "\nskip_golden: true\nargs:\n" args \
+  "scene: bench_" kernel "\nkernel: " kernel                                   \
+  "\nskip_golden: true\nargs:\n" args                                          \
   "cases:\n  - name: c\n    params: " params "\n    rounds: " rounds "\n"
 
 int main(int argc, char **argv) {
@@ -203,8 +204,8 @@ int main(int argc, char **argv) {
                dur, dev, copy, 256);
   if (n <= 0)
     return n == -77 ? 77 : 1;
-  add_bw = 3.0 * (double)((size_t)1 << 30) / ((double)median(dev, (size_t)n) *
-                                               1e-9);
+  add_bw =
+      3.0 * (double)((size_t)1 << 30) / ((double)median(dev, (size_t)n) * 1e-9);
 
   n = run_case(reg,
                SCENE("matmul",

@@ -97,11 +97,10 @@ static void run_compare(bench_ctx *ctx) {
   char msg[512];
   /* Equal tensors: every element is checked and none mismatches, which is
    * the common case the compare loop is built for. */
-  st_status s = st__compare_close(&ctx->a, &ctx->b, 1.3e-6, 1e-5, msg,
-                                  sizeof msg);
+  st_status s =
+      st__compare_close(&ctx->a, &ctx->b, 1.3e-6, 1e-5, msg, sizeof msg);
   if (s != ST_OK) {
-    fprintf(stderr, "bench_harness: compare: %s: %s\n", st_status_name(s),
-            msg);
+    fprintf(stderr, "bench_harness: compare: %s: %s\n", st_status_name(s), msg);
     ctx->failed = 1;
   }
 }

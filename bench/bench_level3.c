@@ -152,7 +152,7 @@ static void rehost_bandwidth(void) {
     if (st__rehost_args(&a, &rh, &err) != ST_OK)
       die(err.message);
     t0 = now_s() - t0;
-    st__rehost_release(&rh, &a); /* before commit: a rollback */
+    st__rehost_release(&rh, &a);   /* before commit: a rollback */
     if (i > 0 && t0 < best_pooled) /* the first pass creates the segment */
       best_pooled = t0;
   }
@@ -218,13 +218,13 @@ static void isolate_cost(st_registry *reg) {
   double ratio[ISO_REPS];
   long flt_fork = 0, flt_iso = 0, f0;
   used = (size_t)snprintf(text, sizeof text,
-                         "scene: iso\nkernel: add\nargs:\n"
-                         "  - {tensor: a, dtype: float32, shape: [64], "
-                         "init: ones}\n"
-                         "  - {tensor: b, dtype: float32, shape: [64], "
-                         "init: ones}\n"
-                         "  - {tensor: out, dtype: float32, shape: [64], "
-                         "role: output}\ncases:\n");
+                          "scene: iso\nkernel: add\nargs:\n"
+                          "  - {tensor: a, dtype: float32, shape: [64], "
+                          "init: ones}\n"
+                          "  - {tensor: b, dtype: float32, shape: [64], "
+                          "init: ones}\n"
+                          "  - {tensor: out, dtype: float32, shape: [64], "
+                          "role: output}\ncases:\n");
   for (i = 0; i < ISO_CASES; i++)
     used += (size_t)snprintf(text + used, sizeof text - used,
                              "  - {name: c%d}\n", i);

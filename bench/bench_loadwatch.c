@@ -62,8 +62,8 @@ static int copy_file(const char *from /* IN */, const char *to /* IN */) {
 
 /* Looks per case: what a 200-case in-process run asks of the watch. */
 static double looks_per_case(void) {
-  st_scene_set *set = bench_add_suite("bench_loadwatch", "lw_add", "ones",
-                                      N_CASES);
+  st_scene_set *set =
+      bench_add_suite("bench_loadwatch", "lw_add", "ones", N_CASES);
   st_run_options opts;
   st_run_result *res = NULL;
   st_error err;

@@ -108,8 +108,9 @@ static void measure(const st_scene_set *set, const char *level, int lv) {
          "of each), ratio %.3f, median of pairs %.3f (target <= 1.05); "
          "CPU %.4f s vs %.4f s (the supervisor's own %.4f s), ratio %.3f, "
          "median of pairs %.3f; events identical: %s\n",
-         level, ti, ts, ts / ti, bench_median(wall_r, REPS), ci, cs, sup, cs / ci,
-         bench_median(cpu_r, REPS), same_events(ri, rs) ? "yes" : "NO");
+         level, ti, ts, ts / ti, bench_median(wall_r, REPS), ci, cs, sup,
+         cs / ci, bench_median(cpu_r, REPS),
+         same_events(ri, rs) ? "yes" : "NO");
   st_run_result_free(ri);
   st_run_result_free(rs);
 }
@@ -141,9 +142,10 @@ static double spawn_once(char *const argv[], int devnull) {
 static void measure_cli(const char *prog, const char *file, const char *level,
                         int devnull) {
   char *sup[] = {(char *)prog, "run", "--log-level", (char *)level,
-                 "--format", "tap", (char *)file, NULL};
-  char *nos[] = {(char *)prog, "run", "--no-supervise", "--log-level",
-                 (char *)level, "--format", "tap", (char *)file, NULL};
+                 "--format",   "tap", (char *)file,  NULL};
+  char *nos[] = {(char *)prog,  "run",         "--no-supervise",
+                 "--log-level", (char *)level, "--format",
+                 "tap",         (char *)file,  NULL};
   double ts = 1e30, ti = 1e30, r[REPS];
   size_t i;
   for (i = 0; i < REPS; i++) {

@@ -56,8 +56,7 @@ static inline double bench_median(double *v /* IN/OUT */, size_t n) {
  * the benchmark. */
 static inline st_scene_set *bench_load(const char *bench /* IN */,
                                        const char *file /* IN */,
-                                       const char *text /* IN */,
-                                       size_t len) {
+                                       const char *text /* IN */, size_t len) {
   st_scene_set *set = NULL;
   st_error_list errs;
   st_error_list_init(&errs);

@@ -15,11 +15,13 @@ packages=(meson ninja-build pkg-config gcc libc6-dev libyaml-dev libcmocka-dev
 # validator, numpy, scipy for the U-test reference values, chromium for
 # the HTML report, tmux for the terminal test), libtorch for the torch
 # plugin, g++ for C++ plugins, clang with its sanitizer/libFuzzer runtime,
-# cmake (and its ctest) for the CMake package's consumer example.
+# cmake (and its ctest) for the CMake package's consumer example,
+# clang-format (Debian 12: version 14, the one the tree is formatted with)
+# for format_check.
 # The quick start (ci/run-scenes.sh) stays light and does not ask for them.
 full_packages=(g++ clang libclang-rt-14-dev libxml2-utils python3-junitparser
                python3-jsonschema python3-numpy python3-scipy python3-pytest
-               tmux chromium libtorch-dev cmake)
+               tmux chromium libtorch-dev cmake clang-format)
 full=0
 if [ "${1:-}" = "--full" ]; then
   full=1
@@ -39,7 +41,7 @@ have_all() {
   printf '#include <stdio.h>\nint main(void) { return 0; }\n' |
     gcc -x c - -o /dev/null >/dev/null 2>&1 || return 1
   if [ "$full" = 1 ]; then
-    for cmd in g++ clang xmllint tmux chromium cmake ctest; do
+    for cmd in g++ clang clang-format xmllint tmux chromium cmake ctest; do
       command -v "$cmd" >/dev/null 2>&1 || return 1
     done
     # Debian's python packages, seen by Debian's python3 only.

@@ -32,8 +32,8 @@ typedef struct printer {
 
 static void on_case_begin(void *data, const st_case_info *info) {
   (void)data;
-  printf("[%zu/%zu] %s::%s on %s\n", info->index + 1, info->total,
-         info->scene, info->name, info->platform);
+  printf("[%zu/%zu] %s::%s on %s\n", info->index + 1, info->total, info->scene,
+         info->name, info->platform);
 }
 
 static void on_phase_end(void *data, const st_case_info *info,

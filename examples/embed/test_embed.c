@@ -149,8 +149,7 @@ static void run_case__unknown_platform(void **state) {
   st_run_options_init(&opts);
   opts.platform = "no_such_platform";
   st_error_clear(&err);
-  assert_int_equal(st_run_case(f->scene, 0, &opts, &f->res, &err),
-                   ST_EUSAGE);
+  assert_int_equal(st_run_case(f->scene, 0, &opts, &f->res, &err), ST_EUSAGE);
   assert_null(f->res);
   assert_non_null(strstr(err.message, "no_such_platform"));
 }
@@ -193,8 +192,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(
           run_case__skip_golden_drops_golden_and_compare, setup, teardown),
-      cmocka_unit_test_setup_teardown(
-          run_case__record_emitted_once_after_reset, setup, teardown),
+      cmocka_unit_test_setup_teardown(run_case__record_emitted_once_after_reset,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(run_case__unknown_platform, setup,
                                       teardown),
       cmocka_unit_test(scene_set_load_string__error_has_location),

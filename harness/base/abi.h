@@ -10,11 +10,11 @@
 #include <stddef.h>
 
 /* The size of a layout that ends with field: offset plus the field. */
-#define ST__SIZE_THROUGH(type, field)                                         \
+#define ST__SIZE_THROUGH(type, field)                                          \
   (offsetof(type, field) + sizeof(((type *)0)->field))
 
 /* 1 if the struct *p (of type, its caller's `size` first) covers field. */
-#define ST__HAS_FIELD(p, type, field)                                         \
+#define ST__HAS_FIELD(p, type, field)                                          \
   ((size_t)(p)->size >= ST__SIZE_THROUGH(type, field))
 
 #endif

@@ -99,8 +99,8 @@ static uint64_t isqrt(uint64_t x) {
   return r;
 }
 
-int st__bound_exact_range(const char *op, uint64_t n, st_dtype in,
-                          st_dtype out, uint64_t *r) {
+int st__bound_exact_range(const char *op, uint64_t n, st_dtype in, st_dtype out,
+                          uint64_t *r) {
   const int p = st__bound_bits(out);
   const uint64_t cap = st__bound_input_cap(in);
   const uint64_t top = p > 0 ? (uint64_t)1 << p : 0; /* 2^p <= 2^53 */

@@ -13,13 +13,13 @@
 #include "base/util.h"
 
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **seen;              /* guarded by: watch_lock; sorted */
-static size_t n_seen, cap_seen;  /* guarded by: watch_lock */
+static char **seen;                  /* guarded by: watch_lock; sorted */
+static size_t n_seen, cap_seen;      /* guarded by: watch_lock */
 static unsigned long long last_adds; /* guarded by: watch_lock */
 static unsigned long long last_subs; /* guarded by: watch_lock */
-static size_t last_count;        /* guarded by: watch_lock: list length */
-static int primed;               /* guarded by: watch_lock */
-static st__loadwatch_stats stats; /* guarded by: watch_lock */
+static size_t last_count;            /* guarded by: watch_lock: list length */
+static int primed;                   /* guarded by: watch_lock */
+static st__loadwatch_stats stats;    /* guarded by: watch_lock */
 
 typedef struct st__counts {
   unsigned long long adds, subs;

@@ -11,8 +11,9 @@
  * process; the first call returns nothing and records the list as it is.
  * When nothing was loaded since the last call (dlpi_adds unchanged) it
  * costs one dl_iterate_phdr callback; when something was, it reads the
- * names of the new entries only (while nothing was unloaded). Free with st__loadwatch_free.
- * Thread-safety: any thread; an object is reported to exactly one caller. */
+ * names of the new entries only (while nothing was unloaded). Free with
+ * st__loadwatch_free. Thread-safety: any thread; an object is reported to
+ * exactly one caller. */
 st_status st__loadwatch_poll(char ***out /* OUT */, size_t *n /* OUT */) ST_WUR;
 /* A poll whose list is dropped: what is loaded now is attributed to no
  * phase. Thread-safety: any thread. */

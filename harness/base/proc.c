@@ -191,9 +191,7 @@ void st__proc_kill_group(pid_t pgid) {
 static atomic_int cached_pid;
 static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
 
-static void pid_atfork_child(void) {
-  atomic_store(&cached_pid, (int)getpid());
-}
+static void pid_atfork_child(void) { atomic_store(&cached_pid, (int)getpid()); }
 
 static void pid_register(void) {
   (void)pthread_atfork(NULL, NULL, pid_atfork_child);

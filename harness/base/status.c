@@ -11,8 +11,8 @@
 
 const char *st_status_name(st_status status) {
   switch (status) {
-#define XX(name, val, msg)                                                    \
-  case ST_##name:                                                             \
+#define XX(name, val, msg)                                                     \
+  case ST_##name:                                                              \
     return #name;
     ST_STATUS_MAP(XX)
 #undef XX
@@ -22,8 +22,8 @@ const char *st_status_name(st_status status) {
 
 const char *st_status_str(st_status status) {
   switch (status) {
-#define XX(name, val, msg)                                                    \
-  case ST_##name:                                                             \
+#define XX(name, val, msg)                                                     \
+  case ST_##name:                                                              \
     return msg;
     ST_STATUS_MAP(XX)
 #undef XX
@@ -91,13 +91,11 @@ const char *st_error_format(const st_error *err, char *buf, size_t size) {
   return buf;
 }
 
-void st_error_list_init(st_error_list *list) {
-  memset(list, 0, sizeof *list);
-}
+void st_error_list_init(st_error_list *list) { memset(list, 0, sizeof *list); }
 
 st_status st_error_list_add(st_error_list *list, const st_error *err) {
   st_error *items = st__array_grow(list->items, &list->capacity, list->count,
-                                    sizeof *items, 8);
+                                   sizeof *items, 8);
   if (items == NULL)
     return ST_ENOMEM;
   list->items = items;

@@ -68,7 +68,8 @@ static void describe(line *l, int sig, const st__tbuf_hit *hit, int write) {
   /* Counted as the guard zone counts: up to the touched byte, so the
    * first byte past the end is 1 byte past it. */
   put_uint(l, hit->offset + 1);
-  put_str(l, hit->offset == 0 ? " byte past its end (" : " bytes past its end (");
+  put_str(l,
+          hit->offset == 0 ? " byte past its end (" : " bytes past its end (");
   put_uint(l, hit->nbytes);
   put_str(l, " bytes long; guard page, ");
   put_str(l, sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
@@ -78,8 +79,7 @@ static void describe(line *l, int sig, const st__tbuf_hit *hit, int write) {
 
 static void on_fault(int sig, siginfo_t *si, void *uc) {
   st__tbuf_hit hit;
-  if (si != NULL && si->si_code > 0 &&
-      st__tbuf_guard_hit(si->si_addr, &hit)) {
+  if (si != NULL && si->si_code > 0 && st__tbuf_guard_hit(si->si_addr, &hit)) {
     char *buf = atomic_load(&note_buf);
     if (buf != NULL) {
       line l = {buf, 0, atomic_load(&note_cap)};

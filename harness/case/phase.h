@@ -32,22 +32,20 @@ void st__phase_begin(st__casectx *cc /* IN */, const char *name /* IN */,
  * the TIMING phase line, tells the live observer. emitted is for
  * `record`. Out of memory sets cc->oom (the case then errors). */
 void st__phase_end(st__casectx *cc /* IN/OUT */, const char *name /* IN */,
-                   int round, uint64_t t0, st_phase_status status,
-                   int emitted);
+                   int round, uint64_t t0, st_phase_status status, int emitted);
 /* st__phase_end whose event's `loaded` also lists extra (n_extra strings,
  * borrowed), such as what level-3 workers loaded ("worker N: PATH"):
  * those get no `load` event. */
 void st__phase_end_ex(st__casectx *cc /* IN/OUT */, const char *name /* IN */,
                       int round, uint64_t t0, st_phase_status status,
-                      int emitted, char *const *extra /* IN */,
-                      size_t n_extra);
+                      int emitted, char *const *extra /* IN */, size_t n_extra);
 /* st__phase_end_ex for a `run` phase whose platform reported the kernel's
  * device time and copy time (ST_NS_NONE: not reported): the event carries
  * them and the TIMING line ends with " device_ns=N copy_ns=N"
  * (docs/plugins.md#device-time-device_ns-and-copy_ns). */
 void st__phase_end_dev(st__casectx *cc /* IN/OUT */, const char *name /* IN */,
                        int round, uint64_t t0, st_phase_status status,
-                       int emitted, char *const *extra /* IN */,
-                       size_t n_extra, uint64_t device_ns, uint64_t copy_ns);
+                       int emitted, char *const *extra /* IN */, size_t n_extra,
+                       uint64_t device_ns, uint64_t copy_ns);
 
 #endif

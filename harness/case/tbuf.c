@@ -59,7 +59,8 @@ static const unsigned char canary[8] = {0xFB, 0xED, 0xCA, 0xFE,
 #define PATTERN_BYTES (ST__TBUF_GUARD + 8u)
 static const unsigned char pattern[PATTERN_BYTES] = {
 #define C8 0xFB, 0xED, 0xCA, 0xFE, 0xDB, 0xAD, 0xF0, 0x8D
-    C8, C8, C8, C8, C8, C8, C8, C8, C8
+    C8, C8, C8, C8, C8,
+    C8, C8, C8, C8
 #undef C8
 };
 _Static_assert(PATTERN_BYTES == 72u, "nine copies of the canary");
@@ -181,9 +182,8 @@ static void *pages_alloc(size_t nbytes) {
     return NULL;
   const size_t body = ((front + nbytes + pg - 1) / pg) * pg;
   const size_t len = body + pg;
-  unsigned char *raw =
-      mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-           0);
+  unsigned char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED)
     return NULL;
   if (mprotect(raw + body, pg, PROT_NONE) != 0) {
@@ -376,12 +376,12 @@ int st__tbuf_guard_hit(const void *addr, st__tbuf_hit *out) {
   const uintptr_t a = (uintptr_t)addr;
   const size_t pg = page_size();
   for (size_t i = 0; i < GUARD_SLOTS; i++) {
-    const uintptr_t p = atomic_load_explicit(&guard_page_at[i],
-                                             memory_order_relaxed);
+    const uintptr_t p =
+        atomic_load_explicit(&guard_page_at[i], memory_order_relaxed);
     if (p != 0 && a >= p && a < p + pg) {
       out->offset = (size_t)(a - p);
-      out->nbytes = atomic_load_explicit(&guard_nbytes[i],
-                                         memory_order_relaxed);
+      out->nbytes =
+          atomic_load_explicit(&guard_nbytes[i], memory_order_relaxed);
       out->name = guard_name[i];
       return 1;
     }

@@ -114,7 +114,7 @@ int st__rerun_read(const char *path /* IN */, char ***names /* OUT */,
 
 /* One report of a run: a format and where it goes. */
 typedef struct st__output {
-  int fmt;           /* a row of st__report_formats (report/report.h) */
+  int fmt;            /* a row of st__report_formats (report/report.h) */
   const char *path;   /* NULL: the original standard output */
   const char *source; /* what asked for it: "--output", "--report",
                          "GTEST_OUTPUT", "XML_OUTPUT_FILE" */

@@ -139,10 +139,10 @@ static int declare(st_registry *reg, const char *const *specs, size_t n,
   for (i = 0; i < n; i++) {
     st_error err;
     st_error_clear(&err);
-    if (is_lazy(specs[i]) ? st_plugin_load(reg, specs[i], &err) != ST_OK
-                          : st__plugin_defer(reg, specs[i],
-                                             provides[i] ? provides[i] : "",
-                                             &err) != ST_OK) {
+    if (is_lazy(specs[i])
+            ? st_plugin_load(reg, specs[i], &err) != ST_OK
+            : st__plugin_defer(reg, specs[i], provides[i] ? provides[i] : "",
+                               &err) != ST_OK) {
       rc = st__cli_usage("%s", err.message);
       break;
     }

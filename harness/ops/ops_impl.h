@@ -23,7 +23,10 @@
 
 /* A built-in backend's op table, in op_list.h's order: ENTRY(name, ...)
  * gives {"name", the backend's function}; a {NULL, NULL} entry ends it. */
-#define ST__OP_TABLE(ENTRY) {ST__BUILTIN_OP_MAP(ENTRY){NULL, NULL}}
+#define ST__OP_TABLE(ENTRY)                                                    \
+  {                                                                            \
+    ST__BUILTIN_OP_MAP(ENTRY) { NULL, NULL }                                   \
+  }
 
 /* Defines a built-in module: st__module_NAME, named "NAME", providing
  * PLATFORMS (a NULL-terminated array), whose init registers the table
@@ -74,10 +77,10 @@ double st__ref_sum_f64(const st_tensor *x /* IN */, size_t begin, size_t end);
 uint64_t st__ref_sum_u64(const st_tensor *x /* IN */, size_t begin, size_t end);
 /* Typed block sums for float32/float64 and the integers but bool
  * (ref_typed.c): 1 with *out set if handled, 0 for the generic path. */
-int st__ref_sum_f64_typed(const st_tensor *x /* IN */, size_t begin,
-                          size_t end, double *out /* OUT */);
-int st__ref_sum_u64_typed(const st_tensor *x /* IN */, size_t begin,
-                          size_t end, uint64_t *out /* OUT */);
+int st__ref_sum_f64_typed(const st_tensor *x /* IN */, size_t begin, size_t end,
+                          double *out /* OUT */);
+int st__ref_sum_u64_typed(const st_tensor *x /* IN */, size_t begin, size_t end,
+                          uint64_t *out /* OUT */);
 double st__ref_sum_f64_generic(const st_tensor *x /* IN */, size_t begin,
                                size_t end);
 uint64_t st__ref_sum_u64_generic(const st_tensor *x /* IN */, size_t begin,

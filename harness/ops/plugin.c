@@ -47,8 +47,8 @@ st_status st_plugin_read_platforms(const char *path, char **out,
     return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
                         strerror(errno));
   if (fstat(fd, &sb) != 0) {
-    rc = st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path,
-                      strerror(errno));
+    rc =
+        st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", path, strerror(errno));
     close(fd);
     return rc;
   }
@@ -161,8 +161,8 @@ static int find_mangled(const char *path, char *buf, size_t size,
           strcmp(name, "scenetest_module") == 0)
         continue;
       snprintf(buf, size, "%s", name);
-      *exported = st->sh_type == SHT_DYNSYM &&
-                  ELF64_ST_BIND(sym.st_info) != STB_LOCAL;
+      *exported =
+          st->sh_type == SHT_DYNSYM && ELF64_ST_BIND(sym.st_info) != STB_LOCAL;
       found = 1;
     }
   }
@@ -183,8 +183,11 @@ static ST_WUR st_status no_descriptor(const char *path, st_error *err) {
                         "plugin '%s': no 'scenetest_module' descriptor, but "
                         "%s symbol '%s': a C++ plugin must declare its "
                         "descriptor extern \"C\"",
-                        path, exported ? "it exports the mangled" : "it has the "
-                        "unexported", name);
+                        path,
+                        exported ? "it exports the mangled"
+                                 : "it has the "
+                                   "unexported",
+                        name);
   return st_error_set(err, ST_EPLUGIN,
                       "plugin '%s': no 'scenetest_module' descriptor", path);
 }
@@ -201,8 +204,8 @@ static ST_WUR st_status load_now(st_registry *reg, const char *path, int lazy,
 
   h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL)
-    return st_error_set(err, ST_EPLUGIN, "plugin '%s': cannot load: %s",
-                        path, dlerror());
+    return st_error_set(err, ST_EPLUGIN, "plugin '%s': cannot load: %s", path,
+                        dlerror());
   mod = (const st_module *)dlsym(h, "scenetest_module");
   if (mod == NULL) {
     dlclose(h);

@@ -377,8 +377,8 @@ st_status st__module_check(const st_module *mod, st_error *err) {
 
 /* st_registry_add_module; builtin: mod is one of the harness's own
  * (ops/builtin.c), whose init and registrations are not foreign. */
-static st_status add_module(st_registry *reg, const st_module *mod,
-                            int builtin, st_error *err) {
+static st_status add_module(st_registry *reg, const st_module *mod, int builtin,
+                            st_error *err) {
   st_platform_hooks *hooks = NULL;
   size_t n_hooks = 0;
   st__modrec *m;

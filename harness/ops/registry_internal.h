@@ -27,12 +27,10 @@ st_status st__registry_add_lazy(st_registry *reg /* IN/OUT */,
  * platforms, and loaded by st__registry_load_deferred in each process that
  * dispatches cases (else by the first lookup that misses, as a lazy
  * one). */
-st_status st__registry_add_deferred(st_registry *reg /* IN/OUT */,
-                                    const char *path /* IN: copied */,
-                                    const char *const *platforms /* IN */,
-                                    size_t n, st__lazy_load_fn load,
-                                    st_error *err /* OUT: may be NULL */)
-    ST_WUR;
+st_status st__registry_add_deferred(
+    st_registry *reg /* IN/OUT */, const char *path /* IN: copied */,
+    const char *const *platforms /* IN */, size_t n, st__lazy_load_fn load,
+    st_error *err /* OUT: may be NULL */) ST_WUR;
 /* st__registry_add_deferred for the eager --plugin spec (resolved as
  * st_plugin_load resolves it), platforms one a line (what a probe that
  * loaded it saw it provide). */
@@ -45,10 +43,10 @@ st_status st__plugin_defer(st_registry *reg /* IN/OUT */,
 int st__registry_load_deferred(st_registry *reg /* IN/OUT */);
 /* How many of the modules added are not built in (plugins', an API
  * user's), plus the functions st_registry_register took other than from
- * a built-in module's init: 0 means that every function a case can call is the harness's
- * own, which prints nothing on fd 1 or 2, leaves those open and starts no
- * process (run/supervise.c skips its checks for them then). A count that
- * only grows, read without a lock. Thread-safety: any thread. */
+ * a built-in module's init: 0 means that every function a case can call is the
+ * harness's own, which prints nothing on fd 1 or 2, leaves those open and
+ * starts no process (run/supervise.c skips its checks for them then). A count
+ * that only grows, read without a lock. Thread-safety: any thread. */
 unsigned st__registry_foreign(const st_registry *reg /* IN */);
 /* How many modules are added. Thread-safety: any thread. */
 size_t st__registry_module_count(st_registry *reg /* IN */);

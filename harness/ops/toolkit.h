@@ -57,7 +57,8 @@ typedef enum st__ew { ST__EW_MAP(ST__EW_ENUM, , ) } st__ew;
  * [*kb0, *kb1) of its shard, out of ceil(numel / ST__REDUCE_BLOCK) blocks.
  * Thread-safety: any thread. */
 st_status st__reduce_shard_blocks(st_op_call *call /* IN/OUT: message on
-                                                       failure */,
+                                                       failure */
+                                  ,
                                   size_t *kb0 /* OUT */,
                                   size_t *kb1 /* OUT */) ST_WUR;
 /* The element range of block k of x. Thread-safety: any thread. */

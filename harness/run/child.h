@@ -64,7 +64,8 @@ void st__child_close_copies(const st__child *c /* IN */);
 /* The slot's one-time setup that a child must inherit (--guard-pages: its
  * fault note); st__child_start does it too. For a fork server made before
  * the slot's first case (run/zygote.h). */
-void st__child_prepare(st__child *c /* IN/OUT */, const st__runctx *rc /* IN */);
+void st__child_prepare(st__child *c /* IN/OUT */,
+                       const st__runctx *rc /* IN */);
 /* Readies the empty slot for case info (its result file made if it has
  * none): the first half of st__child_start, for a child made elsewhere.
  * Returns -1 with *failed the case's error result (NULL out of memory). */

@@ -9,12 +9,12 @@
 #include "run/fanout.h"
 
 /* Calls the callback `cb` of every observer that has one. */
-#define FAN(fo, cb, ...)                                                     \
-  do {                                                                       \
-    size_t fan_i_;                                                           \
-    for (fan_i_ = 0; fan_i_ < (fo)->n; fan_i_++)                             \
-      if ((fo)->obs[fan_i_].cb != NULL)                                      \
-        (fo)->obs[fan_i_].cb((fo)->obs[fan_i_].data, __VA_ARGS__);           \
+#define FAN(fo, cb, ...)                                                       \
+  do {                                                                         \
+    size_t fan_i_;                                                             \
+    for (fan_i_ = 0; fan_i_ < (fo)->n; fan_i_++)                               \
+      if ((fo)->obs[fan_i_].cb != NULL)                                        \
+        (fo)->obs[fan_i_].cb((fo)->obs[fan_i_].data, __VA_ARGS__);             \
   } while (0)
 
 static void live_case_begin(void *data, const st_case_info *info) {

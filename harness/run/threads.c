@@ -24,14 +24,14 @@ typedef struct tsched {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   st__schedctx *sc;
-  size_t next;            /* guarded by: lock */
-  int stop;               /* guarded by: lock */
-  int intr;               /* guarded by: lock; stopped by an interrupt */
-  int paused;             /* guarded by: lock; no new case may start */
-  size_t *finished;       /* guarded by: lock; indexes in finish order */
-  size_t n_finished;      /* guarded by: lock */
-  size_t n_notified;      /* guarded by: lock; finished ones told */
-  size_t busy;            /* guarded by: lock; cases running on threads */
+  size_t next;       /* guarded by: lock */
+  int stop;          /* guarded by: lock */
+  int intr;          /* guarded by: lock; stopped by an interrupt */
+  int paused;        /* guarded by: lock; no new case may start */
+  size_t *finished;  /* guarded by: lock; indexes in finish order */
+  size_t n_finished; /* guarded by: lock */
+  size_t n_notified; /* guarded by: lock; finished ones told */
+  size_t busy;       /* guarded by: lock; cases running on threads */
   /* guarded by: lock; ran[i]: case i ran, its result (NULL when out of
    * memory left none) in done[i]. Only the scheduling thread takes one. */
   st_case_result **done;

@@ -46,7 +46,8 @@ static const char *const init_forms[] = {INIT_FORMS(ST__KEY_NAME)};
 static const char *const range_keys[] = {"start", "step"};
 
 #define INIT_EXPECT                                                            \
-  "zeros, ones, exact, {fill: V}, {range: {start: S, step: T}}, {uniform: [LO, "      \
+  "zeros, ones, exact, {fill: V}, {range: {start: S, step: T}}, {uniform: "    \
+  "[LO, "                                                                      \
   "HI]}, {normal: [MEAN, STD]}, {randint: [LO, HI]}, {values: [...]}, "        \
   "{file: PATH}"
 

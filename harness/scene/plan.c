@@ -955,8 +955,7 @@ int st__plan_same_inputs(const st_scene *scene, size_t a, size_t b) {
       x->has_atol != y->has_atol || x->equal_nan != y->equal_nan ||
       (x->has_rtol && memcmp(&x->rtol, &y->rtol, sizeof x->rtol) != 0) ||
       (x->has_atol && memcmp(&x->atol, &y->atol, sizeof x->atol) != 0) ||
-      !st__tolspec_same(&x->tol, &y->tol) ||
-      !st__golden_view_same(scene, x, y))
+      !st__tolspec_same(&x->tol, &y->tol) || !st__golden_view_same(scene, x, y))
     return 0;
   for (size_t i = 0; i < x->n_params; i++) {
     const st__param *p = &x->params[i], *q = &y->params[i];

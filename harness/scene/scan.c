@@ -82,7 +82,8 @@ static st_status read_ignore_file(scan *sc) {
       g++;
     if (*g == '\0' || *g == '#')
       continue;
-    char **v = st__array_resize(sc->file_globs, sc->n_file_globs + 1, sizeof *v);
+    char **v =
+        st__array_resize(sc->file_globs, sc->n_file_globs + 1, sizeof *v);
     if (v == NULL || (v[sc->n_file_globs] = strdup(g)) == NULL) {
       if (v)
         sc->file_globs = v;

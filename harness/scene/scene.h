@@ -118,9 +118,9 @@ typedef struct st__arg {
                          wants instead of golden's (has_expected) */
   int has_expected;
   st__tolspec tol; /* the tensor's own */
-  int invalid; /* loader only: this arg had errors, so plans skip it
-                  (every other arg is still checked). Added by the
-                  loader; never set on a loaded scene. */
+  int invalid;     /* loader only: this arg had errors, so plans skip it
+                      (every other arg is still checked). Added by the
+                      loader; never set on a loaded scene. */
 } st__arg;
 
 typedef struct st__param {
@@ -196,7 +196,7 @@ typedef struct st__case {
                                 copy); NULL: none (scene/quarantine.h) */
   char **tags;                       /* owned: the case's own tags, each once */
   size_t n_tags;
-  st__tolspec tol;                   /* the case's own */
+  st__tolspec tol; /* the case's own */
 } st__case;
 
 struct st_scene {
@@ -235,7 +235,7 @@ struct st_scene {
                                         NULL: none */
   char **tags;                       /* owned: every case's, before its own */
   size_t n_tags;
-  st__tolspec tol;                   /* every case's, under its own */
+  st__tolspec tol; /* every case's, under its own */
 };
 
 struct st_scene_set {

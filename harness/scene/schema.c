@@ -345,8 +345,8 @@ void st__schema_tolspec(st__loader *L, const st__ynode *tol,
                              modes, 2);
   if (tol)
     out->line = tol->line, out->column = tol->col;
-  if (factor && (!st__ynode_is_num(factor) || !isfinite(factor->f) ||
-                 factor->f <= 0))
+  if (factor &&
+      (!st__ynode_is_num(factor) || !isfinite(factor->f) || factor->f <= 0))
     st__schema_expected(L, factor, "a finite number > 0", "bound_factor");
   else if (factor)
     out->factor = factor->f;

@@ -105,9 +105,8 @@ static st_status exact_sf(size_t n1, size_t n2, double u, double *sf) {
   return ST_OK;
 }
 
-st_status st__stats_mwu(const double *x, size_t n1, const double *y,
-                        size_t n2, double *p, double *u1_out,
-                        st__mwu_method *method_out) {
+st_status st__stats_mwu(const double *x, size_t n1, const double *y, size_t n2,
+                        double *p, double *u1_out, st__mwu_method *method_out) {
   size_t n = n1 + n2, i, j;
   tagged *all;
   double r1 = 0, tie_term = 0, u1, u2, u, pv;

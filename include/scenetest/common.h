@@ -37,23 +37,23 @@ ST_EXTERN const char *st_version_string(void);
 /* Status codes. Numbered, append-only: a code is never renumbered or
  * reused (as curl does with CURLcode). 0 is success, failures are negative.
  * The one list yields the enum, st_status_name() and st_status_str(). */
-#define ST_STATUS_MAP(XX)                                                     \
-  XX(OK, 0, "ok")                                                             \
-  XX(ENOMEM, -1, "out of memory")                                             \
-  XX(EINVAL, -2, "invalid argument")                                          \
-  XX(ELOAD, -3, "scene load error")                                           \
-  XX(EIO, -4, "input/output error")                                           \
-  XX(EUSAGE, -5, "usage error")                                               \
-  XX(EBIND, -6, "argument binding error")                                     \
-  XX(EMISSING, -7, "backend implementation missing")                          \
-  XX(ESKIP, -8, "kernel declined the case")                                   \
-  XX(EKERNEL, -9, "kernel reported an error")                                 \
-  XX(ECONFLICT, -10, "conflicting registration")                              \
-  XX(EABI, -11, "ABI version mismatch")                                       \
-  XX(EPLUGIN, -12, "plugin cannot be loaded")                                 \
-  XX(ELIMIT, -13, "limit exceeded")                                           \
-  XX(EINTERNAL, -14, "internal error")                                        \
-  XX(ENOTFOUND, -15, "not found")                                             \
+#define ST_STATUS_MAP(XX)                                                      \
+  XX(OK, 0, "ok")                                                              \
+  XX(ENOMEM, -1, "out of memory")                                              \
+  XX(EINVAL, -2, "invalid argument")                                           \
+  XX(ELOAD, -3, "scene load error")                                            \
+  XX(EIO, -4, "input/output error")                                            \
+  XX(EUSAGE, -5, "usage error")                                                \
+  XX(EBIND, -6, "argument binding error")                                      \
+  XX(EMISSING, -7, "backend implementation missing")                           \
+  XX(ESKIP, -8, "kernel declined the case")                                    \
+  XX(EKERNEL, -9, "kernel reported an error")                                  \
+  XX(ECONFLICT, -10, "conflicting registration")                               \
+  XX(EABI, -11, "ABI version mismatch")                                        \
+  XX(EPLUGIN, -12, "plugin cannot be loaded")                                  \
+  XX(ELIMIT, -13, "limit exceeded")                                            \
+  XX(EINTERNAL, -14, "internal error")                                         \
+  XX(ENOTFOUND, -15, "not found")                                              \
   XX(EMISMATCH, -16, "results do not match golden")
 
 typedef enum st_status {
@@ -99,8 +99,7 @@ typedef struct st_error_list {
  * loses nothing. Thread-safety: one thread per err. */
 ST_EXTERN st_status st_error_set(st_error *err /* OUT, may be NULL */,
                                  st_status code /* IN */,
-                                 const char *fmt /* IN */, ...)
-    ST_PRINTF(3, 4);
+                                 const char *fmt /* IN */, ...) ST_PRINTF(3, 4);
 /* Like st_error_set, with a location. */
 ST_EXTERN st_status st_error_set_at(st_error *err /* OUT, may be NULL */,
                                     st_status code /* IN */,

@@ -30,8 +30,7 @@ ST_EXTERN st_status st_log_level_parse(const char *text /* IN */,
 ST_EXTERN int st_log_enabled(int level);
 /* Writes "[LEVEL] message\n" to the log fd with one write(2), so lines from
  * threads and processes do not interleave. Thread-safety: any thread. */
-ST_EXTERN void st_log(int level, const char *fmt /* IN */, ...)
-    ST_PRINTF(2, 3);
+ST_EXTERN void st_log(int level, const char *fmt /* IN */, ...) ST_PRINTF(2, 3);
 /* The fd logs go to (default 2). For tests. Thread-safety: any thread. */
 ST_EXTERN void st_log_set_fd(int fd);
 

@@ -21,14 +21,14 @@ extern "C" {
  * ST_PLUGIN_PLATFORMS("npu,npu_sim"). Use it once per plugin, at file
  * scope. The declaration is checked against the descriptor's platforms when
  * the plugin is really loaded. */
-#define ST_PLUGIN_PLATFORMS(list)                                             \
-  __attribute__((section(".note.scenetest"), used, aligned(4)))              \
-  static const struct {                                                      \
-    uint32_t namesz, descsz, type;                                           \
-    char name[12];                                                           \
-    char desc[(sizeof(list) + 3u) & ~3u];                                    \
-  } st__platform_note = {10u, (uint32_t)sizeof(list),                        \
-                         ST_NOTE_TYPE_PLATFORMS, ST_NOTE_NAME, list}
+#define ST_PLUGIN_PLATFORMS(list)                                              \
+  __attribute__((section(".note.scenetest"), used,                             \
+                 aligned(4))) static const struct {                            \
+    uint32_t namesz, descsz, type;                                             \
+    char name[12];                                                             \
+    char desc[(sizeof(list) + 3u) & ~3u];                                      \
+  } st__platform_note = {10u, (uint32_t)sizeof(list), ST_NOTE_TYPE_PLATFORMS,  \
+                         ST_NOTE_NAME, list}
 
 /* Loads a plugin given as on the command line: "PATH" loads it now (dlopen,
  * descriptor, ABI check, init: an init that fails is a WARNING and leaves

@@ -42,8 +42,7 @@ ST_EXTERN st_status st_watch_parse(const char *spec /* IN */,
                                    size_t *count /* IN/OUT */,
                                    st_error *err /* OUT */) ST_WUR;
 /* Accepts NULL. */
-ST_EXTERN void st_watch_list_free(st_watch *list /* IN, owned */,
-                                  size_t count);
+ST_EXTERN void st_watch_list_free(st_watch *list /* IN, owned */, size_t count);
 /* 1 if the object path's basename matches a glob of the built-in watched
  * modules (torch, torch_npu) or of list; *name gets the module name
  * (static or list-owned storage). */

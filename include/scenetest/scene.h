@@ -49,23 +49,20 @@ ST_EXTERN void st_scene_set_free(st_scene_set *set /* IN, owned */);
  * be NULL (defaults); opts with a size below its first layout is ST_EINVAL
  * (one error in errors).
  * Thread-safety: one thread per set. */
-ST_EXTERN st_status st_scene_set_load_path(st_scene_set *set /* IN/OUT */,
-                                           const char *path /* IN */,
-                                           const st_load_options *opts /* IN */,
-                                           st_error_list *errors /* OUT, may be NULL */)
-    ST_WUR;
+ST_EXTERN st_status st_scene_set_load_path(
+    st_scene_set *set /* IN/OUT */, const char *path /* IN */,
+    const st_load_options *opts /* IN */,
+    st_error_list *errors /* OUT, may be NULL */) ST_WUR;
 /* Loads scenes from a string (length bytes; it need not be NUL-terminated),
  * with the same rules and error reporting as st_scene_set_load_path; name
  * is used as the file name in errors and as the base for `file:` inits
  * (relative to its directory). The text is not kept.
  * Thread-safety: one thread per set. */
-ST_EXTERN st_status st_scene_set_load_string(st_scene_set *set /* IN/OUT */,
-                                             const char *name /* IN */,
-                                             const char *text /* IN */,
-                                             size_t length,
-                                             const st_load_options *opts /* IN */,
-                                             st_error_list *errors /* OUT, may be NULL */)
-    ST_WUR;
+ST_EXTERN st_status
+st_scene_set_load_string(st_scene_set *set /* IN/OUT */,
+                         const char *name /* IN */, const char *text /* IN */,
+                         size_t length, const st_load_options *opts /* IN */,
+                         st_error_list *errors /* OUT, may be NULL */) ST_WUR;
 
 /* Enumeration. Returned pointers are owned by the set and live as long as
  * it. Thread-safety: any thread, while nobody loads into the set. */
@@ -81,8 +78,7 @@ ST_EXTERN const char *st_scene_golden(const st_scene *scene /* IN */);
 ST_EXTERN size_t st_scene_case_count(const st_scene *scene /* IN */);
 ST_EXTERN const char *st_scene_case_name(const st_scene *scene /* IN */,
                                          size_t index);
-ST_EXTERN int st_scene_case_line(const st_scene *scene /* IN */,
-                                 size_t index);
+ST_EXTERN int st_scene_case_line(const st_scene *scene /* IN */, size_t index);
 /* 1 if the case is manual on platform. */
 ST_EXTERN int st_scene_case_is_manual(const st_scene *scene /* IN */,
                                       size_t index,

@@ -35,8 +35,7 @@ static inline void st__testing_actual(const st_case_result *r /* IN */,
     int w;
     if (strcmp(ev->name, "load") == 0)
       continue;
-    w = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
-                 ev->name);
+    w = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", ev->name);
     if (w < 0)
       break;
     used += (size_t)w;
@@ -66,8 +65,8 @@ static inline void st__assert_phases(const st_case_result *r /* IN */,
     return;
   want[0] = '\0';
   for (i = 0; expected[i] != NULL && used + 1 < sizeof want; i++) {
-    int w = snprintf(want + used, sizeof want - used, "%s%s",
-                     i ? ", " : "", expected[i]);
+    int w = snprintf(want + used, sizeof want - used, "%s%s", i ? ", " : "",
+                     expected[i]);
     if (w < 0)
       break;
     used += (size_t)w;
@@ -80,8 +79,8 @@ static inline void st__assert_phases(const st_case_result *r /* IN */,
 }
 
 /* The exact phase sequence (load events ignored). */
-#define st_assert_phases(result, ...)                                         \
-  st__assert_phases((result), (const char *const[]){__VA_ARGS__, NULL},      \
+#define st_assert_phases(result, ...)                                          \
+  st__assert_phases((result), (const char *const[]){__VA_ARGS__, NULL},        \
                     __FILE__, __LINE__)
 
 static inline void st__assert_phase_before(const st_case_result *r /* IN */,
@@ -110,7 +109,7 @@ static inline void st__assert_phase_before(const st_case_result *r /* IN */,
 
 /* The first phase named a comes before the first phase named b (both must
  * be present). */
-#define st_assert_phase_before(result, a, b)                                  \
+#define st_assert_phase_before(result, a, b)                                   \
   st__assert_phase_before((result), (a), (b), __FILE__, __LINE__)
 
 static inline void
@@ -139,13 +138,13 @@ st__assert_record_after_last_load(const st_case_result *r /* IN */,
   else
     print_error("%s::%s: '%s' was loaded during phase '%s', after the "
                 "record\n  actual: %s\n",
-                st_case_result_scene(r), st_case_result_case(r), object,
-                phase, got);
+                st_case_result_scene(r), st_case_result_case(r), object, phase,
+                got);
   _fail(file, line);
 }
 
 /* The record phase exists and no shared object became loaded after it. */
-#define st_assert_record_after_last_load(result)                              \
+#define st_assert_record_after_last_load(result)                               \
   st__assert_record_after_last_load((result), __FILE__, __LINE__)
 
 #endif

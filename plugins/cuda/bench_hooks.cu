@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The cuda platform's hooks for `scenetest bench` (docs/bench.md#platform-hooks,
- * docs/accelerators.md):
+/* The cuda platform's hooks for `scenetest bench`
+ * (docs/bench.md#platform-hooks, docs/accelerators.md):
  * - ceilings: device-to-device copy bandwidth (cudaMemcpyAsync between two
  *   buffers of 256 MiB, at most an eighth of the device's memory each;
  *   bytes read + written, as the harness counts them) and the rate of an

@@ -138,10 +138,9 @@ private:
 
   st_status wrong(const c10::Argument &arg, const std::string &type,
                   const std::string &got) {
-    return st_op_call_fail(call_, ST_EBIND,
-                           "argument '%s' of the schema %s is %s; got %s",
-                           arg.name().c_str(), text_.c_str(), type.c_str(),
-                           got.c_str());
+    return st_op_call_fail(
+        call_, ST_EBIND, "argument '%s' of the schema %s is %s; got %s",
+        arg.name().c_str(), text_.c_str(), type.c_str(), got.c_str());
   }
 
   st_status bind_one(const c10::Argument &arg, torch::jit::Stack *stack) {

@@ -245,8 +245,7 @@ static void golden_threads_default__cores_over_jobs(void **state) {
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (st__golden_threads_default(rows[i][0], rows[i][1]) != rows[i][2])
       fail_msg("cores %u jobs %u: %u, expected %u", rows[i][0], rows[i][1],
-               st__golden_threads_default(rows[i][0], rows[i][1]),
-               rows[i][2]);
+               st__golden_threads_default(rows[i][0], rows[i][1]), rows[i][2]);
 }
 
 #ifndef ST_TEST_TSAN

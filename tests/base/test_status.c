@@ -13,8 +13,8 @@
 
 static void st_status_str__every_code_named(void **state) {
   (void)state;
-#define XX(name, val, msg)                                                    \
-  assert_string_equal(st_status_name(ST_##name), #name);                     \
+#define XX(name, val, msg)                                                     \
+  assert_string_equal(st_status_name(ST_##name), #name);                       \
   assert_string_equal(st_status_str(ST_##name), msg);
   ST_STATUS_MAP(XX)
 #undef XX
@@ -55,8 +55,7 @@ static void st_error_format__located_and_plain(void **state) {
                       "a.yaml:3:7: error: expected x y");
   st_error_clear(&err);
   st_error_set(&err, ST_EUSAGE, "plain");
-  assert_string_equal(st_error_format(&err, buf, sizeof buf),
-                      "error: plain");
+  assert_string_equal(st_error_format(&err, buf, sizeof buf), "error: plain");
 }
 
 static void st_error_list_add__grows(void **state) {

@@ -17,9 +17,8 @@ static void version_macros__match_meson(void **state) {
   char tail = 0;
   char s[64];
   (void)state;
-  assert_int_equal(sscanf(ST_MESON_VERSION, "%u.%u.%u%c", &major, &minor,
-                          &patch, &tail),
-                   3);
+  assert_int_equal(
+      sscanf(ST_MESON_VERSION, "%u.%u.%u%c", &major, &minor, &patch, &tail), 3);
   assert_int_equal(ST_VERSION_MAJOR, major);
   assert_int_equal(ST_VERSION_MINOR, minor);
   assert_int_equal(ST_VERSION_PATCH, patch);

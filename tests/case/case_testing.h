@@ -13,8 +13,7 @@
 /* The result of case 0 of text with fn as op's cpu kernel; the caller
  * frees it. */
 static inline st_case_result *ct_run_case(const char *module /* IN */,
-                                          const char *op /* IN */,
-                                          st_op_fn fn,
+                                          const char *op /* IN */, st_op_fn fn,
                                           const char *text /* IN */) {
   st_registry *reg = NULL;
   st_scene_set *set = NULL;
@@ -33,8 +32,8 @@ static inline st_case_result *ct_run_case(const char *module /* IN */,
                    ST_OK);
   st_run_options_init(&opts);
   opts.registry = reg;
-  assert_int_equal(
-      st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err), ST_OK);
+  assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err),
+                   ST_OK);
   st_scene_set_free(set);
   st_registry_free(reg);
   st_error_list_free(&errs);

@@ -88,20 +88,20 @@ static st_status l3t_loadlib(st_op_call *c) {
 /* Golden "l2_<op>_<platform>": the platform's own implementation called
  * as level 2 calls it (shard 0 of 1). */
 #define L3T_L2(OPN, PLAT)                                                      \
-  static st_status l3t_l2_##OPN##_##PLAT(st_op_call *c) {                     \
-    st_op_call real = *c;                                                     \
+  static st_status l3t_l2_##OPN##_##PLAT(st_op_call *c) {                      \
+    st_op_call real = *c;                                                      \
     st_op_fn fn = l3t_find(#OPN, #PLAT);                                       \
-    st_status rc;                                                             \
+    st_status rc;                                                              \
     real.op = #OPN;                                                            \
-    real.backend = #PLAT;                                                     \
-    real.shard_index = 0;                                                     \
-    real.shard_count = 1;                                                     \
-    real.max_threads = 0;                                                     \
-    if (fn == NULL)                                                           \
-      return ST_EMISSING;                                                     \
-    rc = fn(&real);                                                           \
-    memcpy(c->message, real.message, sizeof c->message);                     \
-    return rc;                                                                \
+    real.backend = #PLAT;                                                      \
+    real.shard_index = 0;                                                      \
+    real.shard_count = 1;                                                      \
+    real.max_threads = 0;                                                      \
+    if (fn == NULL)                                                            \
+      return ST_EMISSING;                                                      \
+    rc = fn(&real);                                                            \
+    memcpy(c->message, real.message, sizeof c->message);                       \
+    return rc;                                                                 \
   }
 /* Every built-in op, from the one op list (harness/ops/op_list.h). */
 #define L3T_OPS(XX) ST__BUILTIN_OP_MAP(XX)
@@ -115,20 +115,18 @@ static st_status l3t_init(st_registry *reg, st_error *err) {
     const char *op;
     const char *backend;
     st_op_fn fn;
-  } regs[] = {
-      {"add", "l3plat", l3t_add},
-      {"crash_add", "l3plat", l3t_crash},
-      {"hang_add", "l3plat", l3t_hang},
-      {"print_add", "l3plat", l3t_print},
-      {"decline_add", "l3plat", l3t_decline},
+  } regs[] = {{"add", "l3plat", l3t_add},
+              {"crash_add", "l3plat", l3t_crash},
+              {"hang_add", "l3plat", l3t_hang},
+              {"print_add", "l3plat", l3t_print},
+              {"decline_add", "l3plat", l3t_decline},
 #ifdef ST_FIXTURE_RUN
-      {"load_add", "l3plat", l3t_loadlib},
+              {"load_add", "l3plat", l3t_loadlib},
 #endif
-#define L3T_REG(OPN, ...)                                                     \
-  {"l2_" #OPN "_cpu", ST_BACKEND_REFERENCE, l3t_l2_##OPN##_cpu},              \
+#define L3T_REG(OPN, ...)                                                      \
+  {"l2_" #OPN "_cpu", ST_BACKEND_REFERENCE, l3t_l2_##OPN##_cpu},               \
       {"l2_" #OPN "_threads", ST_BACKEND_REFERENCE, l3t_l2_##OPN##_threads},
-      L3T_OPS(L3T_REG)
-  };
+              L3T_OPS(L3T_REG)};
   size_t i;
   for (i = 0; i < sizeof regs / sizeof regs[0]; i++) {
     st_status rc = st_registry_register(reg, "l3test", regs[i].op,
@@ -139,16 +137,15 @@ static st_status l3t_init(st_registry *reg, st_error *err) {
   return ST_OK;
 }
 
-static const st_module l3t_module = {ST_ABI_VERSION, sizeof(st_module), "l3test", l3t_platforms,
-                                     l3t_init};
+static const st_module l3t_module = {ST_ABI_VERSION, sizeof(st_module),
+                                     "l3test", l3t_platforms, l3t_init};
 
 /* A registry with the built-ins and the test module (caller frees). */
 static st_registry *l3t_registry(void) {
   st_registry *reg = NULL;
   st_error err;
   st_error_clear(&err);
-  if (l3t_builtin == NULL &&
-      st_registry_new_builtin(&l3t_builtin) != ST_OK)
+  if (l3t_builtin == NULL && st_registry_new_builtin(&l3t_builtin) != ST_OK)
     fail_msg("cannot make the built-in registry");
   assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
   assert_int_equal(st_registry_add_module(reg, &l3t_module, &err), ST_OK);

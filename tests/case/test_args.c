@@ -446,8 +446,7 @@ static void rng__documented_worked_example(void **state) {
 /* The float32 uniform hot loop against a step-by-step scalar computation
  * (volatile temporaries: each operation rounded to float32 on its own, so
  * a contraction into FMA in the vectorized loop would show). */
-static void check_scalar_steps(double lo, double hi, uint64_t first,
-                               size_t n) {
+static void check_scalar_steps(double lo, double hi, uint64_t first, size_t n) {
   float *got = malloc(n * sizeof *got);
   assert_non_null(got);
   const uint64_t key = st__rng_key("scene", "case", "arg", 42);
@@ -480,10 +479,17 @@ static void fill_uniform_f32__matches_scalar_steps(void **state) {
 static void fill_uniform_f32__every_width_same_bytes(void **state) {
   (void)state;
   static const double iv[][2] = {
-      {0.0, 1.0},         {-1.0, 1.0},        {1.0, 1.0 + 0x1p-20},
-      {0.1, 0.3},         {1e-30, 3e-30},     {0.0, 1e-37},
-      {-1e38, 1e38},      {-7.5, -7.25},      {1e6, 1e6 + 3.0},
-      {0.0, 0x1p-126},    {16777215.0, 16777216.0},
+      {0.0, 1.0},
+      {-1.0, 1.0},
+      {1.0, 1.0 + 0x1p-20},
+      {0.1, 0.3},
+      {1e-30, 3e-30},
+      {0.0, 1e-37},
+      {-1e38, 1e38},
+      {-7.5, -7.25},
+      {1e6, 1e6 + 3.0},
+      {0.0, 0x1p-126},
+      {16777215.0, 16777216.0},
   };
   for (size_t k = 0; k < sizeof iv / sizeof iv[0]; k++) {
     check_scalar_steps(iv[k][0], iv[k][1], 0, 4096);
@@ -748,8 +754,7 @@ static void argset_clone__deep_copy_and_copy_data(void **state) {
  * explicit init (fill 5) and a poisoned output (no init: zeros). */
 static void clone_fixture(fixture *f, st__argset *args) {
   fixture_init(f);
-  add_tensor(f, "a", ST_DTYPE_FLOAT32, 8, 0, ST__INIT_FILL, fnum(3.0),
-             inum(0));
+  add_tensor(f, "a", ST_DTYPE_FLOAT32, 8, 0, ST__INIT_FILL, fnum(3.0), inum(0));
   st__rarg *o = add_tensor(f, "o", ST_DTYPE_FLOAT32, 8, 0, ST__INIT_FILL,
                            fnum(5.0), inum(0));
   o->role = ST_ROLE_OUTPUT;
@@ -794,8 +799,8 @@ static void argset_clone_init__no_buffer_for_poisoned_output(void **state) {
  * init the golden runs on), inputs borrowed from init only when asked, and
  * freeing gold leaves init's buffers to init (ASan: no double free, no
  * leak). */
-static void argset_clone_gold__init_bytes_zeros_and_borrowed_inputs(
-    void **state) {
+static void
+argset_clone_gold__init_bytes_zeros_and_borrowed_inputs(void **state) {
   (void)state;
   fixture f;
   st__argset args, init, gold;
@@ -827,8 +832,7 @@ static void argset_clone_gold__init_bytes_zeros_and_borrowed_inputs(
 
 /* Every allocation of the two clones fails in turn: a clean ST_ENOMEM,
  * a zeroed set, and nothing of the lender freed or leaked. */
-static void argset_clone_gold__every_allocation_failure_is_clean(
-    void **state) {
+static void argset_clone_gold__every_allocation_failure_is_clean(void **state) {
   (void)state;
   fixture f;
   st__argset args;
@@ -942,8 +946,7 @@ int main(void) {
       cmocka_unit_test(argset_clone__deep_copy_and_copy_data),
       cmocka_unit_test(args_build__every_allocation_failure_is_clean),
       cmocka_unit_test(argset_clone_init__no_buffer_for_poisoned_output),
-      cmocka_unit_test(
-          argset_clone_gold__init_bytes_zeros_and_borrowed_inputs),
+      cmocka_unit_test(argset_clone_gold__init_bytes_zeros_and_borrowed_inputs),
       cmocka_unit_test(argset_clone_gold__every_allocation_failure_is_clean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

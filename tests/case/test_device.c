@@ -334,17 +334,16 @@ static void hooks__level3_each_worker_owns_its_device(void **state) {
     char what[16];
     long pid;
     unsigned si, sc;
-    assert_int_equal(sscanf(line, "%15s pid=%ld shard=%u/%u", what, &pid,
-                            &si, &sc),
-                     4);
+    assert_int_equal(
+        sscanf(line, "%15s pid=%ld shard=%u/%u", what, &pid, &si, &sc), 4);
     assert_true(pid != (long)getpid());
     assert_int_equal(sc, 2);
     assert_true(si < 2);
     if (pids[si] == 0)
       pids[si] = pid;
     assert_int_equal(pids[si], pid);
-    snprintf(seq[si] + strlen(seq[si]), sizeof seq[si] - strlen(seq[si]),
-             "%s ", what);
+    snprintf(seq[si] + strlen(seq[si]), sizeof seq[si] - strlen(seq[si]), "%s ",
+             what);
   }
   for (w = 0; w < 2; w++) {
     snprintf(want, sizeof want, "prepare run run release ");

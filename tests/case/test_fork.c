@@ -55,8 +55,7 @@ static size_t count(const char *hay, const char *needle) {
   return n;
 }
 
-static void st_record_emit__forked_child_emits_once_with_its_pid(
-    void **state) {
+static void st_record_emit__forked_child_emits_once_with_its_pid(void **state) {
   st_scene_set *set = NULL;
   st_error_list errs;
   int fds[2], status;
@@ -106,8 +105,9 @@ static void st_record_emit__forked_child_emits_once_with_its_pid(
   snprintf(want, sizeof want, " pid=%ld\n", (long)child);
   assert_int_equal(count(buf, want), 1);
   /* Phase lines name the pid of the process that ran the phase. */
-  snprintf(want, sizeof want, "[TIMING] phase pid=%ld scene=f case=c "
-                              "name=record round=- ",
+  snprintf(want, sizeof want,
+           "[TIMING] phase pid=%ld scene=f case=c "
+           "name=record round=- ",
            (long)child);
   assert_int_equal(count(buf, want), 2);
   st_scene_set_free(set);

@@ -38,8 +38,7 @@ static st_status before_start(st_op_call *call) {
 }
 
 static st_status inside(st_op_call *call) {
-  memcpy(call->tensors[1].data, call->tensors[0].data,
-         call->tensors[1].nbytes);
+  memcpy(call->tensors[1].data, call->tensors[0].data, call->tensors[1].nbytes);
   return ST_OK;
 }
 

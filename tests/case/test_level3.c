@@ -60,8 +60,7 @@ static void run_case(fixture *f, const char *platform) {
   st_case_result_free(f->res);
   f->res = NULL;
   assert_int_equal(
-      st_run_case(st_scene_set_get(f->set, 0), 0, &opts, &f->res, &err),
-      ST_OK);
+      st_run_case(st_scene_set_get(f->set, 0), 0, &opts, &f->res, &err), ST_OK);
 }
 
 static void run_all(fixture *f, st_run_options *opts) {
@@ -149,8 +148,8 @@ static void st_run_case__level3_missing_kernel_fails_rehost(void **state) {
   load_add(f, 2, "no_such_op", "", "");
   run_case(f, "cpu");
   assert_int_equal(st_case_result_status(f->res), ST_CASE_ERROR);
-  assert_non_null(strstr(st_case_result_message(f->res),
-                         "BackendImplementationMissing"));
+  assert_non_null(
+      strstr(st_case_result_message(f->res), "BackendImplementationMissing"));
   st_assert_phases(f->res, "args", "golden", "rehost");
   assert_int_equal(st_case_result_event(f->res, 2)->status, ST_PHASE_ERROR);
 }
@@ -257,8 +256,8 @@ static void check_all_pass(const st_run_result *run, const char *what) {
                st_case_result_case(r),
                st_case_status_name(st_case_result_status(r)),
                st_case_result_message(r) ? st_case_result_message(r) : "");
-    st_assert_phases(r, "args", "golden", "rehost", "record", "run",
-                     "compare", "release");
+    st_assert_phases(r, "args", "golden", "rehost", "record", "run", "compare",
+                     "release");
   }
 }
 
@@ -289,8 +288,7 @@ static void equals_level2(fixture *f, const char *platform) {
           "%sscene: eq_%s\nlevel: 3\nworkers: %u\nkernel: %s\n"
           "golden: l2_%s_%s\nrtol: 0\natol: 0\nargs:\n%scases:\n%s",
           s ? "---\n" : "", e->op, workers[w], e->op, e->op, platform,
-          e->args ? e->args : binary_args,
-          e->cases ? e->cases : vector_cases);
+          e->args ? e->args : binary_args, e->cases ? e->cases : vector_cases);
       assert_true(used < sizeof text);
     }
     st_scene_set_free(f->set);
@@ -388,8 +386,7 @@ static void st_run__level3_worker_crash_contained(void **state) {
   assert_non_null(st_case_result_output(bad));
   assert_non_null(
       strstr(st_case_result_output(bad), "about to crash in shard 1"));
-  st_assert_phases(bad, "args", "golden", "rehost", "record", "run",
-                   "release");
+  st_assert_phases(bad, "args", "golden", "rehost", "record", "run", "release");
   /* The next cases pass on a new pool, which then serves both. */
   assert_int_equal(st_case_result_status(good), ST_CASE_PASS);
   assert_int_equal(st_case_result_status(good2), ST_CASE_PASS);
@@ -425,8 +422,7 @@ static void st_run__level3_hang_times_out(void **state) {
   bad = st_run_result_get(f->run, 0);
   assert_int_equal(st_case_result_status(bad), ST_CASE_ERROR);
   assert_non_null(strstr(st_case_result_message(bad), "timed out after 0.3 s"));
-  st_assert_phases(bad, "args", "golden", "rehost", "record", "run",
-                   "release");
+  st_assert_phases(bad, "args", "golden", "rehost", "record", "run", "release");
   assert_int_equal(st_case_result_status(st_run_result_get(f->run, 1)),
                    ST_CASE_PASS);
   assert_int_equal(st_case_result_status(st_run_result_get(f->run, 2)),

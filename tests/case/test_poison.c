@@ -32,8 +32,7 @@ static st_status skip_last(st_op_call *call) {
 }
 
 static st_status copy_all(st_op_call *call) {
-  memcpy(call->tensors[1].data, call->tensors[0].data,
-         call->tensors[1].nbytes);
+  memcpy(call->tensors[1].data, call->tensors[0].data, call->tensors[1].nbytes);
   return ST_OK;
 }
 
@@ -50,10 +49,9 @@ static st_case_result *run(const char *op, st_op_fn fn, const char *text) {
 
 /* A scene: x of dtype with x_init, y of dtype with y_extra (e.g. an
  * init), scene-level extra lines. */
-static st_case_result *run_scene(const char *op, st_op_fn fn,
-                                 const char *dtype, const char *x_init,
-                                 const char *y_extra, const char *extra,
-                                 unsigned rounds) {
+static st_case_result *run_scene(const char *op, st_op_fn fn, const char *dtype,
+                                 const char *x_init, const char *y_extra,
+                                 const char *extra, unsigned rounds) {
   char text[1024];
   snprintf(text, sizeof text,
            "scene: p\nkernel: %s\ngolden: copy\n%s"
@@ -86,18 +84,18 @@ static void poison__float_output_skipped_element_fails(void **state) {
                    "float32");
 }
 
-static void poison__float64_and_half_outputs_skipped_element_fail(
-    void **state) {
+static void
+poison__float64_and_half_outputs_skipped_element_fail(void **state) {
   (void)state;
   expect_unwritten(run_scene("skip_last", skip_last, "float64",
                              "{range: {start: 1, step: 1}}", "", "", 1),
                    "float64");
-  expect_unwritten(run_scene("skip_last", skip_last, "float16", "ones", "",
-                             "", 1),
-                   "float16");
-  expect_unwritten(run_scene("skip_last", skip_last, "bfloat16", "ones", "",
-                             "", 1),
-                   "bfloat16");
+  expect_unwritten(
+      run_scene("skip_last", skip_last, "float16", "ones", "", "", 1),
+      "float16");
+  expect_unwritten(
+      run_scene("skip_last", skip_last, "bfloat16", "ones", "", "", 1),
+      "bfloat16");
 }
 
 static void poison__int_output_skipped_element_fails(void **state) {
@@ -105,15 +103,13 @@ static void poison__int_output_skipped_element_fails(void **state) {
   expect_unwritten(run_scene("skip_last", skip_last, "int32",
                              "{range: {start: 1, step: 1}}", "", "", 1),
                    "int32");
-  expect_unwritten(run_scene("skip_last", skip_last, "int8", "ones", "", "",
-                             1),
+  expect_unwritten(run_scene("skip_last", skip_last, "int8", "ones", "", "", 1),
                    "int8");
 }
 
 static void poison__bool_output_skipped_element_fails(void **state) {
   (void)state;
-  expect_unwritten(run_scene("skip_last", skip_last, "bool", "ones", "", "",
-                             1),
+  expect_unwritten(run_scene("skip_last", skip_last, "bool", "ones", "", "", 1),
                    "bool");
 }
 
@@ -121,30 +117,30 @@ static void poison__bool_output_skipped_element_fails(void **state) {
  * the unwritten (NaN) element would pass. */
 static void poison__equal_nan_does_not_excuse_unwritten(void **state) {
   (void)state;
-  expect_unwritten(run_scene("skip_last", skip_last, "float32",
-                             "{fill: nan}", "", "equal_nan: true\n", 1),
+  expect_unwritten(run_scene("skip_last", skip_last, "float32", "{fill: nan}",
+                             "", "equal_nan: true\n", 1),
                    "float32");
 }
 
 static void poison__equal_nan_kernel_writing_all_passes(void **state) {
   (void)state;
-  st_case_result *r = run_scene("copy_all", copy_all, "float32",
-                                "{fill: nan}", "", "equal_nan: true\n", 2);
+  st_case_result *r = run_scene("copy_all", copy_all, "float32", "{fill: nan}",
+                                "", "equal_nan: true\n", 2);
   assert_int_equal(st_case_result_status(r), ST_CASE_PASS);
   st_case_result_free(r);
 }
 
 static void poison__kernel_writing_all_passes_every_dtype(void **state) {
   (void)state;
-  static const char *const dtypes[] = {"float32", "float64", "float16",
-                                       "bfloat16", "int8", "int16",
-                                       "int32", "int64", "uint8", "bool"};
+  static const char *const dtypes[] = {
+      "float32", "float64", "float16", "bfloat16", "int8",
+      "int16",   "int32",   "int64",   "uint8",    "bool"};
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
-    st_case_result *r = run_scene("copy_all", copy_all, dtypes[i], "ones",
-                                  "", "", 2);
+    st_case_result *r =
+        run_scene("copy_all", copy_all, dtypes[i], "ones", "", "", 2);
     assert_int_equal(st_case_result_status(r), ST_CASE_PASS);
-    st_assert_phases(r, "args", "golden", "record", "run", "compare",
-                     "reset", "run", "compare");
+    st_assert_phases(r, "args", "golden", "record", "run", "compare", "reset",
+                     "run", "compare");
     st_case_result_free(r);
   }
 }
@@ -153,8 +149,8 @@ static void poison__kernel_writing_all_passes_every_dtype(void **state) {
  * from the poison, so golden having the same bits leaves it to compare. */
 static void poison__int8_result_equal_to_poison_passes(void **state) {
   (void)state;
-  st_case_result *r = run_scene("copy_all", copy_all, "int8", "{fill: -91}",
-                                "", "", 1);
+  st_case_result *r =
+      run_scene("copy_all", copy_all, "int8", "{fill: -91}", "", "", 1);
   assert_int_equal(st_case_result_status(r), ST_CASE_PASS);
   st_case_result_free(r);
 }
@@ -167,25 +163,24 @@ static void poison__explicit_init_is_not_poisoned(void **state) {
                                 ", init: zeros", "", 2);
   assert_int_equal(st_case_result_status(r), ST_CASE_PASS);
   st_case_result_free(r);
-  r = run_scene("skip_last", skip_last, "int32", "zeros", ", init: zeros",
-                "", 1);
+  r = run_scene("skip_last", skip_last, "int32", "zeros", ", init: zeros", "",
+                1);
   assert_int_equal(st_case_result_status(r), ST_CASE_PASS);
   st_case_result_free(r);
   /* The same scene without the init is poisoned. */
-  expect_unwritten(run_scene("skip_last", skip_last, "float32", "zeros", "",
-                             "", 1),
-                   "float32");
+  expect_unwritten(
+      run_scene("skip_last", skip_last, "float32", "zeros", "", "", 1),
+      "float32");
 }
 
 static void poison__every_round_starts_poisoned(void **state) {
   (void)state;
   calls = 0;
-  st_case_result *r = run_scene("skip_last_second", skip_last_second,
-                                "float32", "{range: {start: 1, step: 1}}", "",
-                                "", 2);
+  st_case_result *r = run_scene("skip_last_second", skip_last_second, "float32",
+                                "{range: {start: 1, step: 1}}", "", "", 2);
   assert_int_equal(st_case_result_status(r), ST_CASE_FAIL);
-  assert_non_null(strstr(st_case_result_message(r),
-                         "never written by the kernel"));
+  assert_non_null(
+      strstr(st_case_result_message(r), "never written by the kernel"));
   assert_non_null(strstr(st_case_result_message(r), "round 2 of 2"));
   st_assert_phases(r, "args", "golden", "record", "run", "compare", "reset",
                    "run", "compare");

@@ -25,10 +25,10 @@ static void st_autoload_classify__table(void **state) {
     const char *setting;
     int effective;
   } table[] = {
-      {NULL, "unset", 1},   {"1", "1", 1},       {"0", "0", 0},
+      {NULL, "unset", 1},     {"1", "1", 1},         {"0", "0", 0},
       {"true", "invalid", 0}, {"yes", "invalid", 0}, {"", "invalid", 0},
-      {" 1", "invalid", 0}, {"01", "invalid", 0}, {"1\n", "invalid", 0},
-      {"a\"b", "invalid", 0}, {"1 ", "invalid", 0}, {"TRUE", "invalid", 0},
+      {" 1", "invalid", 0},   {"01", "invalid", 0},  {"1\n", "invalid", 0},
+      {"a\"b", "invalid", 0}, {"1 ", "invalid", 0},  {"TRUE", "invalid", 0},
   };
   size_t i;
   (void)state;
@@ -36,8 +36,7 @@ static void st_autoload_classify__table(void **state) {
     assert_string_equal(
         st_autoload_setting_name(st_autoload_classify(table[i].value)),
         table[i].setting);
-    assert_int_equal(st_autoload_effective(table[i].value),
-                     table[i].effective);
+    assert_int_equal(st_autoload_effective(table[i].value), table[i].effective);
   }
 }
 
@@ -97,9 +96,8 @@ static void st_record_format__fields_in_order(void **state) {
   (void)state;
   st_error_clear(&err);
   assert_int_equal(st_watch_parse("libc=libc.so*", &w, &n, &err), ST_OK);
-  assert_int_equal(st_watch_parse("nothere=libnothere.so*,libzz*.so", &w, &n,
-                                  &err),
-                   ST_OK);
+  assert_int_equal(
+      st_watch_parse("nothere=libnothere.so*,libzz*.so", &w, &n, &err), ST_OK);
   setenv(ST_AUTOLOAD_ENV, "0", 1);
   st_record_format(w, n, buf, sizeof buf);
   snprintf(want, sizeof want,
@@ -132,8 +130,7 @@ static void st_record_format__reads_the_loader_now(void **state) {
   (void)state;
   st_error_clear(&err);
   assert_int_equal(
-      st_watch_parse("fixture=libst_fixture_golden.so*", &w, &n, &err),
-      ST_OK);
+      st_watch_parse("fixture=libst_fixture_golden.so*", &w, &n, &err), ST_OK);
   st_record_format(w, n, buf, sizeof buf);
   assert_non_null(strstr(buf, " fixture_loaded=false "));
   h = dlopen(ST_FIXTURE_GOLDEN, RTLD_NOW);
@@ -171,19 +168,16 @@ static void st_watch_parse__errors(void **state) {
 static void st_watch_match__builtin_globs(void **state) {
   const char *name = NULL;
   (void)state;
-  assert_int_equal(st_watch_match(NULL, 0, "/usr/lib/libtorch.so.1.13",
-                                  &name),
+  assert_int_equal(st_watch_match(NULL, 0, "/usr/lib/libtorch.so.1.13", &name),
                    1);
   assert_string_equal(name, "torch");
-  assert_int_equal(
-      st_watch_match(NULL, 0, "/x/libtorch_cpu.so.1.13", &name), 1);
+  assert_int_equal(st_watch_match(NULL, 0, "/x/libtorch_cpu.so.1.13", &name),
+                   1);
   assert_string_equal(name, "torch");
   assert_int_equal(st_watch_match(NULL, 0, "/x/libtorch_npu.so", &name), 1);
   assert_string_equal(name, "torch_npu");
-  assert_int_equal(st_watch_match(NULL, 0, "/x/libtorch_cuda.so", &name),
-                   0);
-  assert_int_equal(st_watch_match(NULL, 0, "/libtorch.so/libc.so.6", &name),
-                   0);
+  assert_int_equal(st_watch_match(NULL, 0, "/x/libtorch_cuda.so", &name), 0);
+  assert_int_equal(st_watch_match(NULL, 0, "/libtorch.so/libc.so.6", &name), 0);
 }
 
 static int capture(void) {

@@ -81,8 +81,10 @@ static void rehost_args__each_tensor_own_segment_empty_skipped(void **state) {
   assert_int_equal(rh.tensor[1], 2);
   assert_ptr_not_equal(rh.segs[0], rh.segs[1]);
   assert_int_not_equal(rh.segs[0]->fd, rh.segs[1]->fd);
-  assert_ptr_equal(a.tensors[0].data, (char *)rh.segs[0]->map + ST__SEG_DATA_AT);
-  assert_ptr_equal(a.tensors[2].data, (char *)rh.segs[1]->map + ST__SEG_DATA_AT);
+  assert_ptr_equal(a.tensors[0].data,
+                   (char *)rh.segs[0]->map + ST__SEG_DATA_AT);
+  assert_ptr_equal(a.tensors[2].data,
+                   (char *)rh.segs[1]->map + ST__SEG_DATA_AT);
   assert_null(a.tensors[1].data);
   assert_null(a.tensors[3].data);
   assert_true(((float *)a.tensors[2].data)[16] == 2.0f + 16.0f / 1000.0f);
@@ -330,8 +332,7 @@ static void wire_result__round_trip(void **state) {
   assert_int_equal(st_case_result_event_count(back), 2);
   assert_string_equal(st_case_result_event(back, 0)->name, "run");
   assert_int_equal(st_case_result_event(back, 0)->round, 2);
-  assert_int_equal(st_case_result_event(back, 0)->start_ns,
-                   123456789012345ull);
+  assert_int_equal(st_case_result_event(back, 0)->start_ns, 123456789012345ull);
   assert_int_equal(st_case_result_event(back, 0)->status, ST_PHASE_FAIL);
   assert_int_equal(st_case_result_event(back, 0)->n_loaded, 2);
   assert_string_equal(st_case_result_event(back, 0)->loaded[1],

@@ -24,8 +24,9 @@ static void set_status__first_cause_wins_status_and_message(void **state) {
   st_case_result *r = fresh();
   (void)state;
   st__case_result_set_status(r, ST_CASE_FAIL, "out: %d mismatches", 3);
-  st__case_result_set_status(r, ST_CASE_ERROR, "out of memory recording "
-                                               "events");
+  st__case_result_set_status(r, ST_CASE_ERROR,
+                             "out of memory recording "
+                             "events");
   assert_int_equal(st_case_result_status(r), ST_CASE_FAIL);
   assert_string_equal(st_case_result_message(r), "out: 3 mismatches");
   /* A later status without a message does not change it either. */

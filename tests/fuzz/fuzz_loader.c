@@ -24,9 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st_scene_set_new(&set) != ST_OK)
     return 0;
   /* The name puts file: inits next to the good fixtures. */
-  st_status rc = st_scene_set_load_string(set, "tests/scenes/good/fuzz.yaml",
-                                          (const char *)data, size, &opts,
-                                          &errs);
+  st_status rc =
+      st_scene_set_load_string(set, "tests/scenes/good/fuzz.yaml",
+                               (const char *)data, size, &opts, &errs);
   if (rc == ST_OK && errs.count != 0)
     abort();
   if (rc == ST_ELOAD && (errs.count == 0 || st_scene_set_count(set) != 0))

@@ -110,8 +110,7 @@ static void note_parse__after_an_8_aligned_note(void **state) {
  * the checks and its "name", 10 bytes past the end, was compared. Now an
  * alignment other than 4 or 8 skips the segment, and with a sane one the
  * name must fit. */
-static void d9__crafted_p_align_reads_nothing_past_the_end(
-    void **state) {
+static void d9__crafted_p_align_reads_nothing_past_the_end(void **state) {
   unsigned char seg[12];
   char *out = (char *)"not reset";
   const char *why = NULL;
@@ -122,8 +121,7 @@ static void d9__crafted_p_align_reads_nothing_past_the_end(
   put_note(seg, sizeof ST_NOTE_NAME, 0, ST_NOTE_TYPE_PLATFORMS);
   for (i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
     out = (char *)"not reset";
-    assert_int_equal(parse(one_segment(seg, sizeof seg, aligns[i]), &out,
-                           &why),
+    assert_int_equal(parse(one_segment(seg, sizeof seg, aligns[i]), &out, &why),
                      ST_ENOTFOUND);
     assert_null(out);
     assert_non_null(why);

@@ -92,15 +92,14 @@ static void st_plugin_load__refusals_name_path_and_reason(void **state) {
   (void)state;
 
   st_error_clear(&err);
-  assert_int_equal(st_plugin_load(reg, "/nonexistent/p.so", &err),
-                   ST_EPLUGIN);
+  assert_int_equal(st_plugin_load(reg, "/nonexistent/p.so", &err), ST_EPLUGIN);
   assert_string_equal(err.message,
                       "plugin '/nonexistent/p.so': No such file or directory");
 
   st_error_clear(&err);
   assert_int_equal(st_plugin_load(reg, ST_PLUGIN_NODESC, &err), ST_EPLUGIN);
-  snprintf(want, sizeof want,
-           "plugin '%s': no 'scenetest_module' descriptor", ST_PLUGIN_NODESC);
+  snprintf(want, sizeof want, "plugin '%s': no 'scenetest_module' descriptor",
+           ST_PLUGIN_NODESC);
   assert_string_equal(err.message, want);
 
   st_error_clear(&err);
@@ -120,8 +119,7 @@ static void st_plugin_load__refusals_name_path_and_reason(void **state) {
   assert_string_equal(err.message, want);
 
   st_error_clear(&err);
-  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_MISMATCH, &err),
-                   ST_EPLUGIN);
+  assert_int_equal(st_plugin_load(reg, ST_PLUGIN_MISMATCH, &err), ST_EPLUGIN);
   snprintf(want, sizeof want,
            "plugin '%s': declared platforms 'declared' differ from its "
            "descriptor's",
@@ -147,11 +145,11 @@ static void st_plugin_load__not_an_object(void **state) {
   (void)state;
   /* A text file: the lazy reader says what it expected... */
   st_error_clear(&err);
-  assert_int_equal(st_plugin_load(reg, "lazy:" ST_SOURCE_ROOT "/meson.build",
-                                  &err),
-                   ST_EPLUGIN);
-  snprintf(want, sizeof want,
-           "plugin '%s': not a 64-bit ELF shared object", text);
+  assert_int_equal(
+      st_plugin_load(reg, "lazy:" ST_SOURCE_ROOT "/meson.build", &err),
+      ST_EPLUGIN);
+  snprintf(want, sizeof want, "plugin '%s': not a 64-bit ELF shared object",
+           text);
   assert_string_equal(err.message, want);
   /* ...and dlopen's reason is passed on for an eager one. */
   st_error_clear(&err);
@@ -170,16 +168,15 @@ static void st_plugin_load__not_an_object(void **state) {
   st_error_clear(&err);
   snprintf(want, sizeof want, "lazy:%s", cut);
   assert_int_equal(st_plugin_load(reg, want, &err), ST_EPLUGIN);
-  snprintf(want, sizeof want, "plugin '%s': truncated program headers",
-           cut);
+  snprintf(want, sizeof want, "plugin '%s': truncated program headers", cut);
   assert_string_equal(err.message, want);
   unlink(cut);
   /* A note that lists no platform. */
   st_error_clear(&err);
   assert_int_equal(st_plugin_load(reg, "lazy:" ST_PLUGIN_EMPTYNOTE, &err),
                    ST_EPLUGIN);
-  assert_string_equal(err.message, "plugin '" ST_PLUGIN_EMPTYNOTE
-                                   "': declares no platform");
+  assert_string_equal(err.message,
+                      "plugin '" ST_PLUGIN_EMPTYNOTE "': declares no platform");
   st_registry_free(reg);
 }
 
@@ -237,16 +234,16 @@ static void st_plugin_load__example_add_only(void **state) {
   assert_int_equal(
       st_registry_lookup(reg, "add", "example", ST_LOOKUP_KERNEL, &fn, &err),
       ST_OK);
-  assert_int_equal(st_registry_lookup(reg, "copy", "example",
-                                      ST_LOOKUP_KERNEL, &fn, &err),
-                   ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "copy", "example", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
   assert_int_equal(st_registry_lookup(reg, "copy", ST_BACKEND_COMMON,
                                       ST_LOOKUP_KERNEL, &common, &err),
                    ST_OK);
   assert_ptr_equal(fn, common);
-  assert_int_equal(st_registry_lookup(reg, "matmul", "example",
-                                      ST_LOOKUP_KERNEL, &fn, &err),
-                   ST_EMISSING);
+  assert_int_equal(
+      st_registry_lookup(reg, "matmul", "example", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_EMISSING);
   assert_string_equal(err.message,
                       "BackendImplementationMissing: backend 'example' is "
                       "missing required implementation: kernel for op "
@@ -321,9 +318,9 @@ static void st_registry_platform_hooks__does_not_load_lazy(void **state) {
   st_error_clear(&err);
   assert_int_equal(st_plugin_load(reg, "lazy:" ST_PLUGIN_HOOKS, &err), ST_OK);
   assert_null(st_registry_platform_hooks(reg, "hooked"));
-  assert_int_equal(st_registry_lookup(reg, "add", "hooked", ST_LOOKUP_KERNEL,
-                                      &fn, &err),
-                   ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "hooked", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
   assert_non_null(st_registry_platform_hooks(reg, "hooked"));
   st_registry_free(reg);
 }
@@ -338,9 +335,9 @@ static void st_plugin_load__cxx_extern_c(void **state) {
   (void)state;
   st_error_clear(&err);
   assert_int_equal(st_plugin_load(reg, ST_PLUGIN_CXX_GOOD, &err), ST_OK);
-  assert_int_equal(st_registry_lookup(reg, "add", "cxxplat",
-                                      ST_LOOKUP_KERNEL, &fn, &err),
-                   ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "add", "cxxplat", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
   assert_non_null(st_registry_platform_hooks(reg, "cxxplat"));
   st_registry_free(reg);
 }

@@ -37,8 +37,8 @@ static double rnd(void) {
   return (next_u64() & 15) == 0 ? u * 1e6 : u;
 }
 
-static st_tensor mk(st_dtype dt, st_role role, void *data, int ndim,
-                    int64_t d0, int64_t d1) {
+static st_tensor mk(st_dtype dt, st_role role, void *data, int ndim, int64_t d0,
+                    int64_t d1) {
   st_tensor t;
   memset(&t, 0, sizeof t);
   t.name = "t";
@@ -182,9 +182,8 @@ static void ref_matmul_typed__declines_other_dtypes(void **state) {
  * value modulo 2^64, including sums that wrap. */
 static void ref_sum_typed__integers_exact(void **state) {
   (void)state;
-  static const st_dtype dts[] = {ST_DTYPE_INT8, ST_DTYPE_INT16,
-                                 ST_DTYPE_INT32, ST_DTYPE_INT64,
-                                 ST_DTYPE_UINT8};
+  static const st_dtype dts[] = {ST_DTYPE_INT8, ST_DTYPE_INT16, ST_DTYPE_INT32,
+                                 ST_DTYPE_INT64, ST_DTYPE_UINT8};
   enum { N = 4096 + 37 };
   int64_t *vals = malloc(N * sizeof *vals);
   unsigned char *buf = malloc(N * 8);

@@ -18,9 +18,18 @@
 
 #include "ops/registry_internal.h"
 
-static st_status impl_a(st_op_call *c) { (void)c; return ST_OK; }
-static st_status impl_b(st_op_call *c) { (void)c; return ST_OK; }
-static st_status impl_common(st_op_call *c) { (void)c; return ST_OK; }
+static st_status impl_a(st_op_call *c) {
+  (void)c;
+  return ST_OK;
+}
+static st_status impl_b(st_op_call *c) {
+  (void)c;
+  return ST_OK;
+}
+static st_status impl_common(st_op_call *c) {
+  (void)c;
+  return ST_OK;
+}
 
 static st_registry *fresh(void) {
   st_registry *reg = NULL;
@@ -40,8 +49,7 @@ static void st_registry_register__same_function_is_noop(void **state) {
   assert_int_equal(st_registry_register(reg, "m2", "op", "bk", impl_a, &err),
                    ST_OK);
   assert_int_equal(
-      st_registry_lookup(reg, "op", "bk", ST_LOOKUP_KERNEL, &fn, &err),
-      ST_OK);
+      st_registry_lookup(reg, "op", "bk", ST_LOOKUP_KERNEL, &fn, &err), ST_OK);
   assert_ptr_equal(fn, impl_a);
   st_registry_free(reg);
 }
@@ -51,12 +59,11 @@ static void st_registry_register__different_function_conflicts(void **state) {
   st_error err;
   (void)state;
   st_error_clear(&err);
-  assert_int_equal(st_registry_register(reg, "first", "op", "bk", impl_a,
-                                        &err),
+  assert_int_equal(st_registry_register(reg, "first", "op", "bk", impl_a, &err),
                    ST_OK);
-  assert_int_equal(st_registry_register(reg, "second", "op", "bk", impl_b,
-                                        &err),
-                   ST_ECONFLICT);
+  assert_int_equal(
+      st_registry_register(reg, "second", "op", "bk", impl_b, &err),
+      ST_ECONFLICT);
   assert_string_equal(err.message,
                       "conflicting registration of op 'op' on backend 'bk': "
                       "module 'second' registers a different implementation "
@@ -71,7 +78,8 @@ static st_status init_noop(st_registry *reg, st_error *err) {
 }
 
 static void st_registry_add_module__abi_mismatch_names_both(void **state) {
-  static const st_module bad = {99, sizeof(st_module), "future", NULL, init_noop};
+  static const st_module bad = {99, sizeof(st_module), "future", NULL,
+                                init_noop};
   st_registry *reg = fresh();
   st_error err;
   (void)state;
@@ -128,16 +136,16 @@ static void d8__invalid_descriptor_fields_refused(void **state) {
   static const char *const plats[] = {"p8", NULL};
   static const st_module noname = {ST_ABI_VERSION, sizeof(st_module), NULL,
                                    plats, init_noop};
-  static const st_module empty = {ST_ABI_VERSION, sizeof(st_module), "",
-                                  plats, init_noop};
-  static const st_module nohooks = {ST_ABI_VERSION, sizeof(st_module), "nh",
-                                    plats, init_noop, NULL, 2};
+  static const st_module empty = {ST_ABI_VERSION, sizeof(st_module), "", plats,
+                                  init_noop};
+  static const st_module nohooks = {
+      ST_ABI_VERSION, sizeof(st_module), "nh", plats, init_noop, NULL, 2};
   static const st_platform_hooks nullplat = {sizeof(st_platform_hooks), NULL,
                                              NULL, NULL};
-  static const st_module hooknull = {ST_ABI_VERSION, sizeof(st_module), "hn",
-                                     plats, init_noop, &nullplat, 1};
-  static const st_module good = {ST_ABI_VERSION, sizeof(st_module), "g8",
-                                 plats, init_noop};
+  static const st_module hooknull = {
+      ST_ABI_VERSION, sizeof(st_module), "hn", plats, init_noop, &nullplat, 1};
+  static const st_module good = {ST_ABI_VERSION, sizeof(st_module), "g8", plats,
+                                 init_noop};
   const st_module *bad[] = {&noname, &empty, &nohooks, &hooknull};
   const char *why[] = {"module without a name", "module with an empty name",
                        "module 'nh': n_hooks is 2 but hooks is NULL",
@@ -176,13 +184,21 @@ static void st_registry_add_module__hooks_read_within_size(void **state) {
   } newer[2] = {{{sizeof newer[0], "hp", hook_prepare, NULL}, NULL},
                 {{sizeof newer[0], "hp2", NULL, NULL}, NULL}};
   static const char *const two[] = {"hp", "hp2", NULL};
-  st_module small = {ST_ABI_VERSION, (uint32_t)(offsetof(st_module, init) +
-                                                sizeof(void (*)(void))),
-                     "small", hp_platforms, init_noop,
-                     (const st_platform_hooks *)(const void *)newer, 2};
-  st_module full = {ST_ABI_VERSION, sizeof(st_module), "full", two,
+  st_module small = {
+      ST_ABI_VERSION,
+      (uint32_t)(offsetof(st_module, init) + sizeof(void (*)(void))),
+      "small",
+      hp_platforms,
+      init_noop,
+      (const st_platform_hooks *)(const void *)newer,
+      2};
+  st_module full = {ST_ABI_VERSION,
+                    sizeof(st_module),
+                    "full",
+                    two,
                     init_noop,
-                    (const st_platform_hooks *)(const void *)newer, 2};
+                    (const st_platform_hooks *)(const void *)newer,
+                    2};
   st_registry *reg = fresh();
   st_error err;
   const st_platform_hooks *h;
@@ -221,8 +237,9 @@ static void st_registry_add_module__bad_hooks_refused(void **state) {
     const char *msg;
   } cases[] = {
       {zero_size, 1, "module 'm': hooks entry 0 has size 0, less than the"},
-      {other, 1, "module 'm': hooks entry 0 is for platform 'elsewhere', "
-                 "which the module does not provide"},
+      {other, 1,
+       "module 'm': hooks entry 0 is for platform 'elsewhere', "
+       "which the module does not provide"},
       {twice, 2, "module 'm': two hooks entries for platform 'hp'"},
       {NULL, 1, "module 'm': n_hooks is 1 but hooks is NULL"},
   };
@@ -231,22 +248,31 @@ static void st_registry_add_module__bad_hooks_refused(void **state) {
   size_t i;
   (void)state;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    st_module m = {ST_ABI_VERSION, sizeof(st_module), "m", hp_platforms,
-                   init_noop, cases[i].hooks, cases[i].n};
+    st_module m = {ST_ABI_VERSION, sizeof(st_module), "m",       hp_platforms,
+                   init_noop,      cases[i].hooks,    cases[i].n};
     st_error_clear(&err);
     assert_int_equal(st_registry_add_module(reg, &m, &err), ST_EINVAL);
     assert_non_null(strstr(err.message, cases[i].msg));
     assert_false(st__registry_has_module(reg, &m));
   }
   {
-    static const st_module first = {ST_ABI_VERSION, sizeof(st_module), "one",
-                                    hp_platforms, init_noop, ok, 1};
-    static const st_module second = {ST_ABI_VERSION, sizeof(st_module), "two",
-                                     hp_platforms, init_noop, ok, 1};
+    static const st_module first = {ST_ABI_VERSION,
+                                    sizeof(st_module),
+                                    "one",
+                                    hp_platforms,
+                                    init_noop,
+                                    ok,
+                                    1};
+    static const st_module second = {ST_ABI_VERSION,
+                                     sizeof(st_module),
+                                     "two",
+                                     hp_platforms,
+                                     init_noop,
+                                     ok,
+                                     1};
     st_error_clear(&err);
     assert_int_equal(st_registry_add_module(reg, &first, &err), ST_OK);
-    assert_int_equal(st_registry_add_module(reg, &second, &err),
-                     ST_ECONFLICT);
+    assert_int_equal(st_registry_add_module(reg, &second, &err), ST_ECONFLICT);
     assert_string_equal(err.message, "module 'two' gives hooks for platform "
                                      "'hp', which module 'one' already "
                                      "gives");
@@ -260,18 +286,15 @@ static void st_registry_lookup__missing_names_implementers(void **state) {
   st_op_fn fn = NULL;
   (void)state;
   st_error_clear(&err);
-  assert_int_equal(st_registry_register(reg, "m", "matmul", "cpu", impl_a,
-                                        &err),
-                   ST_OK);
-  assert_int_equal(st_registry_register(reg, "m", "matmul", "threads",
-                                        impl_a, &err),
-                   ST_OK);
-  assert_int_equal(st_registry_register(reg, "m", "matmul", "reference",
-                                        impl_a, &err),
-                   ST_OK);
   assert_int_equal(
-      st_registry_lookup(reg, "matmul", "example", ST_LOOKUP_KERNEL, &fn,
-                         &err),
+      st_registry_register(reg, "m", "matmul", "cpu", impl_a, &err), ST_OK);
+  assert_int_equal(
+      st_registry_register(reg, "m", "matmul", "threads", impl_a, &err), ST_OK);
+  assert_int_equal(
+      st_registry_register(reg, "m", "matmul", "reference", impl_a, &err),
+      ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "matmul", "example", ST_LOOKUP_KERNEL, &fn, &err),
       ST_EMISSING);
   assert_null(fn);
   assert_string_equal(err.message,
@@ -279,10 +302,9 @@ static void st_registry_lookup__missing_names_implementers(void **state) {
                       "missing required implementation: kernel for op "
                       "'matmul' (implemented by: cpu, reference, threads)");
   st_error_clear(&err);
-  assert_int_equal(
-      st_registry_lookup(reg, "softmax", "reference", ST_LOOKUP_GOLDEN, &fn,
-                         &err),
-      ST_EMISSING);
+  assert_int_equal(st_registry_lookup(reg, "softmax", "reference",
+                                      ST_LOOKUP_GOLDEN, &fn, &err),
+                   ST_EMISSING);
   assert_string_equal(err.message,
                       "BackendImplementationMissing: backend 'reference' is "
                       "missing required implementation: golden for op "
@@ -306,8 +328,8 @@ static st_status partial_init(st_registry *reg, st_error *err) {
                         partial_calls);
   return st_registry_register(reg, "partial", "op2", "bk", impl_b, err);
 }
-static const st_module partial_module = {ST_ABI_VERSION, sizeof(st_module), "partial",
-                                         bk_platforms, partial_init};
+static const st_module partial_module = {ST_ABI_VERSION, sizeof(st_module),
+                                         "partial", bk_platforms, partial_init};
 
 static void st_registry_lookup__repairs_partial_init(void **state) {
   st_registry *reg = fresh();
@@ -323,8 +345,7 @@ static void st_registry_lookup__repairs_partial_init(void **state) {
   assert_int_equal(partial_calls, 1);
   st_error_clear(&err);
   assert_int_equal(
-      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err),
-      ST_OK);
+      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err), ST_OK);
   assert_ptr_equal(fn, impl_b);
   /* The init re-ran once; its repeated op1 registration did not
    * conflict. */
@@ -366,8 +387,7 @@ static void st_registry_lookup__failed_repair_is_retried(void **state) {
   /* The next lookup retries, and this time the init completes. */
   st_error_clear(&err);
   assert_int_equal(
-      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err),
-      ST_OK);
+      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err), ST_OK);
   assert_ptr_equal(fn, impl_b);
   assert_int_equal(partial_calls, 3);
   assert_int_equal(st__registry_repair_count(reg, "bk"), 2);
@@ -383,24 +403,22 @@ static void st_registry_lookup__repair_before_common(void **state) {
   partial_calls = 0;
   partial_failures = 1;
   st_error_clear(&err);
-  assert_int_equal(st_registry_register(reg, "common", "op2",
-                                        ST_BACKEND_COMMON, impl_common, &err),
+  assert_int_equal(st_registry_register(reg, "common", "op2", ST_BACKEND_COMMON,
+                                        impl_common, &err),
                    ST_OK);
   assert_int_equal(st_registry_add_module(reg, &partial_module, &err),
                    ST_EKERNEL);
   st_error_clear(&err);
   assert_int_equal(
-      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err),
-      ST_OK);
+      st_registry_lookup(reg, "op2", "bk", ST_LOOKUP_KERNEL, &fn, &err), ST_OK);
   /* The backend's own implementation, found by the repair: not common. */
   assert_ptr_equal(fn, impl_b);
   /* An op the backend really lacks falls back to common. */
-  assert_int_equal(st_registry_register(reg, "common", "op9",
-                                        ST_BACKEND_COMMON, impl_common, &err),
+  assert_int_equal(st_registry_register(reg, "common", "op9", ST_BACKEND_COMMON,
+                                        impl_common, &err),
                    ST_OK);
   assert_int_equal(
-      st_registry_lookup(reg, "op9", "bk", ST_LOOKUP_KERNEL, &fn, &err),
-      ST_OK);
+      st_registry_lookup(reg, "op9", "bk", ST_LOOKUP_KERNEL, &fn, &err), ST_OK);
   assert_ptr_equal(fn, impl_common);
   st_registry_free(reg);
 }
@@ -414,8 +432,8 @@ static st_op_fn b_saw;
 static const char *const a_platforms[] = {"back_a", NULL};
 static const char *const b_platforms[] = {"back_b", NULL};
 static st_status b_init(st_registry *reg, st_error *err);
-static const st_module module_b = {ST_ABI_VERSION, sizeof(st_module), "mod_b", b_platforms,
-                                   b_init};
+static const st_module module_b = {ST_ABI_VERSION, sizeof(st_module), "mod_b",
+                                   b_platforms, b_init};
 
 static st_status a_init(st_registry *reg, st_error *err) {
   st_op_fn fn = NULL;
@@ -425,7 +443,8 @@ static st_status a_init(st_registry *reg, st_error *err) {
   st_error_clear(&inner);
   /* Misses on the first init; must not wait or repair during a repair. */
   if (st_registry_lookup(reg, "a_later", "back_a", ST_LOOKUP_KERNEL, &fn,
-                         &inner) == ST_OK && fn != impl_b)
+                         &inner) == ST_OK &&
+      fn != impl_b)
     return st_error_set(err, ST_EINTERNAL, "wrong implementation");
   rc = st_registry_register(reg, "mod_a", "a_first", "back_a", impl_a, err);
   if (rc != ST_OK)
@@ -433,11 +452,10 @@ static st_status a_init(st_registry *reg, st_error *err) {
   rc = st_registry_add_module(reg, &module_b, err);
   if (rc != ST_OK && rc != ST_ECONFLICT)
     return rc;
-  return st_registry_register(reg, "mod_a", "a_later", "back_a", impl_b,
-                              err);
+  return st_registry_register(reg, "mod_a", "a_later", "back_a", impl_b, err);
 }
-static const st_module module_a = {ST_ABI_VERSION, sizeof(st_module), "mod_a", a_platforms,
-                                   a_init};
+static const st_module module_a = {ST_ABI_VERSION, sizeof(st_module), "mod_a",
+                                   a_platforms, a_init};
 
 static st_status b_init(st_registry *reg, st_error *err) {
   st_error inner;
@@ -466,8 +484,7 @@ static void st_registry_lookup__loading_cycle_no_deadlock(void **state) {
   assert_int_equal(st__registry_repair_count(reg, "back_a"), 0);
   st_error_clear(&err);
   assert_int_equal(
-      st_registry_lookup(reg, "a_later", "back_a", ST_LOOKUP_KERNEL, &fn,
-                         &err),
+      st_registry_lookup(reg, "a_later", "back_a", ST_LOOKUP_KERNEL, &fn, &err),
       ST_OK);
   assert_ptr_equal(fn, impl_b);
   assert_int_equal(a_calls, 2);
@@ -502,12 +519,11 @@ static st_status slow_init(st_registry *reg, st_error *err) {
   while (slow_started < N_THREADS)
     pthread_cond_wait(&slow_cond, &slow_lock);
   pthread_mutex_unlock(&slow_lock);
-  return st_registry_register(reg, "slow", "slow_op", "slow_bk", impl_b,
-                              err);
+  return st_registry_register(reg, "slow", "slow_op", "slow_bk", impl_b, err);
 }
 static const char *const slow_platforms[] = {"slow_bk", NULL};
-static const st_module slow_module = {ST_ABI_VERSION, sizeof(st_module), "slow", slow_platforms,
-                                      slow_init};
+static const st_module slow_module = {ST_ABI_VERSION, sizeof(st_module), "slow",
+                                      slow_platforms, slow_init};
 
 typedef struct lookup_arg {
   st_registry *reg;
@@ -529,8 +545,8 @@ static void *lookup_thread(void *p) {
   return NULL;
 }
 
-static void st_registry_lookup__concurrent_lookups_wait_for_repair(
-    void **state) {
+static void
+st_registry_lookup__concurrent_lookups_wait_for_repair(void **state) {
   st_registry *reg = fresh();
   st_error err;
   pthread_t th[N_THREADS];
@@ -539,15 +555,13 @@ static void st_registry_lookup__concurrent_lookups_wait_for_repair(
   (void)state;
   slow_started = slow_calls = 0;
   st_error_clear(&err);
-  assert_int_equal(st_registry_add_module(reg, &slow_module, &err),
-                   ST_EKERNEL);
+  assert_int_equal(st_registry_add_module(reg, &slow_module, &err), ST_EKERNEL);
   pthread_barrier_init(&slow_barrier, NULL, N_THREADS);
   for (i = 0; i < N_THREADS; i++) {
     args[i].reg = reg;
     args[i].fn = NULL;
     args[i].rc = ST_EINTERNAL;
-    assert_int_equal(pthread_create(&th[i], NULL, lookup_thread, &args[i]),
-                     0);
+    assert_int_equal(pthread_create(&th[i], NULL, lookup_thread, &args[i]), 0);
   }
   for (i = 0; i < N_THREADS; i++)
     pthread_join(th[i], NULL);
@@ -690,9 +704,9 @@ static void st_registry_deferred__declared_then_loaded_once(void **state) {
   (void)state;
   deferred_loads = 0;
   st_error_clear(&err);
-  assert_int_equal(st__registry_add_deferred(reg, "d.so", plat, 1,
-                                             deferred_load_ok, &err),
-                   ST_OK);
+  assert_int_equal(
+      st__registry_add_deferred(reg, "d.so", plat, 1, deferred_load_ok, &err),
+      ST_OK);
   assert_int_equal(st__registry_add_lazy(reg, "lazy.so", other, 1,
                                          deferred_load_fails, &err),
                    ST_OK);
@@ -708,9 +722,9 @@ static void st_registry_deferred__declared_then_loaded_once(void **state) {
   assert_int_equal(deferred_loads, 1);
   assert_int_equal(st__registry_load_deferred(reg), 0);
   assert_int_equal(deferred_loads, 1);
-  assert_int_equal(st_registry_lookup(reg, "dop", "dplat", ST_LOOKUP_KERNEL,
-                                      &fn, &err),
-                   ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "dop", "dplat", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_OK);
   assert_ptr_equal(fn, impl_a);
   st_registry_free(reg);
 
@@ -722,9 +736,9 @@ static void st_registry_deferred__declared_then_loaded_once(void **state) {
   assert_int_equal(st__registry_load_deferred(reg), 0);
   assert_int_equal(deferred_loads, 1);
   /* Not loaded: the lookup's repair tries it again, and says why. */
-  assert_int_equal(st_registry_lookup(reg, "dop", "dplat", ST_LOOKUP_KERNEL,
-                                      &fn, &err),
-                   ST_EMISSING);
+  assert_int_equal(
+      st_registry_lookup(reg, "dop", "dplat", ST_LOOKUP_KERNEL, &fn, &err),
+      ST_EMISSING);
   assert_int_equal(deferred_loads, 2);
   assert_non_null(strstr(err.message, "gone"));
   st_registry_free(reg);
@@ -760,8 +774,8 @@ static st_status foreign_init(st_registry *reg, st_error *err) {
 
 static void st__registry_foreign__counts_what_is_not_built_in(void **state) {
   static const char *const plats[] = {"fxp", NULL};
-  static const st_module mod = {ST_ABI_VERSION, sizeof(st_module), "fx",
-                                plats, foreign_init};
+  static const st_module mod = {ST_ABI_VERSION, sizeof(st_module), "fx", plats,
+                                foreign_init};
   st_registry *reg = NULL;
   st_error err;
   (void)state;
@@ -781,7 +795,10 @@ static void st__registry_foreign__counts_what_is_not_built_in(void **state) {
   st_registry_free(reg);
 }
 
-static st_status impl_c(st_op_call *c) { (void)c; return ST_OK; }
+static st_status impl_c(st_op_call *c) {
+  (void)c;
+  return ST_OK;
+}
 
 /* A family registration ("PREFIX*") covers every op with the prefix on its
  * backend; the op's own registration wins over it, and the longest

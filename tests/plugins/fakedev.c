@@ -102,8 +102,8 @@ static st_status fd_prepare(st_op_call *call, void **state) {
   *state = NULL;
   {
     const char *fc = getenv("FAKEDEV_FORK_CHECK");
-    long pid = (long)getpid(), first = __atomic_load_n(&device_pid,
-                                                        __ATOMIC_SEQ_CST);
+    long pid = (long)getpid(),
+         first = __atomic_load_n(&device_pid, __ATOMIC_SEQ_CST);
     if (fc != NULL && strcmp(fc, "1") == 0 && first != 0 && first != pid)
       return st_op_call_fail(call, ST_EKERNEL,
                              "fake device: initialised in pid %ld, and this "
@@ -122,9 +122,8 @@ static st_status fd_prepare(st_op_call *call, void **state) {
                              "fake device: no float16 support (tensor '%s')",
                              call->tensors[i].name);
   st = calloc(1, sizeof *st);
-  if (st == NULL ||
-      (st->dev = calloc(call->n_tensors ? call->n_tensors : 1,
-                        sizeof *st->dev)) == NULL) {
+  if (st == NULL || (st->dev = calloc(call->n_tensors ? call->n_tensors : 1,
+                                      sizeof *st->dev)) == NULL) {
     free(st);
     return st_op_call_fail(call, ST_ENOMEM, "fake device: out of memory");
   }

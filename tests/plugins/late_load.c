@@ -17,8 +17,7 @@ static st_status late_add(st_op_call *call) {
   const char *path = getenv("ST_LATE_LOAD");
   size_t i;
   if (path != NULL && dlopen(path, RTLD_NOW | RTLD_GLOBAL) == NULL)
-    return st_op_call_fail(call, ST_EKERNEL, "dlopen %s: %s", path,
-                           dlerror());
+    return st_op_call_fail(call, ST_EKERNEL, "dlopen %s: %s", path, dlerror());
   for (i = 0; i < call->tensors[2].numel; i++)
     st_tensor_set_f64(&call->tensors[2], i,
                       st_tensor_get_f64(&call->tensors[0], i) +

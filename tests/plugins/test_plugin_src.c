@@ -112,8 +112,8 @@ __attribute__((visibility("default"))) const st_module scenetest_module = {
 ST_PLUGIN_PLATFORMS("lazyplat");
 static const char *const platforms[] = {"lazyplat", NULL};
 static st_status init(st_registry *reg, st_error *err) {
-  return st_registry_register(reg, "lazy_good", "add", "lazyplat",
-                              plugin_add, err);
+  return st_registry_register(reg, "lazy_good", "add", "lazyplat", plugin_add,
+                              err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "lazy_good", platforms, init};
@@ -122,8 +122,8 @@ ST_PLUGIN_PLATFORMS("flaky");
 static const char *const platforms[] = {"flaky", NULL};
 static int calls;
 static st_status init(st_registry *reg, st_error *err) {
-  st_status rc = st_registry_register(reg, "flaky", "copy2", "flaky",
-                                      plugin_add, err);
+  st_status rc =
+      st_registry_register(reg, "flaky", "copy2", "flaky", plugin_add, err);
   if (rc != ST_OK)
     return rc;
   if (++calls == 1)
@@ -141,8 +141,7 @@ __attribute__((visibility("default"))) int not_a_descriptor = 1;
 #elif KIND == NONOTE
 static const char *const platforms[] = {"nonote", NULL};
 static st_status init(st_registry *reg, st_error *err) {
-  return st_registry_register(reg, "nonote", "add", "nonote", plugin_add,
-                              err);
+  return st_registry_register(reg, "nonote", "add", "nonote", plugin_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "nonote", platforms, init};
@@ -160,8 +159,8 @@ __attribute__((visibility("default"))) const st_module scenetest_module = {
 ST_PLUGIN_PLATFORMS("clash");
 static const char *const platforms[] = {"clash", NULL};
 static st_status init(st_registry *reg, st_error *err) {
-  st_status rc = st_registry_register(reg, "clash", "add", "clash",
-                                      plugin_add, err);
+  st_status rc =
+      st_registry_register(reg, "clash", "add", "clash", plugin_add, err);
   if (rc != ST_OK)
     return rc;
   return st_registry_register(reg, "clash", "add", "cpu", plugin_add, err);
@@ -180,8 +179,7 @@ static st_status noisy_add(st_op_call *c) {
   return plugin_add(c);
 }
 static st_status init(st_registry *reg, st_error *err) {
-  return st_registry_register(reg, "printer", "add", "printer", noisy_add,
-                              err);
+  return st_registry_register(reg, "printer", "add", "printer", noisy_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "printer", platforms, init};
@@ -197,8 +195,7 @@ static st_status hanging_add(st_op_call *c) {
   return ST_OK;
 }
 static st_status init(st_registry *reg, st_error *err) {
-  return st_registry_register(reg, "hanger", "add", "hanger", hanging_add,
-                              err);
+  return st_registry_register(reg, "hanger", "add", "hanger", hanging_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "hanger", platforms, init};
@@ -212,8 +209,8 @@ struct module_v1 {
   const char *const *platforms;
   st_status (*init)(st_registry *reg, st_error *err);
 };
-__attribute__((visibility("default"))) const struct module_v1
-    scenetest_module = {1, "old", platforms, NULL};
+__attribute__((visibility("default")))
+const struct module_v1 scenetest_module = {1, "old", platforms, NULL};
 #elif KIND == NONAME
 ST_PLUGIN_PLATFORMS("noname");
 static const char *const platforms[] = {"noname", NULL};
@@ -239,8 +236,7 @@ static void release(st_op_call *call, void *state) {
 static const st_platform_hooks hooks[] = {
     {sizeof(st_platform_hooks), "hooked", prepare, release}};
 static st_status init(st_registry *reg, st_error *err) {
-  return st_registry_register(reg, "hooked", "add", "hooked", plugin_add,
-                              err);
+  return st_registry_register(reg, "hooked", "add", "hooked", plugin_add, err);
 }
 __attribute__((visibility("default"))) const st_module scenetest_module = {
     ST_ABI_VERSION, sizeof(st_module), "hooked", platforms, init, hooks, 1};
@@ -289,8 +285,8 @@ static st_status wrong_sub(st_op_call *c) {
   return ST_OK;
 }
 static st_status init(st_registry *reg, st_error *err) {
-  st_status rc = st_registry_register(reg, "htmlhostile", "add",
-                                      "htmlhostile", hostile_fail, err);
+  st_status rc = st_registry_register(reg, "htmlhostile", "add", "htmlhostile",
+                                      hostile_fail, err);
   if (rc == ST_OK)
     rc = st_registry_register(reg, "htmlhostile", "mul", "htmlhostile",
                               hostile_mul, err);
@@ -357,9 +353,8 @@ static long parent_of(long pid) {
 static void note_pid(long pid) {
   const char *f = getenv("ST_TEST_PIDS");
   char line[32];
-  int fd = f != NULL ? open(f, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-                            0644)
-                     : -1;
+  int fd =
+      f != NULL ? open(f, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
   if (fd >= 0) {
     int n = snprintf(line, sizeof line, "%ld\n", pid);
     if (write(fd, line, (size_t)n) < 0) {
@@ -530,7 +525,8 @@ static void misbehave(int how, st_op_call *c) {
     for (;;) {
       struct sigaction si, st;
       struct timespec ms = {0, 1000 * 1000};
-      if (sigaction(SIGINT, NULL, &si) == 0 && sigaction(SIGTERM, NULL, &st) == 0 &&
+      if (sigaction(SIGINT, NULL, &si) == 0 &&
+          sigaction(SIGTERM, NULL, &st) == 0 &&
           (si.sa_handler == SIG_DFL || st.sa_handler == SIG_DFL))
         break;
       nanosleep(&ms, NULL);
@@ -571,8 +567,8 @@ static st_status misbehaving_scale(st_op_call *c) {
     s = (int32_t)c->scalars[0].i;
   if (c->shard_index == 0)
     misbehave((int)s, c);
-  st_shard_range(c->tensors[1].numel, c->shard_index, c->shard_count,
-                 &begin, &end);
+  st_shard_range(c->tensors[1].numel, c->shard_index, c->shard_count, &begin,
+                 &end);
   for (i = begin; i < end; i++)
     st_tensor_set_f64(&c->tensors[1], i,
                       (double)s * st_tensor_get_f64(&c->tensors[0], i));

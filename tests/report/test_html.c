@@ -308,14 +308,15 @@ static char *render_records(const char *const lines[3]) {
 
 #define REC(setting, raw, torch, pid)                                          \
   "torch_backend_autoload setting=" setting " raw=" raw                        \
-  " effective=enabled torch_imported=" torch " torch_npu_loaded=false pid=" pid
+  " effective=enabled torch_imported=" torch                                   \
+  " torch_npu_loaded=false pid=" pid
 
 /* A crash's replacement child (or a -j or --isolate child) that starts at a
  * case whose golden loads torch lazily records torch_imported=true where
  * the first child, which started at a case without torch, recorded false:
  * one environment, two records, no "different conditions" banner. */
-static void report_html__records_differing_in_modules_only_no_banner(
-    void **state) {
+static void
+report_html__records_differing_in_modules_only_no_banner(void **state) {
   static const char *const lines[3] = {REC("unset", "-", "false", "10"), NULL,
                                        REC("unset", "-", "true", "11")};
   char *page = render_records(lines);
@@ -363,7 +364,8 @@ int main(void) {
       cmocka_unit_test(html_json_string__safe_in_a_script_block),
       cmocka_unit_test(report_html__hostile_message_stays_text),
       cmocka_unit_test(report_html__20000_cases_under_20_mb),
-      cmocka_unit_test(report_html__records_differing_in_modules_only_no_banner),
+      cmocka_unit_test(
+          report_html__records_differing_in_modules_only_no_banner),
       cmocka_unit_test(report_html__records_differing_in_setting_banner),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

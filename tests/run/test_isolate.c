@@ -379,8 +379,7 @@ static void st_run__isolate_grandchild_holding_output(void **state) {
     FILE *sf;
     snprintf(path, sizeof path, "/proc/%ld/stat", gc);
     if ((sf = fopen(path, "re")) != NULL) {
-      if (fgets(buf, sizeof buf, sf) != NULL &&
-          (p = strrchr(buf, ')')) != NULL)
+      if (fgets(buf, sizeof buf, sf) != NULL && (p = strrchr(buf, ')')) != NULL)
         alive = p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
       fclose(sf);
     }

@@ -194,9 +194,7 @@ void *memalign(size_t align, size_t size) {
   return oom_track(__libc_memalign(align, size));
 }
 
-void *aligned_alloc(size_t align, size_t size) {
-  return memalign(align, size);
-}
+void *aligned_alloc(size_t align, size_t size) { return memalign(align, size); }
 
 int posix_memalign(void **out, size_t align, size_t size) {
   void *p;
@@ -306,7 +304,8 @@ static void oom_loop(const char *what, oom_op op, void *ctx) {
     }
     if (nth < 2)
       fail_msg("%s: the operation made no allocation: the interposer is not "
-               "in the path", what);
+               "in the path",
+               what);
     if (getenv("ST_OOM_VERBOSE") != NULL)
       fprintf(stderr, "%s: %ld allocations failed in turn%s\n", what, nth - 1,
               persistent ? " (persistently)" : "");
@@ -423,20 +422,20 @@ static outcome load_op(void *data, char *why, size_t size) {
     o = OUT_NOMEM;
     if (st_scene_set_count(set) != 0) {
       say(why, size, "ST_ENOMEM, yet %zu scenes were added",
-               st_scene_set_count(set));
+          st_scene_set_count(set));
       o = OUT_WRONG;
     }
   } else if (rc != c->want) {
     say(why, size, "returned %s, expected %s", st_status_name(rc),
-             st_status_name(c->want));
+        st_status_name(c->want));
     o = OUT_WRONG;
   } else if (rc == ST_OK && st_scene_set_count(set) != c->n_scenes) {
-    say(why, size, "%zu scenes loaded, expected %zu",
-             st_scene_set_count(set), c->n_scenes);
+    say(why, size, "%zu scenes loaded, expected %zu", st_scene_set_count(set),
+        c->n_scenes);
     o = OUT_WRONG;
   } else if (errors.count != c->errors.count) {
     say(why, size, "%zu errors, expected %zu (first: %s)", errors.count,
-             c->errors.count, errors.count ? errors.items[0].message : "-");
+        c->errors.count, errors.count ? errors.items[0].message : "-");
     o = OUT_WRONG;
   } else {
     for (i = 0; i < errors.count && o == OUT_OK; i++)
@@ -444,9 +443,9 @@ static outcome load_op(void *data, char *why, size_t size) {
           errors.items[i].column != c->errors.items[i].column ||
           strcmp(errors.items[i].message, c->errors.items[i].message) != 0) {
         say(why, size, "error %zu is %d:%d: %s, expected %d:%d: %s", i,
-                 errors.items[i].line, errors.items[i].column,
-                 errors.items[i].message, c->errors.items[i].line,
-                 c->errors.items[i].column, c->errors.items[i].message);
+            errors.items[i].line, errors.items[i].column,
+            errors.items[i].message, c->errors.items[i].line,
+            c->errors.items[i].column, c->errors.items[i].message);
         o = OUT_WRONG;
       }
     for (i = 0; i < st_scene_set_count(set) && o == OUT_OK; i++) {
@@ -618,8 +617,8 @@ static const char run_text[] =
 typedef struct run_ctx {
   const st_scene *scene;
   st_run_options opts;
-  size_t n_events;          /* the reference run's */
-  const char *names[64];    /* the reference run's event names */
+  size_t n_events;       /* the reference run's */
+  const char *names[64]; /* the reference run's event names */
 } run_ctx;
 
 static outcome run_op(void *data, char *why, size_t size) {
@@ -636,31 +635,31 @@ static outcome run_op(void *data, char *why, size_t size) {
     o = OUT_NOMEM;
     if (res != NULL || err.code != ST_ENOMEM) {
       say(why, size, "ST_ENOMEM with a result, or err %s: %s",
-               st_status_name(err.code), err.message);
+          st_status_name(err.code), err.message);
       o = OUT_WRONG;
     }
   } else if (rc != ST_OK || res == NULL) {
     say(why, size, "st_run_case returned %s: %s", st_status_name(rc),
-             err.message);
+        err.message);
     o = OUT_WRONG;
   } else if (st_case_result_status(res) == ST_CASE_ERROR &&
              contains(st_case_result_message(res), "out of memory")) {
     o = OUT_NOMEM;
   } else if (st_case_result_status(res) != ST_CASE_PASS) {
     say(why, size, "case %s: %s",
-             st_case_status_name(st_case_result_status(res)),
-             st_case_result_message(res) ? st_case_result_message(res)
-                                         : "(no message)");
+        st_case_status_name(st_case_result_status(res)),
+        st_case_result_message(res) ? st_case_result_message(res)
+                                    : "(no message)");
     o = OUT_WRONG;
   } else if (st_case_result_event_count(res) != c->n_events) {
     say(why, size, "case passed with %zu events, expected %zu",
-             st_case_result_event_count(res), c->n_events);
+        st_case_result_event_count(res), c->n_events);
     o = OUT_WRONG;
   } else {
     for (i = 0; i < c->n_events && o == OUT_OK; i++)
       if (strcmp(st_case_result_event(res, i)->name, c->names[i]) != 0) {
         say(why, size, "event %zu is '%s', expected '%s'", i,
-                 st_case_result_event(res, i)->name, c->names[i]);
+            st_case_result_event(res, i)->name, c->names[i]);
         o = OUT_WRONG;
       }
   }
@@ -744,16 +743,15 @@ static outcome runall_op(void *data, char *why, size_t size) {
     o = OUT_NOMEM;
     if (run != NULL || err.code != ST_ENOMEM) {
       say(why, size, "ST_ENOMEM with a result, or err %s: %s",
-               st_status_name(err.code), err.message);
+          st_status_name(err.code), err.message);
       o = OUT_WRONG;
     }
   } else if (rc != ST_OK || run == NULL) {
-    say(why, size, "st_run returned %s: %s", st_status_name(rc),
-             err.message);
+    say(why, size, "st_run returned %s: %s", st_status_name(rc), err.message);
     o = OUT_WRONG;
   } else if (st_run_result_count(run) != c->n_cases) {
-    say(why, size, "%zu results for %zu cases",
-             st_run_result_count(run), c->n_cases);
+    say(why, size, "%zu results for %zu cases", st_run_result_count(run),
+        c->n_cases);
     o = OUT_WRONG;
   } else {
     for (i = 0; i < c->n_cases && o != OUT_WRONG; i++) {
@@ -766,10 +764,10 @@ static outcome runall_op(void *data, char *why, size_t size) {
         o = OUT_NOMEM;
       } else if (st_case_result_status(r) != ST_CASE_PASS) {
         say(why, size, "case %s::%s: %s: %s", st_case_result_scene(r),
-                 st_case_result_case(r),
-                 st_case_status_name(st_case_result_status(r)),
-                 st_case_result_message(r) ? st_case_result_message(r)
-                                           : "(no message)");
+            st_case_result_case(r),
+            st_case_status_name(st_case_result_status(r)),
+            st_case_result_message(r) ? st_case_result_message(r)
+                                      : "(no message)");
         o = OUT_WRONG;
       }
     }
@@ -829,9 +827,18 @@ static void st_run__oom_three_jobs(void **state) {
 
 static int flaky_calls;
 
-static st_status impl_flaky(st_op_call *c) { (void)c; return ST_OK; }
-static st_status impl_common(st_op_call *c) { (void)c; return ST_OK; }
-static st_status impl_mine(st_op_call *c) { (void)c; return ST_OK; }
+static st_status impl_flaky(st_op_call *c) {
+  (void)c;
+  return ST_OK;
+}
+static st_status impl_common(st_op_call *c) {
+  (void)c;
+  return ST_OK;
+}
+static st_status impl_mine(st_op_call *c) {
+  (void)c;
+  return ST_OK;
+}
 
 /* Fails its first init without registering anything; the repair's second
  * init registers its op. */
@@ -843,21 +850,21 @@ static st_status flaky_init(st_registry *reg, st_error *err) {
 }
 
 static const char *const flaky_platforms[] = {"flaky_plat", NULL};
-static const st_module flaky_module = {ST_ABI_VERSION, sizeof(st_module), "flaky",
-                                       flaky_platforms, flaky_init};
+static const st_module flaky_module = {ST_ABI_VERSION, sizeof(st_module),
+                                       "flaky", flaky_platforms, flaky_init};
 
 typedef struct reg_ctx {
   char missing[ST_ERROR_MESSAGE_MAX]; /* the reference miss message */
 } reg_ctx;
 
-#define REG_STEP(call)                                                        \
-  do {                                                                        \
-    st_error_clear(&err);                                                     \
-    rc = (call);                                                              \
-    if (rc == ST_ENOMEM) {                                                    \
-      o = OUT_NOMEM;                                                          \
-      goto out;                                                               \
-    }                                                                         \
+#define REG_STEP(call)                                                         \
+  do {                                                                         \
+    st_error_clear(&err);                                                      \
+    rc = (call);                                                               \
+    if (rc == ST_ENOMEM) {                                                     \
+      o = OUT_NOMEM;                                                           \
+      goto out;                                                                \
+    }                                                                          \
   } while (0)
 
 static outcome registry_op(void *data, char *why, size_t size) {
@@ -876,48 +883,43 @@ static outcome registry_op(void *data, char *why, size_t size) {
   }
   REG_STEP(st_registry_register(reg, "mine", "flaky_op", ST_BACKEND_COMMON,
                                 impl_common, &err));
-  REG_STEP(st_registry_register(reg, "mine", "my_op", "cpu", impl_mine,
-                                &err));
+  REG_STEP(st_registry_register(reg, "mine", "my_op", "cpu", impl_mine, &err));
   REG_STEP(st_registry_add_module(reg, &flaky_module, &err));
   if (rc != ST_EKERNEL || strcmp(err.message, "flaky: not yet") != 0) {
-    say(why, size, "add_module: %s: %s", st_status_name(rc),
-             err.message);
+    say(why, size, "add_module: %s: %s", st_status_name(rc), err.message);
     o = OUT_WRONG;
     goto out;
   }
-  REG_STEP(st_registry_lookup(reg, "my_op", "cpu", ST_LOOKUP_KERNEL, &fn,
-                              &err));
+  REG_STEP(
+      st_registry_lookup(reg, "my_op", "cpu", ST_LOOKUP_KERNEL, &fn, &err));
   if (rc != ST_OK || fn != impl_mine) {
-    say(why, size, "lookup of my_op: %s: %s", st_status_name(rc),
-             err.message);
+    say(why, size, "lookup of my_op: %s: %s", st_status_name(rc), err.message);
     o = OUT_WRONG;
     goto out;
   }
   /* The miss repairs flaky_plat: its module's init runs again and
    * registers the op, which must win over the `common` one. */
-  REG_STEP(st_registry_lookup(reg, "flaky_op", "flaky_plat",
-                              ST_LOOKUP_KERNEL, &fn, &err));
+  REG_STEP(st_registry_lookup(reg, "flaky_op", "flaky_plat", ST_LOOKUP_KERNEL,
+                              &fn, &err));
   if (rc != ST_OK || fn != impl_flaky) {
-    say(why, size, "lookup of flaky_op: %s, %s: %s",
-             st_status_name(rc),
-             fn == impl_common ? "the common fallback" : "not the plugin's",
-             err.message);
+    say(why, size, "lookup of flaky_op: %s, %s: %s", st_status_name(rc),
+        fn == impl_common ? "the common fallback" : "not the plugin's",
+        err.message);
     o = OUT_WRONG;
     goto out;
   }
   /* A miss names who does implement the op. */
-  REG_STEP(st_registry_lookup(reg, "my_op", "threads", ST_LOOKUP_GOLDEN, &fn,
-                              &err));
+  REG_STEP(
+      st_registry_lookup(reg, "my_op", "threads", ST_LOOKUP_GOLDEN, &fn, &err));
   if (rc != ST_EMISSING || strcmp(err.message, c->missing) != 0) {
-    say(why, size, "lookup of my_op on threads: %s: %s",
-             st_status_name(rc),
-             err.message);
+    say(why, size, "lookup of my_op on threads: %s: %s", st_status_name(rc),
+        err.message);
     o = OUT_WRONG;
   }
 out:
   if (o == OUT_NOMEM && err.code != ST_OK && err.code != ST_ENOMEM) {
     say(why, size, "ST_ENOMEM returned, error says %s: %s",
-             st_status_name(err.code), err.message);
+        st_status_name(err.code), err.message);
     o = OUT_WRONG;
   }
   st_registry_free(reg);
@@ -933,12 +935,12 @@ static void st_registry_lookup__oom_with_repair(void **state) {
   st_log_set_level(ST_LOG_NULL);
   assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
   st_error_clear(&err);
-  assert_int_equal(st_registry_register(reg, "mine", "my_op", "cpu",
-                                        impl_mine, &err),
-                   ST_OK);
-  assert_int_equal(st_registry_lookup(reg, "my_op", "threads",
-                                      ST_LOOKUP_GOLDEN, &fn, &err),
-                   ST_EMISSING);
+  assert_int_equal(
+      st_registry_register(reg, "mine", "my_op", "cpu", impl_mine, &err),
+      ST_OK);
+  assert_int_equal(
+      st_registry_lookup(reg, "my_op", "threads", ST_LOOKUP_GOLDEN, &fn, &err),
+      ST_EMISSING);
   assert_non_null(strstr(err.message, "(implemented by: cpu)"));
   snprintf(c.missing, sizeof c.missing, "%s", err.message);
   st_registry_free(reg);
@@ -972,12 +974,11 @@ static outcome watch_op(void *data, char *why, size_t size) {
     }
   } else if (rc != ST_OK || count != 2) {
     say(why, size, "%s with %zu modules: %s", st_status_name(rc), count,
-             err.message);
+        err.message);
     o = OUT_WRONG;
   } else if (!st_watch_match(list, count, "/opt/lib/libxla.so.3", &name) ||
              strcmp(name, "jax") != 0 ||
-             !st_watch_match(list, count, "/x/libtensorflow_cc.so.2",
-                             &name) ||
+             !st_watch_match(list, count, "/x/libtensorflow_cc.so.2", &name) ||
              strcmp(name, "tf") != 0) {
     say(why, size, "the parsed globs do not match");
     o = OUT_WRONG;

@@ -52,8 +52,7 @@ static int setup(void **state) {
   st_error_list_init(&errors);
   assert_int_equal(st_scene_set_new(&f->set), ST_OK);
   assert_int_equal(st_scene_set_load_string(f->set, "sched.yaml", scenes_yaml,
-                                            strlen(scenes_yaml), NULL,
-                                            &errors),
+                                            strlen(scenes_yaml), NULL, &errors),
                    ST_OK);
   st_error_list_free(&errors);
   assert_int_equal(st_scene_set_count(f->set), 2);

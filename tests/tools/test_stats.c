@@ -77,8 +77,7 @@ static void stats_mwu__asymptotic(void **state) {
   const double x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9.5};
   const double y[] = {5.5, 6.5, 7.5, 8.5, 9, 10, 11, 12, 13, 14};
   (void)state;
-  check_mwu(x, N(x), y, N(y), 11.0, 0.0062330349697337795,
-            ST__MWU_ASYMPTOTIC);
+  check_mwu(x, N(x), y, N(y), 11.0, 0.0062330349697337795, ST__MWU_ASYMPTOTIC);
 }
 
 /* far_12_12: (range(100,112), range(200,212)) -> 0.0

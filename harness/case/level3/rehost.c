@@ -22,15 +22,16 @@ int st__rehost_fail_at;
 
 typedef struct seg_pool {
   pthread_mutex_t lock;
-  st__seg *list;     /* guarded by: lock; every live segment */
-  uint64_t next_id;  /* guarded by: lock */
-  uint64_t clock;    /* guarded by: lock */
-  size_t cap_bytes;  /* guarded by: lock */
-  size_t cap_count;  /* guarded by: lock */
+  st__seg *list;    /* guarded by: lock; every live segment */
+  uint64_t next_id; /* guarded by: lock */
+  uint64_t clock;   /* guarded by: lock */
+  size_t cap_bytes; /* guarded by: lock */
+  size_t cap_count; /* guarded by: lock */
 } seg_pool;
 
-static seg_pool pool = {PTHREAD_MUTEX_INITIALIZER, NULL, 1, 0,
-                        ST__SEG_POOL_CAP_BYTES, ST__SEG_POOL_CAP_COUNT};
+static seg_pool pool = {
+    PTHREAD_MUTEX_INITIALIZER, NULL, 1, 0, ST__SEG_POOL_CAP_BYTES,
+    ST__SEG_POOL_CAP_COUNT};
 
 static size_t page_round(size_t n) {
   long pg = sysconf(_SC_PAGESIZE);

@@ -21,7 +21,7 @@ typedef struct st__seg {
   int fd;
   size_t size;
   void *map;
-  uint64_t last_used;   /* pool clock at release (LRU eviction) */
+  uint64_t last_used; /* pool clock at release (LRU eviction) */
   int in_use;
   struct st__seg *next; /* the pool's list of live segments */
 } st__seg;
@@ -66,9 +66,9 @@ void st__seg_pool_forget_after_fork(void);
 
 /* The segments of one rehost, in the order made (argument order). */
 typedef struct st__rehost {
-  st__seg **segs;   /* owned array; segments owned by the pool */
-  size_t *tensor;   /* the tensor index of each segment */
-  void **orig;      /* the original buffers until st__rehost_commit */
+  st__seg **segs; /* owned array; segments owned by the pool */
+  size_t *tensor; /* the tensor index of each segment */
+  void **orig;    /* the original buffers until st__rehost_commit */
   size_t n;
 } st__rehost;
 

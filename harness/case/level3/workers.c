@@ -50,8 +50,8 @@
 
 typedef struct worker {
   pid_t pid;
-  int sock;  /* harness end; -1 once closed */
-  int out;   /* read end of the worker's stdout+stderr; -1 at EOF */
+  int sock;    /* harness end; -1 once closed */
+  int out;     /* read end of the worker's stdout+stderr; -1 at EOF */
   st__buf buf; /* captured output since the last take, at most
                   ST__CAPTURE_MAX bytes (its cap) */
   size_t dropped;
