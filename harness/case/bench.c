@@ -85,8 +85,8 @@ st__bench_case *st__bench_rows(const st_run_result *res, size_t *n, int *oom) {
   *n = 0;
   *oom = 0;
   for (i = 0; i < count; i++)
-    k += st_run_result_get(res, i) != NULL &&
-         has_row(st_run_result_get(res, i));
+    k +=
+        st_run_result_get(res, i) != NULL && has_row(st_run_result_get(res, i));
   if (k == 0)
     return NULL;
   if ((rows = calloc(k, sizeof *rows)) == NULL) {
@@ -103,6 +103,7 @@ st__bench_case *st__bench_rows(const st_run_result *res, size_t *n, int *oom) {
     row->kase = st_case_result_case(r);
     row->platform = st_case_result_platform(r);
     row->status = st_case_result_status(r);
+    row->message = st_case_result_message(r);
     if ((m = st__case_result_bench(r)) != NULL)
       row->m = *m;
     ++*n;

@@ -30,6 +30,7 @@ typedef struct st__bench_config {
 typedef struct st__bench_case {
   const char *scene, *kase, *platform; /* borrowed from the result */
   st_case_status status;
+  const char *message;  /* the result's (why it failed), or NULL */
   st__bench_measured m; /* all zero (rounds 0) when nothing was measured */
 } st__bench_case;
 

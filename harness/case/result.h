@@ -101,9 +101,9 @@ void st__case_result_set_record(st_case_result *res /* IN/OUT */,
 const char *st__case_result_record(const st_case_result *res /* IN */);
 /* What `scenetest bench` measured for the case (docs/bench.md), copied;
  * NULL clears it. ST_ENOMEM leaves none. */
-st_status st__case_result_set_bench(st_case_result *res /* IN/OUT */,
-                                    const st__bench_measured *m /* IN */)
-    ST_WUR;
+st_status
+st__case_result_set_bench(st_case_result *res /* IN/OUT */,
+                          const st__bench_measured *m /* IN */) ST_WUR;
 /* NULL unless the case was benched. Borrowed. */
 const st__bench_measured *
 st__case_result_bench(const st_case_result *res /* IN */);

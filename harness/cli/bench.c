@@ -219,6 +219,12 @@ static void print_text(const st__bench_case *cs, size_t n, const figures *fs,
            st_case_status_name(c->status), f->suspicious ? ",suspicious" : "",
            c->m.device_time ? ",device" : "");
   }
+  /* Why a case failed: a kernel that crashed, exited or hung
+   * (docs/bench.md#supervision), a mismatch in the checked round. */
+  for (i = 0; i < n; i++)
+    if (cs[i].message != NULL && cs[i].status != ST_CASE_PASS)
+      printf("%s::%s: %s: %s\n", cs[i].scene, cs[i].kase,
+             st_case_status_name(cs[i].status), cs[i].message);
 }
 
 static void csv_num(double v) {
@@ -241,7 +247,7 @@ static void print_csv(const st__bench_case *cs, size_t n, const figures *fs) {
   size_t i;
   puts("scene,case,platform,status,rounds,median_ns,min_ns,p10_ns,p90_ns,"
        "flops,bytes,gflops,gbps,flops_fraction,bytes_fraction,bound,"
-       "suspicious");
+       "suspicious,message");
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const figures *f = &fs[i];
@@ -272,8 +278,11 @@ static void print_csv(const st__bench_case *cs, size_t n, const figures *fs) {
     csv_num(f->flops_fr);
     putchar(',');
     csv_num(f->bytes_fr);
-    printf(",%s,%s\n", f->bound ? f->bound : "",
+    printf(",%s,%s,", f->bound ? f->bound : "",
            f->suspicious ? "true" : "false");
+    if (c->message != NULL)
+      csv_str(c->message);
+    putchar('\n');
   }
 }
 
@@ -314,7 +323,8 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
     printf(", \"platform\": ");
     st__json_string(stdout, c->platform);
     printf(", \"status\": \"%s\", \"rounds\": %llu, \"median_ns\": ",
-           st_case_status_name(c->status), (unsigned long long)c->m.stats.rounds);
+           st_case_status_name(c->status),
+           (unsigned long long)c->m.stats.rounds);
     json_num(t ? c->m.stats.median : NAN);
     printf(", \"min_ns\": ");
     json_num(t ? c->m.stats.min : NAN);
@@ -339,7 +349,13 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
       printf("\"%s\"", f->bound);
     else
       fputs("null", stdout);
-    printf(", \"suspicious\": %s}", f->suspicious ? "true" : "false");
+    printf(", \"suspicious\": %s, \"message\": ",
+           f->suspicious ? "true" : "false");
+    if (c->message != NULL)
+      st__json_string(stdout, c->message);
+    else
+      fputs("null", stdout);
+    putchar('}');
   }
   printf("\n ]}\n");
 }

@@ -210,7 +210,8 @@ void st__bench_html(FILE *f, const st__bench_case *cs, size_t n,
   fputs("<h2>Cases</h2>\n<table id=\"cases\"><tr><th>case</th><th>status"
         "</th><th>rounds</th><th>median ns</th><th>min ns</th><th>p10 ns"
         "</th><th>p90 ns</th><th>GFLOP/s</th><th>GB/s</th><th>% FLOP "
-        "ceiling</th><th>% bandwidth</th><th>bound</th><th>flags</th></tr>\n",
+        "ceiling</th><th>% bandwidth</th><th>bound</th><th>flags</th>"
+        "<th>message</th></tr>\n",
         f);
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
@@ -233,8 +234,12 @@ void st__bench_html(FILE *f, const st__bench_case *cs, size_t n,
     cell(f, g->gbps, "%.4g");
     cell(f, g->flops_fr * 100, "%.1f%%");
     cell(f, g->bytes_fr * 100, "%.1f%%");
-    fprintf(f, "<td>%s</td><td>%s%s</td></tr>\n", g->bound ? g->bound : "-",
-            g->suspicious ? "suspicious " : "", c->m.device_time ? "device" : "");
+    fprintf(f, "<td>%s</td><td>%s%s</td><td class=\"message\">",
+            g->bound ? g->bound : "-", g->suspicious ? "suspicious " : "",
+            c->m.device_time ? "device" : "");
+    if (c->message != NULL)
+      st__html_text(f, c->message);
+    fputs("</td></tr>\n", f);
   }
   fputs("</table>\n</body></html>\n", f);
 }

@@ -448,10 +448,10 @@ static int run_command(cli *c) {
    * processes that dispatch do (docs/reliability.md#the-process-model;
    * cli/probe.c). `bench` loads them here, where it measures the
    * platform's ceilings before forking (docs/bench.md#supervision). */
-  if ((status = st__cli_load_plugins(
-           reg, c->plugins.items, c->plugins.n,
-           c->cmd == CMD_RUN && c->bench == NULL &&
-               (!c->no_supervise || c->isolate))) != 0)
+  if ((status = st__cli_load_plugins(reg, c->plugins.items, c->plugins.n,
+                                     c->cmd == CMD_RUN && c->bench == NULL &&
+                                         (!c->no_supervise || c->isolate))) !=
+      0)
     goto out;
   /* After the explicit ones, which hide their platforms' defaults. */
   if (!c->no_default_plugins)

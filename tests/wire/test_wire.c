@@ -327,12 +327,12 @@ static void st__wire_result_frame__bench_round_trip_and_refused(void **state) {
       size_t from_end;
       uint32_t value;
     } cases[] = {
-        {16 + 16 + 40 + 4, 2},           /* presence flag */
-        {16 + 4, 2},                     /* has_bytes */
-        {16 + 8, 2},                     /* has_flops */
-        {16 + 12, ST__DCLASS_COUNT},     /* dclass: one past the table */
-        {16 + 12, 0xffffffffu},          /* dclass: -1 */
-        {16 + 16, 2},                    /* device_time */
+        {16 + 16 + 40 + 4, 2},       /* presence flag */
+        {16 + 4, 2},                 /* has_bytes */
+        {16 + 8, 2},                 /* has_flops */
+        {16 + 12, ST__DCLASS_COUNT}, /* dclass: one past the table */
+        {16 + 12, 0xffffffffu},      /* dclass: -1 */
+        {16 + 16, 2},                /* device_time */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
       uint32_t v = cases[k].value;
