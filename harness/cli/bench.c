@@ -381,6 +381,12 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
    * that needs a device context measures in a child of its own, so that
    * none is inherited). */
   st__ceilings_measure(reg, opts->platform, &ceil);
+  /* The cases run in children, which describe the platform at their
+   * first record; this process describes it here too, so that the
+   * table's fingerprint, taken at the end, is a later call (the cuda
+   * plugin's clocks at the end, docs/bench.md#platform-hooks). */
+  if (opts->supervise || opts->isolate)
+    st__fingerprint_collect(reg, opts->platform, &fp);
   if (st__bench_begin(&b->cfg) != ST_OK) {
     fprintf(stderr, "scenetest: error: internal error: out of memory\n");
     if (html != NULL)

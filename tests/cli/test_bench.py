@@ -578,4 +578,21 @@ def supervision_options():
               c[0]["message"] is None, "%r: the case benched" % mode, r)
 
 
+@test
+def table_fingerprint_is_a_later_describe_than_the_logged_one():
+    # The log line is the first describe of the process that runs the
+    # cases; the table's is a later one in the bench's own process
+    # (a child's clocks at its start, the bench's at its end), supervised
+    # or not.
+    for mode in ([], ["--no-supervise"]):
+        r = bench(QUICK + ["--min-rounds", "1", "--log-level", "timing"] +
+                  mode + [SCENE], env={"BENCHDEV_DESCRIBE_CALLS": "1"})
+        logged = [dict(FP_RE.findall(l)) for l in r.err.splitlines()
+                  if "[TIMING] fingerprint " in l]
+        doc = doc_of(r)
+        check(r.rc == 0 and [f.get("benchdev.calls") for f in logged] ==
+              ["1"] and doc["fingerprint"].get("benchdev.calls") == "2",
+              "%r: logged at call 1, the table's at call 2" % mode, r)
+
+
 main(TMP)
