@@ -522,6 +522,8 @@ def supervised_crash_exit_hang_fail_their_own_case_only():
         how = "bench " + (" ".join(mode) or "(supervised)")
         r = hostile_bench(mode + ["--report", "html:" + page], "json")
         check(r.rc == 1, "%s: exit 1" % how, r)
+        check(not re.search(r"Sanitizer|runtime error:", r.err),
+              "%s: no sanitizer spoke" % how, r)
         doc = doc_of(r)
         check_hostile_rows([(c["scene"] + "::" + c["case"], c["status"],
                              c["rounds"], c["median_ns"], c["message"])
