@@ -578,6 +578,17 @@ def supervision_options():
         c = doc_of(r)["cases"]
         check(r.rc == 0 and len(c) == 1 and c[0]["rounds"] == 4 and
               c[0]["message"] is None, "%r: the case benched" % mode, r)
+    # A configuration file's jobs is run's: bench ignores it.
+    conf = os.path.join(TMP, "conf")
+    write(conf, "scenetest.yaml", "jobs: 4\n")
+    r = Run(["bench", "--plugin", BENCHDEV, "--platform", "benchdev",
+             "--format", "json", "--log-level", "warning", "--min-rounds",
+             "2"] + QUICK + [SCENE], env=ENV, cwd=conf)
+    c = doc_of(r)["cases"]
+    check(r.rc == 0 and c[0]["rounds"] == 2,
+          "jobs: 4 in the configuration file: benched, not refused", r)
+    r = Run(["run", "--show-config", SCENE], cwd=conf)
+    check("jobs: 4" in r.out, "(the file is read: run's jobs is 4)", r)
 
 
 @test
