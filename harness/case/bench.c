@@ -3,7 +3,9 @@
  * shared steps of case.h (args, golden, record), one checked round (run,
  * compare), warm-up rounds for a time, then timed rounds within the
  * config's bounds; each timed round's reset and cache flush happen before
- * its clock starts. The figures of each case are kept for the CLI. */
+ * its clock starts. What it measured goes on the case's result, which
+ * carries it to the process that prints the table (a supervised child's
+ * result crosses the wire with it, case/wire.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,11 +19,10 @@
 #include "ops/ceiling.h"
 #include "ops/work.h"
 
+/* Set before st_run and only read after: a forked child reads its copy. */
 static struct {
   int active;
   st__bench_config cfg;
-  st__bench_case *cases;
-  size_t n, cap;
   unsigned char *flush; /* --cold-cache: written before each timed round */
   size_t flush_bytes;
 } bench;
@@ -72,18 +73,45 @@ st_status st__bench_begin(const st__bench_config *cfg) {
   return ST_OK;
 }
 
-const st__bench_case *st__bench_cases(size_t *n) {
-  *n = bench.n;
-  return bench.cases;
+static int has_row(const st_case_result *r) {
+  st_case_status s = st_case_result_status(r);
+  return st__case_result_bench(r) != NULL || s == ST_CASE_FAIL ||
+         s == ST_CASE_ERROR || s == ST_CASE_XPASS;
+}
+
+st__bench_case *st__bench_rows(const st_run_result *res, size_t *n, int *oom) {
+  size_t count = st_run_result_count(res), i, k = 0;
+  st__bench_case *rows;
+  *n = 0;
+  *oom = 0;
+  for (i = 0; i < count; i++)
+    k +=
+        st_run_result_get(res, i) != NULL && has_row(st_run_result_get(res, i));
+  if (k == 0)
+    return NULL;
+  if ((rows = calloc(k, sizeof *rows)) == NULL) {
+    *oom = 1;
+    return NULL;
+  }
+  for (i = 0; i < count; i++) {
+    const st_case_result *r = st_run_result_get(res, i);
+    const st__bench_measured *m;
+    st__bench_case *row = &rows[*n];
+    if (r == NULL || !has_row(r))
+      continue;
+    row->scene = st_case_result_scene(r);
+    row->kase = st_case_result_case(r);
+    row->platform = st_case_result_platform(r);
+    row->status = st_case_result_status(r);
+    row->message = st_case_result_message(r);
+    if ((m = st__case_result_bench(r)) != NULL)
+      row->m = *m;
+    ++*n;
+  }
+  return rows;
 }
 
 void st__bench_end(void) {
-  size_t i;
-  for (i = 0; i < bench.n; i++) {
-    free(bench.cases[i].scene);
-    free(bench.cases[i].kase);
-  }
-  free(bench.cases);
   free(bench.flush);
   memset(&bench, 0, sizeof bench);
 }
@@ -137,28 +165,8 @@ static int one_round(st__casectx *cc, const st_scene *scene, st__casedata *d,
   return ps == ST_PHASE_OK;
 }
 
-static st__bench_case *new_case(st__casectx *cc) {
-  st__bench_case *b;
-  b = st__array_grow(bench.cases, &bench.cap, bench.n, sizeof *b, 16);
-  if (b == NULL)
-    return NULL;
-  bench.cases = b;
-  b = &bench.cases[bench.n];
-  memset(b, 0, sizeof *b);
-  b->scene = strdup(cc->info.scene);
-  b->kase = strdup(cc->info.name);
-  if (b->scene == NULL || b->kase == NULL) {
-    free(b->scene);
-    free(b->kase);
-    return NULL;
-  }
-  b->platform = cc->run->opts->platform;
-  bench.n++;
-  return b;
-}
-
 static void timed_rounds(st__casectx *cc, const st_scene *scene,
-                         st__casedata *d, st__bench_case *b) {
+                         st__casedata *d, st__bench_measured *b) {
   const st__bench_config *cfg = &bench.cfg;
   double *samples = NULL;
   size_t n = 0, cap = 0;
@@ -194,14 +202,11 @@ static void timed_rounds(st__casectx *cc, const st_scene *scene,
 
 static void bench_run(st__casectx *cc, const st_scene *scene, size_t ci) {
   st__casedata d;
-  st__bench_case *b = new_case(cc);
+  st__bench_measured m, *b = &m;
   uint64_t ns;
   int device;
 
-  if (b == NULL) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR, "bench: out of memory");
-    return;
-  }
+  memset(&m, 0, sizeof m);
   if (!st__case_prepare(cc, scene, ci, &d))
     goto out;
   /* The work model of a built-in op (ops/work.h); another op: times
@@ -229,14 +234,16 @@ static void bench_run(st__casectx *cc, const st_scene *scene, size_t ci) {
 out:
   st__case_release(cc, &d);
   st__casedata_free(&d);
-  b->status = st_case_result_status(cc->res);
+  if (st__case_result_set_bench(cc->res, &m) != ST_OK)
+    st__case_result_set_status(cc->res, ST_CASE_ERROR, "bench: out of memory");
 }
 
 const st__executor st__exec_bench = {
     .name = "bench",
-    /* Its timed loop is bounded by --max-time-ms and --max-rounds; the
-     * case runs in this process, where its figures are kept. */
-    .flags = ST__EXEC_OWNS_TIMEOUT,
+    /* Its timed loop is bounded by --max-time-ms and --max-rounds; a
+     * case's timeout (a kernel that hangs) is the scheduler's to enforce,
+     * as for `run`'s in-process cases: the supervisor kills the child. */
+    .flags = 0,
     .slot = 1,
     .run = bench_run,
     .run_begin = NULL,

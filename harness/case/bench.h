@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* `scenetest bench` (docs/bench.md): the bench executor, which runs a
- * level-2 case's checked round, its warm-up and its timed rounds in this
- * process, and the figures it keeps for each case it ran. Set up by the
- * CLI before st_run (st__bench_begin), read after it (st__bench_figures).
- * One bench at a time in a process; its cases run on one thread. */
+ * level-2 case's checked round, its warm-up and its timed rounds in the
+ * process that runs the case (a supervised or an isolated child, or this
+ * one under --no-supervise) and leaves what it measured on the case's
+ * result (st__case_result_bench), which carries it to the parent. Set up
+ * by the CLI before st_run (st__bench_begin); forked children inherit the
+ * setting. One bench at a time in a process; its cases run on one thread. */
 #ifndef SCENETEST_HARNESS_CASE_BENCH_H
 #define SCENETEST_HARNESS_CASE_BENCH_H
 
@@ -11,6 +13,8 @@
 #include <stdint.h>
 
 #include <scenetest/run.h>
+
+#include "case/bench_measured.h"
 
 typedef struct st__bench_config {
   uint64_t warmup_ns;   /* --warmup-ms */
@@ -21,23 +25,13 @@ typedef struct st__bench_config {
   int cold_cache;       /* --cold-cache: the host's cache flushed */
 } st__bench_config;
 
-/* Order statistics of the timed rounds, in nanoseconds (percentiles by
- * linear interpolation between the closest ranks, as numpy's default). */
-typedef struct st__bench_stats {
-  uint64_t rounds;
-  double median, min, p10, p90;
-} st__bench_stats;
-
-/* One benched case. */
+/* One row of the bench's table: a case's result and, when it was
+ * benched (its process did not die first), what was measured. */
 typedef struct st__bench_case {
-  char *scene, *kase; /* owned */
-  const char *platform;
+  const char *scene, *kase, *platform; /* borrowed from the result */
   st_case_status status;
-  st__bench_stats stats; /* rounds 0: not timed */
-  int device_time;       /* the platform's device_ns were used */
-  int dclass;            /* st__dclass of its first tensor (ops/ceiling.h) */
-  int has_flops, has_bytes;
-  double flops, bytes; /* per run */
+  const char *message;  /* the result's (why it failed), or NULL */
+  st__bench_measured m; /* all zero (rounds 0) when nothing was measured */
 } st__bench_case;
 
 /* Whether the timed loop runs another round after `rounds` rounds took
@@ -54,10 +48,14 @@ void st__bench_stats_of(double *samples /* IN/OUT */, size_t n,
  * run on the bench executor. Returns ST_ENOMEM if the flush buffer cannot
  * be made. */
 st_status st__bench_begin(const st__bench_config *cfg /* IN */);
-/* The cases benched so far, in the order they ran (borrowed until
- * st__bench_end). */
-const st__bench_case *st__bench_cases(size_t *n /* OUT */);
-/* Bench mode off; frees the figures. */
+/* The table's rows of a run's results (the bench's st_run), in their
+ * order: each result that was benched, or that did not pass nor skip (a
+ * case whose process died, or a level-3 case that failed, has a row with
+ * nothing measured). A new array the caller frees, borrowing from res;
+ * NULL with *n 0 when there is none or out of memory (*oom set). */
+st__bench_case *st__bench_rows(const st_run_result *res /* IN */,
+                               size_t *n /* OUT */, int *oom /* OUT */);
+/* Bench mode off; frees the flush buffer. */
 void st__bench_end(void);
 /* Bench mode is on. */
 int st__bench_active(void);

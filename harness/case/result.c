@@ -40,6 +40,7 @@ struct st_case_result {
   int quarantine_applies;
   char *tags; /* the case's tags: n_tags names, packed as env */
   size_t n_tags;
+  st__bench_measured *bench; /* `scenetest bench`'s, or NULL */
   st_event *events;
   size_t n_events;
   size_t cap_events;
@@ -183,7 +184,24 @@ void st_case_result_free(st_case_result *r) {
   free(r->mistrust);
   st__quarantine_free(r->quarantine);
   free(r->tags);
+  free(r->bench);
   free(r);
+}
+
+st_status st__case_result_set_bench(st_case_result *r,
+                                    const st__bench_measured *m) {
+  free(r->bench);
+  r->bench = NULL;
+  if (m == NULL)
+    return ST_OK;
+  if ((r->bench = malloc(sizeof *r->bench)) == NULL)
+    return ST_ENOMEM;
+  *r->bench = *m;
+  return ST_OK;
+}
+
+const st__bench_measured *st__case_result_bench(const st_case_result *r) {
+  return r->bench;
 }
 
 void st__case_result_set_env(st_case_result *r, const char *const *kv,

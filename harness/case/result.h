@@ -5,6 +5,8 @@
 
 #include <scenetest/run.h>
 
+#include "case/bench_measured.h"
+
 struct st__quarantine;
 
 /* A new result with status pass and no events; strings are copied. NULL
@@ -97,6 +99,14 @@ void st__case_result_set_record(st_case_result *res /* IN/OUT */,
                                 const char *line /* IN */);
 /* NULL unless this case's record phase emitted the record. */
 const char *st__case_result_record(const st_case_result *res /* IN */);
+/* What `scenetest bench` measured for the case (docs/bench.md), copied;
+ * NULL clears it. ST_ENOMEM leaves none. */
+st_status
+st__case_result_set_bench(st_case_result *res /* IN/OUT */,
+                          const st__bench_measured *m /* IN */) ST_WUR;
+/* NULL unless the case was benched. Borrowed. */
+const st__bench_measured *
+st__case_result_bench(const st_case_result *res /* IN */);
 /* The case's env (docs/scene-format.md) for the reports: n pairs kv[2i] =
  * kv[2i+1], copied (out of memory drops the copy). */
 void st__case_result_set_env(st_case_result *res /* IN/OUT */,

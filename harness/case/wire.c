@@ -7,6 +7,7 @@
 
 #include "case/result.h"
 #include "case/wire.h"
+#include "ops/ceiling.h"
 
 /* Six of these a case, twice (the journal, the result): sized first and
  * written in one piece, the same bytes as field by field. */
@@ -125,6 +126,66 @@ void st__wire_put_result(st__wbuf *b, const st_case_result *res) {
   (void)st__wire_put32(p, (uint32_t)n);
   for (i = 0; i < n; i++)
     st__wire_put_event(b, st_case_result_event(res, i));
+  st__wire_put_bench(b, st__case_result_bench(res));
+}
+
+static void put_f64(st__wbuf *b, double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  st__wbuf_u64(b, u);
+}
+
+static double get_f64(st__rbuf *r) {
+  uint64_t u = st__rbuf_u64(r);
+  double v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+void st__wire_put_bench(st__wbuf *b, const st__bench_measured *m) {
+  st__wbuf_u32(b, m != NULL);
+  if (m == NULL)
+    return;
+  st__wbuf_u64(b, m->stats.rounds);
+  put_f64(b, m->stats.median);
+  put_f64(b, m->stats.min);
+  put_f64(b, m->stats.p10);
+  put_f64(b, m->stats.p90);
+  st__wbuf_u32(b, (uint32_t)m->device_time);
+  st__wbuf_u32(b, (uint32_t)m->dclass);
+  st__wbuf_u32(b, (uint32_t)m->has_flops);
+  st__wbuf_u32(b, (uint32_t)m->has_bytes);
+  put_f64(b, m->flops);
+  put_f64(b, m->bytes);
+}
+
+/* The flags are 0 or 1 and the dtype class one of the table's: the CLI
+ * indexes the ceilings with it. */
+st_status st__wire_get_bench(st__rbuf *r, st_case_result *res) {
+  st__bench_measured m;
+  uint32_t has = st__rbuf_u32(r), dev, dclass, hf, hb;
+  if (r->bad || has > 1)
+    return ST_EINVAL;
+  if (has == 0)
+    return ST_OK;
+  m.stats.rounds = st__rbuf_u64(r);
+  m.stats.median = get_f64(r);
+  m.stats.min = get_f64(r);
+  m.stats.p10 = get_f64(r);
+  m.stats.p90 = get_f64(r);
+  dev = st__rbuf_u32(r);
+  dclass = st__rbuf_u32(r);
+  hf = st__rbuf_u32(r);
+  hb = st__rbuf_u32(r);
+  m.flops = get_f64(r);
+  m.bytes = get_f64(r);
+  if (r->bad || dev > 1 || dclass >= ST__DCLASS_COUNT || hf > 1 || hb > 1)
+    return ST_EINVAL;
+  m.device_time = (int)dev;
+  m.dclass = (int)dclass;
+  m.has_flops = (int)hf;
+  m.has_bytes = (int)hb;
+  return st__case_result_set_bench(res, &m);
 }
 
 st_case_result *st__wire_get_result(st__rbuf *r) {
@@ -163,9 +224,12 @@ st_case_result *st__wire_get_result(st__rbuf *r) {
   for (i = 0; i < n; i++)
     if (st__wire_get_event(r, res) != ST_OK) {
       st_case_result_free(res);
-      res = NULL;
-      break;
+      return NULL;
     }
+  if (st__wire_get_bench(r, res) != ST_OK) {
+    st_case_result_free(res);
+    return NULL;
+  }
   return res;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* `scenetest bench` (bench.h; docs/bench.md): the ceilings measured once,
- * the cases run on the bench executor (case/bench.c), then one table of
- * figures: text, CSV or JSON (docs/bench.schema.json). */
+ * the cases run on the bench executor (case/bench.c), supervised as
+ * `run`'s are, then one table of figures from the results: text, CSV or
+ * JSON (docs/bench.schema.json). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -151,26 +152,26 @@ typedef st__bench_figures figures;
 
 static void figures_of(const st__bench_case *bc, const st__ceilings *ceil,
                        figures *f) {
-  double sec = bc->stats.median * 1e-9, cf;
+  double sec = bc->m.stats.median * 1e-9, cf;
   f->gflops = f->gbps = f->flops_fr = f->bytes_fr = NAN;
   f->bound = NULL;
   f->suspicious = 0;
-  if (bc->stats.rounds == 0 || sec <= 0)
+  if (bc->m.stats.rounds == 0 || sec <= 0)
     return;
-  cf = ceil->flops_per_s[bc->dclass];
-  if (bc->has_flops) {
-    f->gflops = bc->flops / sec * 1e-9;
+  cf = ceil->flops_per_s[bc->m.dclass];
+  if (bc->m.has_flops) {
+    f->gflops = bc->m.flops / sec * 1e-9;
     if (cf > 0)
-      f->flops_fr = bc->flops / sec / cf;
+      f->flops_fr = bc->m.flops / sec / cf;
   }
-  if (bc->has_bytes) {
-    f->gbps = bc->bytes / sec * 1e-9;
+  if (bc->m.has_bytes) {
+    f->gbps = bc->m.bytes / sec * 1e-9;
     if (ceil->bytes_per_s > 0)
-      f->bytes_fr = bc->bytes / sec / ceil->bytes_per_s;
+      f->bytes_fr = bc->m.bytes / sec / ceil->bytes_per_s;
   }
   /* Arithmetic intensity against the ridge point of the ceilings. */
-  if (bc->has_flops && bc->has_bytes && cf > 0 && ceil->bytes_per_s > 0)
-    f->bound = (bc->bytes > 0 ? bc->flops / bc->bytes : INFINITY) <
+  if (bc->m.has_flops && bc->m.has_bytes && cf > 0 && ceil->bytes_per_s > 0)
+    f->bound = (bc->m.bytes > 0 ? bc->m.flops / bc->m.bytes : INFINITY) <
                        cf / ceil->bytes_per_s
                    ? "memory"
                    : "compute";
@@ -207,8 +208,8 @@ static void print_text(const st__bench_case *cs, size_t n, const figures *fs,
     const figures *f = &fs[i];
     char name[512];
     snprintf(name, sizeof name, "%s::%s", c->scene, c->kase);
-    printf("%-40s %7llu ", name, (unsigned long long)c->stats.rounds);
-    num_or(stdout, c->stats.rounds ? c->stats.median : NAN, "%12.0f",
+    printf("%-40s %7llu ", name, (unsigned long long)c->m.stats.rounds);
+    num_or(stdout, c->m.stats.rounds ? c->m.stats.median : NAN, "%12.0f",
            "           -");
     num_or(stdout, f->gflops, " %10.3f", "          -");
     num_or(stdout, f->gbps, " %10.3f", "          -");
@@ -216,8 +217,14 @@ static void print_text(const st__bench_case *cs, size_t n, const figures *fs,
     num_or(stdout, f->bytes_fr * 100, " %6.1f%%", "       -");
     printf(" %-7s %s%s%s\n", f->bound ? f->bound : "-",
            st_case_status_name(c->status), f->suspicious ? ",suspicious" : "",
-           c->device_time ? ",device" : "");
+           c->m.device_time ? ",device" : "");
   }
+  /* Why a case failed: a kernel that crashed, exited or hung
+   * (docs/bench.md#supervision), a mismatch in the checked round. */
+  for (i = 0; i < n; i++)
+    if (cs[i].message != NULL && cs[i].status != ST_CASE_PASS)
+      printf("%s::%s: %s: %s\n", cs[i].scene, cs[i].kase,
+             st_case_status_name(cs[i].status), cs[i].message);
 }
 
 static void csv_num(double v) {
@@ -240,29 +247,29 @@ static void print_csv(const st__bench_case *cs, size_t n, const figures *fs) {
   size_t i;
   puts("scene,case,platform,status,rounds,median_ns,min_ns,p10_ns,p90_ns,"
        "flops,bytes,gflops,gbps,flops_fraction,bytes_fraction,bound,"
-       "suspicious");
+       "suspicious,message");
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const figures *f = &fs[i];
-    int t = c->stats.rounds > 0;
+    int t = c->m.stats.rounds > 0;
     csv_str(c->scene);
     putchar(',');
     csv_str(c->kase);
     putchar(',');
     csv_str(c->platform);
     printf(",%s,%llu,", st_case_status_name(c->status),
-           (unsigned long long)c->stats.rounds);
-    csv_num(t ? c->stats.median : NAN);
+           (unsigned long long)c->m.stats.rounds);
+    csv_num(t ? c->m.stats.median : NAN);
     putchar(',');
-    csv_num(t ? c->stats.min : NAN);
+    csv_num(t ? c->m.stats.min : NAN);
     putchar(',');
-    csv_num(t ? c->stats.p10 : NAN);
+    csv_num(t ? c->m.stats.p10 : NAN);
     putchar(',');
-    csv_num(t ? c->stats.p90 : NAN);
+    csv_num(t ? c->m.stats.p90 : NAN);
     putchar(',');
-    csv_num(c->has_flops ? c->flops : NAN);
+    csv_num(c->m.has_flops ? c->m.flops : NAN);
     putchar(',');
-    csv_num(c->has_bytes ? c->bytes : NAN);
+    csv_num(c->m.has_bytes ? c->m.bytes : NAN);
     putchar(',');
     csv_num(f->gflops);
     putchar(',');
@@ -271,8 +278,11 @@ static void print_csv(const st__bench_case *cs, size_t n, const figures *fs) {
     csv_num(f->flops_fr);
     putchar(',');
     csv_num(f->bytes_fr);
-    printf(",%s,%s\n", f->bound ? f->bound : "",
+    printf(",%s,%s,", f->bound ? f->bound : "",
            f->suspicious ? "true" : "false");
+    if (c->message != NULL)
+      csv_str(c->message);
+    putchar('\n');
   }
 }
 
@@ -305,7 +315,7 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const figures *f = &fs[i];
-    int t = c->stats.rounds > 0;
+    int t = c->m.stats.rounds > 0;
     printf("%s\n  {\"scene\": ", i ? "," : "");
     st__json_string(stdout, c->scene);
     printf(", \"case\": ");
@@ -313,18 +323,19 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
     printf(", \"platform\": ");
     st__json_string(stdout, c->platform);
     printf(", \"status\": \"%s\", \"rounds\": %llu, \"median_ns\": ",
-           st_case_status_name(c->status), (unsigned long long)c->stats.rounds);
-    json_num(t ? c->stats.median : NAN);
+           st_case_status_name(c->status),
+           (unsigned long long)c->m.stats.rounds);
+    json_num(t ? c->m.stats.median : NAN);
     printf(", \"min_ns\": ");
-    json_num(t ? c->stats.min : NAN);
+    json_num(t ? c->m.stats.min : NAN);
     printf(", \"p10_ns\": ");
-    json_num(t ? c->stats.p10 : NAN);
+    json_num(t ? c->m.stats.p10 : NAN);
     printf(", \"p90_ns\": ");
-    json_num(t ? c->stats.p90 : NAN);
+    json_num(t ? c->m.stats.p90 : NAN);
     printf(", \"flops\": ");
-    json_num(c->has_flops ? c->flops : NAN);
+    json_num(c->m.has_flops ? c->m.flops : NAN);
     printf(", \"bytes\": ");
-    json_num(c->has_bytes ? c->bytes : NAN);
+    json_num(c->m.has_bytes ? c->m.bytes : NAN);
     printf(", \"gflops\": ");
     json_num(f->gflops);
     printf(", \"gbps\": ");
@@ -338,7 +349,13 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
       printf("\"%s\"", f->bound);
     else
       fputs("null", stdout);
-    printf(", \"suspicious\": %s}", f->suspicious ? "true" : "false");
+    printf(", \"suspicious\": %s, \"message\": ",
+           f->suspicious ? "true" : "false");
+    if (c->message != NULL)
+      st__json_string(stdout, c->message);
+    else
+      fputs("null", stdout);
+    putchar('}');
   }
   printf("\n ]}\n");
 }
@@ -349,18 +366,27 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
   st__fingerprint fp;
   FILE *html = NULL;
   st_run_result *result = NULL;
-  const st__bench_case *cs;
+  st__bench_case *cs = NULL;
   figures *fs = NULL;
   st_error err;
   st_status rc;
   size_t n, i;
-  int status = 0, suspicious = 0;
+  int status = 0, suspicious = 0, oom;
 
   if (b->html != NULL && (html = fopen(b->html, "we")) == NULL)
     return st__cli_usage("cannot open --report html:'%s': %s", b->html,
                          strerror(errno));
-  /* Before the first case, once (docs/bench.md#ceilings). */
+  /* Before the first case, once, in this process: the children that run
+   * the cases are forked after it (docs/bench.md#ceilings; a platform
+   * that needs a device context measures in a child of its own, so that
+   * none is inherited). */
   st__ceilings_measure(reg, opts->platform, &ceil);
+  /* The cases run in children, which describe the platform at their
+   * first record; this process describes it here too, so that the
+   * table's fingerprint, taken at the end, is a later call (the cuda
+   * plugin's clocks at the end, docs/bench.md#platform-hooks). */
+  if (opts->supervise || opts->isolate)
+    st__fingerprint_collect(reg, opts->platform, &fp);
   if (st__bench_begin(&b->cfg) != ST_OK) {
     fprintf(stderr, "scenetest: error: internal error: out of memory\n");
     if (html != NULL)
@@ -377,8 +403,10 @@ int st__cli_bench_run(const st__cli_bench *b, const st_scene_set *set,
       fclose(html);
     return rc == ST_EUSAGE ? 2 : 3;
   }
-  cs = st__bench_cases(&n);
-  if (n > 0 && (fs = calloc(n, sizeof *fs)) == NULL) {
+  /* From the results: a case benched in a child brought its figures
+   * with it; one whose process died has a row with nothing measured. */
+  cs = st__bench_rows(result, &n, &oom);
+  if (oom || (n > 0 && (fs = calloc(n, sizeof *fs)) == NULL)) {
     fprintf(stderr, "scenetest: error: internal error: out of memory\n");
     status = 3;
     goto out;
@@ -420,6 +448,7 @@ out:
   if (html != NULL)
     fclose(html);
   free(fs);
+  free(cs);
   st_run_result_free(result);
   st__bench_end();
   return status;

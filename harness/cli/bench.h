@@ -25,8 +25,9 @@ int st__cli_bench_args(int argc, char **argv /* IN */,
                        st__cli_bench *b /* OUT */, char **rest /* OUT */,
                        int *n_rest /* OUT */);
 
-/* Runs the selected cases of set as a bench with opts (-j 1, in this
- * process); prints the figures. The exit status. */
+/* Runs the selected cases of set as a bench with opts (-j 1; supervised,
+ * isolated or in this process as opts say); prints the figures. The exit
+ * status. */
 int st__cli_bench_run(const st__cli_bench *b /* IN */,
                       const st_scene_set *set /* IN */,
                       st_run_options *opts /* IN/OUT */,

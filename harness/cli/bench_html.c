@@ -52,8 +52,8 @@ static void fit_axes(axes *ap, const st__bench_case *cs, size_t n,
   size_t i;
   int k;
   for (i = 0; i < n; i++)
-    if (!isnan(fs[i].gflops) && cs[i].bytes > 0 && cs[i].flops > 0) {
-      widen(cs[i].flops / cs[i].bytes, &a.x0, &a.x1);
+    if (!isnan(fs[i].gflops) && cs[i].m.bytes > 0 && cs[i].m.flops > 0) {
+      widen(cs[i].m.flops / cs[i].m.bytes, &a.x0, &a.x1);
       widen(fs[i].gflops, &a.y0, &a.y1);
     }
   for (k = 0; k < ST__DCLASS_COUNT; k++)
@@ -87,7 +87,7 @@ static void roofline(FILE *f, const st__bench_case *cs, size_t n,
   /* The roofs of the dtype classes the cases have (all without one). */
   for (i = 0; i < n; i++)
     if (!isnan(fs[i].gflops))
-      used[cs[i].dclass % ST__DCLASS_COUNT] = any = 1;
+      used[cs[i].m.dclass % ST__DCLASS_COUNT] = any = 1;
   if (!any)
     for (k = 0; k < ST__DCLASS_COUNT; k++)
       used[k] = 1;
@@ -144,13 +144,13 @@ static void roofline(FILE *f, const st__bench_case *cs, size_t n,
     const char *cls = g->suspicious               ? "point suspicious"
                       : c->status == ST_CASE_PASS ? "point"
                                                   : "point failing";
-    if (isnan(g->gflops) || !(c->bytes > 0) || !(c->flops > 0))
+    if (isnan(g->gflops) || !(c->m.bytes > 0) || !(c->m.flops > 0))
       continue;
     fprintf(f,
             "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
             "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"><title>",
-            cls, px(&a, c->flops / c->bytes), py(&a, g->gflops),
-            colors[c->dclass % ST__DCLASS_COUNT],
+            cls, px(&a, c->m.flops / c->m.bytes), py(&a, g->gflops),
+            colors[c->m.dclass % ST__DCLASS_COUNT],
             g->suspicious               ? "#e31a1c"
             : c->status == ST_CASE_PASS ? "none"
                                         : "#000");
@@ -210,12 +210,13 @@ void st__bench_html(FILE *f, const st__bench_case *cs, size_t n,
   fputs("<h2>Cases</h2>\n<table id=\"cases\"><tr><th>case</th><th>status"
         "</th><th>rounds</th><th>median ns</th><th>min ns</th><th>p10 ns"
         "</th><th>p90 ns</th><th>GFLOP/s</th><th>GB/s</th><th>% FLOP "
-        "ceiling</th><th>% bandwidth</th><th>bound</th><th>flags</th></tr>\n",
+        "ceiling</th><th>% bandwidth</th><th>bound</th><th>flags</th>"
+        "<th>message</th></tr>\n",
         f);
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const st__bench_figures *g = &fs[i];
-    int t = c->stats.rounds > 0;
+    int t = c->m.stats.rounds > 0;
     fprintf(f, "<tr class=\"%s\"><td>",
             g->suspicious               ? "suspicious"
             : c->status == ST_CASE_PASS ? "case"
@@ -224,17 +225,21 @@ void st__bench_html(FILE *f, const st__bench_case *cs, size_t n,
     fputs("::", f);
     st__html_text(f, c->kase);
     fprintf(f, "</td><td>%s</td><td>%llu</td>", st_case_status_name(c->status),
-            (unsigned long long)c->stats.rounds);
-    cell(f, t ? c->stats.median : NAN, "%.0f");
-    cell(f, t ? c->stats.min : NAN, "%.0f");
-    cell(f, t ? c->stats.p10 : NAN, "%.0f");
-    cell(f, t ? c->stats.p90 : NAN, "%.0f");
+            (unsigned long long)c->m.stats.rounds);
+    cell(f, t ? c->m.stats.median : NAN, "%.0f");
+    cell(f, t ? c->m.stats.min : NAN, "%.0f");
+    cell(f, t ? c->m.stats.p10 : NAN, "%.0f");
+    cell(f, t ? c->m.stats.p90 : NAN, "%.0f");
     cell(f, g->gflops, "%.4g");
     cell(f, g->gbps, "%.4g");
     cell(f, g->flops_fr * 100, "%.1f%%");
     cell(f, g->bytes_fr * 100, "%.1f%%");
-    fprintf(f, "<td>%s</td><td>%s%s</td></tr>\n", g->bound ? g->bound : "-",
-            g->suspicious ? "suspicious " : "", c->device_time ? "device" : "");
+    fprintf(f, "<td>%s</td><td>%s%s</td><td class=\"message\">",
+            g->bound ? g->bound : "-", g->suspicious ? "suspicious " : "",
+            c->m.device_time ? "device" : "");
+    if (c->message != NULL)
+      st__html_text(f, c->message);
+    fputs("</td></tr>\n", f);
   }
   fputs("</table>\n</body></html>\n", f);
 }

@@ -446,10 +446,12 @@ static int run_command(cli *c) {
    * loaded is a usage error; one whose init fails is a warning. A run that
    * forks its cases (supervised, --isolate) loads none here: the
    * processes that dispatch do (docs/reliability.md#the-process-model;
-   * cli/probe.c). */
-  if ((status = st__cli_load_plugins(
-           reg, c->plugins.items, c->plugins.n,
-           c->cmd == CMD_RUN && (!c->no_supervise || c->isolate))) != 0)
+   * cli/probe.c). `bench` loads them here, where it measures the
+   * platform's ceilings before forking (docs/bench.md#supervision). */
+  if ((status = st__cli_load_plugins(reg, c->plugins.items, c->plugins.n,
+                                     c->cmd == CMD_RUN && c->bench == NULL &&
+                                         (!c->no_supervise || c->isolate))) !=
+      0)
     goto out;
   /* After the explicit ones, which hide their platforms' defaults. */
   if (!c->no_default_plugins)
@@ -480,9 +482,8 @@ static int run_command(cli *c) {
     break;
   default:
     if (c->bench != NULL) {
-      /* docs/bench.md: in this process, one case at a time. */
-      opts.supervise = 0;
-      opts.isolate = 0;
+      /* docs/bench.md#supervision: one case at a time, supervised,
+       * isolated or in this process as for `run`. */
       opts.jobs = 1;
       opts.skip_golden |= c->bench->no_check;
       status = st__cli_bench_run(c->bench, set, &opts, reg);
@@ -622,6 +623,20 @@ static int sane_std_fds(void) {
   return 0;
 }
 
+/* `bench` times its cases one at a time (docs/bench.md#supervision): -j
+ * above 1 on the command line is a usage error, a configuration file's
+ * `jobs` (meant for `run`) is ignored. */
+static int bench_jobs(cli *c) {
+  for (size_t i = 0; i < st__cli_n_options; i++)
+    if (strcmp(st__cli_options[i].name, "jobs") == 0 &&
+        c->source[i] == SRC_CLI && c->jobs > 1)
+      return st__cli_usage("bench: -j %llu: the cases are timed one at a time "
+                           "(-j 1), so that none runs beside another",
+                           (unsigned long long)c->jobs);
+  c->jobs = 1;
+  return 0;
+}
+
 /* `bench`: `run`'s command line, less bench's own options (cli/bench.h),
  * in *rest (owned by the caller). */
 static int bench_args(int *argc, char ***argv, st__cli_bench *b, char ***rest) {
@@ -738,12 +753,8 @@ int main(int argc, char **argv) {
     status = st__cli_show_config(&c);
     goto out;
   }
-  if (c.bench != NULL) {
-    /* docs/bench.md: -j 1, cases in this process. */
-    c.no_supervise = 1;
-    c.isolate = 0;
-    c.jobs = 1;
-  }
+  if (c.bench != NULL && (status = bench_jobs(&c)) != 0)
+    goto out;
   hold_timing_lines(&c);
   if ((status = open_log_file(&c)) != 0)
     goto out;

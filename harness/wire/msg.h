@@ -31,7 +31,8 @@
 typedef enum st__msg {
   ST__MSG_EVENT = 1,        /* case child: one event (st__wire_put_event) */
   ST__MSG_LOG = 2,          /* case child: one log line (u32 length, bytes) */
-  ST__MSG_RESULT = 3,       /* case child: u32 case index, the result */
+  ST__MSG_RESULT = 3,       /* case child: u32 case index, the result (with the
+                               bench's figures of the case, if any) */
   ST__MSG_BEGIN = 4,        /* supervised child, live runs: u32 case index */
   ST__MSG_PROBE_BEGIN = 16, /* u32 plugin index: loading it now */
   ST__MSG_PROBE_ERROR = 17, /* string: the load's message */

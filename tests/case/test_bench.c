@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* The bench's arithmetic (docs/bench.md): the round budget against a fake
  * clock (each limit binding in turn), the order statistics on known
- * samples, and the work model of every built-in op against a hand count. */
+ * samples, the work model of every built-in op against a hand count, and
+ * the table's rows taken from a run's results (docs/bench.md#supervision). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "case/bench.h"
+#include "case/result.h"
 #include "ops/backends.h"
 #include "ops/ceiling.h"
 #include "ops/work.h"
@@ -200,6 +203,71 @@ static void test_dclass(void **state) {
   assert_string_equal(st__dclass_name(ST__DCLASS_HALF), "half");
 }
 
+/* A row for each benched result and each that did not pass, in order,
+ * with the result's names, status, message and measurements; none for a
+ * pass or a skip that was not benched (a level-3 case, say), nor for a
+ * case with no result. */
+static void test_rows_from_results(void **state) {
+  static const struct {
+    const char *name;
+    st_case_status status;
+    int benched;
+  } in[] = {{"timed", ST_CASE_PASS, 1},    {"l3pass", ST_CASE_PASS, 0},
+            {"crashed", ST_CASE_ERROR, 0}, {"skipped", ST_CASE_SKIP, 0},
+            {"mismatch", ST_CASE_FAIL, 1}, {"l3fail", ST_CASE_FAIL, 0},
+            {"xpass", ST_CASE_XPASS, 0},   {"noresult", ST_CASE_PASS, 0}};
+  static const char *const want[] = {"timed", "crashed", "mismatch", "l3fail",
+                                     "xpass"};
+  size_t n_in = sizeof in / sizeof in[0], n = 99, i;
+  st_run_result *run = st__run_result_new(n_in);
+  st__bench_case *rows;
+  st__bench_measured m;
+  int oom = 1;
+  (void)state;
+  assert_non_null(run);
+  memset(&m, 0, sizeof m);
+  m.stats.rounds = 5;
+  m.stats.median = 250.0;
+  m.dclass = ST__DCLASS_FLOAT32;
+  for (i = 0; i + 1 < n_in; i++) {
+    st_case_result *r =
+        st__case_result_new("sc", in[i].name, "f.yaml", 1, "cpu", 0);
+    assert_non_null(r);
+    st__case_result_set_status(r, in[i].status,
+                               in[i].status == ST_CASE_PASS ? NULL : "why %s",
+                               in[i].name);
+    if (in[i].benched)
+      assert_int_equal(st__case_result_set_bench(r, &m), ST_OK);
+    st__run_result_set(run, i, r);
+  }
+  rows = st__bench_rows(run, &n, &oom);
+  assert_int_equal(oom, 0);
+  assert_int_equal(n, sizeof want / sizeof want[0]);
+  for (i = 0; i < n; i++) {
+    assert_string_equal(rows[i].kase, want[i]);
+    assert_string_equal(rows[i].scene, "sc");
+    assert_string_equal(rows[i].platform, "cpu");
+  }
+  assert_int_equal(rows[0].status, ST_CASE_PASS);
+  assert_null(rows[0].message);
+  assert_int_equal(rows[0].m.stats.rounds, 5);
+  assert_true(rows[0].m.stats.median == 250.0);
+  assert_int_equal(rows[1].status, ST_CASE_ERROR);
+  assert_string_equal(rows[1].message, "why crashed");
+  assert_int_equal(rows[1].m.stats.rounds, 0);
+  assert_int_equal(rows[2].m.stats.rounds, 5);
+  assert_int_equal(rows[3].m.stats.rounds, 0);
+  free(rows);
+  st_run_result_free(run);
+  /* No rows: NULL, not out of memory. */
+  run = st__run_result_new(0);
+  assert_non_null(run);
+  assert_null(st__bench_rows(run, &n, &oom));
+  assert_int_equal(n, 0);
+  assert_int_equal(oom, 0);
+  st_run_result_free(run);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_budget_min_rounds_binds),
@@ -210,6 +278,7 @@ int main(void) {
       cmocka_unit_test(test_work_every_builtin_op),
       cmocka_unit_test(test_work_unknown_op),
       cmocka_unit_test(test_dclass),
+      cmocka_unit_test(test_rows_from_results),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 """`scenetest bench` (docs/bench.md) through the binary, printing TAP 13.
 
 Usage: test_bench.py SCENETEST PATH/TO/st_plugin_benchdev.so
+                    PATH/TO/st_plugin_hostile.so
 
 The benchdev platform (tests/plugins/benchdev.c) reports as device_ns
 1000 x the number of its call in the case (+1 when its flush hook ran
@@ -10,7 +11,9 @@ timed and what was flushed are exact numbers, whatever the machine's
 speed: no assertion here is about time. Its `ceilings` hook reports a
 tiny ceiling under BENCHDEV_CEILING=tiny (every figure suspicious).
 The JSON is validated against docs/bench.schema.json with Debian's
-/usr/bin/python3 and its jsonschema.
+/usr/bin/python3 and its jsonschema. The hostile platform
+(tests/plugins/hostile.c) has kernels that crash (mul), exit (reduce_sum)
+and hang (sub), for the supervised bench (docs/bench.md#supervision).
 """
 import csv
 import io
@@ -26,6 +29,7 @@ from taptest import Run, check, test, write, main
 
 taptest.EXE = os.path.abspath(sys.argv[1])
 BENCHDEV = os.path.abspath(sys.argv[2])
+HOSTILE = os.path.abspath(sys.argv[3])
 TMP = tempfile.mkdtemp(prefix="scenetest-bench-")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -445,6 +449,163 @@ def usage_errors():
         check(r.rc == 2 and what in r.err, "%r: exit 2" % args, r)
     r = bench([SCENE], plugin=False, fmt="xml")
     check(r.rc == 2 and "unknown format" in r.err, "--format xml: exit 2", r)
+
+
+# The supervised bench (docs/bench.md#supervision): innocent cases around a
+# kernel that crashes, one that calls exit(7) and one that hangs (its
+# case's timeout: 0.5 s); hostile's add is correct (and prints, which the
+# child's capture keeps off the table).
+HOSTILE_OP = """\
+scene: {scene}
+kernel: {op}
+golden: {op}
+args:
+  - {{tensor: a, dtype: float32, shape: [N], init: {{uniform: [-1, 1]}}}}
+  - {{tensor: b, dtype: float32, shape: [N], init: {{fill: 3.0}}}}
+  - {{tensor: out, dtype: float32, shape: [N], init: zeros, role: output}}
+cases:
+  - {{name: {case}, params: {{N: 64}}{extra}}}
+"""
+HOSTILE_SCENES = write(TMP, "hostile.yaml", "---\n".join([
+    HOSTILE_OP.format(scene="good", op="add", case="first", extra=""),
+    HOSTILE_OP.format(scene="crash", op="mul", case="segv", extra=""),
+    HOSTILE_OP.format(scene="hang", op="sub", case="forever",
+                      extra=", timeout: 0.5"),
+    """\
+scene: exits
+kernel: reduce_sum
+golden: reduce_sum
+args:
+  - {tensor: x, dtype: float32, shape: [N], init: {uniform: [-1, 1]}}
+  - {tensor: y, dtype: float32, shape: [1], init: zeros, role: output}
+cases:
+  - {name: seven, params: {N: 64}}
+""",
+    HOSTILE_OP.format(scene="good2", op="add", case="last", extra="")]))
+HOSTILE_NAMES = ["good::first", "crash::segv", "hang::forever",
+                 "exits::seven", "good2::last"]
+# What each hostile case's message says, under supervision and --isolate.
+HOSTILE_WHY = {"crash::segv": "SIGSEGV", "hang::forever": "timed out",
+               "exits::seven": "exited with status 7"}
+
+
+def hostile_bench(args, fmt):
+    # Under ASan the crash stays a SIGSEGV (its handler would exit 1).
+    env = dict(ENV)
+    env["ASAN_OPTIONS"] = ":".join(
+        x for x in (os.environ.get("ASAN_OPTIONS"), "handle_segv=0") if x)
+    return Run(["bench", "--plugin", HOSTILE, "--platform", "hostile",
+                "--format", fmt, "--log-level", "warning"] + QUICK +
+               ["--min-rounds", "3"] + args + [HOSTILE_SCENES], env=env)
+
+
+def check_hostile_rows(rows, r, how):
+    """rows: (name, status, rounds, median, message) a case, in order."""
+    check([row[0] for row in rows] == HOSTILE_NAMES,
+          "%s: one row a case, in order, every one there" % how, r)
+    for name, status, rounds, median, message in rows:
+        if name.startswith("good"):
+            check(status == "pass" and rounds == 3 and median is not None
+                  and not message, "%s: innocent %s keeps its figures (3 "
+                  "rounds, a median)" % (how, name), r)
+        else:
+            check(status == "error" and rounds == 0 and median is None and
+                  HOSTILE_WHY[name] in (message or ""),
+                  "%s: %s is an error, untimed, its message saying %r" %
+                  (how, name, HOSTILE_WHY[name]), r)
+
+
+@test
+def supervised_crash_exit_hang_fail_their_own_case_only():
+    page = os.path.join(TMP, "hostile.html")
+    for mode in ([], ["--isolate"]):
+        how = "bench " + (" ".join(mode) or "(supervised)")
+        r = hostile_bench(mode + ["--report", "html:" + page], "json")
+        check(r.rc == 1, "%s: exit 1" % how, r)
+        check(not re.search(r"Sanitizer|runtime error:", r.err),
+              "%s: no sanitizer spoke" % how, r)
+        doc = doc_of(r)
+        check_hostile_rows([(c["scene"] + "::" + c["case"], c["status"],
+                             c["rounds"], c["median_ns"], c["message"])
+                            for c in doc["cases"]], r, how + " json")
+        if os.path.exists("/usr/bin/python3"):
+            p = subprocess.run(
+                ["/usr/bin/python3", "-c",
+                 "import json,sys,jsonschema;"
+                 "jsonschema.validate(json.load(open(sys.argv[1])),"
+                 "json.load(open(sys.argv[2])))",
+                 write(TMP, "hostile.json", r.out), SCHEMA],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            check(p.returncode == 0, "%s: the JSON validates: %s" %
+                  (how, p.stderr.decode()), r)
+        with open(page) as f:
+            html = f.read()
+        cases = html[html.index('<table id="cases">'):]
+        trs = re.findall(r"<tr class=\"(\w+)\"><td>([^<]*)</td><td>(\w+)"
+                         r"</td><td>(\d+)</td><td>([^<]*)</td>.*?"
+                         r"<td class=\"message\">([^<]*)</td></tr>", cases)
+        check_hostile_rows([(t[1], t[2], int(t[3]),
+                             None if t[4] == "-" else t[4], t[5])
+                            for t in trs], r, how + " html")
+    r = hostile_bench([], "csv")
+    check(r.rc == 1, "csv: exit 1", r)
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    check_hostile_rows([(x["scene"] + "::" + x["case"], x["status"],
+                         int(x["rounds"]), x["median_ns"] or None,
+                         x["message"]) for x in rows], r, "csv")
+    r = hostile_bench([], "text")
+    check(r.rc == 1, "text: exit 1", r)
+    rows = []
+    for line in r.out.splitlines():
+        f = line.split()
+        if f and f[0] in HOSTILE_NAMES:
+            why = [m for m in r.out.splitlines()
+                   if m.startswith(f[0] + ": error: ")]
+            rows.append((f[0], f[-1], int(f[1]),
+                         None if f[2] == "-" else f[2],
+                         why[0] if why else None))
+    check_hostile_rows(rows, r, "text")
+
+
+@test
+def supervision_options():
+    r = bench(["-j", "2", SCENE], plugin=False, fmt=None)
+    check(r.rc == 2 and "timed one at a time" in r.err,
+          "-j 2: a usage error (exit 2)", r)
+    for mode in (["-j", "1"], ["--no-supervise"]):
+        r = bench(QUICK + ["--min-rounds", "4", "--log-level", "warning"] +
+                  mode + [SCENE])
+        c = doc_of(r)["cases"]
+        check(r.rc == 0 and len(c) == 1 and c[0]["rounds"] == 4 and
+              c[0]["message"] is None, "%r: the case benched" % mode, r)
+    # A configuration file's jobs is run's: bench ignores it.
+    conf = os.path.join(TMP, "conf")
+    write(conf, "scenetest.yaml", "jobs: 4\n")
+    r = Run(["bench", "--plugin", BENCHDEV, "--platform", "benchdev",
+             "--format", "json", "--log-level", "warning", "--min-rounds",
+             "2"] + QUICK + [SCENE], env=ENV, cwd=conf)
+    c = doc_of(r)["cases"]
+    check(r.rc == 0 and c[0]["rounds"] == 2,
+          "jobs: 4 in the configuration file: benched, not refused", r)
+    r = Run(["run", "--show-config", SCENE], cwd=conf)
+    check("jobs: 4" in r.out, "(the file is read: run's jobs is 4)", r)
+
+
+@test
+def table_fingerprint_is_a_later_describe_than_the_logged_one():
+    # The log line is the first describe of the process that runs the
+    # cases; the table's is a later one in the bench's own process
+    # (a child's clocks at its start, the bench's at its end), supervised
+    # or not.
+    for mode in ([], ["--no-supervise"]):
+        r = bench(QUICK + ["--min-rounds", "1", "--log-level", "timing"] +
+                  mode + [SCENE], env={"BENCHDEV_DESCRIBE_CALLS": "1"})
+        logged = [dict(FP_RE.findall(l)) for l in r.err.splitlines()
+                  if "[TIMING] fingerprint " in l]
+        doc = doc_of(r)
+        check(r.rc == 0 and [f.get("benchdev.calls") for f in logged] ==
+              ["1"] and doc["fingerprint"].get("benchdev.calls") == "2",
+              "%r: logged at call 1, the table's at call 2" % mode, r)
 
 
 main(TMP)

@@ -4,7 +4,9 @@
  * parent is read back with a bounds-checked reader, and a dying or hostile
  * child can send any bytes (a supervised child's writes come in an envelope,
  * wire/envelope.h, read first). Any input must decode or be refused, never
- * crash, read out of bounds or leak. Built with clang only (tests/meson.build).
+ * crash, read out of bounds or leak (a result's bench figures, whose dtype
+ * class indexes the ceilings, included: tests/fuzz/wire/result_bench.bin).
+ * Built with clang only (tests/meson.build).
  * Run: build-fuzz/tests/fuzz/fuzz_wire -max_total_time=60 tests/fuzz/wire */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A test plugin for the machine reports (tests/cli/test_reports.py): the
+/* A test plugin for the machine reports (tests/cli/test_reports.py) and
+ * the supervised bench (tests/cli/test_bench.py): the
  * platform "hostile", whose kernels produce each outcome a report must
  * carry, with bytes that a careless writer would let break XML or JSON:
  *   add   correct, after printing hostile bytes (a NUL, invalid UTF-8,
@@ -9,9 +10,11 @@
  *   relu  fails with a hostile message: an error
  *   mul   raises SIGSEGV: a crash (under --isolate)
  *   sub   never returns: a timeout
+ *   reduce_sum  calls exit(7) in the middle of its case (test_bench.py)
  * and no `scale`, for a missing implementation. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <scenetest/scenetest.h>
@@ -61,15 +64,18 @@ static st_status hostile_hang(st_op_call *c) {
   return ST_OK;
 }
 
+static st_status hostile_exit(st_op_call *c) {
+  (void)c;
+  exit(7);
+}
+
 static st_status init(st_registry *reg, st_error *err) {
   static const struct {
     const char *op;
     st_op_fn fn;
-  } ops[] = {{"add", hostile_add},
-             {"copy", hostile_decline},
-             {"relu", hostile_error},
-             {"mul", hostile_crash},
-             {"sub", hostile_hang}};
+  } ops[] = {{"add", hostile_add},    {"copy", hostile_decline},
+             {"relu", hostile_error}, {"mul", hostile_crash},
+             {"sub", hostile_hang},   {"reduce_sum", hostile_exit}};
   size_t i;
   for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     st_status rc = st_registry_register(reg, "hostile", ops[i].op, "hostile",

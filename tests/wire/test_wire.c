@@ -18,6 +18,7 @@
 #include "case/level3/map_msg.h"
 #include "case/result.h"
 #include "case/wire.h"
+#include "ops/ceiling.h"
 #include "wire/frame.h"
 #include "wire/msg.h"
 
@@ -261,6 +262,93 @@ static void st__wire_result_frame__round_trip_and_truncated(void **state) {
   st_case_result_free(r);
 }
 
+/* The bench's figures of a case (docs/bench.md) cross with its result, to
+ * the bit; a result without them decodes without them; every cut is
+ * refused, and so are a presence flag or a work flag other than 0 and 1
+ * and a dtype class out of the ceilings' table (the parent indexes it). */
+static void st__wire_result_frame__bench_round_trip_and_refused(void **state) {
+  st_case_result *r = st__case_result_new("sc", "case", "f.yaml", 4, "cpu", 9);
+  st_case_result *back;
+  const st__bench_measured *got;
+  st__bench_measured m = {{12, 1500.5, 1000.0, 1100.25, 2000.75},
+                          1,
+                          ST__DCLASS_COUNT - 1,
+                          1,
+                          0,
+                          2048.0,
+                          0.0};
+  st__wbuf b;
+  uint8_t type;
+  const char *payload;
+  char *bad;
+  size_t plen, tail;
+  uint32_t index = 0;
+  (void)state;
+  assert_non_null(r);
+  /* Without figures: none come back, and the flag is the last 4 bytes. */
+  st__wbuf_init(&b);
+  st__wire_result_frame(&b, 3, r);
+  one_frame(&b, &type, &payload, &plen);
+  back = st__wire_get_result_frame(payload, plen, &index);
+  assert_non_null(back);
+  assert_null(st__case_result_bench(back));
+  st_case_result_free(back);
+  tail = plen;
+  st__wbuf_free(&b);
+
+  assert_int_equal(st__case_result_set_bench(r, &m), ST_OK);
+  st__wbuf_init(&b);
+  st__wire_result_frame(&b, 7, r);
+  one_frame(&b, &type, &payload, &plen);
+  assert_int_equal(type, ST__MSG_RESULT);
+  /* The flag, 5 x 8 bytes of stats, 4 x 4 of flags and class, 2 x 8. */
+  assert_int_equal(plen, tail + 40 + 16 + 16);
+  back = st__wire_get_result_frame(payload, plen, &index);
+  assert_non_null(back);
+  assert_int_equal(index, 7);
+  got = st__case_result_bench(back);
+  assert_non_null(got);
+  assert_memory_equal(&got->stats, &m.stats, sizeof m.stats);
+  assert_int_equal(got->device_time, 1);
+  assert_int_equal(got->dclass, ST__DCLASS_COUNT - 1);
+  assert_int_equal(got->has_flops, 1);
+  assert_int_equal(got->has_bytes, 0);
+  assert_true(got->flops == 2048.0 && got->bytes == 0.0);
+  st_case_result_free(back);
+  for (size_t cut = 0; cut < plen; cut++)
+    assert_null(st__wire_get_result_frame(payload, cut, &index));
+
+  /* Field offsets from the end: bytes, flops (8 each), has_bytes,
+   * has_flops, dclass, device_time (4 each), the stats (40), the flag. */
+  bad = malloc(plen);
+  assert_non_null(bad);
+  {
+    static const struct {
+      size_t from_end;
+      uint32_t value;
+    } cases[] = {
+        {16 + 16 + 40 + 4, 2},       /* presence flag */
+        {16 + 4, 2},                 /* has_bytes */
+        {16 + 8, 2},                 /* has_flops */
+        {16 + 12, ST__DCLASS_COUNT}, /* dclass: one past the table */
+        {16 + 12, 0xffffffffu},      /* dclass: -1 */
+        {16 + 16, 2},                /* device_time */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+      uint32_t v = cases[k].value;
+      unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8),
+                             (unsigned char)(v >> 16),
+                             (unsigned char)(v >> 24)};
+      memcpy(bad, payload, plen);
+      memcpy(bad + plen - cases[k].from_end, le, 4);
+      assert_null(st__wire_get_result_frame(bad, plen, &index));
+    }
+  }
+  free(bad);
+  st__wbuf_free(&b);
+  st_case_result_free(r);
+}
+
 /* A case of two tensors (the second in a segment), a scalar, a scratch
  * segment and one env pair. */
 static void map_case(st__wcase *wc, st__argset *a, st__rehost *rh,
@@ -408,6 +496,7 @@ int main(void) {
       cmocka_unit_test(st__msg_case__little_endian_u32),
       cmocka_unit_test(st__msg_zygote__round_trip_wrong_type_and_size),
       cmocka_unit_test(st__wire_result_frame__round_trip_and_truncated),
+      cmocka_unit_test(st__wire_result_frame__bench_round_trip_and_refused),
       cmocka_unit_test(st__l3_map__round_trip_cut_long_and_wrong_type),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
