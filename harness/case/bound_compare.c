@@ -64,11 +64,22 @@ static void params_str(const st__rarg *ra, char *buf, size_t size) {
            n, ec - 1, eo - 1, ra->bound_factor, ra->atol);
 }
 
+typedef struct bound_pass {
+  const st__rarg *ra;
+  const st_tensor *a, *e;
+  const double *magsum, *nterm;
+} bound_pass;
+
+static int bound_pass_at(const void *data, size_t i) {
+  const bound_pass *b = data;
+  return st__bound_close(b->ra, b->a, b->e, b->magsum, b->nterm, i);
+}
+
 st_status st__bound_compare(const st__rarg *ra, const st_tensor *a,
                             const st_tensor *e, const double *magsum,
                             const double *nterm, char *msg, size_t size) {
-  size_t count = 0, first = 0;
-  double maxd = 0.0;
+  size_t first;
+  double maxd;
   if (msg != NULL && size > 0)
     msg[0] = '\0';
   if (!same_layout(a, e) || magsum == NULL) {
@@ -79,17 +90,9 @@ st_status st__bound_compare(const st__rarg *ra, const st_tensor *a,
                               : "cannot compare: dtype or shape differs");
     return ST_EINVAL;
   }
-  for (size_t i = 0; i < a->numel; i++) {
-    if (st__bound_close(ra, a, e, magsum, nterm, i))
-      continue;
-    if (count++ == 0)
-      first = i;
-    const double d = st__compare_abs_diff(a, e, i);
-    if (isnan(d) || isnan(maxd))
-      maxd = NAN;
-    else if (d > maxd)
-      maxd = d;
-  }
+  const bound_pass bp = {ra, a, e, magsum, nterm};
+  const size_t count =
+      st__compare_scan(a, e, bound_pass_at, &bp, &first, &maxd);
   if (count == 0)
     return ST_OK;
   if (msg != NULL && size > 0) {

@@ -229,25 +229,45 @@ void st__compare_value_str(const st_tensor *t, size_t i, char *buf,
     snprintf(buf, size, "%.9g", st_tensor_get_f64(t, i));
 }
 
-/* The detailed pass: count, first mismatch and the max abs diff over the
- * mismatching elements, NaN propagating. Pinned to torch's
- * make_tensor_mismatch_msg (torch/testing/_comparison.py), which zeroes the
- * matching elements' differences before torch.max. */
-static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
-                        double atol, int equal_nan, char *msg, size_t size) {
-  size_t count = 0, first = 0;
-  double maxd = 0.0;
-  for (size_t i = 0; i < act->numel; i++) {
-    if (st__compare_at(act, exp, i, rtol, atol, equal_nan))
+size_t st__compare_scan(const st_tensor *a, const st_tensor *e,
+                        st__compare_pass_fn pass, const void *data,
+                        size_t *first, double *maxd) {
+  size_t count = 0;
+  *first = 0;
+  *maxd = 0.0;
+  for (size_t i = 0; i < a->numel; i++) {
+    if (pass(data, i))
       continue;
     if (count++ == 0)
-      first = i;
-    const double d = st__compare_abs_diff(act, exp, i);
-    if (isnan(d) || isnan(maxd))
-      maxd = NAN;
-    else if (d > maxd)
-      maxd = d;
+      *first = i;
+    const double d = st__compare_abs_diff(a, e, i);
+    if (isnan(d) || isnan(*maxd))
+      *maxd = NAN;
+    else if (d > *maxd)
+      *maxd = d;
   }
+  return count;
+}
+
+typedef struct allclose {
+  const st_tensor *act, *exp;
+  double rtol, atol;
+  int equal_nan;
+} allclose;
+
+static int allclose_at(const void *data, size_t i) {
+  const allclose *c = data;
+  return st__compare_at(c->act, c->exp, i, c->rtol, c->atol, c->equal_nan);
+}
+
+/* The detailed pass (st__compare_scan) and its message. */
+static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
+                        double atol, int equal_nan, char *msg, size_t size) {
+  const allclose c = {act, exp, rtol, atol, equal_nan};
+  size_t first;
+  double maxd;
+  const size_t count =
+      st__compare_scan(act, exp, allclose_at, &c, &first, &maxd);
   if (count == 0)
     return ST_OK;
   if (msg != NULL && size > 0) {

@@ -42,6 +42,20 @@ double st__compare_abs_diff(const st_tensor *a /* IN */,
                             const st_tensor *e /* IN */, size_t i);
 int st__compare_element_close(double a, double e, double rtol, double atol,
                               int equal_nan);
+/* Whether element i passes, for st__compare_scan; data is the caller's. */
+typedef int (*st__compare_pass_fn)(const void *data, size_t i);
+
+/* The detailed pass over a and e (same layout): the number of elements
+ * that pass rejects, the first of them into *first and the max abs diff
+ * over them into *maxd, NaN propagating. Pinned to torch's
+ * make_tensor_mismatch_msg (torch/testing/_comparison.py), which zeroes
+ * the matching elements' differences before torch.max. Thread-safety:
+ * any thread. */
+size_t st__compare_scan(const st_tensor *a /* IN */,
+                        const st_tensor *e /* IN */, st__compare_pass_fn pass,
+                        const void *data /* IN: for pass */,
+                        size_t *first /* OUT */, double *maxd /* OUT */);
+
 /* Formats flat index i of t as "[i0, i1, ...]". */
 void st__format_index(const st_tensor *t /* IN */, size_t i,
                       char *buf /* OUT */, size_t size);
