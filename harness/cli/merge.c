@@ -19,8 +19,6 @@
 #include "cli/merge.h"
 #include "report/json.h"
 
-#define MAX_INPUT_BYTES (1u << 30)
-
 typedef struct input {
   const char *path;
   st__jval *vals;
@@ -52,40 +50,6 @@ typedef struct merge {
 static int oom(void) {
   fputs("scenetest: error: internal error: out of memory merging\n", stderr);
   return 3;
-}
-
-static int slurp(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rbe");
-  size_t cap = 0;
-  *text = NULL;
-  *len = 0;
-  if (f == NULL)
-    return st__cli_usage("merge: cannot read '%s': %s", path, strerror(errno));
-  for (;;) {
-    size_t got;
-    if (cap - *len < 65536) {
-      char *grown;
-      cap = cap ? cap * 2 : 65536;
-      if (cap > MAX_INPUT_BYTES + 1 ||
-          (grown = st__array_resize(*text, cap, 1)) == NULL) {
-        free(*text);
-        fclose(f);
-        return st__cli_usage("merge: '%s' is too large to be a report", path);
-      }
-      *text = grown;
-    }
-    got = fread(*text + *len, 1, cap - *len - 1, f);
-    *len += got;
-    if (got == 0)
-      break;
-  }
-  if (ferror(f)) {
-    free(*text);
-    fclose(f);
-    return st__cli_usage("merge: cannot read '%s'", path);
-  }
-  fclose(f);
-  return 0;
 }
 
 /* "PATH:LINE:COL: error: ..." and 2. */
@@ -428,7 +392,7 @@ static int read_input(merge *m, size_t k) {
   const st__jval *cases;
   int rc;
 
-  if ((rc = slurp(in->path, &text, &len)) != 0)
+  if ((rc = st__cli_read_report("merge", in->path, &text, &len)) != 0)
     return rc;
   rc = st__json_parse(text, len, &in->vals, &in->n_vals, &err);
   free(text);
