@@ -60,7 +60,7 @@ void st__json_free(st__jval *vals, size_t n) {
   free(vals);
 }
 
-static int hexval(char c) {
+int st__json_hexval(char c) {
   if (c >= '0' && c <= '9')
     return c - '0';
   if (c >= 'a' && c <= 'f')
@@ -123,7 +123,7 @@ static void parse_string(rd *r, char **out, size_t *len) {
         unsigned cp = 0;
         int k;
         for (k = 1; k <= 4; k++) {
-          int h = r->p + k < r->end ? hexval(r->p[k]) : -1;
+          int h = r->p + k < r->end ? st__json_hexval(r->p[k]) : -1;
           if (h < 0)
             break;
           cp = cp * 16 + (unsigned)h;

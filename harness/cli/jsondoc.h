@@ -57,4 +57,8 @@ const st__jval *st__json_get(const st__jval *v /* IN */,
  * that fits 64 bits: 1 with *out, else 0. */
 int st__json_u64(const st__jval *v /* IN */, uint64_t *out /* OUT */);
 
+/* The value of hex digit c, or -1 when c is none (both JSON readers:
+ * this one and rerun_parse.c's). Thread-safety: any thread. */
+int st__json_hexval(char c);
+
 #endif

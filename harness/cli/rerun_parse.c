@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "cli/jsondoc.h"
 #include "cli/rerun_parse.h"
 
 typedef struct names {
@@ -118,14 +119,17 @@ static int next_member(jp *j, char close) {
   return 0;
 }
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
+/* The ':' between a member's name and value, with the spaces around it:
+ * 1, or 0 with j->bad set. */
+static int colon(jp *j) {
+  skip_ws(j);
+  if (j->p >= j->end || *j->p != ':') {
+    j->bad = 1;
+    return 0;
+  }
+  j->p++;
+  skip_ws(j);
+  return 1;
 }
 
 /* Decodes the escape after a '\' at j->p into enc (1 to 3 bytes, its
@@ -153,7 +157,7 @@ static int decode_escape(jp *j, char enc[4], size_t *add) {
   if (j->end - j->p < 4)
     return -1;
   for (k = 0; k < 4; k++) {
-    int h = hexval(j->p[k]);
+    int h = st__json_hexval(j->p[k]);
     if (h < 0)
       return -1;
     cp = cp << 4 | (uint32_t)h;
@@ -338,13 +342,8 @@ static void parse_object(jp *j) {
     if (strcmp(key.text, "duration_ns") == 0) {
       const char *at;
       free(key.text);
-      skip_ws(j);
-      if (j->p >= j->end || *j->p != ':') {
-        j->bad = 1;
+      if (!colon(j))
         break;
-      }
-      j->p++;
-      skip_ws(j);
       at = j->p;
       parse_value(j);
       has_dur = !j->bad && read_u64(at, (size_t)(j->p - at), &dur);
@@ -359,13 +358,8 @@ static void parse_object(jp *j) {
     else if (strcmp(key.text, "status") == 0)
       slot = &status;
     free(key.text);
-    skip_ws(j);
-    if (j->p >= j->end || *j->p != ':') {
-      j->bad = 1;
+    if (!colon(j))
       break;
-    }
-    j->p++;
-    skip_ws(j);
     if (slot != NULL && j->p < j->end && *j->p == '"') {
       free(slot->text);
       parse_string(j, slot);
@@ -464,7 +458,8 @@ static long char_ref(const char *s, size_t n, size_t *used) {
   size_t i = (size_t)hex, digits = 0;
   long v = 0;
   for (; i < n && digits <= 8; i++, digits++) {
-    int d = hex ? hexval(s[i]) : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
+    int d = hex ? st__json_hexval(s[i])
+                : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
     if (d < 0)
       break;
     v = v * (hex ? 16 : 10) + d;
