@@ -186,58 +186,56 @@ void st_case_result_free(st_case_result *r) {
   free(r);
 }
 
+/* The n strings of s packed end to end, each with its NUL, in one
+ * allocation; NULL when n is 0 or out of memory (which loses only this
+ * copy for the reports). */
+static char *pack(const char *const *s, size_t n) {
+  size_t len = 0, i;
+  char *packed, *p;
+  for (i = 0; i < n; i++)
+    len += strlen(s[i]) + 1;
+  if (n == 0 || (packed = malloc(len)) == NULL)
+    return NULL;
+  for (i = 0, p = packed; i < n; i++)
+    p = stpcpy(p, s[i]) + 1;
+  return packed;
+}
+
+/* String k of what pack packed. */
+static const char *unpack(const char *p, size_t k) {
+  while (k-- > 0)
+    p += strlen(p) + 1;
+  return p;
+}
+
 void st__case_result_set_env(st_case_result *r, const char *const *kv,
                              size_t n) {
-  size_t len = 0, i;
-  char *p;
   free(r->env);
-  r->env = NULL;
-  r->n_env = 0;
-  for (i = 0; i < 2 * n; i++)
-    len += strlen(kv[i]) + 1;
-  if (n == 0 || (r->env = malloc(len)) == NULL)
-    return; /* out of memory loses only this copy for the reports */
-  for (i = 0, p = r->env; i < 2 * n; i++)
-    p = stpcpy(p, kv[i]) + 1;
-  r->n_env = n;
+  r->env = pack(kv, 2 * n);
+  r->n_env = r->env != NULL ? n : 0;
 }
 
 size_t st__case_result_env(const st_case_result *r, size_t i, const char **name,
                            const char **value) {
-  const char *p = r->env;
   if (i >= r->n_env)
     return r->n_env;
-  for (size_t k = 0; k < 2 * i; k++)
-    p += strlen(p) + 1;
-  *name = p;
-  *value = p + strlen(p) + 1;
+  *name = unpack(r->env, 2 * i);
+  *value = unpack(*name, 1);
   return r->n_env;
 }
 
 void st__case_result_set_tags(st_case_result *r, const char *const *tags,
                               size_t n) {
-  size_t len = 0, i;
-  char *p;
   free(r->tags);
-  r->tags = NULL;
-  r->n_tags = 0;
-  for (i = 0; i < n; i++)
-    len += strlen(tags[i]) + 1;
-  if (n == 0 || (r->tags = malloc(len)) == NULL)
-    return; /* out of memory loses only this copy for the reports */
-  for (i = 0, p = r->tags; i < n; i++)
-    p = stpcpy(p, tags[i]) + 1;
-  r->n_tags = n;
+  r->tags = pack(tags, n);
+  r->n_tags = r->tags != NULL ? n : 0;
 }
 
 size_t st__case_result_tag(const st_case_result *r, size_t i,
                            const char **name) {
-  const char *p = r->tags;
   if (i >= r->n_tags)
     return r->n_tags;
-  for (size_t k = 0; k < i; k++)
-    p += strlen(p) + 1;
-  *name = p;
+  *name = unpack(r->tags, i);
   return r->n_tags;
 }
 
