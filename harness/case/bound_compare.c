@@ -112,18 +112,6 @@ st_status st__bound_compare(const st__rarg *ra, const st_tensor *a,
   return ST_EMISMATCH;
 }
 
-/* As torch prints an index: a bare number for 0-d and 1-d tensors. */
-static void tindex(const st_tensor *t, size_t i, char *buf, size_t size) {
-  if (t->ndim <= 1) {
-    snprintf(buf, size, "%zu", i);
-    return;
-  }
-  st__format_index(t, i, buf, size);
-  size_t n = strlen(buf);
-  if (n >= 2)
-    buf[0] = '(', buf[n - 1] = ')';
-}
-
 void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
                       const st_tensor *e, const double *magsum,
                       const double *nterm) {
@@ -165,12 +153,12 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
           st_dtype_name(a->dtype), sh, p, ra->equal_nan ? ", equal_nan" : "");
   fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
           100.0 * (double)count / (double)a->numel);
-  tindex(a, first, ix, sizeof ix);
+  st__format_torch_index(a, first, ix, sizeof ix);
   st__compare_value_str(a, first, va, sizeof va);
   st__compare_value_str(e, first, ve, sizeof ve);
   fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
           ve);
-  tindex(a, worst_abs, ix, sizeof ix);
+  st__format_torch_index(a, worst_abs, ix, sizeof ix);
   st__compare_value_str(a, worst_abs, va, sizeof va);
   st__compare_value_str(e, worst_abs, ve, sizeof ve);
   fprintf(out,
@@ -181,7 +169,7 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
                        st_tensor_get_f64(a, worst_abs),
                        st_tensor_get_f64(e, worst_abs)),
           va, ve);
-  tindex(a, worst_frac, ix, sizeof ix);
+  st__format_torch_index(a, worst_frac, ix, sizeof ix);
   fprintf(out, "\n  Greatest fraction of the bound: %.6g at index %s", max_frac,
           ix);
   const size_t nr = count < TABLE_ROWS ? count : TABLE_ROWS;
@@ -189,7 +177,7 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
     const size_t i = rows[k];
     const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
     const double d = fabs(x - y), b = st__bound_at(ra, magsum, nterm, i, x, y);
-    tindex(a, i, cell[k][0], sizeof cell[k][0]);
+    st__format_torch_index(a, i, cell[k][0], sizeof cell[k][0]);
     st__compare_value_str(a, i, cell[k][1], sizeof cell[k][1]);
     st__compare_value_str(e, i, cell[k][2], sizeof cell[k][2]);
     snprintf(cell[k][3], sizeof cell[k][3], "%.6g", d);

@@ -205,6 +205,20 @@ void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size) {
     snprintf(buf + len, size - len, "]");
 }
 
+void st__format_torch_index(const st_tensor *t, size_t i, char *buf,
+                            size_t size) {
+  if (t->ndim <= 1) {
+    snprintf(buf, size, "%zu", i);
+    return;
+  }
+  st__format_index(t, i, buf, size);
+  size_t n = strlen(buf);
+  if (n >= 2) {
+    buf[0] = '(';
+    buf[n - 1] = ')';
+  }
+}
+
 static int same_layout(const st_tensor *a, const st_tensor *b) {
   if (a->dtype != b->dtype || a->ndim != b->ndim || a->numel != b->numel ||
       a->nbytes != b->nbytes)

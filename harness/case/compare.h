@@ -59,6 +59,11 @@ size_t st__compare_scan(const st_tensor *a /* IN */,
 /* Formats flat index i of t as "[i0, i1, ...]". */
 void st__format_index(const st_tensor *t /* IN */, size_t i,
                       char *buf /* OUT */, size_t size);
+/* Flat index i of t as torch prints it (_unravel_index in
+ * torch/testing/_comparison.py): a bare integer for a 0-d or 1-d tensor,
+ * else a tuple "(i0, i1)". Thread-safety: any thread. */
+void st__format_torch_index(const st_tensor *t /* IN */, size_t i,
+                            char *buf /* OUT */, size_t size);
 
 /* Element i of t as text into buf: integers exactly, float64 with %.17g
  * (enough digits to tell neighbours apart), narrower floats with %.9g.

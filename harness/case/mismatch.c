@@ -28,29 +28,13 @@
 #define MAGSUM(g, i) ((g)->magsum != NULL ? (g)->magsum[i] : NULL)
 #define NTERM(g, i) ((g)->nterm != NULL ? (g)->nterm[i] : NULL)
 
-/* An index as torch prints it (_unravel_index in
- * torch/testing/_comparison.py): a bare integer for a 0-d or 1-d tensor,
- * else a tuple "(i0, i1)". */
-static void torch_index(const st_tensor *t, size_t i, char *buf, size_t size) {
-  if (t->ndim <= 1) {
-    snprintf(buf, size, "%zu", i);
-    return;
-  }
-  st__format_index(t, i, buf, size);
-  size_t n = strlen(buf);
-  if (n >= 2) {
-    buf[0] = '(';
-    buf[n - 1] = ')';
-  }
-}
-
 /* Element i of a and of b as text, with its index: the three strings
  * every line of the report that names an element shows. */
 static void element_strs(const st_tensor *a /* IN */,
                          const st_tensor *b /* IN */, size_t i,
                          char ix[ST_MAX_DIMS * 24 + 4] /* OUT */,
                          char va[48] /* OUT */, char vb[48] /* OUT */) {
-  torch_index(a, i, ix, ST_MAX_DIMS * 24 + 4);
+  st__format_torch_index(a, i, ix, ST_MAX_DIMS * 24 + 4);
   st__compare_value_str(a, i, va, 48);
   st__compare_value_str(b, i, vb, 48);
 }
@@ -85,7 +69,7 @@ static void table(FILE *out, const st_tensor *a, const st_tensor *e,
     /* Exact for integers beyond 2^53 too (case/compare.h). */
     const double d = st__compare_abs_diff(a, e, rows[k]);
     const double y = st_tensor_get_f64(e, rows[k]);
-    torch_index(a, rows[k], r[k].cell[0], sizeof r[k].cell[0]);
+    st__format_torch_index(a, rows[k], r[k].cell[0], sizeof r[k].cell[0]);
     st__compare_value_str(a, rows[k], r[k].cell[1], sizeof r[k].cell[1]);
     st__compare_value_str(e, rows[k], r[k].cell[2], sizeof r[k].cell[2]);
     snprintf(r[k].cell[3], sizeof r[k].cell[3], "%.6g", d);
@@ -140,7 +124,7 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
           "\n  Greatest absolute difference: %.9g at index %s (up to %g "
           "allowed): actual %s, expected %s",
           max_abs, ix, ra->atol, va, ve);
-  torch_index(a, worst_rel, ix, sizeof ix);
+  st__format_torch_index(a, worst_rel, ix, sizeof ix);
   fprintf(out,
           "\n  Greatest relative difference: %.9g at index %s (up to %g "
           "allowed)",
