@@ -32,6 +32,9 @@ int st__cli_usage(const char *fmt /* IN */, ...) ST_PRINTF(1, 2);
 int st__cli_read_report(const char *what /* IN */, const char *path /* IN */,
                         char **text /* OUT: owned by the caller */,
                         size_t *len /* OUT */);
+/* Says "internal error: out of memory reading WHAT" on stderr; returns
+ * 3 (docs/cli.md#exit-status). */
+int st__cli_read_oom(const char *what /* IN */);
 
 /* From now on st__cli_usage starts its line with "FILE:LINE:COL: error: "
  * (a value of the configuration file is being applied); file NULL: back

@@ -168,39 +168,46 @@ static void parse_string(rd *r, char **out, size_t *len) {
   *len = n;
 }
 
-static int is_digit(const rd *r) {
-  return r->p < r->end && *r->p >= '0' && *r->p <= '9';
+static int is_digit(const char *p, const char *end) {
+  return p < end && *p >= '0' && *p <= '9';
 }
 
-static int digits(rd *r) {
-  if (!is_digit(r)) {
-    fail(r, "a digit");
+/* One or more digits at *p: 1, or 0 with *p where one was expected. */
+static int digits(const char **p, const char *end) {
+  if (!is_digit(*p, end))
     return 0;
+  while (is_digit(*p, end))
+    (*p)++;
+  return 1;
+}
+
+int st__json_number(const char **p, const char *end) {
+  if (*p < end && **p == '-')
+    (*p)++;
+  if (is_digit(*p, end) && **p == '0')
+    (*p)++;
+  else if (!digits(p, end))
+    return 0;
+  if (*p < end && **p == '.') {
+    (*p)++;
+    if (!digits(p, end))
+      return 0;
   }
-  while (is_digit(r))
-    r->p++;
+  if (*p < end && (**p == 'e' || **p == 'E')) {
+    (*p)++;
+    if (*p < end && (**p == '+' || **p == '-'))
+      (*p)++;
+    if (!digits(p, end))
+      return 0;
+  }
   return 1;
 }
 
 static void parse_number(rd *r, st__jval *v) {
   const char *start = r->p;
-  if (r->p < r->end && *r->p == '-')
-    r->p++;
-  if (is_digit(r) && *r->p == '0')
-    r->p++;
-  else if (!digits(r))
+  if (!st__json_number(&r->p, r->end)) {
+    fail(r, "a digit");
     return;
-  if (r->p < r->end && *r->p == '.') {
-    r->p++;
-    if (!digits(r))
-      return;
-  }
-  if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
-    r->p++;
-    if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
-      r->p++;
-    if (!digits(r))
-      return;
   }
   v->type = ST__J_NUM;
   v->len = (size_t)(r->p - start);

@@ -61,4 +61,10 @@ int st__json_u64(const st__jval *v /* IN */, uint64_t *out /* OUT */);
  * this one and rerun_parse.c's). Thread-safety: any thread. */
 int st__json_hexval(char c);
 
+/* Advances *p over the JSON number (RFC 8259 section 6) that starts
+ * there, as far as it is one: 1 when it is whole, 0 with *p at the byte
+ * where a digit was expected (both JSON readers). Thread-safety: any
+ * thread. */
+int st__json_number(const char **p /* IN/OUT */, const char *end /* IN */);
+
 #endif

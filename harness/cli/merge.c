@@ -480,36 +480,42 @@ static int refuse_duplicates(const merge *m) {
   return rc;
 }
 
+static const char *record_of(const input *in) { return in->record; }
+static const char *fingerprint_of(const input *in) { return in->fingerprint; }
+
+/* The first input whose text (text_of: record or fingerprint) is set, and
+ * the first later one whose text differs from it: 1 with *x and *y, or 0. */
+static int differ(const merge *m, const char *(*text_of)(const input *),
+                  size_t *x, size_t *y) {
+  size_t i, a = m->n_in;
+  for (i = 0; i < m->n_in; i++) {
+    const char *t = text_of(&m->in[i]);
+    if (t == NULL)
+      continue;
+    if (a == m->n_in) {
+      a = i;
+    } else if (strcmp(text_of(&m->in[a]), t) != 0) {
+      *x = a;
+      *y = i;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Warns once when the inputs' records or fingerprints differ. */
 static void warn_differences(const merge *m) {
-  size_t i, a = m->n_in, f = m->n_in;
-  for (i = 0; i < m->n_in; i++) {
-    if (m->in[i].record != NULL) {
-      if (a == m->n_in)
-        a = i;
-      else if (strcmp(m->in[a].record, m->in[i].record) != 0) {
-        fprintf(stderr,
-                "scenetest: warning: merge: the autoload records of '%s' "
-                "and '%s' differ: the shards ran in different environments\n",
-                m->in[a].path, m->in[i].path);
-        a = m->n_in + 1;
-        break;
-      }
-    }
-  }
-  for (i = 0; i < m->n_in; i++) {
-    if (m->in[i].fingerprint != NULL) {
-      if (f == m->n_in)
-        f = i;
-      else if (strcmp(m->in[f].fingerprint, m->in[i].fingerprint) != 0) {
-        fprintf(stderr,
-                "scenetest: warning: merge: the fingerprints of '%s' and "
-                "'%s' differ\n",
-                m->in[f].path, m->in[i].path);
-        break;
-      }
-    }
-  }
+  size_t x, y;
+  if (differ(m, record_of, &x, &y))
+    fprintf(stderr,
+            "scenetest: warning: merge: the autoload records of '%s' "
+            "and '%s' differ: the shards ran in different environments\n",
+            m->in[x].path, m->in[y].path);
+  if (differ(m, fingerprint_of, &x, &y))
+    fprintf(stderr,
+            "scenetest: warning: merge: the fingerprints of '%s' and "
+            "'%s' differ\n",
+            m->in[x].path, m->in[y].path);
 }
 
 /* The merged JSON's "inputs" list. NULL out of memory. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A report file read whole, for the commands that read one of our reports
  * back (merge, --rerun-failed, --shard-by): at most 1 GiB, a usage error
- * naming the command when it cannot be read or is larger. */
+ * naming the command when it cannot be read or is larger, and the one
+ * message for running out of memory while reading it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,4 +52,10 @@ int st__cli_read_report(const char *what, const char *path, char **text,
   fclose(f);
   (*text)[*len] = '\0';
   return 0;
+}
+
+int st__cli_read_oom(const char *what) {
+  fprintf(stderr,
+          "scenetest: error: internal error: out of memory reading %s\n", what);
+  return 3;
 }

@@ -24,12 +24,8 @@ int st__rerun_read(const char *path, char ***out_names, size_t *n) {
     return rc;
   rc = st__rerun_parse(text, len, out_names, n);
   free(text);
-  if (rc == ST__RERUN_NOMEM) {
-    fputs("scenetest: error: internal error: out of memory reading "
-          "--rerun-failed\n",
-          stderr);
-    return 3;
-  }
+  if (rc == ST__RERUN_NOMEM)
+    return st__cli_read_oom("--rerun-failed");
   if (rc != 0)
     return st__cli_usage(
         "--rerun-failed: '%s' is not an --events, json, junit or tap "

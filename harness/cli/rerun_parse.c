@@ -246,46 +246,9 @@ static void parse_string(jp *j, jstr *s) {
   free(buf);
 }
 
-static int is_digit(const jp *j) {
-  return j->p < j->end && *j->p >= '0' && *j->p <= '9';
-}
-
-/* One or more digits (a fraction's or an exponent's): 1, or 0 with
- * j->bad set. */
-static int digits(jp *j) {
-  if (!is_digit(j)) {
-    j->bad = 1;
-    return 0;
-  }
-  while (is_digit(j))
-    j->p++;
-  return 1;
-}
-
-/* A number as RFC 8259 section 6 writes it: -? int frac? exp?. */
 static void parse_number(jp *j) {
-  if (j->p < j->end && *j->p == '-')
-    j->p++;
-  if (!is_digit(j)) {
+  if (!st__json_number(&j->p, j->end))
     j->bad = 1;
-    return;
-  }
-  if (*j->p == '0')
-    j->p++;
-  else
-    while (is_digit(j))
-      j->p++;
-  if (j->p < j->end && *j->p == '.') {
-    j->p++;
-    if (!digits(j))
-      return;
-  }
-  if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-    j->p++;
-    if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-      j->p++;
-    (void)digits(j);
-  }
 }
 
 static void parse_literal(jp *j, const char *word) {

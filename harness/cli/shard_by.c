@@ -83,12 +83,8 @@ int st__durations_read(const char *path, st__durations *d) {
   rc = st__durations_parse(text, len, &names, &durs, &n, &stop);
   line_col(text, stop, &line, &col);
   free(text);
-  if (rc == ST__RERUN_NOMEM) {
-    fputs("scenetest: error: internal error: out of memory reading "
-          "--shard-by\n",
-          stderr);
-    return 3;
-  }
+  if (rc == ST__RERUN_NOMEM)
+    return st__cli_read_oom("--shard-by");
   if (rc != 0) {
     fprintf(stderr,
             "%s:%zu:%zu: error: --shard-by: not a JSON report or --events "
