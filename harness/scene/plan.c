@@ -239,6 +239,21 @@ static const st__param *resolve_list(rctx *c, const st__val *v,
   return NULL;
 }
 
+/* A whole-list field (values, ints): when ref names a list param, its
+ * items into *items and *n and 1; 0 when it names none (*items and *n
+ * untouched: the literal list); -1 after the error. */
+static int list_items(rctx *c, const st__val *ref, const char *what,
+                      const st__val **items, size_t *n) {
+  if (ref->kind != ST__VAL_NAME)
+    return 0;
+  const st__param *p = resolve_list(c, ref, what);
+  if (p == NULL)
+    return -1;
+  *items = p->list;
+  *n = p->n_list;
+  return 1;
+}
+
 /* Values of an integer dtype are computed in int64, of a float dtype in
  * double (docs/scene-format.md#params-expressions-and-lists). */
 static st__expr_domain dom_of(st_dtype dt) {
@@ -580,14 +595,10 @@ static int init_values(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   char cb[200], nb[64], eb[96];
   const st__val *vals = in->values;
   size_t n = in->n_values;
-  if (in->values_list.kind == ST__VAL_NAME) {
-    const st__param *p = resolve_list(c, &in->values_list, "values");
-    if (p == NULL)
-      return -1;
-    vals = p->list;
-    n = p->n_list;
-    dep = 1;
-  }
+  const int listed = list_items(c, &in->values_list, "values", &vals, &n);
+  if (listed < 0)
+    return -1;
+  dep |= listed;
   if (n != r->numel) {
     st__plan_err(
         &c->err, in->line, in->column,
@@ -762,13 +773,8 @@ static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
     return 0;
   const st__val *ints = a->ints;
   size_t n = a->n_ints;
-  if (a->ints_list.kind == ST__VAL_NAME) {
-    const st__param *p = resolve_list(c, &a->ints_list, "ints");
-    if (p == NULL)
-      return -1;
-    ints = p->list;
-    n = p->n_list;
-  }
+  if (list_items(c, &a->ints_list, "ints", &ints, &n) < 0)
+    return -1;
   r->ints = malloc((n ? n : 1) * sizeof *r->ints);
   if (r->ints == NULL) {
     c->err.oom = 1;
