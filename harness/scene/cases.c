@@ -365,21 +365,6 @@ static void take_case(st__loader *L, const st__ynode *n, st__case *c,
   take_case_keys(L, v, src->k, c, s);
 }
 
-static int use_cb(void *data, const char *name, size_t offset,
-                  st__expr_error *err) {
-  (void)offset;
-  (void)err;
-  st__case_param_use(data, name);
-  return 0;
-}
-
-/* Marks every param the text of v names (and what those reach) used. */
-static void use_val(st__case *c, const st__val *v) {
-  st__expr_error xe;
-  if (v->kind == ST__VAL_NAME && v->name)
-    (void)st__expr_check(v->name, use_cb, c, &xe);
-}
-
 /* A case-level number: a literal, a param name or an expression over the
  * case's params (docs/scene-format.md#params-expressions-and-lists),
  * evaluated in dom. Returns 0 with *out, -1 after an error, 1 when n is
@@ -399,7 +384,7 @@ static int case_num(st__loader *L, st__case *c, const st__ynode *n,
   memset(&v, 0, sizeof v);
   if (st__schema_expr(L, n, key, &v, NULL, NULL) != 0)
     return -1;
-  use_val(c, &v);
+  st__case_val_use(c, &v);
   int rc = st__val_eval(c, &v, dom, key, out, NULL, &e);
   free(v.name);
   if (rc != 0) {
