@@ -460,37 +460,39 @@ static int parse_unary(parser *p, val *out) {
   return rc;
 }
 
-static int parse_term(parser *p, val *out) {
-  if (parse_unary(p, out) != 0)
+/* The operator c stands for at precedence level (0: + and -, 1: *, /
+ * and %), or -1. */
+static int op_of(char c, int level) {
+  if (level == 0)
+    return c == '+' ? OP_ADD : c == '-' ? OP_SUB : -1;
+  return c == '*' ? OP_MUL : c == '/' ? OP_DIV : c == '%' ? OP_REM : -1;
+}
+
+static int parse_level(parser *p, int level, val *out);
+
+/* An operand at precedence level 0 (a term) or 1 (a unary). */
+static int operand(parser *p, int level, val *out) {
+  return level == 0 ? parse_level(p, 1, out) : parse_unary(p, out);
+}
+
+/* expr (level 0) or term (level 1) of the grammar above: operands joined
+ * by the level's operators, left to right. */
+static int parse_level(parser *p, int level, val *out) {
+  if (operand(p, level, out) != 0)
     return -1;
   for (;;) {
     skip(p);
-    char c = p->s[p->pos];
-    int op = c == '*' ? OP_MUL : c == '/' ? OP_DIV : c == '%' ? OP_REM : -1;
+    const int op = op_of(p->s[p->pos], level);
     if (op < 0)
       return 0;
     size_t at = p->pos++;
     val b;
-    if (parse_unary(p, &b) != 0 || apply(p, op, at, out, &b) != 0)
+    if (operand(p, level, &b) != 0 || apply(p, op, at, out, &b) != 0)
       return -1;
   }
 }
 
-static int parse_expr(parser *p, val *out) {
-  if (parse_term(p, out) != 0)
-    return -1;
-  for (;;) {
-    skip(p);
-    char c = p->s[p->pos];
-    if (c != '+' && c != '-')
-      return 0;
-    size_t at = p->pos++;
-    val b;
-    if (parse_term(p, &b) != 0 ||
-        apply(p, c == '+' ? OP_ADD : OP_SUB, at, out, &b) != 0)
-      return -1;
-  }
-}
+static int parse_expr(parser *p, val *out) { return parse_level(p, 0, out); }
 
 static int run(parser *p, st__num *out) {
   val v;
