@@ -239,6 +239,15 @@ static const st__param *resolve_list(rctx *c, const st__val *v,
   return NULL;
 }
 
+/* Room for n resolved items of size bytes (at least one), or NULL with
+ * the plan out of memory. */
+static void *items_alloc(rctx *c, size_t n, size_t size) {
+  void *p = malloc((n ? n : 1) * size);
+  if (p == NULL)
+    c->err.oom = 1;
+  return p;
+}
+
 /* A whole-list field (values, ints): when ref names a list param, its
  * items into *items and *n and 1; 0 when it names none (*items and *n
  * untouched: the literal list); -1 after the error. */
@@ -607,11 +616,8 @@ static int init_values(rctx *c, const st__arg *a, st__rarg *r, int dep) {
         a->name, n, in_case(c, dep, cb, sizeof cb), r->numel);
     return -1;
   }
-  r->values = malloc((n ? n : 1) * sizeof *r->values);
-  if (r->values == NULL) {
-    c->err.oom = 1;
+  if ((r->values = items_alloc(c, n, sizeof *r->values)) == NULL)
     return -1;
-  }
   r->n_values = n;
   size_t bad = 0, first_bad = 0;
   for (size_t i = 0; i < n; i++) {
@@ -775,11 +781,8 @@ static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
   size_t n = a->n_ints;
   if (list_items(c, &a->ints_list, "ints", &ints, &n) < 0)
     return -1;
-  r->ints = malloc((n ? n : 1) * sizeof *r->ints);
-  if (r->ints == NULL) {
-    c->err.oom = 1;
+  if ((r->ints = items_alloc(c, n, sizeof *r->ints)) == NULL)
     return -1;
-  }
   r->n_ints = n;
   for (size_t i = 0; i < n; i++) {
     st__num v;
