@@ -96,12 +96,11 @@ st_status st__bound_compare(const st__rarg *ra, const st_tensor *a,
   if (count == 0)
     return ST_OK;
   if (msg != NULL && size > 0) {
-    char index[ST_MAX_DIMS * 24 + 4], va[48], ve[48], p[200];
+    char index[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS],
+        p[200];
     const double x = st_tensor_get_f64(a, first),
                  y = st_tensor_get_f64(e, first);
-    st__format_index(a, first, index, sizeof index);
-    st__compare_value_str(a, first, va, sizeof va);
-    st__compare_value_str(e, first, ve, sizeof ve);
+    st__element_strs(a, e, first, 0, index, va, ve);
     params_str(ra, p, sizeof p);
     snprintf(msg, size,
              "tensor '%s': %zu of %zu elements differ; first at %s: actual "
@@ -140,8 +139,8 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
   }
   if (count == 0)
     return;
-  char sh[ST_MAX_DIMS * 24 + 4], ix[ST_MAX_DIMS * 24 + 4], va[48], ve[48],
-      p[200];
+  char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
+      ve[ST__VALUE_CHARS], p[200];
   size_t len = (size_t)snprintf(sh, sizeof sh, "[");
   for (int d = 0; d < a->ndim && len < sizeof sh; d++)
     len += (size_t)snprintf(sh + len, sizeof sh - len, "%s%lld", d ? ", " : "",
@@ -153,14 +152,10 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
           st_dtype_name(a->dtype), sh, p, ra->equal_nan ? ", equal_nan" : "");
   fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
           100.0 * (double)count / (double)a->numel);
-  st__format_torch_index(a, first, ix, sizeof ix);
-  st__compare_value_str(a, first, va, sizeof va);
-  st__compare_value_str(e, first, ve, sizeof ve);
+  st__element_strs(a, e, first, 1, ix, va, ve);
   fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
           ve);
-  st__format_torch_index(a, worst_abs, ix, sizeof ix);
-  st__compare_value_str(a, worst_abs, va, sizeof va);
-  st__compare_value_str(e, worst_abs, ve, sizeof ve);
+  st__element_strs(a, e, worst_abs, 1, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %.6g "
           "allowed there): actual %s, expected %s",

@@ -274,6 +274,17 @@ static int allclose_at(const void *data, size_t i) {
   return st__compare_at(c->act, c->exp, i, c->rtol, c->atol, c->equal_nan);
 }
 
+void st__element_strs(const st_tensor *a, const st_tensor *b, size_t i,
+                      int torch_style, char ix[ST__INDEX_CHARS],
+                      char va[ST__VALUE_CHARS], char vb[ST__VALUE_CHARS]) {
+  if (torch_style)
+    st__format_torch_index(a, i, ix, ST__INDEX_CHARS);
+  else
+    st__format_index(a, i, ix, ST__INDEX_CHARS);
+  st__compare_value_str(a, i, va, ST__VALUE_CHARS);
+  st__compare_value_str(b, i, vb, ST__VALUE_CHARS);
+}
+
 /* The detailed pass (st__compare_scan) and its message. */
 static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
                         double atol, int equal_nan, char *msg, size_t size) {
@@ -285,10 +296,8 @@ static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
   if (count == 0)
     return ST_OK;
   if (msg != NULL && size > 0) {
-    char index[ST_MAX_DIMS * 24 + 4], va[48], ve[48];
-    st__format_index(act, first, index, sizeof index);
-    st__compare_value_str(act, first, va, sizeof va);
-    st__compare_value_str(exp, first, ve, sizeof ve);
+    char index[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS];
+    st__element_strs(act, exp, first, 0, index, va, ve);
     snprintf(msg, size,
              "tensor '%s': %zu of %zu elements differ; first at %s: actual "
              "%s, expected %s; max abs diff %.9g; rtol %g, atol %g",

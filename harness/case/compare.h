@@ -65,6 +65,17 @@ void st__format_index(const st_tensor *t /* IN */, size_t i,
 void st__format_torch_index(const st_tensor *t /* IN */, size_t i,
                             char *buf /* OUT */, size_t size);
 
+/* Element i of a and of b as text, with its index (as torch prints it
+ * when torch_style, else as st__format_index): the three strings every
+ * message that names an element shows. Thread-safety: any thread. */
+#define ST__INDEX_CHARS (ST_MAX_DIMS * 24 + 4)
+#define ST__VALUE_CHARS 48
+void st__element_strs(const st_tensor *a /* IN */, const st_tensor *b /* IN */,
+                      size_t i, int torch_style,
+                      char ix[ST__INDEX_CHARS] /* OUT */,
+                      char va[ST__VALUE_CHARS] /* OUT */,
+                      char vb[ST__VALUE_CHARS] /* OUT */);
+
 /* Element i of t as text into buf: integers exactly, float64 with %.17g
  * (enough digits to tell neighbours apart), narrower floats with %.9g.
  * Thread-safety: any thread. */

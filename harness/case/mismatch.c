@@ -28,17 +28,6 @@
 #define MAGSUM(g, i) ((g)->magsum != NULL ? (g)->magsum[i] : NULL)
 #define NTERM(g, i) ((g)->nterm != NULL ? (g)->nterm[i] : NULL)
 
-/* Element i of a and of b as text, with its index: the three strings
- * every line of the report that names an element shows. */
-static void element_strs(const st_tensor *a /* IN */,
-                         const st_tensor *b /* IN */, size_t i,
-                         char ix[ST_MAX_DIMS * 24 + 4] /* OUT */,
-                         char va[48] /* OUT */, char vb[48] /* OUT */) {
-  st__format_torch_index(a, i, ix, ST_MAX_DIMS * 24 + 4);
-  st__compare_value_str(a, i, va, 48);
-  st__compare_value_str(b, i, vb, 48);
-}
-
 static void shape_str(const st_tensor *t, char *buf, size_t size) {
   size_t len = (size_t)snprintf(buf, size, "[");
   for (int d = 0; d < t->ndim && len < size; d++)
@@ -109,17 +98,18 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
       max_rel = rd, worst_rel = i;
     have = 1;
   }
-  char sh[ST_MAX_DIMS * 24 + 4], ix[ST_MAX_DIMS * 24 + 4], va[48], ve[48];
+  char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
+      ve[ST__VALUE_CHARS];
   shape_str(a, sh, sizeof sh);
   fprintf(out, "\ntensor '%s' (%s, shape %s, rtol %g, atol %g%s):", ra->name,
           st_dtype_name(a->dtype), sh, ra->rtol, ra->atol,
           ra->equal_nan ? ", equal_nan" : "");
   fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
           100.0 * (double)count / (double)a->numel);
-  element_strs(a, e, first, ix, va, ve);
+  st__element_strs(a, e, first, 1, ix, va, ve);
   fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
           ve);
-  element_strs(a, e, worst_abs, ix, va, ve);
+  st__element_strs(a, e, worst_abs, 1, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %g "
           "allowed): actual %s, expected %s",
@@ -177,8 +167,8 @@ static void exact_detail(FILE *out, const st_tensor *after,
   for (size_t i = 0; i < after->numel; i++)
     if (memcmp(p + i * es, q + i * es, es) != 0 && count++ == 0)
       first = i;
-  char ix[ST_MAX_DIMS * 24 + 4], va[48], vb[48];
-  element_strs(after, before, first, ix, va, vb);
+  char ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS], vb[ST__VALUE_CHARS];
+  st__element_strs(after, before, first, 1, ix, va, vb);
   fprintf(out,
           "\ninput '%s' (%s): %zu of %zu elements changed; first at index "
           "%s: before %s, after %s",
