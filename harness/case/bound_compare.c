@@ -141,12 +141,7 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
     return;
   char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
       ve[ST__VALUE_CHARS], p[200];
-  size_t len = (size_t)snprintf(sh, sizeof sh, "[");
-  for (int d = 0; d < a->ndim && len < sizeof sh; d++)
-    len += (size_t)snprintf(sh + len, sizeof sh - len, "%s%lld", d ? ", " : "",
-                            (long long)a->shape[d]);
-  if (len < sizeof sh)
-    snprintf(sh + len, sizeof sh - len, "]");
+  st__format_shape(a, sh, sizeof sh);
   params_str(ra, p, sizeof p);
   fprintf(out, "\ntensor '%s' (%s, shape %s, %s%s):", ra->name,
           st_dtype_name(a->dtype), sh, p, ra->equal_nan ? ", equal_nan" : "");

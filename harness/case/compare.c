@@ -205,6 +205,15 @@ void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size) {
     snprintf(buf + len, size - len, "]");
 }
 
+void st__format_shape(const st_tensor *t, char *buf, size_t size) {
+  size_t len = (size_t)snprintf(buf, size, "[");
+  for (int d = 0; d < t->ndim && len < size; d++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "",
+                            (long long)t->shape[d]);
+  if (len < size)
+    snprintf(buf + len, size - len, "]");
+}
+
 void st__format_torch_index(const st_tensor *t, size_t i, char *buf,
                             size_t size) {
   if (t->ndim <= 1) {

@@ -59,6 +59,9 @@ size_t st__compare_scan(const st_tensor *a /* IN */,
 /* Formats flat index i of t as "[i0, i1, ...]". */
 void st__format_index(const st_tensor *t /* IN */, size_t i,
                       char *buf /* OUT */, size_t size);
+/* t's shape as "[d0, d1, ...]". Thread-safety: any thread. */
+void st__format_shape(const st_tensor *t /* IN */, char *buf /* OUT */,
+                      size_t size);
 /* Flat index i of t as torch prints it (_unravel_index in
  * torch/testing/_comparison.py): a bare integer for a 0-d or 1-d tensor,
  * else a tuple "(i0, i1)". Thread-safety: any thread. */

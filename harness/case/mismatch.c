@@ -28,15 +28,6 @@
 #define MAGSUM(g, i) ((g)->magsum != NULL ? (g)->magsum[i] : NULL)
 #define NTERM(g, i) ((g)->nterm != NULL ? (g)->nterm[i] : NULL)
 
-static void shape_str(const st_tensor *t, char *buf, size_t size) {
-  size_t len = (size_t)snprintf(buf, size, "[");
-  for (int d = 0; d < t->ndim && len < size; d++)
-    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "",
-                            (long long)t->shape[d]);
-  if (len < size)
-    snprintf(buf + len, size - len, "]");
-}
-
 /* One row of the mismatch table as text: index, actual, expected, abs
  * diff, rel diff. */
 typedef struct table_row {
@@ -100,7 +91,7 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
   }
   char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
       ve[ST__VALUE_CHARS];
-  shape_str(a, sh, sizeof sh);
+  st__format_shape(a, sh, sizeof sh);
   fprintf(out, "\ntensor '%s' (%s, shape %s, rtol %g, atol %g%s):", ra->name,
           st_dtype_name(a->dtype), sh, ra->rtol, ra->atol,
           ra->equal_nan ? ", equal_nan" : "");
