@@ -139,17 +139,9 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
   }
   if (count == 0)
     return;
-  char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
-      ve[ST__VALUE_CHARS], p[200];
-  st__format_shape(a, sh, sizeof sh);
+  char ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS], p[200];
   params_str(ra, p, sizeof p);
-  fprintf(out, "\ntensor '%s' (%s, shape %s, %s%s):", ra->name,
-          st_dtype_name(a->dtype), sh, p, ra->equal_nan ? ", equal_nan" : "");
-  fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
-          100.0 * (double)count / (double)a->numel);
-  st__element_strs(a, e, first, 1, ix, va, ve);
-  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
-          ve);
+  st__detail_head(out, ra->name, a, e, p, ra->equal_nan, count, first);
   st__element_strs(a, e, worst_abs, 1, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %.6g "

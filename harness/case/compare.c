@@ -294,6 +294,21 @@ void st__element_strs(const st_tensor *a, const st_tensor *b, size_t i,
   st__compare_value_str(b, i, vb, ST__VALUE_CHARS);
 }
 
+void st__detail_head(FILE *out, const char *name, const st_tensor *a,
+                     const st_tensor *e, const char *tol, int equal_nan,
+                     size_t count, size_t first) {
+  char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
+      ve[ST__VALUE_CHARS];
+  st__format_shape(a, sh, sizeof sh);
+  fprintf(out, "\ntensor '%s' (%s, shape %s, %s%s):", name,
+          st_dtype_name(a->dtype), sh, tol, equal_nan ? ", equal_nan" : "");
+  fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
+          100.0 * (double)count / (double)a->numel);
+  st__element_strs(a, e, first, 1, ix, va, ve);
+  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
+          ve);
+}
+
 /* The detailed pass (st__compare_scan) and its message. */
 static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
                         double atol, int equal_nan, char *msg, size_t size) {

@@ -4,6 +4,8 @@
 #ifndef SCENETEST_HARNESS_COMPARE_H
 #define SCENETEST_HARNESS_COMPARE_H
 
+#include <stdio.h>
+
 #include <scenetest/tensor.h>
 
 /* |actual - expected| <= atol + rtol * |expected| element-wise, computed in
@@ -78,6 +80,16 @@ void st__element_strs(const st_tensor *a /* IN */, const st_tensor *b /* IN */,
                       char ix[ST__INDEX_CHARS] /* OUT */,
                       char va[ST__VALUE_CHARS] /* OUT */,
                       char vb[ST__VALUE_CHARS] /* OUT */);
+
+/* The first lines of a differing tensor's block in the compare phase's
+ * failure report (case/mismatch.c): its name, dtype, shape and tolerance
+ * (tol, as the caller words it), how many elements differ of a against
+ * e, and the first of them (index first). Thread-safety: one thread per
+ * out. */
+void st__detail_head(FILE *out /* IN/OUT */, const char *name /* IN */,
+                     const st_tensor *a /* IN */, const st_tensor *e /* IN */,
+                     const char *tol /* IN */, int equal_nan, size_t count,
+                     size_t first);
 
 /* Element i of t as text into buf: integers exactly, float64 with %.17g
  * (enough digits to tell neighbours apart), narrower floats with %.9g.

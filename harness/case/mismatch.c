@@ -89,17 +89,9 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
       max_rel = rd, worst_rel = i;
     have = 1;
   }
-  char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
-      ve[ST__VALUE_CHARS];
-  st__format_shape(a, sh, sizeof sh);
-  fprintf(out, "\ntensor '%s' (%s, shape %s, rtol %g, atol %g%s):", ra->name,
-          st_dtype_name(a->dtype), sh, ra->rtol, ra->atol,
-          ra->equal_nan ? ", equal_nan" : "");
-  fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
-          100.0 * (double)count / (double)a->numel);
-  st__element_strs(a, e, first, 1, ix, va, ve);
-  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
-          ve);
+  char tol[96], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS];
+  snprintf(tol, sizeof tol, "rtol %g, atol %g", ra->rtol, ra->atol);
+  st__detail_head(out, ra->name, a, e, tol, ra->equal_nan, count, first);
   st__element_strs(a, e, worst_abs, 1, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %g "
