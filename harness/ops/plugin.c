@@ -333,10 +333,9 @@ st_status st__plugin_defer(st_registry *reg, const char *spec,
     free(list);
     return rc;
   }
-  if ((rc = split_list(list, '\n', &names, &n, err)) != ST_OK)
-    goto out;
-  rc = st__registry_add_deferred(reg, real, names, n, eager_load, err);
-out:
+  rc = split_list(list, '\n', &names, &n, err);
+  if (rc == ST_OK)
+    rc = st__registry_add_deferred(reg, real, names, n, eager_load, err);
   free(names);
   free(list);
   free(real);
