@@ -87,6 +87,32 @@ static size_t utf8(unsigned cp, char *out) {
   return 3;
 }
 
+int st__json_escape(const char *p, const char *end, char enc[4], size_t *add) {
+  static const char letter[] = "\"\\/bfnrt", byte[] = "\"\\/\b\f\n\r\t";
+  const char *at;
+  unsigned cp = 0;
+  int k;
+  *add = 1;
+  if (p < end && *p == 'u') {
+    for (k = 1; k <= 4; k++) {
+      int h = p + k < end ? st__json_hexval(p[k]) : -1;
+      if (h < 0)
+        return -1;
+      cp = cp * 16 + (unsigned)h;
+    }
+    if (cp == 0)
+      return -2;
+    if (cp >= 0xd800 && cp <= 0xdfff)
+      cp = 0xfffd;
+    *add = utf8(cp, enc);
+    return 5;
+  }
+  if (p >= end || *p == '\0' || (at = strchr(letter, *p)) == NULL)
+    return 0;
+  enc[0] = byte[at - letter];
+  return 1;
+}
+
 /* A string at r->p ('"'): decoded into *out (malloc'd), *len. A \u
  * surrogate becomes U+FFFD; \u0000 and raw control bytes are refused. */
 static void parse_string(rd *r, char **out, size_t *len) {
@@ -116,34 +142,16 @@ static void parse_string(rd *r, char **out, size_t *len) {
       break;
     }
     if (*r->p == '\\') {
-      static const char letter[] = "\"\\/bfnrt", byte[] = "\"\\/\b\f\n\r\t";
-      const char *at;
-      r->p++;
-      if (r->p < r->end && *r->p == 'u') {
-        unsigned cp = 0;
-        int k;
-        for (k = 1; k <= 4; k++) {
-          int h = r->p + k < r->end ? st__json_hexval(r->p[k]) : -1;
-          if (h < 0)
-            break;
-          cp = cp * 16 + (unsigned)h;
-        }
-        if (k <= 4 || cp == 0) {
-          fail(r, "four hex digits (not 0000) after \\u");
-          break;
-        }
-        if (cp >= 0xd800 && cp <= 0xdfff)
-          cp = 0xfffd;
-        add = utf8(cp, enc);
-        r->p += 5;
-      } else if (r->p < r->end && *r->p != '\0' &&
-                 (at = strchr(letter, *r->p)) != NULL) {
-        enc[0] = byte[at - letter];
-        r->p++;
-      } else {
+      const int took = st__json_escape(++r->p, r->end, enc, &add);
+      if (took == 0) {
         fail(r, "an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
         break;
       }
+      if (took < 0) {
+        fail(r, "four hex digits (not 0000) after \\u");
+        break;
+      }
+      r->p += took;
     } else {
       enc[0] = *r->p++;
     }

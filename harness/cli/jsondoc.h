@@ -67,4 +67,13 @@ int st__json_hexval(char c);
  * thread. */
 int st__json_number(const char **p /* IN/OUT */, const char *end /* IN */);
 
+/* The JSON escape whose letter is at p (after its '\'), decoded into
+ * enc (1 to 3 bytes of UTF-8, their count in *add; a \u naming a
+ * surrogate, paired or not, becomes U+FFFD): the bytes it takes from p
+ * (1, or 5 for \uXXXX); 0 for no letter of RFC 8259 section 7 (or
+ * p == end); -1 for a \u without four hex digits; -2 for \u0000, which
+ * no name of ours holds (both JSON readers). Thread-safety: any thread. */
+int st__json_escape(const char *p /* IN */, const char *end /* IN */,
+                    char enc[4] /* OUT */, size_t *add /* OUT */);
+
 #endif

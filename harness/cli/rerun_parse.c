@@ -133,53 +133,18 @@ static int colon(jp *j) {
 }
 
 /* Decodes the escape after a '\' at j->p into enc (1 to 3 bytes, its
- * count in *add); 0, or -1 for what RFC 8259 section 7 does not allow. A
- * \u naming a surrogate, paired or not, becomes U+FFFD (our reports write
- * characters past U+FFFF as UTF-8, so the names they hold never need one);
- * \u0000 is refused: no name of ours holds a NUL. */
+ * count in *add; st__json_escape): 0, or -1 for what RFC 8259 section 7
+ * does not allow, with j->p where the reading stops (its position is the
+ * --shard-by error's): past the letter, and past the digits of a \u0000. */
 static int decode_escape(jp *j, char enc[4], size_t *add) {
-  static const char letter[] = "\"\\/bfnrt", byte[] = "\"\\/\b\f\n\r\t";
-  uint32_t cp = 0;
-  const char *at;
-  int k;
-  char c;
-
-  if (j->p >= j->end)
-    return -1;
-  c = *j->p++;
-  *add = 1;
-  if (c != 'u') {
-    if (c == '\0' || (at = strchr(letter, c)) == NULL)
-      return -1;
-    enc[0] = byte[at - letter];
+  const int took = st__json_escape(j->p, j->end, enc, add);
+  if (took > 0) {
+    j->p += took;
     return 0;
   }
-  if (j->end - j->p < 4)
-    return -1;
-  for (k = 0; k < 4; k++) {
-    int h = st__json_hexval(j->p[k]);
-    if (h < 0)
-      return -1;
-    cp = cp << 4 | (uint32_t)h;
-  }
-  j->p += 4;
-  if (cp == 0)
-    return -1;
-  if (cp >= 0xD800 && cp <= 0xDFFF)
-    cp = 0xFFFD;
-  if (cp < 0x80) {
-    enc[0] = (char)cp;
-  } else if (cp < 0x800) {
-    enc[0] = (char)(0xC0 | (cp >> 6));
-    enc[1] = (char)(0x80 | (cp & 0x3F));
-    *add = 2;
-  } else {
-    enc[0] = (char)(0xE0 | (cp >> 12));
-    enc[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    enc[2] = (char)(0x80 | (cp & 0x3F));
-    *add = 3;
-  }
-  return 0;
+  if (j->p < j->end)
+    j->p += took == -2 ? 5 : 1;
+  return -1;
 }
 
 /* Parses a string at j->p (at '"'); with s, decodes it into *s (UTF-8,
