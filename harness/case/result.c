@@ -391,22 +391,40 @@ const st_event *st_case_result_event(const st_case_result *r, size_t i) {
   return i < r->n_events ? &r->events[i] : NULL;
 }
 
+/* The names of the statuses, indexed by their (numbered, never
+ * renumbered) values: what the name functions print and the parse
+ * functions read back. */
+static const char *const case_status_names[] = {
+    [ST_CASE_PASS] = "pass",   [ST_CASE_FAIL] = "fail",
+    [ST_CASE_ERROR] = "error", [ST_CASE_SKIP] = "skip",
+    [ST_CASE_XFAIL] = "xfail", [ST_CASE_XPASS] = "xpass"};
+static const char *const phase_status_names[] = {[ST_PHASE_OK] = "ok",
+                                                 [ST_PHASE_FAIL] = "fail",
+                                                 [ST_PHASE_ERROR] = "error",
+                                                 [ST_PHASE_SKIP] = "skip"};
+
+static const char *name_at(const char *const *names, size_t n, int k) {
+  return k >= 0 && (size_t)k < n ? names[k] : "unknown";
+}
+
+/* The index of s (may be NULL) in names, or -1. */
+static int index_of(const char *s, const char *const *names, size_t n) {
+  for (size_t i = 0; s != NULL && i < n; i++)
+    if (strcmp(s, names[i]) == 0)
+      return (int)i;
+  return -1;
+}
+
 const char *st_case_status_name(st_case_status s) {
-  switch (s) {
-  case ST_CASE_PASS:
-    return "pass";
-  case ST_CASE_FAIL:
-    return "fail";
-  case ST_CASE_ERROR:
-    return "error";
-  case ST_CASE_SKIP:
-    return "skip";
-  case ST_CASE_XFAIL:
-    return "xfail";
-  case ST_CASE_XPASS:
-    return "xpass";
-  }
-  return "unknown";
+  return name_at(case_status_names, ST__ARRAY_SIZE(case_status_names), (int)s);
+}
+
+int st__case_status_parse(const char *s, st_case_status *out) {
+  const int k =
+      index_of(s, case_status_names, ST__ARRAY_SIZE(case_status_names));
+  if (k >= 0)
+    *out = (st_case_status)k;
+  return k >= 0;
 }
 
 void st__case_result_apply_expect(st_case_result *r) {
@@ -526,17 +544,16 @@ const char *st__case_result_mistrust(const st_case_result *r) {
 }
 
 const char *st_phase_status_name(st_phase_status s) {
-  switch (s) {
-  case ST_PHASE_OK:
-    return "ok";
-  case ST_PHASE_FAIL:
-    return "fail";
-  case ST_PHASE_ERROR:
-    return "error";
-  case ST_PHASE_SKIP:
-    return "skip";
-  }
-  return "unknown";
+  return name_at(phase_status_names, ST__ARRAY_SIZE(phase_status_names),
+                 (int)s);
+}
+
+int st__phase_status_parse(const char *s, st_phase_status *out) {
+  const int k =
+      index_of(s, phase_status_names, ST__ARRAY_SIZE(phase_status_names));
+  if (k >= 0)
+    *out = (st_phase_status)k;
+  return k >= 0;
 }
 
 st_run_result *st__run_result_new(size_t count) {

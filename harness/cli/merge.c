@@ -126,31 +126,6 @@ static const char *str_of(const st__jval *obj, const char *key) {
   return v != NULL && v->type == ST__J_STR ? v->str : NULL;
 }
 
-static int status_of(const char *s, st_case_status *out) {
-  static const st_case_status all[] = {ST_CASE_PASS,  ST_CASE_FAIL,
-                                       ST_CASE_ERROR, ST_CASE_SKIP,
-                                       ST_CASE_XFAIL, ST_CASE_XPASS};
-  size_t i;
-  for (i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (s != NULL && strcmp(s, st_case_status_name(all[i])) == 0) {
-      *out = all[i];
-      return 1;
-    }
-  return 0;
-}
-
-static int phase_status_of(const char *s, st_phase_status *out) {
-  static const st_phase_status all[] = {ST_PHASE_OK, ST_PHASE_FAIL,
-                                        ST_PHASE_ERROR, ST_PHASE_SKIP};
-  size_t i;
-  for (i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (s != NULL && strcmp(s, st_phase_status_name(all[i])) == 0) {
-      *out = all[i];
-      return 1;
-    }
-  return 0;
-}
-
 /* One event object into res: 0, 2 (said) or 3. */
 static int add_event(const char *path, const st__jval *e, st_case_result *res) {
   st_event ev;
@@ -172,7 +147,7 @@ static int add_event(const char *path, const st__jval *e, st_case_result *res) {
       return at_error(path, e, "merge: a load event needs %s",
                       "\"object\" and \"phase\" (strings)");
   } else {
-    if (!phase_status_of(str_of(e, "status"), &ev.status))
+    if (!st__phase_status_parse(str_of(e, "status"), &ev.status))
       return at_error(path, e, "merge: an event needs %s",
                       "\"status\" (ok, fail, error or skip)");
     if (st__json_u64(st__json_get(e, "start_ns"), &u))
@@ -249,7 +224,7 @@ static int build_case(merge *m, size_t k, const st__jval *c, unsigned iter,
   if (scene == NULL || kase == NULL || scene[0] == '\0' || kase[0] == '\0')
     return at_error(path, c, "merge: a case needs %s",
                     "\"scene\" and \"case\" (non-empty strings)");
-  if (!status_of(str_of(c, "status"), &status))
+  if (!st__case_status_parse(str_of(c, "status"), &status))
     return at_error(path, c, "merge: a case needs %s",
                     "\"status\" (pass, fail, error, skip, xfail or xpass)");
   if (!st__json_u64(st__json_get(c, "duration_ns"), &u))
