@@ -49,35 +49,29 @@ static unsigned round_mag(double a, int bias, int mbits) {
   return ((unsigned)(exp + bias) << mbits) + (unsigned)k - (1u << mbits);
 }
 
-static uint8_t e4m3fn(double d, int saturate) {
+/* d in an 8-bit format of exponent bias and mbits fraction bits (NaN
+ * 0x7f with d's sign): magnitudes whose encoding passes max, infinity
+ * among them, become over. */
+static uint8_t encode8(double d, int bias, int mbits, unsigned max,
+                       unsigned over) {
   const uint8_t sign = signbit(d) ? 0x80 : 0x00;
   if (isnan(d))
     return sign | 0x7f;
   const double a = fabs(d);
   if (a == 0.0)
     return sign;
-  /* 0x7e is 448; 0x7f is NaN, so any encoding above 0x7e overflowed. */
-  const unsigned m = isinf(a) ? 0x100u : round_mag(a, 7, 3);
-  if (m > 0x7e)
-    return sign | (saturate ? 0x7e : 0x7f);
-  return sign | (uint8_t)m;
+  const unsigned m = isinf(a) ? max + 1 : round_mag(a, bias, mbits);
+  return sign | (uint8_t)(m > max ? over : m);
 }
 
-uint8_t st_f64_to_e4m3fn(double d) { return e4m3fn(d, 0); }
+/* e4m3fn: 0x7e is 448; 0x7f is NaN (it has no infinity), so any encoding
+ * above 0x7e overflowed: to NaN, or saturated to 448. */
+uint8_t st_f64_to_e4m3fn(double d) { return encode8(d, 7, 3, 0x7e, 0x7f); }
 
-uint8_t st__f64_to_e4m3fn_sat(double d) { return e4m3fn(d, 1); }
+uint8_t st__f64_to_e4m3fn_sat(double d) { return encode8(d, 7, 3, 0x7e, 0x7e); }
 
-uint8_t st_f64_to_e5m2(double d) {
-  const uint8_t sign = signbit(d) ? 0x80 : 0x00;
-  if (isnan(d))
-    return sign | 0x7f;
-  const double a = fabs(d);
-  if (a == 0.0)
-    return sign;
-  /* 0x7b is 57344, 0x7c infinity. */
-  const unsigned m = isinf(a) ? 0x7cu : round_mag(a, 15, 2);
-  return sign | (uint8_t)(m > 0x7b ? 0x7c : m);
-}
+/* e5m2: 0x7b is 57344, 0x7c infinity. */
+uint8_t st_f64_to_e5m2(double d) { return encode8(d, 15, 2, 0x7b, 0x7c); }
 
 double st_e4m3fn_to_f64(uint8_t b) {
   const int neg = (b & 0x80) != 0;

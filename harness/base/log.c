@@ -316,40 +316,39 @@ static void log_line(int level, const char *note, const char *msg,
  * stays one only in an error, whose message may be a table. Phase and
  * record lines are the harness's own (st__log_timing): a message logged
  * here at the TIMING level is a note, "[TIMING] note: ...", which no
- * reader of a log takes for one of them. */
-void st_log(int level, const char *fmt, ...) {
-  char raw[4096], msg[4096];
+ * reader of a log takes for one of them. vlog writes the line of both:
+ * raw (st__log_timing's phase and record lines) goes out as formatted. */
+static void vlog(int level, int raw, const char *fmt, va_list ap) {
+  char text[4096], msg[4096];
   size_t len;
-  va_list ap;
-  int n;
 
   if (!st_log_enabled(level))
     return;
-  va_start(ap, fmt);
-  n = vsnprintf(raw, sizeof raw, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    raw[0] = '\0';
-  len = st__safe_text(msg, sizeof msg, raw, strnlen(raw, sizeof raw),
+  if (vsnprintf(text, sizeof text, fmt, ap) < 0)
+    text[0] = '\0';
+  if (raw) {
+    log_line(level, "", text, strnlen(text, sizeof text));
+    return;
+  }
+  len = st__safe_text(msg, sizeof msg, text, strnlen(text, sizeof text),
                       level >= ST_LOG_ERROR ? ST__SAFE_KEEP_LINES : 0);
   log_line(level,
            level >= ST_LOG_TIMING && level < ST_LOG_WARNING ? "note: " : "",
            msg, len);
 }
 
-void st__log_timing(const char *fmt, ...) {
-  char msg[4096];
+void st_log(int level, const char *fmt, ...) {
   va_list ap;
-  int n;
-
-  if (!st_log_enabled(ST_LOG_TIMING))
-    return;
   va_start(ap, fmt);
-  n = vsnprintf(msg, sizeof msg, fmt, ap);
+  vlog(level, 0, fmt, ap);
   va_end(ap);
-  if (n < 0)
-    msg[0] = '\0';
-  log_line(ST_LOG_TIMING, "", msg, strnlen(msg, sizeof msg));
+}
+
+void st__log_timing(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(ST_LOG_TIMING, 1, fmt, ap);
+  va_end(ap);
 }
 
 void st__log_set_sink(st__log_sink_fn fn, void *data) {

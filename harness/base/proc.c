@@ -141,36 +141,54 @@ void st__proc_close_parent_only(void) {
   n_parent_fds = 0;
 }
 
-/* 1 if a process of group pgid has not died yet (a zombie has: whoever
- * reaps orphans may take its time, or never). Reads /proc; 0 without. */
-static int group_alive(pid_t pgid) {
+int st__proc_stat(long pid, char *state, long *ppid, long *pgrp) {
+  char path[64], buf[512];
+  const char *p;
+  ssize_t n;
+  int fd;
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+    return 0;
+  do
+    n = pread(fd, buf, sizeof buf - 1, 0);
+  while (n < 0 && errno == EINTR);
+  close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* The fields after the command's closing parenthesis. */
+  p = strrchr(buf, ')');
+  return p != NULL && sscanf(p + 1, " %c %ld %ld", state, ppid, pgrp) == 3;
+}
+
+int st__proc_each(int (*fn)(void *data, long pid), void *data) {
   DIR *d = opendir("/proc");
   struct dirent *de;
   int found = 0;
   if (d == NULL)
     return 0;
   while (!found && (de = readdir(d)) != NULL) {
-    char path[64], buf[512], *p, state;
-    long pgrp = -1;
-    int fd;
-    ssize_t n;
-    if (de->d_name[0] < '1' || de->d_name[0] > '9')
-      continue;
-    snprintf(path, sizeof path, "/proc/%.20s/stat", de->d_name);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-      continue;
-    n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-      continue;
-    buf[n] = '\0';
-    if ((p = strrchr(buf, ')')) == NULL ||
-        sscanf(p + 1, " %c %*d %ld", &state, &pgrp) != 2)
-      continue;
-    found = pgrp == (long)pgid && state != 'Z' && state != 'X';
+    char *end;
+    long pid = strtol(de->d_name, &end, 10);
+    if (de->d_name[0] >= '1' && de->d_name[0] <= '9' && *end == '\0')
+      found = fn(data, pid);
   }
   closedir(d);
   return found;
+}
+
+/* 1 if process pid is of group *pgid and has not died yet (a zombie has:
+ * whoever reaps orphans may take its time, or never). */
+static int alive_in_group(void *pgid, long pid) {
+  char state;
+  long ppid, pgrp;
+  return st__proc_stat(pid, &state, &ppid, &pgrp) &&
+         pgrp == (long)*(const pid_t *)pgid && state != 'Z' && state != 'X';
+}
+
+/* 1 if a process of group pgid has not died yet. Reads /proc; 0 without. */
+static int group_alive(pid_t pgid) {
+  return st__proc_each(alive_in_group, &pgid);
 }
 
 void st__proc_kill_group(pid_t pgid) {

@@ -74,6 +74,15 @@ int st__proc_send_fds(int sock, const void *p /* IN */, size_t n,
  * tables for. 0 where it cannot be read. Thread-safety: any thread. */
 size_t st__proc_private_bytes(void);
 
+/* The state, parent and process group of process pid, from
+ * /proc/PID/stat: 1, or 0 when it cannot be read (gone, or no /proc).
+ * Thread-safety: any thread. */
+int st__proc_stat(long pid, char *state /* OUT */, long *ppid /* OUT */,
+                  long *pgrp /* OUT */);
+/* Calls fn for each process in /proc until it returns nonzero; returns
+ * that value, or 0 (also without /proc). Thread-safety: any thread. */
+int st__proc_each(int (*fn)(void *data, long pid), void *data);
+
 /* Kills the process group pgid (whose leader has been waited for) with
  * SIGKILL and waits, up to 2 s, until every member has died (a zombie
  * waiting for whoever reaps orphans counts as dead; read from /proc), so

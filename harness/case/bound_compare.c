@@ -64,11 +64,22 @@ static void params_str(const st__rarg *ra, char *buf, size_t size) {
            n, ec - 1, eo - 1, ra->bound_factor, ra->atol);
 }
 
+typedef struct bound_pass {
+  const st__rarg *ra;
+  const st_tensor *a, *e;
+  const double *magsum, *nterm;
+} bound_pass;
+
+static int bound_pass_at(const void *data, size_t i) {
+  const bound_pass *b = data;
+  return st__bound_close(b->ra, b->a, b->e, b->magsum, b->nterm, i);
+}
+
 st_status st__bound_compare(const st__rarg *ra, const st_tensor *a,
                             const st_tensor *e, const double *magsum,
                             const double *nterm, char *msg, size_t size) {
-  size_t count = 0, first = 0;
-  double maxd = 0.0;
+  size_t first;
+  double maxd;
   if (msg != NULL && size > 0)
     msg[0] = '\0';
   if (!same_layout(a, e) || magsum == NULL) {
@@ -79,26 +90,17 @@ st_status st__bound_compare(const st__rarg *ra, const st_tensor *a,
                               : "cannot compare: dtype or shape differs");
     return ST_EINVAL;
   }
-  for (size_t i = 0; i < a->numel; i++) {
-    if (st__bound_close(ra, a, e, magsum, nterm, i))
-      continue;
-    if (count++ == 0)
-      first = i;
-    const double d = st__compare_abs_diff(a, e, i);
-    if (isnan(d) || isnan(maxd))
-      maxd = NAN;
-    else if (d > maxd)
-      maxd = d;
-  }
+  const bound_pass bp = {ra, a, e, magsum, nterm};
+  const size_t count =
+      st__compare_scan(a, e, bound_pass_at, &bp, &first, &maxd);
   if (count == 0)
     return ST_OK;
   if (msg != NULL && size > 0) {
-    char index[ST_MAX_DIMS * 24 + 4], va[48], ve[48], p[200];
+    char index[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS],
+        p[200];
     const double x = st_tensor_get_f64(a, first),
                  y = st_tensor_get_f64(e, first);
-    st__format_index(a, first, index, sizeof index);
-    st__compare_value_str(a, first, va, sizeof va);
-    st__compare_value_str(e, first, ve, sizeof ve);
+    st__element_strs(a, e, first, 0, index, va, ve);
     params_str(ra, p, sizeof p);
     snprintf(msg, size,
              "tensor '%s': %zu of %zu elements differ; first at %s: actual "
@@ -107,18 +109,6 @@ st_status st__bound_compare(const st__rarg *ra, const st_tensor *a,
              st__bound_at(ra, magsum, nterm, first, x, y), maxd, p);
   }
   return ST_EMISMATCH;
-}
-
-/* As torch prints an index: a bare number for 0-d and 1-d tensors. */
-static void tindex(const st_tensor *t, size_t i, char *buf, size_t size) {
-  if (t->ndim <= 1) {
-    snprintf(buf, size, "%zu", i);
-    return;
-  }
-  st__format_index(t, i, buf, size);
-  size_t n = strlen(buf);
-  if (n >= 2)
-    buf[0] = '(', buf[n - 1] = ')';
 }
 
 void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
@@ -149,27 +139,10 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
   }
   if (count == 0)
     return;
-  char sh[ST_MAX_DIMS * 24 + 4], ix[ST_MAX_DIMS * 24 + 4], va[48], ve[48],
-      p[200];
-  size_t len = (size_t)snprintf(sh, sizeof sh, "[");
-  for (int d = 0; d < a->ndim && len < sizeof sh; d++)
-    len += (size_t)snprintf(sh + len, sizeof sh - len, "%s%lld", d ? ", " : "",
-                            (long long)a->shape[d]);
-  if (len < sizeof sh)
-    snprintf(sh + len, sizeof sh - len, "]");
+  char ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS], p[200];
   params_str(ra, p, sizeof p);
-  fprintf(out, "\ntensor '%s' (%s, shape %s, %s%s):", ra->name,
-          st_dtype_name(a->dtype), sh, p, ra->equal_nan ? ", equal_nan" : "");
-  fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
-          100.0 * (double)count / (double)a->numel);
-  tindex(a, first, ix, sizeof ix);
-  st__compare_value_str(a, first, va, sizeof va);
-  st__compare_value_str(e, first, ve, sizeof ve);
-  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
-          ve);
-  tindex(a, worst_abs, ix, sizeof ix);
-  st__compare_value_str(a, worst_abs, va, sizeof va);
-  st__compare_value_str(e, worst_abs, ve, sizeof ve);
+  st__detail_head(out, ra->name, a, e, p, ra->equal_nan, count, first);
+  st__element_strs(a, e, worst_abs, 1, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %.6g "
           "allowed there): actual %s, expected %s",
@@ -178,7 +151,7 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
                        st_tensor_get_f64(a, worst_abs),
                        st_tensor_get_f64(e, worst_abs)),
           va, ve);
-  tindex(a, worst_frac, ix, sizeof ix);
+  st__format_torch_index(a, worst_frac, ix, sizeof ix);
   fprintf(out, "\n  Greatest fraction of the bound: %.6g at index %s", max_frac,
           ix);
   const size_t nr = count < TABLE_ROWS ? count : TABLE_ROWS;
@@ -186,7 +159,7 @@ void st__bound_detail(FILE *out, const st__rarg *ra, const st_tensor *a,
     const size_t i = rows[k];
     const double x = st_tensor_get_f64(a, i), y = st_tensor_get_f64(e, i);
     const double d = fabs(x - y), b = st__bound_at(ra, magsum, nterm, i, x, y);
-    tindex(a, i, cell[k][0], sizeof cell[k][0]);
+    st__format_torch_index(a, i, cell[k][0], sizeof cell[k][0]);
     st__compare_value_str(a, i, cell[k][1], sizeof cell[k][1]);
     st__compare_value_str(e, i, cell[k][2], sizeof cell[k][2]);
     snprintf(cell[k][3], sizeof cell[k][3], "%.6g", d);

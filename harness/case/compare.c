@@ -205,6 +205,29 @@ void st__format_index(const st_tensor *t, size_t i, char *buf, size_t size) {
     snprintf(buf + len, size - len, "]");
 }
 
+void st__format_shape(const st_tensor *t, char *buf, size_t size) {
+  size_t len = (size_t)snprintf(buf, size, "[");
+  for (int d = 0; d < t->ndim && len < size; d++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "",
+                            (long long)t->shape[d]);
+  if (len < size)
+    snprintf(buf + len, size - len, "]");
+}
+
+void st__format_torch_index(const st_tensor *t, size_t i, char *buf,
+                            size_t size) {
+  if (t->ndim <= 1) {
+    snprintf(buf, size, "%zu", i);
+    return;
+  }
+  st__format_index(t, i, buf, size);
+  size_t n = strlen(buf);
+  if (n >= 2) {
+    buf[0] = '(';
+    buf[n - 1] = ')';
+  }
+}
+
 static int same_layout(const st_tensor *a, const st_tensor *b) {
   if (a->dtype != b->dtype || a->ndim != b->ndim || a->numel != b->numel ||
       a->nbytes != b->nbytes)
@@ -229,32 +252,76 @@ void st__compare_value_str(const st_tensor *t, size_t i, char *buf,
     snprintf(buf, size, "%.9g", st_tensor_get_f64(t, i));
 }
 
-/* The detailed pass: count, first mismatch and the max abs diff over the
- * mismatching elements, NaN propagating. Pinned to torch's
- * make_tensor_mismatch_msg (torch/testing/_comparison.py), which zeroes the
- * matching elements' differences before torch.max. */
-static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
-                        double atol, int equal_nan, char *msg, size_t size) {
-  size_t count = 0, first = 0;
-  double maxd = 0.0;
-  for (size_t i = 0; i < act->numel; i++) {
-    if (st__compare_at(act, exp, i, rtol, atol, equal_nan))
+size_t st__compare_scan(const st_tensor *a, const st_tensor *e,
+                        st__compare_pass_fn pass, const void *data,
+                        size_t *first, double *maxd) {
+  size_t count = 0;
+  *first = 0;
+  *maxd = 0.0;
+  for (size_t i = 0; i < a->numel; i++) {
+    if (pass(data, i))
       continue;
     if (count++ == 0)
-      first = i;
-    const double d = st__compare_abs_diff(act, exp, i);
-    if (isnan(d) || isnan(maxd))
-      maxd = NAN;
-    else if (d > maxd)
-      maxd = d;
+      *first = i;
+    const double d = st__compare_abs_diff(a, e, i);
+    if (isnan(d) || isnan(*maxd))
+      *maxd = NAN;
+    else if (d > *maxd)
+      *maxd = d;
   }
+  return count;
+}
+
+typedef struct allclose {
+  const st_tensor *act, *exp;
+  double rtol, atol;
+  int equal_nan;
+} allclose;
+
+static int allclose_at(const void *data, size_t i) {
+  const allclose *c = data;
+  return st__compare_at(c->act, c->exp, i, c->rtol, c->atol, c->equal_nan);
+}
+
+void st__element_strs(const st_tensor *a, const st_tensor *b, size_t i,
+                      int torch_style, char ix[ST__INDEX_CHARS],
+                      char va[ST__VALUE_CHARS], char vb[ST__VALUE_CHARS]) {
+  if (torch_style)
+    st__format_torch_index(a, i, ix, ST__INDEX_CHARS);
+  else
+    st__format_index(a, i, ix, ST__INDEX_CHARS);
+  st__compare_value_str(a, i, va, ST__VALUE_CHARS);
+  st__compare_value_str(b, i, vb, ST__VALUE_CHARS);
+}
+
+void st__detail_head(FILE *out, const char *name, const st_tensor *a,
+                     const st_tensor *e, const char *tol, int equal_nan,
+                     size_t count, size_t first) {
+  char sh[ST_MAX_DIMS * 24 + 4], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS],
+      ve[ST__VALUE_CHARS];
+  st__format_shape(a, sh, sizeof sh);
+  fprintf(out, "\ntensor '%s' (%s, shape %s, %s%s):", name,
+          st_dtype_name(a->dtype), sh, tol, equal_nan ? ", equal_nan" : "");
+  fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
+          100.0 * (double)count / (double)a->numel);
+  st__element_strs(a, e, first, 1, ix, va, ve);
+  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
+          ve);
+}
+
+/* The detailed pass (st__compare_scan) and its message. */
+static st_status report(const st_tensor *act, const st_tensor *exp, double rtol,
+                        double atol, int equal_nan, char *msg, size_t size) {
+  const allclose c = {act, exp, rtol, atol, equal_nan};
+  size_t first;
+  double maxd;
+  const size_t count =
+      st__compare_scan(act, exp, allclose_at, &c, &first, &maxd);
   if (count == 0)
     return ST_OK;
   if (msg != NULL && size > 0) {
-    char index[ST_MAX_DIMS * 24 + 4], va[48], ve[48];
-    st__format_index(act, first, index, sizeof index);
-    st__compare_value_str(act, first, va, sizeof va);
-    st__compare_value_str(exp, first, ve, sizeof ve);
+    char index[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS];
+    st__element_strs(act, exp, first, 0, index, va, ve);
     snprintf(msg, size,
              "tensor '%s': %zu of %zu elements differ; first at %s: actual "
              "%s, expected %s; max abs diff %.9g; rtol %g, atol %g",

@@ -343,14 +343,32 @@ void st__fill_uniform_f32(float *dst, size_t n, uint64_t key, uint64_t first,
 
 /* ---- the other random fills (not hot: element at a time) --------------- */
 
-/* Largest value of the 16-bit format strictly below hi, given h, the
- * format's rounding of hi (decode converts back). Steps one encoding
- * towards -inf while the value is still >= hi. */
-static uint16_t below16(uint16_t h, double hi, float (*decode)(uint16_t)) {
-  while ((double)decode(h) >= hi) {
-    if (h == 0x0000u)
-      h = 0x8001u; /* +0 -> the negative smallest subnormal */
-    else if (h & 0x8000u)
+/* A 16-bit or an 8-bit float format, its encodings widened to unsigned:
+ * how fill_uniform rounds to it and reads it back. */
+typedef struct small_fmt {
+  unsigned (*encode)(double);
+  double (*decode)(unsigned);
+  unsigned sign; /* the sign bit: 0x8000 or 0x80 */
+  size_t width;  /* bytes an element */
+} small_fmt;
+
+static unsigned enc_f16(double d) { return st_f64_to_f16(d); }
+static unsigned enc_bf16(double d) { return st_f64_to_bf16(d); }
+static unsigned enc_e4m3fn(double d) { return st__f64_to_e4m3fn_sat(d); }
+static unsigned enc_e5m2(double d) { return st_f64_to_e5m2(d); }
+static double dec_f16(unsigned h) { return st_f16_to_f32((uint16_t)h); }
+static double dec_bf16(unsigned h) { return st_bf16_to_f32((uint16_t)h); }
+static double dec_e4m3fn(unsigned h) { return st_e4m3fn_to_f64((uint8_t)h); }
+static double dec_e5m2(unsigned h) { return st_e5m2_to_f64((uint8_t)h); }
+
+/* Largest value of the format strictly below hi, given h, the format's
+ * rounding of hi. Steps one encoding towards -inf while the value is
+ * still >= hi. */
+static unsigned below_small(const small_fmt *f, unsigned h, double hi) {
+  while (f->decode(h) >= hi) {
+    if (h == 0)
+      h = f->sign | 1u; /* +0 -> the negative smallest subnormal */
+    else if (h & f->sign)
       h++; /* negative: a larger magnitude is smaller */
     else
       h--;
@@ -358,17 +376,31 @@ static uint16_t below16(uint16_t h, double hi, float (*decode)(uint16_t)) {
   return h;
 }
 
-/* The same for FP8 (sign bit 0x80). */
-static uint8_t below8(uint8_t h, double hi, double (*decode)(uint8_t)) {
-  while (decode(h) >= hi) {
-    if (h == 0x00u)
-      h = 0x81u;
-    else if (h & 0x80u)
-      h++;
-    else
-      h--;
+/* The 16-bit and FP8 uniform fill: the 32-bit stream's 24-bit u, one
+ * rounding to the format. */
+static void fill_uniform_small(const small_fmt *f, unsigned char *p, double lo,
+                               double hi, uint64_t key, uint64_t first,
+                               size_t n) {
+  const int empty = !(hi > lo);
+  const unsigned below = below_small(f, f->encode(hi), hi);
+  for (size_t k = 0; k < n; k++) {
+    const uint64_t i = first + k;
+    unsigned h;
+    if (empty) {
+      h = f->encode(lo);
+    } else {
+      const double u = (double)(st__rng_bits32(key, i) >> 8) * 0x1p-24;
+      h = f->encode(lo + (hi - lo) * u);
+      if (f->decode(h) >= hi)
+        h = below;
+    }
+    if (f->width == 2) {
+      const uint16_t h16 = (uint16_t)h;
+      memcpy(p + i * 2, &h16, 2);
+    } else {
+      p[i] = (uint8_t)h;
+    }
   }
-  return h;
 }
 
 /* Stores a random value: float8_e4m3fn saturates to its largest finite
@@ -383,6 +415,11 @@ static void store_random(st_tensor *t, size_t i, double v) {
 
 static double u53(uint64_t bits) { return (double)(bits >> 11) * 0x1p-53; }
 
+static const small_fmt f16 = {enc_f16, dec_f16, 0x8000u, 2};
+static const small_fmt bf16 = {enc_bf16, dec_bf16, 0x8000u, 2};
+static const small_fmt e4m3fn = {enc_e4m3fn, dec_e4m3fn, 0x80u, 1};
+static const small_fmt e5m2 = {enc_e5m2, dec_e5m2, 0x80u, 1};
+
 static void fill_uniform(st_tensor *t, double lo, double hi, uint64_t key,
                          uint64_t first, size_t n) {
   unsigned char *p = t->data;
@@ -392,48 +429,17 @@ static void fill_uniform(st_tensor *t, double lo, double hi, uint64_t key,
     st__fill_uniform_f32((float *)(void *)p + first, n, key, first, lo, hi);
     return;
   case ST_DTYPE_FLOAT16:
-  case ST_DTYPE_BFLOAT16: {
-    const int half = t->dtype == ST_DTYPE_FLOAT16;
-    float (*decode)(uint16_t) = half ? st_f16_to_f32 : st_bf16_to_f32;
-    uint16_t (*encode)(double) = half ? st_f64_to_f16 : st_f64_to_bf16;
-    const uint16_t below = below16(encode(hi), hi, decode);
-    for (size_t k = 0; k < n; k++) {
-      const uint64_t i = first + k;
-      uint16_t h;
-      if (empty) {
-        h = encode(lo);
-      } else {
-        const double u = (double)(st__rng_bits32(key, i) >> 8) * 0x1p-24;
-        h = encode(lo + (hi - lo) * u);
-        if ((double)decode(h) >= hi)
-          h = below;
-      }
-      memcpy(p + i * 2, &h, 2);
-    }
+    fill_uniform_small(&f16, p, lo, hi, key, first, n);
     return;
-  }
+  case ST_DTYPE_BFLOAT16:
+    fill_uniform_small(&bf16, p, lo, hi, key, first, n);
+    return;
   case ST_DTYPE_FLOAT8_E4M3FN:
-  case ST_DTYPE_FLOAT8_E5M2: {
-    /* As float16: the 32-bit stream's 24-bit u, one rounding. */
-    const int e4 = t->dtype == ST_DTYPE_FLOAT8_E4M3FN;
-    double (*decode)(uint8_t) = e4 ? st_e4m3fn_to_f64 : st_e5m2_to_f64;
-    uint8_t (*encode)(double) = e4 ? st__f64_to_e4m3fn_sat : st_f64_to_e5m2;
-    const uint8_t below = below8(encode(hi), hi, decode);
-    for (size_t k = 0; k < n; k++) {
-      const uint64_t i = first + k;
-      uint8_t h;
-      if (empty) {
-        h = encode(lo);
-      } else {
-        const double u = (double)(st__rng_bits32(key, i) >> 8) * 0x1p-24;
-        h = encode(lo + (hi - lo) * u);
-        if (decode(h) >= hi)
-          h = below;
-      }
-      p[i] = h;
-    }
+    fill_uniform_small(&e4m3fn, p, lo, hi, key, first, n);
     return;
-  }
+  case ST_DTYPE_FLOAT8_E5M2:
+    fill_uniform_small(&e5m2, p, lo, hi, key, first, n);
+    return;
   default: {
     /* float64, and integer dtypes if a scene asks: the float64 value,
      * stored as st_tensor_set_f64 does (integers truncate). */

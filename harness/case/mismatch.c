@@ -28,42 +28,6 @@
 #define MAGSUM(g, i) ((g)->magsum != NULL ? (g)->magsum[i] : NULL)
 #define NTERM(g, i) ((g)->nterm != NULL ? (g)->nterm[i] : NULL)
 
-/* An index as torch prints it (_unravel_index in
- * torch/testing/_comparison.py): a bare integer for a 0-d or 1-d tensor,
- * else a tuple "(i0, i1)". */
-static void torch_index(const st_tensor *t, size_t i, char *buf, size_t size) {
-  if (t->ndim <= 1) {
-    snprintf(buf, size, "%zu", i);
-    return;
-  }
-  st__format_index(t, i, buf, size);
-  size_t n = strlen(buf);
-  if (n >= 2) {
-    buf[0] = '(';
-    buf[n - 1] = ')';
-  }
-}
-
-/* Element i of a and of b as text, with its index: the three strings
- * every line of the report that names an element shows. */
-static void element_strs(const st_tensor *a /* IN */,
-                         const st_tensor *b /* IN */, size_t i,
-                         char ix[ST_MAX_DIMS * 24 + 4] /* OUT */,
-                         char va[48] /* OUT */, char vb[48] /* OUT */) {
-  torch_index(a, i, ix, ST_MAX_DIMS * 24 + 4);
-  st__compare_value_str(a, i, va, 48);
-  st__compare_value_str(b, i, vb, 48);
-}
-
-static void shape_str(const st_tensor *t, char *buf, size_t size) {
-  size_t len = (size_t)snprintf(buf, size, "[");
-  for (int d = 0; d < t->ndim && len < size; d++)
-    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "",
-                            (long long)t->shape[d]);
-  if (len < size)
-    snprintf(buf + len, size - len, "]");
-}
-
 /* One row of the mismatch table as text: index, actual, expected, abs
  * diff, rel diff. */
 typedef struct table_row {
@@ -85,7 +49,7 @@ static void table(FILE *out, const st_tensor *a, const st_tensor *e,
     /* Exact for integers beyond 2^53 too (case/compare.h). */
     const double d = st__compare_abs_diff(a, e, rows[k]);
     const double y = st_tensor_get_f64(e, rows[k]);
-    torch_index(a, rows[k], r[k].cell[0], sizeof r[k].cell[0]);
+    st__format_torch_index(a, rows[k], r[k].cell[0], sizeof r[k].cell[0]);
     st__compare_value_str(a, rows[k], r[k].cell[1], sizeof r[k].cell[1]);
     st__compare_value_str(e, rows[k], r[k].cell[2], sizeof r[k].cell[2]);
     snprintf(r[k].cell[3], sizeof r[k].cell[3], "%.6g", d);
@@ -125,22 +89,15 @@ static void close_detail(FILE *out, const st_tensor *a, const st_tensor *e,
       max_rel = rd, worst_rel = i;
     have = 1;
   }
-  char sh[ST_MAX_DIMS * 24 + 4], ix[ST_MAX_DIMS * 24 + 4], va[48], ve[48];
-  shape_str(a, sh, sizeof sh);
-  fprintf(out, "\ntensor '%s' (%s, shape %s, rtol %g, atol %g%s):", ra->name,
-          st_dtype_name(a->dtype), sh, ra->rtol, ra->atol,
-          ra->equal_nan ? ", equal_nan" : "");
-  fprintf(out, "\n  Mismatched elements: %zu / %zu (%.1f%%)", count, a->numel,
-          100.0 * (double)count / (double)a->numel);
-  element_strs(a, e, first, ix, va, ve);
-  fprintf(out, "\n  First mismatch at index %s: actual %s, expected %s", ix, va,
-          ve);
-  element_strs(a, e, worst_abs, ix, va, ve);
+  char tol[96], ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS], ve[ST__VALUE_CHARS];
+  snprintf(tol, sizeof tol, "rtol %g, atol %g", ra->rtol, ra->atol);
+  st__detail_head(out, ra->name, a, e, tol, ra->equal_nan, count, first);
+  st__element_strs(a, e, worst_abs, 1, ix, va, ve);
   fprintf(out,
           "\n  Greatest absolute difference: %.9g at index %s (up to %g "
           "allowed): actual %s, expected %s",
           max_abs, ix, ra->atol, va, ve);
-  torch_index(a, worst_rel, ix, sizeof ix);
+  st__format_torch_index(a, worst_rel, ix, sizeof ix);
   fprintf(out,
           "\n  Greatest relative difference: %.9g at index %s (up to %g "
           "allowed)",
@@ -193,8 +150,8 @@ static void exact_detail(FILE *out, const st_tensor *after,
   for (size_t i = 0; i < after->numel; i++)
     if (memcmp(p + i * es, q + i * es, es) != 0 && count++ == 0)
       first = i;
-  char ix[ST_MAX_DIMS * 24 + 4], va[48], vb[48];
-  element_strs(after, before, first, ix, va, vb);
+  char ix[ST__INDEX_CHARS], va[ST__VALUE_CHARS], vb[ST__VALUE_CHARS];
+  st__element_strs(after, before, first, 1, ix, va, vb);
   fprintf(out,
           "\ninput '%s' (%s): %zu of %zu elements changed; first at index "
           "%s: before %s, after %s",

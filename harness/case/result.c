@@ -204,58 +204,56 @@ const st__bench_measured *st__case_result_bench(const st_case_result *r) {
   return r->bench;
 }
 
+/* The n strings of s packed end to end, each with its NUL, in one
+ * allocation; NULL when n is 0 or out of memory (which loses only this
+ * copy for the reports). */
+static char *pack(const char *const *s, size_t n) {
+  size_t len = 0, i;
+  char *packed, *p;
+  for (i = 0; i < n; i++)
+    len += strlen(s[i]) + 1;
+  if (n == 0 || (packed = malloc(len)) == NULL)
+    return NULL;
+  for (i = 0, p = packed; i < n; i++)
+    p = stpcpy(p, s[i]) + 1;
+  return packed;
+}
+
+/* String k of what pack packed. */
+static const char *unpack(const char *p, size_t k) {
+  while (k-- > 0)
+    p += strlen(p) + 1;
+  return p;
+}
+
 void st__case_result_set_env(st_case_result *r, const char *const *kv,
                              size_t n) {
-  size_t len = 0, i;
-  char *p;
   free(r->env);
-  r->env = NULL;
-  r->n_env = 0;
-  for (i = 0; i < 2 * n; i++)
-    len += strlen(kv[i]) + 1;
-  if (n == 0 || (r->env = malloc(len)) == NULL)
-    return; /* out of memory loses only this copy for the reports */
-  for (i = 0, p = r->env; i < 2 * n; i++)
-    p = stpcpy(p, kv[i]) + 1;
-  r->n_env = n;
+  r->env = pack(kv, 2 * n);
+  r->n_env = r->env != NULL ? n : 0;
 }
 
 size_t st__case_result_env(const st_case_result *r, size_t i, const char **name,
                            const char **value) {
-  const char *p = r->env;
   if (i >= r->n_env)
     return r->n_env;
-  for (size_t k = 0; k < 2 * i; k++)
-    p += strlen(p) + 1;
-  *name = p;
-  *value = p + strlen(p) + 1;
+  *name = unpack(r->env, 2 * i);
+  *value = unpack(*name, 1);
   return r->n_env;
 }
 
 void st__case_result_set_tags(st_case_result *r, const char *const *tags,
                               size_t n) {
-  size_t len = 0, i;
-  char *p;
   free(r->tags);
-  r->tags = NULL;
-  r->n_tags = 0;
-  for (i = 0; i < n; i++)
-    len += strlen(tags[i]) + 1;
-  if (n == 0 || (r->tags = malloc(len)) == NULL)
-    return; /* out of memory loses only this copy for the reports */
-  for (i = 0, p = r->tags; i < n; i++)
-    p = stpcpy(p, tags[i]) + 1;
-  r->n_tags = n;
+  r->tags = pack(tags, n);
+  r->n_tags = r->tags != NULL ? n : 0;
 }
 
 size_t st__case_result_tag(const st_case_result *r, size_t i,
                            const char **name) {
-  const char *p = r->tags;
   if (i >= r->n_tags)
     return r->n_tags;
-  for (size_t k = 0; k < i; k++)
-    p += strlen(p) + 1;
-  *name = p;
+  *name = unpack(r->tags, i);
   return r->n_tags;
 }
 
@@ -411,22 +409,40 @@ const st_event *st_case_result_event(const st_case_result *r, size_t i) {
   return i < r->n_events ? &r->events[i] : NULL;
 }
 
+/* The names of the statuses, indexed by their (numbered, never
+ * renumbered) values: what the name functions print and the parse
+ * functions read back. */
+static const char *const case_status_names[] = {
+    [ST_CASE_PASS] = "pass",   [ST_CASE_FAIL] = "fail",
+    [ST_CASE_ERROR] = "error", [ST_CASE_SKIP] = "skip",
+    [ST_CASE_XFAIL] = "xfail", [ST_CASE_XPASS] = "xpass"};
+static const char *const phase_status_names[] = {[ST_PHASE_OK] = "ok",
+                                                 [ST_PHASE_FAIL] = "fail",
+                                                 [ST_PHASE_ERROR] = "error",
+                                                 [ST_PHASE_SKIP] = "skip"};
+
+static const char *name_at(const char *const *names, size_t n, int k) {
+  return k >= 0 && (size_t)k < n ? names[k] : "unknown";
+}
+
+/* The index of s (may be NULL) in names, or -1. */
+static int index_of(const char *s, const char *const *names, size_t n) {
+  for (size_t i = 0; s != NULL && i < n; i++)
+    if (strcmp(s, names[i]) == 0)
+      return (int)i;
+  return -1;
+}
+
 const char *st_case_status_name(st_case_status s) {
-  switch (s) {
-  case ST_CASE_PASS:
-    return "pass";
-  case ST_CASE_FAIL:
-    return "fail";
-  case ST_CASE_ERROR:
-    return "error";
-  case ST_CASE_SKIP:
-    return "skip";
-  case ST_CASE_XFAIL:
-    return "xfail";
-  case ST_CASE_XPASS:
-    return "xpass";
-  }
-  return "unknown";
+  return name_at(case_status_names, ST__ARRAY_SIZE(case_status_names), (int)s);
+}
+
+int st__case_status_parse(const char *s, st_case_status *out) {
+  const int k =
+      index_of(s, case_status_names, ST__ARRAY_SIZE(case_status_names));
+  if (k >= 0)
+    *out = (st_case_status)k;
+  return k >= 0;
 }
 
 void st__case_result_apply_expect(st_case_result *r) {
@@ -546,17 +562,16 @@ const char *st__case_result_mistrust(const st_case_result *r) {
 }
 
 const char *st_phase_status_name(st_phase_status s) {
-  switch (s) {
-  case ST_PHASE_OK:
-    return "ok";
-  case ST_PHASE_FAIL:
-    return "fail";
-  case ST_PHASE_ERROR:
-    return "error";
-  case ST_PHASE_SKIP:
-    return "skip";
-  }
-  return "unknown";
+  return name_at(phase_status_names, ST__ARRAY_SIZE(phase_status_names),
+                 (int)s);
+}
+
+int st__phase_status_parse(const char *s, st_phase_status *out) {
+  const int k =
+      index_of(s, phase_status_names, ST__ARRAY_SIZE(phase_status_names));
+  if (k >= 0)
+    *out = (st_phase_status)k;
+  return k >= 0;
 }
 
 st_run_result *st__run_result_new(size_t count) {

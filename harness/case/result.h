@@ -136,4 +136,11 @@ void st__run_result_set(st_run_result *run /* IN/OUT */, size_t index,
 /* The run was stopped by signal sig (SIGINT, SIGTERM). */
 void st__run_result_set_interrupted(st_run_result *run /* IN/OUT */, int sig);
 
+/* The status named s (st_case_status_name, st_phase_status_name read
+ * back; s may be NULL): 1 with *out, or 0. Thread-safety: any thread. */
+int st__case_status_parse(const char *s /* IN */,
+                          st_case_status *out /* OUT */);
+int st__phase_status_parse(const char *s /* IN */,
+                           st_phase_status *out /* OUT */);
+
 #endif

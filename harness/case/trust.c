@@ -45,7 +45,7 @@ int st__mistrust_reason(const st_tensor *t, char *buf, size_t size) {
 int st__determinism_diff(const st_tensor *a, unsigned run_a, const st_tensor *b,
                          unsigned run_b, char *buf, size_t size) {
   size_t esize, i;
-  char idx[160], va[64], vb[64];
+  char idx[ST__INDEX_CHARS], va[ST__VALUE_CHARS], vb[ST__VALUE_CHARS];
   if (a->numel == 0 || a->nbytes != b->nbytes ||
       memcmp(a->data, b->data, a->nbytes) == 0)
     return 0;
@@ -56,9 +56,7 @@ int st__determinism_diff(const st_tensor *a, unsigned run_a, const st_tensor *b,
       break;
   if (i == a->numel)
     i = 0; /* sub-byte dtypes: the bytes differ, name the tensor */
-  st__format_index(a, i, idx, sizeof idx);
-  st__compare_value_str(a, i, va, sizeof va);
-  st__compare_value_str(b, i, vb, sizeof vb);
+  st__element_strs(a, b, i, 0, idx, va, vb);
   snprintf(buf, size,
            "not deterministic: tensor '%s' differs at %s: %s in run %u, %s "
            "in run %u",

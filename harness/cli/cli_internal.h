@@ -25,6 +25,17 @@ void st__cli_vprint_printable(FILE *f /* IN/OUT */, const char *fmt /* IN */,
  * (one line per call, not interleaved by stdio's lock). */
 int st__cli_usage(const char *fmt /* IN */, ...) ST_PRINTF(1, 2);
 
+/* Reads the report file at path whole (readall.c), NUL-terminated, into
+ * *text (the caller frees it) and its length into *len: 0, or 2 after a
+ * usage error that starts with what (the command or option reading it)
+ * when the file cannot be read or is over 1 GiB. */
+int st__cli_read_report(const char *what /* IN */, const char *path /* IN */,
+                        char **text /* OUT: owned by the caller */,
+                        size_t *len /* OUT */);
+/* Says "internal error: out of memory reading WHAT" on stderr; returns
+ * 3 (docs/cli.md#exit-status). */
+int st__cli_read_oom(const char *what /* IN */);
+
 /* From now on st__cli_usage starts its line with "FILE:LINE:COL: error: "
  * (a value of the configuration file is being applied); file NULL: back
  * to "scenetest: error: ". file is borrowed. The main thread only. */

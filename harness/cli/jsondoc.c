@@ -60,7 +60,7 @@ void st__json_free(st__jval *vals, size_t n) {
   free(vals);
 }
 
-static int hexval(char c) {
+int st__json_hexval(char c) {
   if (c >= '0' && c <= '9')
     return c - '0';
   if (c >= 'a' && c <= 'f')
@@ -85,6 +85,32 @@ static size_t utf8(unsigned cp, char *out) {
   out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
   out[2] = (char)(0x80 | (cp & 0x3f));
   return 3;
+}
+
+int st__json_escape(const char *p, const char *end, char enc[4], size_t *add) {
+  static const char letter[] = "\"\\/bfnrt", byte[] = "\"\\/\b\f\n\r\t";
+  const char *at;
+  unsigned cp = 0;
+  int k;
+  *add = 1;
+  if (p < end && *p == 'u') {
+    for (k = 1; k <= 4; k++) {
+      int h = p + k < end ? st__json_hexval(p[k]) : -1;
+      if (h < 0)
+        return -1;
+      cp = cp * 16 + (unsigned)h;
+    }
+    if (cp == 0)
+      return -2;
+    if (cp >= 0xd800 && cp <= 0xdfff)
+      cp = 0xfffd;
+    *add = utf8(cp, enc);
+    return 5;
+  }
+  if (p >= end || *p == '\0' || (at = strchr(letter, *p)) == NULL)
+    return 0;
+  enc[0] = byte[at - letter];
+  return 1;
 }
 
 /* A string at r->p ('"'): decoded into *out (malloc'd), *len. A \u
@@ -116,34 +142,16 @@ static void parse_string(rd *r, char **out, size_t *len) {
       break;
     }
     if (*r->p == '\\') {
-      static const char letter[] = "\"\\/bfnrt", byte[] = "\"\\/\b\f\n\r\t";
-      const char *at;
-      r->p++;
-      if (r->p < r->end && *r->p == 'u') {
-        unsigned cp = 0;
-        int k;
-        for (k = 1; k <= 4; k++) {
-          int h = r->p + k < r->end ? hexval(r->p[k]) : -1;
-          if (h < 0)
-            break;
-          cp = cp * 16 + (unsigned)h;
-        }
-        if (k <= 4 || cp == 0) {
-          fail(r, "four hex digits (not 0000) after \\u");
-          break;
-        }
-        if (cp >= 0xd800 && cp <= 0xdfff)
-          cp = 0xfffd;
-        add = utf8(cp, enc);
-        r->p += 5;
-      } else if (r->p < r->end && *r->p != '\0' &&
-                 (at = strchr(letter, *r->p)) != NULL) {
-        enc[0] = byte[at - letter];
-        r->p++;
-      } else {
+      const int took = st__json_escape(++r->p, r->end, enc, &add);
+      if (took == 0) {
         fail(r, "an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
         break;
       }
+      if (took < 0) {
+        fail(r, "four hex digits (not 0000) after \\u");
+        break;
+      }
+      r->p += took;
     } else {
       enc[0] = *r->p++;
     }
@@ -168,39 +176,46 @@ static void parse_string(rd *r, char **out, size_t *len) {
   *len = n;
 }
 
-static int is_digit(const rd *r) {
-  return r->p < r->end && *r->p >= '0' && *r->p <= '9';
+static int is_digit(const char *p, const char *end) {
+  return p < end && *p >= '0' && *p <= '9';
 }
 
-static int digits(rd *r) {
-  if (!is_digit(r)) {
-    fail(r, "a digit");
+/* One or more digits at *p: 1, or 0 with *p where one was expected. */
+static int digits(const char **p, const char *end) {
+  if (!is_digit(*p, end))
     return 0;
+  while (is_digit(*p, end))
+    (*p)++;
+  return 1;
+}
+
+int st__json_number(const char **p, const char *end) {
+  if (*p < end && **p == '-')
+    (*p)++;
+  if (is_digit(*p, end) && **p == '0')
+    (*p)++;
+  else if (!digits(p, end))
+    return 0;
+  if (*p < end && **p == '.') {
+    (*p)++;
+    if (!digits(p, end))
+      return 0;
   }
-  while (is_digit(r))
-    r->p++;
+  if (*p < end && (**p == 'e' || **p == 'E')) {
+    (*p)++;
+    if (*p < end && (**p == '+' || **p == '-'))
+      (*p)++;
+    if (!digits(p, end))
+      return 0;
+  }
   return 1;
 }
 
 static void parse_number(rd *r, st__jval *v) {
   const char *start = r->p;
-  if (r->p < r->end && *r->p == '-')
-    r->p++;
-  if (is_digit(r) && *r->p == '0')
-    r->p++;
-  else if (!digits(r))
+  if (!st__json_number(&r->p, r->end)) {
+    fail(r, "a digit");
     return;
-  if (r->p < r->end && *r->p == '.') {
-    r->p++;
-    if (!digits(r))
-      return;
-  }
-  if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
-    r->p++;
-    if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
-      r->p++;
-    if (!digits(r))
-      return;
   }
   v->type = ST__J_NUM;
   v->len = (size_t)(r->p - start);

@@ -57,4 +57,23 @@ const st__jval *st__json_get(const st__jval *v /* IN */,
  * that fits 64 bits: 1 with *out, else 0. */
 int st__json_u64(const st__jval *v /* IN */, uint64_t *out /* OUT */);
 
+/* The value of hex digit c, or -1 when c is none (both JSON readers:
+ * this one and rerun_parse.c's). Thread-safety: any thread. */
+int st__json_hexval(char c);
+
+/* Advances *p over the JSON number (RFC 8259 section 6) that starts
+ * there, as far as it is one: 1 when it is whole, 0 with *p at the byte
+ * where a digit was expected (both JSON readers). Thread-safety: any
+ * thread. */
+int st__json_number(const char **p /* IN/OUT */, const char *end /* IN */);
+
+/* The JSON escape whose letter is at p (after its '\'), decoded into
+ * enc (1 to 3 bytes of UTF-8, their count in *add; a \u naming a
+ * surrogate, paired or not, becomes U+FFFD): the bytes it takes from p
+ * (1, or 5 for \uXXXX); 0 for no letter of RFC 8259 section 7 (or
+ * p == end); -1 for a \u without four hex digits; -2 for \u0000, which
+ * no name of ours holds (both JSON readers). Thread-safety: any thread. */
+int st__json_escape(const char *p /* IN */, const char *end /* IN */,
+                    char enc[4] /* OUT */, size_t *add /* OUT */);
+
 #endif

@@ -19,8 +19,6 @@
 #include "cli/merge.h"
 #include "report/json.h"
 
-#define MAX_INPUT_BYTES (1u << 30)
-
 typedef struct input {
   const char *path;
   st__jval *vals;
@@ -52,40 +50,6 @@ typedef struct merge {
 static int oom(void) {
   fputs("scenetest: error: internal error: out of memory merging\n", stderr);
   return 3;
-}
-
-static int slurp(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rbe");
-  size_t cap = 0;
-  *text = NULL;
-  *len = 0;
-  if (f == NULL)
-    return st__cli_usage("merge: cannot read '%s': %s", path, strerror(errno));
-  for (;;) {
-    size_t got;
-    if (cap - *len < 65536) {
-      char *grown;
-      cap = cap ? cap * 2 : 65536;
-      if (cap > MAX_INPUT_BYTES + 1 ||
-          (grown = st__array_resize(*text, cap, 1)) == NULL) {
-        free(*text);
-        fclose(f);
-        return st__cli_usage("merge: '%s' is too large to be a report", path);
-      }
-      *text = grown;
-    }
-    got = fread(*text + *len, 1, cap - *len - 1, f);
-    *len += got;
-    if (got == 0)
-      break;
-  }
-  if (ferror(f)) {
-    free(*text);
-    fclose(f);
-    return st__cli_usage("merge: cannot read '%s'", path);
-  }
-  fclose(f);
-  return 0;
 }
 
 /* "PATH:LINE:COL: error: ..." and 2. */
@@ -162,31 +126,6 @@ static const char *str_of(const st__jval *obj, const char *key) {
   return v != NULL && v->type == ST__J_STR ? v->str : NULL;
 }
 
-static int status_of(const char *s, st_case_status *out) {
-  static const st_case_status all[] = {ST_CASE_PASS,  ST_CASE_FAIL,
-                                       ST_CASE_ERROR, ST_CASE_SKIP,
-                                       ST_CASE_XFAIL, ST_CASE_XPASS};
-  size_t i;
-  for (i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (s != NULL && strcmp(s, st_case_status_name(all[i])) == 0) {
-      *out = all[i];
-      return 1;
-    }
-  return 0;
-}
-
-static int phase_status_of(const char *s, st_phase_status *out) {
-  static const st_phase_status all[] = {ST_PHASE_OK, ST_PHASE_FAIL,
-                                        ST_PHASE_ERROR, ST_PHASE_SKIP};
-  size_t i;
-  for (i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (s != NULL && strcmp(s, st_phase_status_name(all[i])) == 0) {
-      *out = all[i];
-      return 1;
-    }
-  return 0;
-}
-
 /* One event object into res: 0, 2 (said) or 3. */
 static int add_event(const char *path, const st__jval *e, st_case_result *res) {
   st_event ev;
@@ -208,7 +147,7 @@ static int add_event(const char *path, const st__jval *e, st_case_result *res) {
       return at_error(path, e, "merge: a load event needs %s",
                       "\"object\" and \"phase\" (strings)");
   } else {
-    if (!phase_status_of(str_of(e, "status"), &ev.status))
+    if (!st__phase_status_parse(str_of(e, "status"), &ev.status))
       return at_error(path, e, "merge: an event needs %s",
                       "\"status\" (ok, fail, error or skip)");
     if (st__json_u64(st__json_get(e, "start_ns"), &u))
@@ -285,7 +224,7 @@ static int build_case(merge *m, size_t k, const st__jval *c, unsigned iter,
   if (scene == NULL || kase == NULL || scene[0] == '\0' || kase[0] == '\0')
     return at_error(path, c, "merge: a case needs %s",
                     "\"scene\" and \"case\" (non-empty strings)");
-  if (!status_of(str_of(c, "status"), &status))
+  if (!st__case_status_parse(str_of(c, "status"), &status))
     return at_error(path, c, "merge: a case needs %s",
                     "\"status\" (pass, fail, error, skip, xfail or xpass)");
   if (!st__json_u64(st__json_get(c, "duration_ns"), &u))
@@ -428,7 +367,7 @@ static int read_input(merge *m, size_t k) {
   const st__jval *cases;
   int rc;
 
-  if ((rc = slurp(in->path, &text, &len)) != 0)
+  if ((rc = st__cli_read_report("merge", in->path, &text, &len)) != 0)
     return rc;
   rc = st__json_parse(text, len, &in->vals, &in->n_vals, &err);
   free(text);
@@ -516,36 +455,42 @@ static int refuse_duplicates(const merge *m) {
   return rc;
 }
 
+static const char *record_of(const input *in) { return in->record; }
+static const char *fingerprint_of(const input *in) { return in->fingerprint; }
+
+/* The first input whose text (text_of: record or fingerprint) is set, and
+ * the first later one whose text differs from it: 1 with *x and *y, or 0. */
+static int differ(const merge *m, const char *(*text_of)(const input *),
+                  size_t *x, size_t *y) {
+  size_t i, a = m->n_in;
+  for (i = 0; i < m->n_in; i++) {
+    const char *t = text_of(&m->in[i]);
+    if (t == NULL)
+      continue;
+    if (a == m->n_in) {
+      a = i;
+    } else if (strcmp(text_of(&m->in[a]), t) != 0) {
+      *x = a;
+      *y = i;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Warns once when the inputs' records or fingerprints differ. */
 static void warn_differences(const merge *m) {
-  size_t i, a = m->n_in, f = m->n_in;
-  for (i = 0; i < m->n_in; i++) {
-    if (m->in[i].record != NULL) {
-      if (a == m->n_in)
-        a = i;
-      else if (strcmp(m->in[a].record, m->in[i].record) != 0) {
-        fprintf(stderr,
-                "scenetest: warning: merge: the autoload records of '%s' "
-                "and '%s' differ: the shards ran in different environments\n",
-                m->in[a].path, m->in[i].path);
-        a = m->n_in + 1;
-        break;
-      }
-    }
-  }
-  for (i = 0; i < m->n_in; i++) {
-    if (m->in[i].fingerprint != NULL) {
-      if (f == m->n_in)
-        f = i;
-      else if (strcmp(m->in[f].fingerprint, m->in[i].fingerprint) != 0) {
-        fprintf(stderr,
-                "scenetest: warning: merge: the fingerprints of '%s' and "
-                "'%s' differ\n",
-                m->in[f].path, m->in[i].path);
-        break;
-      }
-    }
-  }
+  size_t x, y;
+  if (differ(m, record_of, &x, &y))
+    fprintf(stderr,
+            "scenetest: warning: merge: the autoload records of '%s' "
+            "and '%s' differ: the shards ran in different environments\n",
+            m->in[x].path, m->in[y].path);
+  if (differ(m, fingerprint_of, &x, &y))
+    fprintf(stderr,
+            "scenetest: warning: merge: the fingerprints of '%s' and "
+            "'%s' differ\n",
+            m->in[x].path, m->in[y].path);
 }
 
 /* The merged JSON's "inputs" list. NULL out of memory. */

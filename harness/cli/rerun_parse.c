@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "cli/jsondoc.h"
 #include "cli/rerun_parse.h"
 
 typedef struct names {
@@ -118,64 +119,32 @@ static int next_member(jp *j, char close) {
   return 0;
 }
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
+/* The ':' between a member's name and value, with the spaces around it:
+ * 1, or 0 with j->bad set. */
+static int colon(jp *j) {
+  skip_ws(j);
+  if (j->p >= j->end || *j->p != ':') {
+    j->bad = 1;
+    return 0;
+  }
+  j->p++;
+  skip_ws(j);
+  return 1;
 }
 
 /* Decodes the escape after a '\' at j->p into enc (1 to 3 bytes, its
- * count in *add); 0, or -1 for what RFC 8259 section 7 does not allow. A
- * \u naming a surrogate, paired or not, becomes U+FFFD (our reports write
- * characters past U+FFFF as UTF-8, so the names they hold never need one);
- * \u0000 is refused: no name of ours holds a NUL. */
+ * count in *add; st__json_escape): 0, or -1 for what RFC 8259 section 7
+ * does not allow, with j->p where the reading stops (its position is the
+ * --shard-by error's): past the letter, and past the digits of a \u0000. */
 static int decode_escape(jp *j, char enc[4], size_t *add) {
-  static const char letter[] = "\"\\/bfnrt", byte[] = "\"\\/\b\f\n\r\t";
-  uint32_t cp = 0;
-  const char *at;
-  int k;
-  char c;
-
-  if (j->p >= j->end)
-    return -1;
-  c = *j->p++;
-  *add = 1;
-  if (c != 'u') {
-    if (c == '\0' || (at = strchr(letter, c)) == NULL)
-      return -1;
-    enc[0] = byte[at - letter];
+  const int took = st__json_escape(j->p, j->end, enc, add);
+  if (took > 0) {
+    j->p += took;
     return 0;
   }
-  if (j->end - j->p < 4)
-    return -1;
-  for (k = 0; k < 4; k++) {
-    int h = hexval(j->p[k]);
-    if (h < 0)
-      return -1;
-    cp = cp << 4 | (uint32_t)h;
-  }
-  j->p += 4;
-  if (cp == 0)
-    return -1;
-  if (cp >= 0xD800 && cp <= 0xDFFF)
-    cp = 0xFFFD;
-  if (cp < 0x80) {
-    enc[0] = (char)cp;
-  } else if (cp < 0x800) {
-    enc[0] = (char)(0xC0 | (cp >> 6));
-    enc[1] = (char)(0x80 | (cp & 0x3F));
-    *add = 2;
-  } else {
-    enc[0] = (char)(0xE0 | (cp >> 12));
-    enc[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    enc[2] = (char)(0x80 | (cp & 0x3F));
-    *add = 3;
-  }
-  return 0;
+  if (j->p < j->end)
+    j->p += took == -2 ? 5 : 1;
+  return -1;
 }
 
 /* Parses a string at j->p (at '"'); with s, decodes it into *s (UTF-8,
@@ -242,43 +211,9 @@ static void parse_string(jp *j, jstr *s) {
   free(buf);
 }
 
-static int is_digit(const jp *j) {
-  return j->p < j->end && *j->p >= '0' && *j->p <= '9';
-}
-
-/* A number as RFC 8259 section 6 writes it: -? int frac? exp?. */
 static void parse_number(jp *j) {
-  if (j->p < j->end && *j->p == '-')
-    j->p++;
-  if (!is_digit(j)) {
+  if (!st__json_number(&j->p, j->end))
     j->bad = 1;
-    return;
-  }
-  if (*j->p == '0')
-    j->p++;
-  else
-    while (is_digit(j))
-      j->p++;
-  if (j->p < j->end && *j->p == '.') {
-    j->p++;
-    if (!is_digit(j)) {
-      j->bad = 1;
-      return;
-    }
-    while (is_digit(j))
-      j->p++;
-  }
-  if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-    j->p++;
-    if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-      j->p++;
-    if (!is_digit(j)) {
-      j->bad = 1;
-      return;
-    }
-    while (is_digit(j))
-      j->p++;
-  }
 }
 
 static void parse_literal(jp *j, const char *word) {
@@ -338,13 +273,8 @@ static void parse_object(jp *j) {
     if (strcmp(key.text, "duration_ns") == 0) {
       const char *at;
       free(key.text);
-      skip_ws(j);
-      if (j->p >= j->end || *j->p != ':') {
-        j->bad = 1;
+      if (!colon(j))
         break;
-      }
-      j->p++;
-      skip_ws(j);
       at = j->p;
       parse_value(j);
       has_dur = !j->bad && read_u64(at, (size_t)(j->p - at), &dur);
@@ -359,13 +289,8 @@ static void parse_object(jp *j) {
     else if (strcmp(key.text, "status") == 0)
       slot = &status;
     free(key.text);
-    skip_ws(j);
-    if (j->p >= j->end || *j->p != ':') {
-      j->bad = 1;
+    if (!colon(j))
       break;
-    }
-    j->p++;
-    skip_ws(j);
     if (slot != NULL && j->p < j->end && *j->p == '"') {
       free(slot->text);
       parse_string(j, slot);
@@ -464,7 +389,8 @@ static long char_ref(const char *s, size_t n, size_t *used) {
   size_t i = (size_t)hex, digits = 0;
   long v = 0;
   for (; i < n && digits <= 8; i++, digits++) {
-    int d = hex ? hexval(s[i]) : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
+    int d = hex ? st__json_hexval(s[i])
+                : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
     if (d < 0)
       break;
     v = v * (hex ? 16 : 10) + d;

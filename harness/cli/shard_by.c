@@ -19,8 +19,6 @@
 #include "cli/cli_internal.h"
 #include "cli/shard_by.h"
 
-#define MAX_DURATIONS_BYTES (1u << 30)
-
 int st__shard_by_parse(const char *text, const char **path) {
   static const char prefix[] = "durations:";
   if (strncmp(text, prefix, sizeof prefix - 1) != 0 ||
@@ -48,44 +46,6 @@ static void line_col(const char *text, size_t at, size_t *line, size_t *col) {
       (*col)++;
     }
   }
-}
-
-/* The file's bytes, NUL-terminated, in *text: 0 or 2. */
-static int slurp(const char *path, char **text, size_t *len) {
-  FILE *f = fopen(path, "rbe");
-  size_t cap = 0;
-  *text = NULL;
-  *len = 0;
-  if (f == NULL)
-    return st__cli_usage("--shard-by: cannot read '%s': %s", path,
-                         strerror(errno));
-  for (;;) {
-    size_t got;
-    if (cap - *len < 65536) {
-      char *grown;
-      cap = cap ? cap * 2 : 65536;
-      if (cap > MAX_DURATIONS_BYTES + 1 ||
-          (grown = st__array_resize(*text, cap, 1)) == NULL) {
-        free(*text);
-        fclose(f);
-        return st__cli_usage("--shard-by: '%s' is too large to be a report",
-                             path);
-      }
-      *text = grown;
-    }
-    got = fread(*text + *len, 1, cap - *len - 1, f);
-    *len += got;
-    if (got == 0)
-      break;
-  }
-  if (ferror(f)) {
-    free(*text);
-    fclose(f);
-    return st__cli_usage("--shard-by: cannot read '%s'", path);
-  }
-  fclose(f);
-  (*text)[*len] = '\0';
-  return 0;
 }
 
 /* Sorts by name and folds the entries of one name (--repeat iterations)
@@ -118,17 +78,13 @@ int st__durations_read(const char *path, st__durations *d) {
   int rc;
 
   memset(d, 0, sizeof *d);
-  if ((rc = slurp(path, &text, &len)) != 0)
+  if ((rc = st__cli_read_report("--shard-by", path, &text, &len)) != 0)
     return rc;
   rc = st__durations_parse(text, len, &names, &durs, &n, &stop);
   line_col(text, stop, &line, &col);
   free(text);
-  if (rc == ST__RERUN_NOMEM) {
-    fputs("scenetest: error: internal error: out of memory reading "
-          "--shard-by\n",
-          stderr);
-    return 3;
-  }
+  if (rc == ST__RERUN_NOMEM)
+    return st__cli_read_oom("--shard-by");
   if (rc != 0) {
     fprintf(stderr,
             "%s:%zu:%zu: error: --shard-by: not a JSON report or --events "

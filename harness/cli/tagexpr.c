@@ -153,23 +153,28 @@ static void parse_not(parser *p) {
   p->nesting--;
 }
 
-static void parse_and(parser *p) {
-  parse_not(p);
-  while (!p->failed && p->tok == T_AND) {
-    next(p);
+static void parse_level(parser *p, int level);
+
+/* An operand at precedence level 0 (or) or 1 (and). */
+static void operand(parser *p, int level) {
+  if (level == 0)
+    parse_level(p, 1);
+  else
     parse_not(p);
-    emit(p, OP_AND, NULL, 0);
+}
+
+/* or (level 0) or and (level 1): operands joined by the level's
+ * operator, left to right. */
+static void parse_level(parser *p, int level) {
+  operand(p, level);
+  while (!p->failed && p->tok == (level == 0 ? T_OR : T_AND)) {
+    next(p);
+    operand(p, level);
+    emit(p, level == 0 ? OP_OR : OP_AND, NULL, 0);
   }
 }
 
-static void parse_or(parser *p) {
-  parse_and(p);
-  while (!p->failed && p->tok == T_OR) {
-    next(p);
-    parse_and(p);
-    emit(p, OP_OR, NULL, 0);
-  }
-}
+static void parse_or(parser *p) { parse_level(p, 0); }
 
 int st__tagexpr_parse(const char *text, st__tagexpr **out, size_t *column,
                       char *msg, size_t size) {

@@ -294,6 +294,27 @@ static ST_WUR st_status resolve_path(const char *spec, char **real,
   return st_error_set(err, ST_EPLUGIN, "plugin '%s': %s", spec, strerror(e));
 }
 
+/* Splits s in place at each sep into its non-empty pieces, *items (n of
+ * them; the caller frees the array, which holds pointers into s). */
+static ST_WUR st_status split_list(char *s, char sep, const char ***items,
+                                   size_t *n, st_error *err) {
+  for (char *p = s; p != NULL;) {
+    char *end = strchr(p, sep);
+    const char **grown;
+    if (end != NULL)
+      *end = '\0';
+    if (*p != '\0') {
+      grown = st__array_resize(*items, *n + 1, sizeof *grown);
+      if (grown == NULL)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+      *items = grown;
+      (*items)[(*n)++] = p;
+    }
+    p = end != NULL ? end + 1 : NULL;
+  }
+  return ST_OK;
+}
+
 static ST_WUR st_status eager_load(st_registry *reg, const char *path,
                                    st_error *err) {
   return load_now(reg, path, DEFERRED, err);
@@ -301,7 +322,7 @@ static ST_WUR st_status eager_load(st_registry *reg, const char *path,
 
 st_status st__plugin_defer(st_registry *reg, const char *spec,
                            const char *platforms, st_error *err) {
-  char *real = NULL, *list = strdup(platforms), *p;
+  char *real = NULL, *list = strdup(platforms);
   const char **names = NULL;
   size_t n = 0;
   st_status rc;
@@ -312,22 +333,9 @@ st_status st__plugin_defer(st_registry *reg, const char *spec,
     free(list);
     return rc;
   }
-  for (p = list; *p != '\0';) {
-    char *nl = strchr(p, '\n');
-    const char **grown = st__array_resize(names, n + 1, sizeof *grown);
-    if (grown == NULL) {
-      rc = st_error_set(err, ST_ENOMEM, "out of memory");
-      goto out;
-    }
-    names = grown;
-    if (nl != NULL)
-      *nl = '\0';
-    if (*p != '\0')
-      names[n++] = p;
-    p = nl != NULL ? nl + 1 : p + strlen(p);
-  }
-  rc = st__registry_add_deferred(reg, real, names, n, eager_load, err);
-out:
+  rc = split_list(list, '\n', &names, &n, err);
+  if (rc == ST_OK)
+    rc = st__registry_add_deferred(reg, real, names, n, eager_load, err);
   free(names);
   free(list);
   free(real);
@@ -335,7 +343,7 @@ out:
 }
 
 st_status st_plugin_load(st_registry *reg, const char *spec, st_error *err) {
-  char *decl = NULL, *p, *real = NULL;
+  char *decl = NULL, *real = NULL;
   const char **platforms = NULL;
   size_t n = 0;
   int lazy = strncmp(spec, "lazy:", 5) == 0;
@@ -359,21 +367,8 @@ st_status st_plugin_load(st_registry *reg, const char *spec, st_error *err) {
   }
   if (rc != ST_OK)
     goto out;
-  for (p = decl; p != NULL;) {
-    char *comma = strchr(p, ',');
-    const char **grown;
-    if (comma)
-      *comma = '\0';
-    grown = st__array_resize(platforms, n + 1, sizeof *grown);
-    if (grown == NULL) {
-      rc = st_error_set(err, ST_ENOMEM, "out of memory");
-      goto out;
-    }
-    platforms = grown;
-    if (*p != '\0')
-      platforms[n++] = p;
-    p = comma ? comma + 1 : NULL;
-  }
+  if ((rc = split_list(decl, ',', &platforms, &n, err)) != ST_OK)
+    goto out;
   if (n == 0) {
     rc = st_error_set(err, ST_EPLUGIN, "plugin '%s': declares no platform",
                       real);

@@ -222,6 +222,18 @@ static int mod_get(st_registry *reg, const char *name,
   return m != NULL;
 }
 
+/* Loads the lazy plugin at path with load, counted as a module init on
+ * this thread (its lookups neither wait for nor start a repair). */
+static st_status load_lazy(st_registry *reg, st__lazy_load_fn load,
+                           const char *path, st_error *err) {
+  st_status rc;
+  st_error_clear(err);
+  tls_in_init++;
+  rc = load(reg, path, err);
+  tls_in_init--;
+  return rc;
+}
+
 /* own: mod is built in (its registrations are not foreign). */
 static ST_WUR st_status run_init(st_registry *reg, const st_module *mod,
                                  int own, st_error *err) {
@@ -600,10 +612,7 @@ int st__registry_load_deferred(st_registry *reg) {
     st__mutex_unlock(&reg->lock);
     if (path == NULL)
       continue;
-    st_error_clear(&err);
-    tls_in_init++;
-    rc = load(reg, path, &err);
-    tls_in_init--;
+    rc = load_lazy(reg, load, path, &err);
     st__mutex_lock(&reg->lock);
     reg->lazies[i].loaded = rc == ST_OK;
     st__mutex_unlock(&reg->lock);
@@ -754,10 +763,7 @@ static ST_WUR st_status repair(st_registry *reg, const char *backend) {
     st_status lrc;
     if (!want)
       continue;
-    st_error_clear(&err);
-    tls_in_init++;
-    lrc = load(reg, path, &err);
-    tls_in_init--;
+    lrc = load_lazy(reg, load, path, &err);
     st__mutex_lock(&reg->lock);
     if (lrc == ST_OK) {
       reg->lazies[i].loaded = 1;

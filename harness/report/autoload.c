@@ -140,32 +140,30 @@ oom:
   return ST_ENOMEM;
 }
 
+/* 1 when every field of x that is not a watched module's is in y (with
+ * the same value, when values). */
+static int covered(const st__record *x, const st__record *y, int values) {
+  size_t i, j;
+  char module[256];
+  for (i = 0; i < x->n; i++) {
+    if (st__record_module(x->fields[i].key, module, sizeof module) != NULL)
+      continue;
+    for (j = 0; j < y->n; j++)
+      if (strcmp(x->fields[i].key, y->fields[j].key) == 0)
+        break;
+    if (j == y->n ||
+        (values && strcmp(x->fields[i].value, y->fields[j].value) != 0))
+      return 0;
+  }
+  return 1;
+}
+
 /* Equal in every field that is not a watched module's (setting, raw,
  * effective): the environment torch reads. A module's field says what the
  * process had loaded at its first case, which depends on where the process
  * started in the run (docs/reports.md), not on the environment. */
 static int same_setting(const st__record *a, const st__record *b) {
-  size_t i, j;
-  char module[256];
-  for (i = 0; i < a->n; i++) {
-    if (st__record_module(a->fields[i].key, module, sizeof module) != NULL)
-      continue;
-    for (j = 0; j < b->n; j++)
-      if (strcmp(a->fields[i].key, b->fields[j].key) == 0)
-        break;
-    if (j == b->n || strcmp(a->fields[i].value, b->fields[j].value) != 0)
-      return 0;
-  }
-  for (j = 0; j < b->n; j++) {
-    if (st__record_module(b->fields[j].key, module, sizeof module) != NULL)
-      continue;
-    for (i = 0; i < a->n; i++)
-      if (strcmp(a->fields[i].key, b->fields[j].key) == 0)
-        break;
-    if (i == a->n)
-      return 0;
-  }
-  return 1;
+  return covered(a, b, 1) && covered(b, a, 0);
 }
 
 size_t st__records_settings(const st__record *list, size_t n) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/pool.h"
+#include "base/proc.h"
 #include "run/audit.h"
 
 /* Beyond this many pids created during a case, /proc is listed instead
@@ -68,13 +69,6 @@ static long count_entries(int fd) {
     }
   }
   return k < 0 ? -1 : n;
-}
-
-/* The fields of a stat line after the command's closing parenthesis: its
- * state, its parent and its process group. 0 if it cannot be read. */
-static int stat_fields(const char *line, char *state, long *ppid, long *pgrp) {
-  const char *p = strrchr(line, ')');
-  return p != NULL && sscanf(p + 1, " %c %ld %ld", state, ppid, pgrp) == 3;
 }
 
 void st__audit_init(st__audit *a, int subreaper) {
@@ -159,41 +153,18 @@ int st__audit_threads(st__audit *a, char *why, size_t n) {
 
 /* Whether process pid (not ours, not one of our threads) runs in our
  * process group or as our child. */
-static int ours_running(const st__audit *a, long pid) {
-  char path[64], buf[512], state;
+static int ours_running(void *data, long pid) {
+  const st__audit *a = data;
+  char path[64], state;
   long ppid, pgrp;
-  int fd;
-  ssize_t k;
   if (pid == (long)a->pid)
     return 0;
-  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-    return 0;
-  k = read_at0(fd, buf, sizeof buf);
-  close(fd);
-  if (k <= 0 || !stat_fields(buf, &state, &ppid, &pgrp) || state == 'Z' ||
+  if (!st__proc_stat(pid, &state, &ppid, &pgrp) || state == 'Z' ||
       state == 'X' || (pgrp != (long)a->pgid && ppid != (long)a->pid))
     return 0;
   /* A thread of this process (its /proc/TID is reachable by tid). */
   snprintf(path, sizeof path, "/proc/self/task/%ld", pid);
   return access(path, F_OK) != 0;
-}
-
-/* Every process in /proc. */
-static int scan_all(const st__audit *a) {
-  DIR *d = opendir("/proc");
-  struct dirent *de;
-  int found = 0;
-  if (d == NULL)
-    return 0;
-  while (!found && (de = readdir(d)) != NULL) {
-    char *end;
-    long pid = strtol(de->d_name, &end, 10);
-    if (*end == '\0' && pid > 0)
-      found = ours_running(a, pid);
-  }
-  closedir(d);
-  return found;
 }
 
 int st__audit_processes(st__audit *a) {
@@ -217,11 +188,11 @@ int st__audit_processes(st__audit *a) {
   a->lastpid = to;
   a->fresh = 1;
   if (from < 0 || to < 0)
-    return scan_all(a);
+    return st__proc_each(ours_running, a);
   if (to == from)
     return 0; /* no process (nor thread) was created anywhere since */
   if (to < from || to - from > RANGE_MAX)
-    return scan_all(a); /* wrapped around, or many */
+    return st__proc_each(ours_running, a); /* wrapped around, or many */
   for (p = from + 1; p <= to; p++)
     if (ours_running(a, p))
       return 1;

@@ -257,6 +257,14 @@ static void read_frames(st__child *c) {
   }
 }
 
+/* Closes each of the four that is open (-1: none). */
+static void close_fds(int a, int b, int c, int d) {
+  const int fd[4] = {a, b, c, d};
+  for (int i = 0; i < 4; i++)
+    if (fd[i] >= 0)
+      close(fd[i]);
+}
+
 /* Ends the slot's case: closes its pipe and pidfd, keeps its buffers and
  * result file for the next one. */
 static void child_end(st__child *c) {
@@ -265,12 +273,7 @@ static void child_end(st__child *c) {
    * id names nothing else). */
   if (c->pid > 0)
     st__proc_kill_group(c->pid);
-  if (c->cap_fd >= 0)
-    close(c->cap_fd);
-  if (c->cap_w >= 0)
-    close(c->cap_w);
-  if (c->pid_fd >= 0)
-    close(c->pid_fd);
+  close_fds(c->cap_fd, c->cap_w, c->pid_fd, -1);
   c->cap_fd = c->cap_w = c->pid_fd = -1;
   c->pid = -1;
   c->exited = 0;
@@ -432,14 +435,7 @@ void st__child_started(st__child *c, pid_t pid, int cap_r, int cap_w) {
 }
 
 void st__child_close_copies(const st__child *c) {
-  if (c->cap_fd >= 0)
-    close(c->cap_fd);
-  if (c->cap_w >= 0)
-    close(c->cap_w);
-  if (c->res_fd >= 0)
-    close(c->res_fd);
-  if (c->pid_fd >= 0)
-    close(c->pid_fd);
+  close_fds(c->cap_fd, c->cap_w, c->res_fd, c->pid_fd);
 }
 
 void st__child_prepare(st__child *c, const st__runctx *rc) {

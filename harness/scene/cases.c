@@ -365,21 +365,6 @@ static void take_case(st__loader *L, const st__ynode *n, st__case *c,
   take_case_keys(L, v, src->k, c, s);
 }
 
-static int use_cb(void *data, const char *name, size_t offset,
-                  st__expr_error *err) {
-  (void)offset;
-  (void)err;
-  st__case_param_use(data, name);
-  return 0;
-}
-
-/* Marks every param the text of v names (and what those reach) used. */
-static void use_val(st__case *c, const st__val *v) {
-  st__expr_error xe;
-  if (v->kind == ST__VAL_NAME && v->name)
-    (void)st__expr_check(v->name, use_cb, c, &xe);
-}
-
 /* A case-level number: a literal, a param name or an expression over the
  * case's params (docs/scene-format.md#params-expressions-and-lists),
  * evaluated in dom. Returns 0 with *out, -1 after an error, 1 when n is
@@ -399,7 +384,7 @@ static int case_num(st__loader *L, st__case *c, const st__ynode *n,
   memset(&v, 0, sizeof v);
   if (st__schema_expr(L, n, key, &v, NULL, NULL) != 0)
     return -1;
-  use_val(c, &v);
+  st__case_val_use(c, &v);
   int rc = st__val_eval(c, &v, dom, key, out, NULL, &e);
   free(v.name);
   if (rc != 0) {
@@ -448,37 +433,31 @@ static void finish_case(st__loader *L, st__case *c, const case_src *src) {
     else if (r == 0)
       c->rounds = (unsigned)x.i;
   }
-  static const char *const tol_key[2] = {"rtol", "atol"};
-  for (int t = 0; t < 2; t++) {
-    const st__ynode *n = v[t ? C_ATOL : C_RTOL];
+  /* rtol, atol, then the work counts: each a finite number >= 0. */
+  static const struct {
+    int key;
+    const char *name, *expected;
+  } nums[4] = {
+      {C_RTOL, "rtol", "a finite number >= 0 or a param name"},
+      {C_ATOL, "atol", "a finite number >= 0 or a param name"},
+      {C_FLOPS, "flops", "a number >= 0, a param name or an expression"},
+      {C_BYTES, "bytes", "a number >= 0, a param name or an expression"}};
+  double *const dst[4] = {&c->rtol, &c->atol, &c->work[0], &c->work[1]};
+  int *const has[4] = {&c->has_rtol, &c->has_atol, &c->has_work[0],
+                       &c->has_work[1]};
+  for (int t = 0; t < 4; t++) {
+    const st__ynode *n = v[nums[t].key];
     if (n == NULL)
       continue;
-    r = case_num(L, c, n, tol_key[t], ST__EXPR_FLOAT, &x, &via);
-    if (r == 1)
-      st__schema_expected(L, n, "a finite number >= 0 or a param name",
-                          tol_key[t]);
-    else if (r == 0 && (!isfinite(x.f) || x.f < 0))
-      case_num_bad(L, c, n, tol_key[t], "a finite number >= 0", via, &x);
-    else if (r == 0 && t == 0)
-      c->has_rtol = 1, c->rtol = x.f;
-    else if (r == 0)
-      c->has_atol = 1, c->atol = x.f;
-  }
-  static const char *const work_key[2] = {"flops", "bytes"};
-  for (int t = 0; t < 2; t++) {
-    const st__ynode *n = v[t ? C_BYTES : C_FLOPS];
-    if (n == NULL)
-      continue;
-    r = case_num(L, c, n, work_key[t], ST__EXPR_FLOAT, &x, &via);
-    if (r == 0 && x.is_int)
+    r = case_num(L, c, n, nums[t].name, ST__EXPR_FLOAT, &x, &via);
+    if (r == 0 && t >= 2 && x.is_int)
       x.f = (double)x.i;
     if (r == 1)
-      st__schema_expected(L, n, "a number >= 0, a param name or an expression",
-                          work_key[t]);
+      st__schema_expected(L, n, nums[t].expected, nums[t].name);
     else if (r == 0 && (!isfinite(x.f) || x.f < 0))
-      case_num_bad(L, c, n, work_key[t], "a finite number >= 0", via, &x);
+      case_num_bad(L, c, n, nums[t].name, "a finite number >= 0", via, &x);
     else if (r == 0)
-      c->work[t] = x.f, c->has_work[t] = 1;
+      *has[t] = 1, *dst[t] = x.f;
   }
   if (v[C_TIMEOUT]) {
     r = case_num(L, c, v[C_TIMEOUT], "timeout", ST__EXPR_INT, &x, &via);

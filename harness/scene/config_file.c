@@ -78,6 +78,16 @@ static st_status add_value(st__config_entry *en, const st__yevent *e) {
   return ST_OK;
 }
 
+/* The next item of a sequence or mapping: *done at its end event (of
+ * type end), else a scalar (scalar_ok says why anything else is not). */
+static st_status next_scalar(reader *r, int end, int *done) {
+  st_status rc = next(r);
+  *done = rc == ST_OK && (int)r->ev.type == end;
+  if (rc != ST_OK || *done)
+    return rc;
+  return scalar_ok(r);
+}
+
 /* One key's value: a scalar, or a sequence of scalars. */
 static st_status read_value(reader *r, st__config_entry *en) {
   st_status rc;
@@ -93,12 +103,8 @@ static st_status read_value(reader *r, st__config_entry *en) {
                    "anchors and tags are not allowed in the configuration "
                    "file");
   en->is_list = 1;
-  for (;;) {
-    if ((rc = next(r)) != ST_OK)
-      return rc;
-    if (r->ev.type == ST__YE_SEQ_END)
-      return ST_OK;
-    if ((rc = scalar_ok(r)) != ST_OK)
+  for (int done;;) {
+    if ((rc = next_scalar(r, ST__YE_SEQ_END, &done)) != ST_OK || done)
       return rc;
     if ((rc = add_value(en, &r->ev)) != ST_OK)
       return rc;
@@ -107,12 +113,8 @@ static st_status read_value(reader *r, st__config_entry *en) {
 
 static st_status read_mapping(reader *r, st__config_file *out) {
   st_status rc;
-  for (;;) {
-    if ((rc = next(r)) != ST_OK)
-      return rc;
-    if (r->ev.type == ST__YE_MAP_END)
-      return ST_OK;
-    if ((rc = scalar_ok(r)) != ST_OK)
+  for (int done;;) {
+    if ((rc = next_scalar(r, ST__YE_MAP_END, &done)) != ST_OK || done)
       return rc;
     for (size_t i = 0; i < out->n; i++)
       if (strcmp(out->items[i].key, r->ev.value) == 0)

@@ -45,29 +45,27 @@ typedef struct parser {
   int failed;
 } parser;
 
-/* strtod in the C locale whatever the process's locale is. */
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 static void c_locale_init(void) {
   c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 }
 
-static double strtod_c(const char *s, char **end) {
+double st__strtod_c(const char *s, char **end) {
   pthread_once(&c_locale_once, c_locale_init);
   if (c_locale == (locale_t)0)
     return strtod(s, end);
   return strtod_l(s, end, c_locale);
 }
 
-/* Shortest text that reads back as the same number. */
-static void num_str(const st__num *n, char *buf, size_t size) {
+void st__num_str(const st__num *n, char *buf, size_t size) {
   if (n->is_int) {
     snprintf(buf, size, "%" PRId64, n->i);
     return;
   }
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, size, "%.*g", prec, n->f);
-    if (strtod_c(buf, NULL) == n->f || isnan(n->f))
+    if (st__strtod_c(buf, NULL) == n->f || isnan(n->f))
       return;
   }
 }
@@ -195,7 +193,7 @@ static int parse_number(parser *p, val *out) {
     out->n.f = (double)v;
     return 0;
   }
-  double d = strtod_c(buf, NULL);
+  double d = st__strtod_c(buf, NULL);
   if (isinf(d)) {
     fail(p, start, "the number %s is out of the range of a double", buf);
     return -1;
@@ -211,7 +209,7 @@ static int need_int(parser *p, const val *v) {
   char nb[64];
   if (!p->eval || p->dom != ST__EXPR_INT || v->n.is_int)
     return 0;
-  num_str(&v->n, nb, sizeof nb);
+  st__num_str(&v->n, nb, sizeof nb);
   fail(p, v->at,
        "%s is not an integer; expected integer operands in an "
        "integer field",
@@ -240,8 +238,8 @@ static const char *const op_text[] = {"+", "-",   "*",   "/",
 /* "7 / 2" or "ceil_div(7, 2)", for messages. */
 static void op_str(int op, const val *a, const val *b, char *buf, size_t size) {
   char x[64], y[64];
-  num_str(&a->n, x, sizeof x);
-  num_str(&b->n, y, sizeof y);
+  st__num_str(&a->n, x, sizeof x);
+  st__num_str(&b->n, y, sizeof y);
   if (op >= OP_MIN)
     snprintf(buf, size, "%s(%s, %s)", op_text[op], x, y);
   else
@@ -462,37 +460,39 @@ static int parse_unary(parser *p, val *out) {
   return rc;
 }
 
-static int parse_term(parser *p, val *out) {
-  if (parse_unary(p, out) != 0)
+/* The operator c stands for at precedence level (0: + and -, 1: *, /
+ * and %), or -1. */
+static int op_of(char c, int level) {
+  if (level == 0)
+    return c == '+' ? OP_ADD : c == '-' ? OP_SUB : -1;
+  return c == '*' ? OP_MUL : c == '/' ? OP_DIV : c == '%' ? OP_REM : -1;
+}
+
+static int parse_level(parser *p, int level, val *out);
+
+/* An operand at precedence level 0 (a term) or 1 (a unary). */
+static int operand(parser *p, int level, val *out) {
+  return level == 0 ? parse_level(p, 1, out) : parse_unary(p, out);
+}
+
+/* expr (level 0) or term (level 1) of the grammar above: operands joined
+ * by the level's operators, left to right. */
+static int parse_level(parser *p, int level, val *out) {
+  if (operand(p, level, out) != 0)
     return -1;
   for (;;) {
     skip(p);
-    char c = p->s[p->pos];
-    int op = c == '*' ? OP_MUL : c == '/' ? OP_DIV : c == '%' ? OP_REM : -1;
+    const int op = op_of(p->s[p->pos], level);
     if (op < 0)
       return 0;
     size_t at = p->pos++;
     val b;
-    if (parse_unary(p, &b) != 0 || apply(p, op, at, out, &b) != 0)
+    if (operand(p, level, &b) != 0 || apply(p, op, at, out, &b) != 0)
       return -1;
   }
 }
 
-static int parse_expr(parser *p, val *out) {
-  if (parse_term(p, out) != 0)
-    return -1;
-  for (;;) {
-    skip(p);
-    char c = p->s[p->pos];
-    if (c != '+' && c != '-')
-      return 0;
-    size_t at = p->pos++;
-    val b;
-    if (parse_term(p, &b) != 0 ||
-        apply(p, c == '+' ? OP_ADD : OP_SUB, at, out, &b) != 0)
-      return -1;
-  }
-}
+static int parse_expr(parser *p, val *out) { return parse_level(p, 0, out); }
 
 static int run(parser *p, st__num *out) {
   val v;

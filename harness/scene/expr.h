@@ -70,4 +70,14 @@ int st__expr_check(const char *text /* IN */, st__expr_name_fn fn, void *data,
  * reference, not an expression. */
 int st__expr_is_name(const char *text /* IN */);
 
+/* strtod in the C locale whatever the process's locale is (the loader's
+ * numbers and expressions never follow LC_NUMERIC). Thread-safety: any
+ * thread. */
+double st__strtod_c(const char *s /* IN */, char **end /* OUT, may be NULL */);
+
+/* Writes the shortest text that reads back (st__strtod_c) as the same
+ * number into buf: an integer as itself, a float with the fewest %g
+ * digits. Thread-safety: any thread. */
+void st__num_str(const st__num *n /* IN */, char *buf /* OUT */, size_t size);
+
 #endif

@@ -108,18 +108,28 @@ static void take_pair(st__loader *L, const st__ynode *n, const char *form,
   (void)st__schema_val(L, n->kids[1], form, &in->b);
 }
 
+/* A whole-list field (values, ints): the name of a list param into
+ * *list, or a sequence: its array of *n items of size bytes. NULL for a
+ * name, or after the error (what: the error's expected form). */
+static void *list_field(st__loader *L, const st__ynode *v, st__val *list,
+                        const char *what, const char *key, size_t size,
+                        size_t *n) {
+  void *items;
+  if (st__schema_list_name(L, v, list))
+    return NULL;
+  if ((items = st__schema_seq(L, v, what, key, size)) != NULL)
+    *n = v->n;
+  return items;
+}
+
 /* {values: [...]} (or the name of a list param) into in. */
 static void take_init_values(st__loader *L, const st__ynode *v, st__init *in) {
   in->kind = ST__INIT_VALUES;
-  if (st__schema_list_name(L, v, &in->values_list))
-    return;
-  in->values = st__schema_seq(L, v,
-                              "a list of numbers or the name of a list "
-                              "param",
-                              "values", sizeof *in->values);
+  in->values = list_field(L, v, &in->values_list,
+                          "a list of numbers or the name of a list param",
+                          "values", sizeof *in->values, &in->n_values);
   if (in->values == NULL)
     return;
-  in->n_values = v->n;
   for (size_t i = 0; i < v->n; i++) {
     const st__ynode *e = v->kids[i];
     /* The common case inline: a million numbers must load fast. */
@@ -330,15 +340,12 @@ static void take_scalar_form(st__loader *L, const st__ynode *const *v,
   if (v[A_INTS]) {
     const st__ynode *l = v[A_INTS];
     a->scalar_kind = ST_SCALAR_INTS;
-    if (st__schema_list_name(L, l, &a->ints_list))
-      return;
-    a->ints = st__schema_seq(L, l,
-                             "a list of integers or param names, or the "
-                             "name of a list param",
-                             "ints", sizeof *a->ints);
+    a->ints = list_field(L, l, &a->ints_list,
+                         "a list of integers or param names, or the name of "
+                         "a list param",
+                         "ints", sizeof *a->ints, &a->n_ints);
     if (a->ints == NULL)
       return;
-    a->n_ints = l->n;
     for (size_t i = 0; i < l->n; i++)
       (void)st__schema_val(L, l->kids[i], "ints", &a->ints[i]);
     return;

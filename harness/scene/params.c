@@ -162,15 +162,18 @@ static int use_name(void *data, const char *name, size_t offset,
   return 0;
 }
 
+void st__case_val_use(st__case *k, const st__val *v) {
+  st__expr_error xe;
+  if (v->kind == ST__VAL_NAME && v->name)
+    (void)st__expr_check(v->name, use_name, k, &xe);
+}
+
 void st__case_param_use(st__case *k, const char *name) {
   st__param *p = (st__param *)st__case_param(k, name);
-  st__expr_error xe;
   if (p == NULL || p->used)
     return;
   p->used = 1; /* before the walk: a cycle ends here */
-  if (p->expr.kind == ST__VAL_NAME && p->expr.name)
-    (void)st__expr_check(p->expr.name, use_name, k, &xe);
+  st__case_val_use(k, &p->expr);
   for (size_t i = 0; p->list && i < p->n_list; i++)
-    if (p->list[i].kind == ST__VAL_NAME && p->list[i].name)
-      (void)st__expr_check(p->list[i].name, use_name, k, &xe);
+    st__case_val_use(k, &p->list[i]);
 }

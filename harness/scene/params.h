@@ -50,5 +50,8 @@ const st__param *st__case_param(const st__case *k /* IN */,
  * unused-param warning reads (docs/scene-format.md#load-errors).
  * Thread-safety: one thread per case. */
 void st__case_param_use(st__case *k /* IN/OUT */, const char *name /* IN */);
+/* st__case_param_use for every name the text of v (a name or an
+ * expression) holds. Thread-safety: one thread per case. */
+void st__case_val_use(st__case *k /* IN/OUT */, const st__val *v /* IN */);
 
 #endif

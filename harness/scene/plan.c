@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "scene/params.h"
+#include "scene/expr.h"
 #include "scene/golden_view.h"
 #include "scene/plan_bound.h"
 #include "scene/scene.h"
@@ -165,19 +166,6 @@ static void fit_expect(st_dtype dt, char *buf, size_t size) {
     snprintf(buf, size, "a value of magnitude at most %g", dtype_float_max(dt));
 }
 
-/* Shortest text that reads back as the same number. */
-static void num_str(const st__num *n, char *buf, size_t size) {
-  if (n->is_int) {
-    snprintf(buf, size, "%" PRId64, n->i);
-    return;
-  }
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, size, "%.*g", prec, n->f);
-    if (strtod(buf, NULL) == n->f || isnan(n->f))
-      return;
-  }
-}
-
 static double num_f(const st__num *n) {
   return n->is_int ? (double)n->i : n->f;
 }
@@ -189,30 +177,8 @@ typedef struct rctx {
   const st_scene *scene;
   const st__case *kase;
   const st__param **sorted; /* the case's params sorted by name */
-  st_error_list *errors;
-  int n_errors;
-  int oom;
+  st__plan_errs err;
 } rctx;
-
-static void rerr(rctx *c, int line, int column, const char *fmt, ...)
-    ST_PRINTF(4, 5);
-static void rerr(rctx *c, int line, int column, const char *fmt, ...) {
-  st_error e;
-  va_list ap;
-  c->n_errors++;
-  if (c->errors == NULL)
-    return;
-  st_error_clear(&e);
-  st_error_set_at(&e, ST_ELOAD, c->scene->file, line, column, "%s", "");
-  va_start(ap, fmt);
-  vsnprintf(e.message, sizeof e.message, fmt, ap);
-  va_end(ap);
-  for (char *p = e.message; *p; p++)
-    if (*p == '\n' || *p == '\r')
-      *p = ' ';
-  if (st_error_list_add(c->errors, &e) != ST_OK)
-    c->oom = 1;
-}
 
 static int param_cmp(const void *a, const void *b) {
   const st__param *const *pa = a, *const *pb = b;
@@ -257,7 +223,7 @@ static int resolve_num(rctx *c, const st__val *v, st__expr_domain dom,
   }
   if (st__val_eval(c->kase, v, dom, what, out, dep, &e) == 0)
     return 0;
-  rerr(c, e.line, e.column, "%s", e.message);
+  st__plan_err(&c->err, e.line, e.column, "%s", e.message);
   return -1;
 }
 
@@ -269,8 +235,32 @@ static const st__param *resolve_list(rctx *c, const st__val *v,
   st__val_error e;
   if (st__val_list(c->kase, v, what, &p, &e) == 0)
     return p;
-  rerr(c, e.line, e.column, "%s", e.message);
+  st__plan_err(&c->err, e.line, e.column, "%s", e.message);
   return NULL;
+}
+
+/* Room for n resolved items of size bytes (at least one), or NULL with
+ * the plan out of memory. */
+static void *items_alloc(rctx *c, size_t n, size_t size) {
+  void *p = malloc((n ? n : 1) * size);
+  if (p == NULL)
+    c->err.oom = 1;
+  return p;
+}
+
+/* A whole-list field (values, ints): when ref names a list param, its
+ * items into *items and *n and 1; 0 when it names none (*items and *n
+ * untouched: the literal list); -1 after the error. */
+static int list_items(rctx *c, const st__val *ref, const char *what,
+                      const st__val **items, size_t *n) {
+  if (ref->kind != ST__VAL_NAME)
+    return 0;
+  const st__param *p = resolve_list(c, ref, what);
+  if (p == NULL)
+    return -1;
+  *items = p->list;
+  *n = p->n_list;
+  return 1;
 }
 
 /* Values of an integer dtype are computed in int64, of a float dtype in
@@ -288,8 +278,8 @@ static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out, int *dep) {
   if (v->kind == ST__VAL_NAME && st_dtype_parse(v->name, out) == ST_OK)
     return 0;
   if (v->kind != ST__VAL_NAME) {
-    rerr(c, v->line, v->column, "dtype of '%s': expected one of: " DTYPE_LIST,
-         a->name);
+    st__plan_err(&c->err, v->line, v->column,
+                 "dtype of '%s': expected one of: " DTYPE_LIST, a->name);
     return -1;
   }
   *dep = 1;
@@ -301,16 +291,17 @@ static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out, int *dep) {
       names[i] = st_dtype_name((st_dtype)i);
     const char *dym = st__suggest(v->name, names, ST_DTYPE_COUNT);
     if (dym != NULL) {
-      rerr(c, v->line, v->column,
-           "dtype '%s' of '%s' is neither a dtype nor a param of case "
-           "'%s'; did you mean '%s'?",
-           v->name, a->name, c->kase->name, dym);
+      st__plan_err(&c->err, v->line, v->column,
+                   "dtype '%s' of '%s' is neither a dtype nor a param of case "
+                   "'%s'; did you mean '%s'?",
+                   v->name, a->name, c->kase->name, dym);
       return -1;
     }
-    rerr(c, v->line, v->column,
-         "dtype '%s' of '%s' is neither a dtype nor a param of case '%s'; "
-         "expected one of: " DTYPE_LIST,
-         v->name, a->name, c->kase->name);
+    st__plan_err(
+        &c->err, v->line, v->column,
+        "dtype '%s' of '%s' is neither a dtype nor a param of case '%s'; "
+        "expected one of: " DTYPE_LIST,
+        v->name, a->name, c->kase->name);
     return -1;
   }
   if (!p->is_str) {
@@ -320,18 +311,19 @@ static int resolve_dtype(rctx *c, const st__arg *a, st_dtype *out, int *dep) {
     else if (p->expr.kind == ST__VAL_NAME)
       snprintf(nb, sizeof nb, "the expression '%.100s'", p->expr.name);
     else
-      num_str(&p->num, nb, sizeof nb);
-    rerr(c, v->line, v->column,
-         "dtype of '%s': param '%s' of case '%s' is %s; expected a dtype "
-         "name, one of: " DTYPE_LIST,
-         a->name, v->name, c->kase->name, nb);
+      st__num_str(&p->num, nb, sizeof nb);
+    st__plan_err(
+        &c->err, v->line, v->column,
+        "dtype of '%s': param '%s' of case '%s' is %s; expected a dtype "
+        "name, one of: " DTYPE_LIST,
+        a->name, v->name, c->kase->name, nb);
     return -1;
   }
   if (st_dtype_parse(p->str, out) != ST_OK) {
-    rerr(c, v->line, v->column,
-         "dtype of '%s': param '%s' of case '%s' is '%s'; expected one "
-         "of: " DTYPE_LIST,
-         a->name, v->name, c->kase->name, p->str);
+    st__plan_err(&c->err, v->line, v->column,
+                 "dtype of '%s': param '%s' of case '%s' is '%s'; expected one "
+                 "of: " DTYPE_LIST,
+                 a->name, v->name, c->kase->name, p->str);
     return -1;
   }
   return 0;
@@ -344,11 +336,11 @@ static int check_fits(rctx *c, const st__val *where, st_dtype dt,
   char nb[64], eb[96], cb[200];
   if (num_fits(dt, n))
     return 0;
-  num_str(n, nb, sizeof nb);
+  st__num_str(n, nb, sizeof nb);
   fit_expect(dt, eb, sizeof eb);
-  rerr(c, where->line, where->column,
-       "%s %s of '%s' does not fit %s%s; expected %s", what, nb, arg,
-       st_dtype_name(dt), in_case(c, dep, cb, sizeof cb), eb);
+  st__plan_err(&c->err, where->line, where->column,
+               "%s %s of '%s' does not fit %s%s; expected %s", what, nb, arg,
+               st_dtype_name(dt), in_case(c, dep, cb, sizeof cb), eb);
   return -1;
 }
 
@@ -363,10 +355,11 @@ static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
       return -1;
     *dep = 1;
     if (p->n_list > ST_MAX_DIMS) {
-      rerr(c, a->shape_list.line, a->shape_list.column,
-           "shape of '%s': list param '%s' of case '%s' has %zu entries; "
-           "expected at most %d dimensions",
-           a->name, p->name, c->kase->name, p->n_list, ST_MAX_DIMS);
+      st__plan_err(
+          &c->err, a->shape_list.line, a->shape_list.column,
+          "shape of '%s': list param '%s' of case '%s' has %zu entries; "
+          "expected at most %d dimensions",
+          a->name, p->name, c->kase->name, p->n_list, ST_MAX_DIMS);
       return -1;
     }
     dims = p->list;
@@ -385,13 +378,14 @@ static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
     *dep |= pdep;
     if (!n.is_int || n.i < 0) {
       char nb[64], cb[200];
-      num_str(&n, nb, sizeof nb);
+      st__num_str(&n, nb, sizeof nb);
       /* A float such as 4.0 prints as "4": say why it is not an integer. */
-      rerr(c, v->line, v->column,
-           "dimension %zu of '%s' is %s%s%s; expected a non-negative integer",
-           d, a->name, nb,
-           !n.is_int && isfinite(n.f) && floor(n.f) == n.f ? " (a float)" : "",
-           in_case(c, pdep, cb, sizeof cb));
+      st__plan_err(
+          &c->err, v->line, v->column,
+          "dimension %zu of '%s' is %s%s%s; expected a non-negative integer", d,
+          a->name, nb,
+          !n.is_int && isfinite(n.f) && floor(n.f) == n.f ? " (a float)" : "",
+          in_case(c, pdep, cb, sizeof cb));
       bad = 1;
       continue;
     }
@@ -413,10 +407,10 @@ static int resolve_shape(rctx *c, const st__arg *a, st__rarg *r, int *dep) {
       __builtin_mul_overflow(numel, (uint64_t)esize, &nbytes) ||
       nbytes > SIZE_MAX) {
     char cb[200];
-    rerr(c, a->line, a->column,
-         "shape of '%s' has too many elements: the product of its "
-         "dimensions overflows%s",
-         a->name, in_case(c, *dep, cb, sizeof cb));
+    st__plan_err(&c->err, a->line, a->column,
+                 "shape of '%s' has too many elements: the product of its "
+                 "dimensions overflows%s",
+                 a->name, in_case(c, *dep, cb, sizeof cb));
     return -1;
   }
   r->numel = (size_t)numel;
@@ -462,11 +456,12 @@ static int range_last(rctx *c, const st__arg *a, const st__rarg *r, int da,
     return 0;
   }
   if (!num_integral(&r->b, &t)) {
-    num_str(&r->b, nb, sizeof nb);
-    rerr(c, in->b.line, in->b.column,
-         "range step %s of '%s' is not an integer%s; expected an integer "
-         "step for %s",
-         nb, a->name, in_case(c, db, cb, sizeof cb), st_dtype_name(dt));
+    st__num_str(&r->b, nb, sizeof nb);
+    st__plan_err(
+        &c->err, in->b.line, in->b.column,
+        "range step %s of '%s' is not an integer%s; expected an integer "
+        "step for %s",
+        nb, a->name, in_case(c, db, cb, sizeof cb), st_dtype_name(dt));
     return -1;
   }
   (void)num_integral(&r->a, &s);
@@ -475,10 +470,11 @@ static int range_last(rctx *c, const st__arg *a, const st__rarg *r, int da,
   if (__builtin_mul_overflow(t, (int64_t)(r->numel - 1), &prod) ||
       __builtin_add_overflow(s, prod, &last->i)) {
     fit_expect(dt, eb, sizeof eb);
-    rerr(c, in->line, in->column,
-         "range of '%s' overflows before its last element%s; expected every "
-         "element to be %s",
-         a->name, in_case(c, da | db, cb, sizeof cb), eb);
+    st__plan_err(
+        &c->err, in->line, in->column,
+        "range of '%s' overflows before its last element%s; expected every "
+        "element to be %s",
+        a->name, in_case(c, da | db, cb, sizeof cb), eb);
     return -1;
   }
   last->f = (double)last->i;
@@ -501,13 +497,14 @@ static int init_range(rctx *c, const st__arg *a, st__rarg *r, int dep) {
     return -1;
   if (num_fits(r->dtype, &last))
     return 0;
-  num_str(&last, nb, sizeof nb);
+  st__num_str(&last, nb, sizeof nb);
   fit_expect(r->dtype, eb, sizeof eb);
-  rerr(c, in->line, in->column,
-       "range of '%s' ends at %s, which does not fit %s%s; expected every "
-       "element to be %s",
-       a->name, nb, st_dtype_name(r->dtype), in_case(c, da | db, cb, sizeof cb),
-       eb);
+  st__plan_err(
+      &c->err, in->line, in->column,
+      "range of '%s' ends at %s, which does not fit %s%s; expected every "
+      "element to be %s",
+      a->name, nb, st_dtype_name(r->dtype), in_case(c, da | db, cb, sizeof cb),
+      eb);
   return -1;
 }
 
@@ -519,10 +516,11 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   char cb[200], nb[64];
   const char *form = in->kind == ST__INIT_UNIFORM ? "uniform" : "normal";
   if (!st_dtype_is_float(dt)) {
-    rerr(c, in->line, in->column,
-         "%s init of '%s' needs a float dtype, got %s%s; expected one of: "
-         "float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2",
-         form, a->name, st_dtype_name(dt), in_case(c, dep, cb, sizeof cb));
+    st__plan_err(
+        &c->err, in->line, in->column,
+        "%s init of '%s' needs a float dtype, got %s%s; expected one of: "
+        "float32, float64, float16, bfloat16, float8_e4m3fn, float8_e5m2",
+        form, a->name, st_dtype_name(dt), in_case(c, dep, cb, sizeof cb));
     return -1;
   }
   if (resolve_pair(c, in, ST__EXPR_FLOAT, form, form, r, &da, &db) != 0)
@@ -533,9 +531,9 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r, int dep) {
         check_fits(c, &in->b, dt, &r->b, db, "uniform high", a->name) != 0)
       return -1;
     if (!isfinite(x) || !isfinite(y) || !(x < y)) {
-      rerr(c, in->line, in->column,
-           "uniform bounds of '%s' must be finite with LO < HI%s", a->name,
-           in_case(c, da | db, cb, sizeof cb));
+      st__plan_err(&c->err, in->line, in->column,
+                   "uniform bounds of '%s' must be finite with LO < HI%s",
+                   a->name, in_case(c, da | db, cb, sizeof cb));
       return -1;
     }
     return 0;
@@ -543,11 +541,12 @@ static int init_float_random(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   if (check_fits(c, &in->a, dt, &r->a, da, "normal mean", a->name) != 0)
     return -1;
   if (!isfinite(x) || !isfinite(y) || !(y >= 0)) {
-    num_str(&r->b, nb, sizeof nb);
-    rerr(c, in->line, in->column,
-         "normal init of '%s' has std %s%s; expected a finite mean and a "
-         "finite STD >= 0",
-         a->name, nb, in_case(c, da | db, cb, sizeof cb));
+    st__num_str(&r->b, nb, sizeof nb);
+    st__plan_err(
+        &c->err, in->line, in->column,
+        "normal init of '%s' has std %s%s; expected a finite mean and a "
+        "finite STD >= 0",
+        a->name, nb, in_case(c, da | db, cb, sizeof cb));
     return -1;
   }
   return 0;
@@ -562,15 +561,16 @@ static int init_randint(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   if (resolve_pair(c, in, ST__EXPR_INT, "randint", "randint", r, &da, &db) != 0)
     return -1;
   if (!num_integral(&r->a, &lo) || !num_integral(&r->b, &hi)) {
-    rerr(c, in->line, in->column, "randint bounds of '%s' must be integers%s",
-         a->name, in_case(c, da | db, cb, sizeof cb));
+    st__plan_err(&c->err, in->line, in->column,
+                 "randint bounds of '%s' must be integers%s", a->name,
+                 in_case(c, da | db, cb, sizeof cb));
     return -1;
   }
   if (!(lo < hi)) {
-    rerr(c, in->line, in->column,
-         "randint bounds of '%s' are [%" PRId64 ", %" PRId64
-         ")%s; expected LO < HI (HI is exclusive)",
-         a->name, lo, hi, in_case(c, da | db, cb, sizeof cb));
+    st__plan_err(&c->err, in->line, in->column,
+                 "randint bounds of '%s' are [%" PRId64 ", %" PRId64
+                 ")%s; expected LO < HI (HI is exclusive)",
+                 a->name, lo, hi, in_case(c, da | db, cb, sizeof cb));
     return -1;
   }
   /* HI is exclusive, as in torch.randint: [0, 256) is every uint8 value,
@@ -580,13 +580,14 @@ static int init_randint(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   if (check_fits(c, &in->a, dt, &bot, da, "randint low", a->name) != 0)
     return -1;
   if (!num_fits(dt, &top)) {
-    num_str(&r->b, nb, sizeof nb);
+    st__num_str(&r->b, nb, sizeof nb);
     fit_expect(dt, eb, sizeof eb);
-    rerr(c, in->b.line, in->b.column,
-         "randint high %s of '%s' is exclusive, so values reach %" PRId64
-         ", which does not fit %s%s; expected HI - 1 to be %s",
-         nb, a->name, hi - 1, st_dtype_name(dt), in_case(c, db, cb, sizeof cb),
-         eb);
+    st__plan_err(
+        &c->err, in->b.line, in->b.column,
+        "randint high %s of '%s' is exclusive, so values reach %" PRId64
+        ", which does not fit %s%s; expected HI - 1 to be %s",
+        nb, a->name, hi - 1, st_dtype_name(dt), in_case(c, db, cb, sizeof cb),
+        eb);
     return -1;
   }
   r->a = bot;
@@ -603,26 +604,20 @@ static int init_values(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   char cb[200], nb[64], eb[96];
   const st__val *vals = in->values;
   size_t n = in->n_values;
-  if (in->values_list.kind == ST__VAL_NAME) {
-    const st__param *p = resolve_list(c, &in->values_list, "values");
-    if (p == NULL)
-      return -1;
-    vals = p->list;
-    n = p->n_list;
-    dep = 1;
-  }
+  const int listed = list_items(c, &in->values_list, "values", &vals, &n);
+  if (listed < 0)
+    return -1;
+  dep |= listed;
   if (n != r->numel) {
-    rerr(c, in->line, in->column,
-         "values of '%s' has %zu entries%s; expected %zu (the element count "
-         "of its shape)",
-         a->name, n, in_case(c, dep, cb, sizeof cb), r->numel);
+    st__plan_err(
+        &c->err, in->line, in->column,
+        "values of '%s' has %zu entries%s; expected %zu (the element count "
+        "of its shape)",
+        a->name, n, in_case(c, dep, cb, sizeof cb), r->numel);
     return -1;
   }
-  r->values = malloc((n ? n : 1) * sizeof *r->values);
-  if (r->values == NULL) {
-    c->oom = 1;
+  if ((r->values = items_alloc(c, n, sizeof *r->values)) == NULL)
     return -1;
-  }
   r->n_values = n;
   size_t bad = 0, first_bad = 0;
   for (size_t i = 0; i < n; i++) {
@@ -642,13 +637,14 @@ static int init_values(rctx *c, const st__arg *a, st__rarg *r, int dep) {
     /* One error per list, not one per entry: a list of a million entries
      * must not turn into a million lines. */
     const st__val *v = &vals[first_bad];
-    num_str(&r->values[first_bad], nb, sizeof nb);
+    st__num_str(&r->values[first_bad], nb, sizeof nb);
     fit_expect(dt, eb, sizeof eb);
-    rerr(c, v->line, v->column,
-         "values[%zu] of '%s' is %s, which does not fit %s%s; expected %s "
-         "(%zu of %zu values do not fit)",
-         first_bad, a->name, nb, st_dtype_name(dt),
-         in_case(c, dep, cb, sizeof cb), eb, bad, n);
+    st__plan_err(
+        &c->err, v->line, v->column,
+        "values[%zu] of '%s' is %s, which does not fit %s%s; expected %s "
+        "(%zu of %zu values do not fit)",
+        first_bad, a->name, nb, st_dtype_name(dt),
+        in_case(c, dep, cb, sizeof cb), eb, bad, n);
     return -1;
   }
   return rc;
@@ -661,25 +657,27 @@ static int init_file(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   const char *shown = in->path_given ? in->path_given : in->path;
   r->path = in->path;
   if (in->path == NULL || stat(in->path, &sb) != 0) {
-    rerr(c, in->line, in->column, "cannot open file '%s': %s", shown,
-         in->path ? strerror(errno) : "no path");
+    st__plan_err(&c->err, in->line, in->column, "cannot open file '%s': %s",
+                 shown, in->path ? strerror(errno) : "no path");
     return -1;
   }
   if (S_ISDIR(sb.st_mode)) {
-    rerr(c, in->line, in->column,
-         "file '%s' is a directory; expected a regular file", shown);
+    st__plan_err(&c->err, in->line, in->column,
+                 "file '%s' is a directory; expected a regular file", shown);
     return -1;
   }
   if (!S_ISREG(sb.st_mode)) {
-    rerr(c, in->line, in->column,
-         "file '%s' is not a regular file; expected a regular file", shown);
+    st__plan_err(&c->err, in->line, in->column,
+                 "file '%s' is not a regular file; expected a regular file",
+                 shown);
     return -1;
   }
   if ((uint64_t)sb.st_size != (uint64_t)r->nbytes) {
-    rerr(c, in->line, in->column,
-         "file '%s' has %lld bytes%s; expected %zu (the byte size of '%s')",
-         shown, (long long)sb.st_size, in_case(c, dep, cb, sizeof cb),
-         r->nbytes, a->name);
+    st__plan_err(
+        &c->err, in->line, in->column,
+        "file '%s' has %lld bytes%s; expected %zu (the byte size of '%s')",
+        shown, (long long)sb.st_size, in_case(c, dep, cb, sizeof cb), r->nbytes,
+        a->name);
     return -1;
   }
   return 0;
@@ -722,11 +720,12 @@ static int tol_param(rctx *c, const st__val *v, const char *key, double *out) {
   double f = num_f(&n);
   if (!isfinite(f) || f < 0) {
     char nb[64];
-    num_str(&n, nb, sizeof nb);
-    rerr(c, v->line, v->column,
-         "%s: %s '%s' of case '%s' is %s; expected a finite number >= 0", key,
-         st__expr_is_name(v->name) ? "param" : "expression", v->name,
-         c->kase->name, nb);
+    st__num_str(&n, nb, sizeof nb);
+    st__plan_err(
+        &c->err, v->line, v->column,
+        "%s: %s '%s' of case '%s' is %s; expected a finite number >= 0", key,
+        st__expr_is_name(v->name) ? "param" : "expression", v->name,
+        c->kase->name, nb);
     return -1;
   }
   *out = f;
@@ -780,18 +779,10 @@ static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
     return 0;
   const st__val *ints = a->ints;
   size_t n = a->n_ints;
-  if (a->ints_list.kind == ST__VAL_NAME) {
-    const st__param *p = resolve_list(c, &a->ints_list, "ints");
-    if (p == NULL)
-      return -1;
-    ints = p->list;
-    n = p->n_list;
-  }
-  r->ints = malloc((n ? n : 1) * sizeof *r->ints);
-  if (r->ints == NULL) {
-    c->oom = 1;
+  if (list_items(c, &a->ints_list, "ints", &ints, &n) < 0)
     return -1;
-  }
+  if ((r->ints = items_alloc(c, n, sizeof *r->ints)) == NULL)
+    return -1;
   r->n_ints = n;
   for (size_t i = 0; i < n; i++) {
     st__num v;
@@ -799,9 +790,9 @@ static int resolve_scalar_form(rctx *c, const st__arg *a, st__rarg *r) {
     if (resolve_num(c, &ints[i], ST__EXPR_INT, "ints", &v, &dep) != 0)
       return -1;
     if (!v.is_int) {
-      rerr(c, ints[i].line, ints[i].column,
-           "ints of '%s': %g is not an integer; expected integers", a->name,
-           v.f);
+      st__plan_err(&c->err, ints[i].line, ints[i].column,
+                   "ints of '%s': %g is not an integer; expected integers",
+                   a->name, v.f);
       return -1;
     }
     r->ints[i] = v.i;
@@ -815,7 +806,7 @@ static int resolve_expected(rctx *c, const st__arg *a, st__rarg *r, int dep) {
   st__arg as_init = *a;
   st__rarg *x = malloc(sizeof *x);
   if (x == NULL) {
-    c->oom = 1;
+    c->err.oom = 1;
     return -1;
   }
   *x = *r;
@@ -870,7 +861,9 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
     return ST_EINVAL;
   c.scene = scene;
   c.kase = &scene->cases[case_index];
-  c.errors = errors;
+  c.err.file = scene->file;
+  c.err.errors = errors;
+  c.err.one_line = 1;
   out->scene = scene;
   out->kase = c.kase;
 
@@ -907,24 +900,25 @@ st_status st__plan_resolve(const st_scene *scene, size_t case_index,
     }
   }
   out->total_bytes = total;
-  if (c.n_errors == 0 && !skipped) {
+  if (c.err.n_errors == 0 && !skipped) {
     /* tolerance: bound and init: exact (scene/plan_bound.h). */
     const int nb = st__plan_bound(scene, c.kase, out, errors);
     if (nb < 0)
-      c.oom = 1;
+      c.err.oom = 1;
     else
-      c.n_errors += nb;
+      c.err.n_errors += nb;
   }
-  if (c.n_errors == 0 && !skipped && (total_overflow || total > max_arg_bytes))
-    rerr(&c, c.kase->line, c.kase->column,
-         "case '%s' declares %s%" PRIu64
-         " bytes of tensors, over the limit of %" PRIu64
-         " bytes; raise the limit with --max-arg-bytes",
-         c.kase->name, total_overflow ? "more than " : "",
-         total_overflow ? UINT64_MAX : total, max_arg_bytes);
-  if (c.oom)
+  if (c.err.n_errors == 0 && !skipped &&
+      (total_overflow || total > max_arg_bytes))
+    st__plan_err(&c.err, c.kase->line, c.kase->column,
+                 "case '%s' declares %s%" PRIu64
+                 " bytes of tensors, over the limit of %" PRIu64
+                 " bytes; raise the limit with --max-arg-bytes",
+                 c.kase->name, total_overflow ? "more than " : "",
+                 total_overflow ? UINT64_MAX : total, max_arg_bytes);
+  if (c.err.oom)
     rc = ST_ENOMEM;
-  else if (c.n_errors || skipped)
+  else if (c.err.n_errors || skipped)
     rc = ST_ELOAD;
 out:
   free(c.sorted);

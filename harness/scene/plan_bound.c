@@ -20,24 +20,24 @@ typedef struct bctx {
   const st_scene *scene;
   const st__case *kase;
   st__plan *plan;
-  st_error_list *errors;
-  int n_errors;
-  int oom;
+  st__plan_errs err;
 } bctx;
 
-static void berr(bctx *c, int line, int column, const char *fmt, ...)
-    ST_PRINTF(4, 5);
-static void berr(bctx *c, int line, int column, const char *fmt, ...) {
+void st__plan_err(st__plan_errs *c, int line, int column, const char *fmt,
+                  ...) {
   st_error e;
   va_list ap;
   c->n_errors++;
   if (c->errors == NULL)
     return;
   st_error_clear(&e);
-  st_error_set_at(&e, ST_ELOAD, c->scene->file, line, column, "%s", "");
+  st_error_set_at(&e, ST_ELOAD, c->file, line, column, "%s", "");
   va_start(ap, fmt);
   vsnprintf(e.message, sizeof e.message, fmt, ap);
   va_end(ap);
+  for (char *p = e.message; c->one_line && *p; p++)
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
   if (st_error_list_add(c->errors, &e) != ST_OK)
     c->oom = 1;
 }
@@ -71,7 +71,7 @@ static int op_view(bctx *c, opview *v) {
   if (v->op == NULL)
     return 0;
   if (s->n_args > 16 && (idx = malloc(s->n_args * sizeof *idx)) == NULL) {
-    c->oom = 1;
+    c->err.oom = 1;
     return -1;
   }
   const size_t m = st__golden_view(s, c->kase, idx);
@@ -149,32 +149,35 @@ static void bound_arg(bctx *c, const opview *v, st__rarg *r) {
   if (v->unbound)
     return; /* ops/validate.c reports the binding */
   if (s->program != NULL || v->op == NULL) {
-    berr(c, e.line, e.column,
-         "tolerance: bound on '%s' needs the reference golden of a built-in "
-         "op; golden is %s%s%s",
-         r->name, s->program ? "a program" : "'",
-         s->program ? "" : (s->golden ? s->golden : "?"),
-         s->program ? "" : "'");
+    st__plan_err(
+        &c->err, e.line, e.column,
+        "tolerance: bound on '%s' needs the reference golden of a built-in "
+        "op; golden is %s%s%s",
+        r->name, s->program ? "a program" : "'",
+        s->program ? "" : (s->golden ? s->golden : "?"), s->program ? "" : "'");
     return;
   }
   if (gp != NULL && strcmp(gp, "reference") != 0) {
-    berr(c, e.line, e.column,
-         "tolerance: bound on '%s' needs the reference golden; golden_platform "
-         "is '%s'",
-         r->name, gp);
+    st__plan_err(
+        &c->err, e.line, e.column,
+        "tolerance: bound on '%s' needs the reference golden; golden_platform "
+        "is '%s'",
+        r->name, gp);
     return;
   }
   if (r != v->t[v->out]) {
-    berr(c, e.line, e.column,
-         "tolerance: bound on '%s', which golden op '%s' does not write",
-         r->name, v->op);
+    st__plan_err(
+        &c->err, e.line, e.column,
+        "tolerance: bound on '%s', which golden op '%s' does not write",
+        r->name, v->op);
     return;
   }
   if (a->has_expected) {
-    berr(c, e.line, e.column,
-         "tolerance: bound on '%s', which has expected:; the bound needs "
-         "golden's magnitude sums",
-         r->name);
+    st__plan_err(
+        &c->err, e.line, e.column,
+        "tolerance: bound on '%s', which has expected:; the bound needs "
+        "golden's magnitude sums",
+        r->name);
     return;
   }
   if (!st_dtype_is_float(r->dtype))
@@ -194,12 +197,13 @@ static void bound_arg(bctx *c, const opview *v, st__rarg *r) {
   const double uc = st__bound_unit_roundoff(cd);
   double g;
   if (!st__bound_gamma(n, uc, &g)) {
-    berr(c, e.line, e.column,
-         "tolerance: bound on '%s' is meaningless: n*u >= 1 (op '%s', n = "
-         "%" PRIu64 "%s, compute dtype %s, u = 2^%d) in case '%s'; use rtol "
-         "and atol, or a wider compute_dtype",
-         r->name, v->op, n, softmax ? " at least" : "", st_dtype_name(cd),
-         u_exp(uc), c->kase->name);
+    st__plan_err(
+        &c->err, e.line, e.column,
+        "tolerance: bound on '%s' is meaningless: n*u >= 1 (op '%s', n = "
+        "%" PRIu64 "%s, compute dtype %s, u = 2^%d) in case '%s'; use rtol "
+        "and atol, or a wider compute_dtype",
+        r->name, v->op, n, softmax ? " at least" : "", st_dtype_name(cd),
+        u_exp(uc), c->kase->name);
     return;
   }
   r->bound = 1;
@@ -217,50 +221,53 @@ static int exact_arg(bctx *c, const opview *v, st__rarg *r, uint64_t *range) {
   const int line = a->init.line, col = a->init.column;
   int read = 0;
   if (r->role != ST_ROLE_INPUT && r->role != ST_ROLE_INOUT) {
-    berr(c, line, col, "init: exact on '%s', which is not an input", r->name);
+    st__plan_err(&c->err, line, col,
+                 "init: exact on '%s', which is not an input", r->name);
     return 0;
   }
   if (v->unbound)
     return 0;
   if (v->op == NULL) {
-    berr(c, line, col,
-         "init: exact on '%s' needs the golden to be a built-in op; golden "
-         "is %s%s%s",
-         r->name, c->scene->program ? "a program" : "'",
-         c->scene->program ? "" : (c->scene->golden ? c->scene->golden : "?"),
-         c->scene->program ? "" : "'");
+    st__plan_err(
+        &c->err, line, col,
+        "init: exact on '%s' needs the golden to be a built-in op; golden "
+        "is %s%s%s",
+        r->name, c->scene->program ? "a program" : "'",
+        c->scene->program ? "" : (c->scene->golden ? c->scene->golden : "?"),
+        c->scene->program ? "" : "'");
     return 0;
   }
   if (strcmp(v->op, "softmax") == 0) {
-    berr(c, line, col,
-         "init: exact on '%s': softmax has no exact inputs (exp is not "
-         "exact)",
-         r->name);
+    st__plan_err(&c->err, line, col,
+                 "init: exact on '%s': softmax has no exact inputs (exp is not "
+                 "exact)",
+                 r->name);
     return 0;
   }
   for (int i = 0; i < v->nread; i++)
     read |= v->t[i] == r;
   if (!read) {
-    berr(c, line, col,
-         "init: exact on '%s', which golden op '%s' does not read", r->name,
-         v->op);
+    st__plan_err(&c->err, line, col,
+                 "init: exact on '%s', which golden op '%s' does not read",
+                 r->name, v->op);
     return 0;
   }
   if (!st_dtype_is_float(r->dtype)) {
-    berr(c, line, col,
-         "init: exact on '%s' of dtype %s; expected a float dtype", r->name,
-         st_dtype_name(r->dtype));
+    st__plan_err(&c->err, line, col,
+                 "init: exact on '%s' of dtype %s; expected a float dtype",
+                 r->name, st_dtype_name(r->dtype));
     return 0;
   }
   const st_dtype out = v->t[v->out]->dtype;
   uint64_t R = 0;
   (void)st__bound_exact_range(v->op, v->n, r->dtype, out, &R);
   if (R < 1) {
-    berr(c, line, col,
-         "init: exact on '%s': no range [-R, R] with R >= 1 keeps op '%s' "
-         "exact in %s (%d significand bits, %s = %" PRIu64 ") in case '%s'",
-         r->name, v->op, st_dtype_name(out), st__bound_bits(out),
-         strcmp(v->op, "matmul") == 0 ? "K" : "N", v->n, c->kase->name);
+    st__plan_err(
+        &c->err, line, col,
+        "init: exact on '%s': no range [-R, R] with R >= 1 keeps op '%s' "
+        "exact in %s (%d significand bits, %s = %" PRIu64 ") in case '%s'",
+        r->name, v->op, st_dtype_name(out), st__bound_bits(out),
+        strcmp(v->op, "matmul") == 0 ? "K" : "N", v->n, c->kase->name);
     return 0;
   }
   r->a.is_int = 1, r->a.i = -(int64_t)R, r->a.f = -(double)R;
@@ -281,7 +288,7 @@ static int scalar_exact(const st__rarg *s, uint64_t R) {
 
 int st__plan_bound(const st_scene *scene, const st__case *kase, st__plan *plan,
                    st_error_list *errors) {
-  bctx c = {scene, kase, plan, errors, 0, 0};
+  bctx c = {scene, kase, plan, {scene->file, errors, 0, 0, 0}};
   opview v;
   uint64_t rmin = UINT64_MAX;
   int any_exact = 0;
@@ -292,8 +299,9 @@ int st__plan_bound(const st_scene *scene, const st__case *kase, st__plan *plan,
     if (r->arg == NULL || !r->is_tensor)
       continue;
     if (r->expected != NULL && r->expected->init == ST__INIT_EXACT)
-      berr(&c, r->arg->expected.line, r->arg->expected.column,
-           "expected: exact on '%s'; exact is an init of inputs", r->name);
+      st__plan_err(&c.err, r->arg->expected.line, r->arg->expected.column,
+                   "expected: exact on '%s'; exact is an init of inputs",
+                   r->name);
     if (r->init == ST__INIT_EXACT) {
       uint64_t R;
       if (exact_arg(&c, &v, r, &R)) {
@@ -306,7 +314,7 @@ int st__plan_bound(const st_scene *scene, const st__case *kase, st__plan *plan,
   }
   /* Every input the op reads exact (and its scalar an integer in range):
    * the output's default tolerance is 0, an exact check. */
-  if (c.n_errors == 0 && any_exact && v.op != NULL) {
+  if (c.err.n_errors == 0 && any_exact && v.op != NULL) {
     int all = scalar_exact(v.scalar, rmin);
     for (int i = 0; i < v.nread; i++)
       all &= v.t[i]->init == ST__INIT_EXACT;
@@ -318,7 +326,7 @@ int st__plan_bound(const st_scene *scene, const st__case *kase, st__plan *plan,
         o->atol = 0;
     }
   }
-  return c.oom ? -1 : c.n_errors;
+  return c.err.oom ? -1 : c.err.n_errors;
 }
 
 int st__tolspec_same(const st__tolspec *x, const st__tolspec *y) {

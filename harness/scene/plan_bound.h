@@ -9,6 +9,22 @@
 
 #include "scene/scene.h"
 
+/* Where a plan's resolution (scene/plan.c, scene/plan_bound.c) reports:
+ * each problem is counted, and appended to errors when that is not NULL,
+ * as one positioned ST_ELOAD error in file. */
+typedef struct st__plan_errs {
+  const char *file;      /* IN: the scene's file */
+  st_error_list *errors; /* OUT: may be NULL (count only) */
+  int n_errors;          /* the problems so far */
+  int oom;               /* 1 once an append ran out of memory */
+  int one_line;          /* 1: line breaks in a message become spaces */
+} st__plan_errs;
+
+/* Counts one problem at line:column and appends it (see st__plan_errs).
+ * Thread-safety: one thread per st__plan_errs. */
+void st__plan_err(st__plan_errs *c /* IN/OUT */, int line, int column,
+                  const char *fmt /* IN: printf format */, ...) ST_PRINTF(4, 5);
+
 /* Completes plan (every arg resolved without errors) for case kase of
  * scene: sets the bound fields of each output under `tolerance: bound`
  * (rtol 0, atol the given one or 0), the range of each `init: exact`

@@ -97,14 +97,18 @@ static void free_strv(char **v, size_t n) {
 
 static void val_free(st__val *v) { free(v->name); }
 
+/* A list of n values (may be NULL). */
+static void vals_free(st__val *v, size_t n) {
+  for (size_t i = 0; v != NULL && i < n; i++)
+    val_free(&v[i]);
+  free(v);
+}
+
 static void init_free(st__init *in) {
   val_free(&in->a);
   val_free(&in->b);
-  if (in->values) {
-    for (size_t i = 0; i < in->n_values; i++)
-      val_free(&in->values[i]);
-    free(in->values);
-  }
+  vals_free(in->values, in->n_values);
+  val_free(&in->values_list);
   free(in->path);
   free(in->path_given);
 }
@@ -113,32 +117,15 @@ static void arg_free(st__arg *a) {
   init_free(&a->expected);
   free(a->name);
   val_free(&a->dtype);
-  if (a->shape) {
-    for (size_t i = 0; i < a->ndim; i++)
-      val_free(&a->shape[i]);
-    free(a->shape);
-  }
-  val_free(&a->init.a);
-  val_free(&a->init.b);
-  if (a->init.values) {
-    for (size_t i = 0; i < a->init.n_values; i++)
-      val_free(&a->init.values[i]);
-    free(a->init.values);
-  }
-  free(a->init.path);
-  free(a->init.path_given);
+  vals_free(a->shape, a->ndim);
+  init_free(&a->init);
   val_free(&a->value);
   val_free(&a->rtol_param);
   val_free(&a->atol_param);
-  if (a->ints) {
-    for (size_t i = 0; i < a->n_ints; i++)
-      val_free(&a->ints[i]);
-    free(a->ints);
-  }
+  vals_free(a->ints, a->n_ints);
   free(a->string);
   val_free(&a->shape_list);
   val_free(&a->ints_list);
-  val_free(&a->init.values_list);
 }
 
 void st__case_free_fields(st__case *c) {

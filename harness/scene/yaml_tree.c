@@ -9,9 +9,7 @@
  * format; the tree knows nothing of scenes. */
 #include <errno.h>
 #include <limits.h>
-#include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +19,7 @@
 #include <yaml.h>
 
 #include "base/buf.h"
+#include "scene/expr.h"
 #include "scene/scene.h"
 #include "scene/yaml_tree.h"
 
@@ -209,20 +208,6 @@ static void offset_pos(const char *buf, size_t len, size_t off, int *line,
   *col = c;
 }
 
-/* strtod in the C locale whatever the process's locale is. */
-static locale_t c_locale;
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static void c_locale_init(void) {
-  c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-}
-
-static double strtod_c(const char *s, char **end) {
-  pthread_once(&c_locale_once, c_locale_init);
-  if (c_locale == (locale_t)0)
-    return strtod(s, end);
-  return strtod_l(s, end, c_locale);
-}
-
 /* Clinger's fast path for the common numbers: a decimal of at most 15
  * digits scaled by at most 10^22 converts with one IEEE multiplication or
  * division of two exact doubles, which is correctly rounded, so it is the
@@ -382,7 +367,7 @@ static void scalar_type(st__ynode *n) {
     n->f = (double)v;
     return;
   }
-  double d = strtod_c(s, &end);
+  double d = st__strtod_c(s, &end);
   if (*end == '\0' && end != s) {
     n->sk = ST__YS_FLOAT;
     n->f = d;
