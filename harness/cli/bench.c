@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "case/fingerprint.h"
+#include "base/util.h"
 #include "cli/bench.h"
 #include "cli/bench_html.h"
 #include "cli/cli_internal.h"
@@ -227,6 +228,52 @@ static void print_text(const st__bench_case *cs, size_t n, const figures *fs,
              st_case_status_name(cs[i].status), cs[i].message);
 }
 
+/* The numeric columns of the CSV and JSON outputs, one row each, in
+ * their order: the name (CSV header and JSON key) and the value, NaN for
+ * none (an empty CSV field, a JSON null). */
+typedef double (*column_fn)(const st__bench_case *c, const figures *f);
+#define STAT_COL(field)                                                        \
+  static double col_##field(const st__bench_case *c, const figures *f) {       \
+    (void)f;                                                                   \
+    return c->m.stats.rounds > 0 ? c->m.stats.field : NAN;                     \
+  }
+STAT_COL(median)
+STAT_COL(min)
+STAT_COL(p10)
+STAT_COL(p90)
+static double col_flops(const st__bench_case *c, const figures *f) {
+  (void)f;
+  return c->m.has_flops ? c->m.flops : NAN;
+}
+static double col_bytes(const st__bench_case *c, const figures *f) {
+  (void)f;
+  return c->m.has_bytes ? c->m.bytes : NAN;
+}
+#define FIG_COL(field)                                                         \
+  static double col_##field(const st__bench_case *c, const figures *f) {       \
+    (void)c;                                                                   \
+    return f->field;                                                           \
+  }
+FIG_COL(gflops)
+FIG_COL(gbps)
+FIG_COL(flops_fr)
+FIG_COL(bytes_fr)
+static const struct {
+  const char *name;
+  column_fn value;
+} num_cols[] = {
+    {"median_ns", col_median},
+    {"min_ns", col_min},
+    {"p10_ns", col_p10},
+    {"p90_ns", col_p90},
+    {"flops", col_flops},
+    {"bytes", col_bytes},
+    {"gflops", col_gflops},
+    {"gbps", col_gbps},
+    {"flops_fraction", col_flops_fr},
+    {"bytes_fraction", col_bytes_fr},
+};
+
 static void csv_num(double v) {
   if (!isnan(v))
     printf("%.17g", v);
@@ -245,39 +292,24 @@ static void csv_str(const char *s) {
 
 static void print_csv(const st__bench_case *cs, size_t n, const figures *fs) {
   size_t i;
-  puts("scene,case,platform,status,rounds,median_ns,min_ns,p10_ns,p90_ns,"
-       "flops,bytes,gflops,gbps,flops_fraction,bytes_fraction,bound,"
-       "suspicious,message");
+  fputs("scene,case,platform,status,rounds", stdout);
+  for (size_t k = 0; k < ST__ARRAY_SIZE(num_cols); k++)
+    printf(",%s", num_cols[k].name);
+  puts(",bound,suspicious,message");
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const figures *f = &fs[i];
-    int t = c->m.stats.rounds > 0;
     csv_str(c->scene);
     putchar(',');
     csv_str(c->kase);
     putchar(',');
     csv_str(c->platform);
-    printf(",%s,%llu,", st_case_status_name(c->status),
+    printf(",%s,%llu", st_case_status_name(c->status),
            (unsigned long long)c->m.stats.rounds);
-    csv_num(t ? c->m.stats.median : NAN);
-    putchar(',');
-    csv_num(t ? c->m.stats.min : NAN);
-    putchar(',');
-    csv_num(t ? c->m.stats.p10 : NAN);
-    putchar(',');
-    csv_num(t ? c->m.stats.p90 : NAN);
-    putchar(',');
-    csv_num(c->m.has_flops ? c->m.flops : NAN);
-    putchar(',');
-    csv_num(c->m.has_bytes ? c->m.bytes : NAN);
-    putchar(',');
-    csv_num(f->gflops);
-    putchar(',');
-    csv_num(f->gbps);
-    putchar(',');
-    csv_num(f->flops_fr);
-    putchar(',');
-    csv_num(f->bytes_fr);
+    for (size_t k = 0; k < ST__ARRAY_SIZE(num_cols); k++) {
+      putchar(',');
+      csv_num(num_cols[k].value(c, f));
+    }
     printf(",%s,%s,", f->bound ? f->bound : "",
            f->suspicious ? "true" : "false");
     if (c->message != NULL)
@@ -315,35 +347,19 @@ static void print_json(const st__bench_case *cs, size_t n, const figures *fs,
   for (i = 0; i < n; i++) {
     const st__bench_case *c = &cs[i];
     const figures *f = &fs[i];
-    int t = c->m.stats.rounds > 0;
     printf("%s\n  {\"scene\": ", i ? "," : "");
     st__json_string(stdout, c->scene);
     printf(", \"case\": ");
     st__json_string(stdout, c->kase);
     printf(", \"platform\": ");
     st__json_string(stdout, c->platform);
-    printf(", \"status\": \"%s\", \"rounds\": %llu, \"median_ns\": ",
+    printf(", \"status\": \"%s\", \"rounds\": %llu",
            st_case_status_name(c->status),
            (unsigned long long)c->m.stats.rounds);
-    json_num(t ? c->m.stats.median : NAN);
-    printf(", \"min_ns\": ");
-    json_num(t ? c->m.stats.min : NAN);
-    printf(", \"p10_ns\": ");
-    json_num(t ? c->m.stats.p10 : NAN);
-    printf(", \"p90_ns\": ");
-    json_num(t ? c->m.stats.p90 : NAN);
-    printf(", \"flops\": ");
-    json_num(c->m.has_flops ? c->m.flops : NAN);
-    printf(", \"bytes\": ");
-    json_num(c->m.has_bytes ? c->m.bytes : NAN);
-    printf(", \"gflops\": ");
-    json_num(f->gflops);
-    printf(", \"gbps\": ");
-    json_num(f->gbps);
-    printf(", \"flops_fraction\": ");
-    json_num(f->flops_fr);
-    printf(", \"bytes_fraction\": ");
-    json_num(f->bytes_fr);
+    for (size_t col = 0; col < ST__ARRAY_SIZE(num_cols); col++) {
+      printf(", \"%s\": ", num_cols[col].name);
+      json_num(num_cols[col].value(c, f));
+    }
     printf(", \"bound\": ");
     if (f->bound != NULL)
       printf("\"%s\"", f->bound);
