@@ -119,8 +119,8 @@ st_phase_status st__golden_program_run(st__casectx *cc, const st_scene *scene,
     st_error_clear(&err);
     if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
                                  &err) != ST_OK) {
-      st__case_result_set_status(cc->res, ST_CASE_ERROR,
-                                 "golden: expected: %s", err.message);
+      st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: expected: %s",
+                                 err.message);
       ps = ST_PHASE_ERROR;
     }
   }
