@@ -5,10 +5,12 @@
  * `file:`) it comes from, and the two checks the harness makes itself
  * because they hold for any program: its inputs come back bit for bit
  * (kernels get the same check in compare), and only the outputs it
- * computed are compared. */
+ * computed are compared, with the values of outputs that have `expected:`
+ * put over the program's. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "case/args.h"
 #include "case/call.h"
 #include "case/golden_program.h"
 #include "case/result.h"
@@ -106,9 +108,21 @@ st_phase_status st__golden_program_run(st__casectx *cc, const st_scene *scene,
         d->gold.tensors[bad].name);
     ps = ST_PHASE_ERROR;
   } else {
+    /* An output with `expected:` is compared against that value whatever
+     * the program computed (docs/scene-format.md, expected), as after an
+     * op golden; only the others the program left out are not compared. */
     for (size_t i = 0; i < d->gold.n_tensors && i < d->plan.n_args; i++)
-      if (d->gold.tensors[i].role != ST_ROLE_INPUT && written[i] != 1)
+      if (d->gold.tensors[i].role != ST_ROLE_INPUT && written[i] != 1 &&
+          d->plan.args[i].expected == NULL)
         d->plan.args[i].compare = 0;
+    st_error err;
+    st_error_clear(&err);
+    if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
+                                 &err) != ST_OK) {
+      st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: expected: %s",
+                                 err.message);
+      ps = ST_PHASE_ERROR;
+    }
   }
   st__call_free(&call);
   free(written);

@@ -8,7 +8,8 @@
 /* Calls fn (the torch plugin's ST_PROGRAM_OP) with case ci's golden
  * program on d->gold, on the case's golden_device, then checks what the
  * program did: an input it wrote is an error; outputs it did not compute
- * are not compared. A failure inside the program is a case error whose
+ * are not compared, unless they have `expected:`, whose values replace
+ * the program's. A failure inside the program is a case error whose
  * message carries FILE:LINE:COL of the script line or the step; a decline
  * (no CUDA for golden_device: cuda) a skip. Thread-safety: one thread per
  * case. */

@@ -4,7 +4,8 @@
  * scene's arguments bound to the schema's by name (docs/torch.md#aten-ops,
  * docs/torch.md):
  *   - each input or inout tensor and each scalar binds to the schema
- *     argument of the same name; every scene argument must bind;
+ *     argument of the same name; every one must bind; a scratch tensor
+ *     (a kernel's workspace) binds to nothing: a schema has no workspace;
  *   - schema arguments left out take their defaults; an optional one
  *     (`Tensor?`, `int?`, ...) without a default is None; any other left
  *     out is an error;
@@ -70,7 +71,7 @@ public:
         return rc;
     }
     for (size_t i = 0; i < call_->n_tensors; i++)
-      if (!used_t_[i] && call_->tensors[i].role != ST_ROLE_OUTPUT)
+      if (!used_t_[i] && binds(call_->tensors[i]))
         return fail("tensor '%s' is not an argument of the schema %s",
                     call_->tensors[i].name);
     for (size_t i = 0; i < call_->n_scalars; i++)
@@ -132,6 +133,11 @@ public:
   }
 
 private:
+  /* An input or inout: what binds to a schema argument by name. */
+  static bool binds(const st_tensor &t) {
+    return t.role != ST_ROLE_OUTPUT && t.role != ST_ROLE_SCRATCH;
+  }
+
   st_status fail(const char *fmt, const char *name) {
     return st_op_call_fail(call_, ST_EBIND, fmt, name, text_.c_str());
   }
@@ -150,7 +156,7 @@ private:
     const std::string &name = arg.name();
     for (size_t i = 0; i < call_->n_tensors; i++) {
       const st_tensor &t = call_->tensors[i];
-      if (t.role == ST_ROLE_OUTPUT || name != t.name)
+      if (!binds(t) || name != t.name)
         continue;
       used_t_[i] = true;
       if (type != "Tensor")
@@ -173,6 +179,16 @@ private:
       stack->emplace_back();
       return ST_OK;
     }
+    for (size_t i = 0; i < call_->n_tensors; i++)
+      if (call_->tensors[i].role == ST_ROLE_SCRATCH &&
+          name == call_->tensors[i].name)
+        return st_op_call_fail(call_, ST_EBIND,
+                               "required argument '%s' (%s) of the schema %s "
+                               "is left out: tensor '%s' is role: scratch, "
+                               "which an aten:: op never binds (a schema has "
+                               "no workspace argument)",
+                               name.c_str(), type.c_str(), text_.c_str(),
+                               name.c_str());
     return st_op_call_fail(call_, ST_EBIND,
                            "required argument '%s' (%s) of the schema %s is "
                            "left out; give a %s named '%s'",

@@ -14,7 +14,8 @@ Usage: test_torch.py SCENETEST TORCH_PLUGIN LATE_LOAD_PLUGIN SCENES_DIR
   loaded), a kernel that loads libtorch during run (stale; --strict-record
   error), --isolate (each child's record), level 3 (the workers load it
   in rehost; the harness's record is unaffected);
-- aten:: binding errors, each naming the schema;
+- aten:: binding errors, each naming the schema; an aten:: kernel binds
+  all but its scratch args;
 - the new dtypes (FP8, uint16/32/64) declined where libtorch lacks them;
   mixed precision against the torch golden (one rounding);
 - TORCH_DEVICE_BACKEND_AUTOLOAD with real libtorch loaded;
@@ -553,6 +554,15 @@ args:
 """, lambda lt: "kernel: argument 'normalized_shape' of the schema %s is "
      "int[]; give it as {scalar: normalized_shape, ints: [...]}"
      % lt["schemas"]["aten::layer_norm"]),
+    "scratch_named_like_an_argument": ("""\
+kernel: aten::gelu
+args:
+  - {tensor: self, dtype: float32, shape: [4], role: scratch}
+  - {tensor: y, dtype: float32, shape: [4], role: output}
+""", lambda lt: "kernel: required argument 'self' (Tensor) of the schema %s "
+     "is left out: tensor 'self' is role: scratch, which an aten:: op never "
+     "binds (a schema has no workspace argument)"
+     % lt["schemas"]["aten::gelu"]),
 }
 # What stays the same in every version: the schemas' shapes, pinned loosely
 # so that a probe that caught some other message cannot pass unnoticed.
@@ -617,6 +627,32 @@ cases:
     r = run(LAZY + ["--platform", "torch", path])
     check(r.rc == 0 and re.search(r"^ok 1 - ac::c$", r.out, re.M),
           "runs on torch", r)
+
+
+@test
+def aten_kernel_leaves_scratch_args_out():
+    # A scratch arg is the kernel's workspace (docs/scene-format.md); an
+    # ATen schema has none, so the aten:: kernel binds the other args and
+    # the scratch is left out, wherever it stands (docs/torch.md#aten-ops).
+    path = write(TMP, "aten_scratch.yaml", """\
+scene: as
+kernel: aten::add.Tensor
+golden: add
+args:
+  - {tensor: work, dtype: float32, shape: [16], role: scratch}
+  - {tensor: self, dtype: float32, shape: [64], init: {uniform: [-1, 1]}}
+  - {tensor: other, dtype: float32, shape: [64], init: {uniform: [-1, 1]}}
+  - {tensor: out, dtype: float32, shape: [64], role: output}
+  - {tensor: ws2, dtype: int32, shape: [3], role: scratch}
+cases:
+  - {name: c}
+""")
+    ev = os.path.join(TMP, "as.jsonl")
+    r = run(LAZY + ["--platform", "torch", "--golden-platform", "reference",
+                    "--events", ev, path])
+    (case,) = events(ev)
+    check(r.rc == 0 and case["status"] == "pass" and
+          sequence(case)[-1] == "compare", "passes %s" % case["message"], r)
 
 
 @test

@@ -10,6 +10,8 @@ Usage: test_torch_program.py SCENETEST TORCH_PLUGIN FUSED_PLUGIN SCENES_DIR
   fused attention kernel against softmax(q @ k^T * scale) @ v in
   TorchScript and in steps, a scratch arg the program does not name; a
   polynomial (s+1)*(s+2)+s both ways; a dict that leaves an output out;
+  `expected:` on an output taken over the program's result (and compared
+  where the program leaves the output out);
 - each failing as it should: an unknown value and an unknown schema
   argument in a step (the step's index), a wrong shape, an unknown dict
   key, an unbound parameter, a function the source lacks, an ATen error
@@ -252,6 +254,62 @@ cases:
 """)
     r = run(LAZY + [path])
     check(r.rc == 0 and "ok 1 - d::c" in r.out, "dict binds by name", r)
+
+
+# `expected:` on an output against a golden program: the kernel,
+# aten::aminmax on self [[1, 5, 2], [4, 0, 3]] along dim 0, gives
+# lo = [1, 0, 2] and hi = [4, 5, 3]; hi has no `expected:`, so the program
+# runs (docs/scene-format.md, expected).
+def minmax(name, program, lo):
+    return """\
+scene: %s
+kernel: aten::aminmax
+golden:
+  torchscript: |
+    def golden(self: Tensor, dim: int) -> %s
+args:
+  - {tensor: self, dtype: float32, shape: [2, 3],
+     init: {values: [1, 5, 2, 4, 0, 3]}}
+  - {tensor: lo, dtype: float32, shape: [3], role: output,
+     expected: {values: %s}}
+  - {tensor: hi, dtype: float32, shape: [3], role: output}
+  - {scalar: dim, dtype: int64, value: 0}
+cases:
+  - {name: c}
+""" % (name, program, lo)
+
+
+TUPLE = """Tuple[Tensor, Tensor]:
+        return torch.amin(self, dim)%s, torch.amax(self, dim)"""
+DICT = """Dict[str, Tensor]:
+        return {"hi": torch.amax(self, dim)}"""
+
+
+@test
+def expected_wins_over_the_program():
+    # The program's lo differs from expected (amin + 1) and the kernel
+    # matches expected: pass. The program's lo is right and expected is
+    # not: fail on lo. A dict that leaves lo out: lo is still compared,
+    # against expected (right: pass; wrong: fail).
+    path = write(TMP, "expected.yaml", "---\n".join([
+        minmax("off_program", TUPLE % " + 1.0", "[1, 0, 2]"),
+        minmax("off_expected", TUPLE % "", "[9, 0, 2]"),
+        minmax("left_out", DICT, "[1, 0, 2]"),
+        minmax("left_out_wrong", DICT, "[1, 0, 9]")]))
+    ev = os.path.join(TMP, "expected.jsonl")
+    r = run(LAZY + ["--platform", "torch", "--events", ev, path])
+    check(r.rc == 1, "exit 1", r)
+    got = {c["scene"]: c for c in events(ev)}
+    status = {name: c["status"] for name, c in got.items()}
+    check(status == {"off_program": "pass", "off_expected": "fail",
+                     "left_out": "pass", "left_out_wrong": "fail"},
+          "statuses %s" % status, r)
+    for name, first in (("off_expected", "[0]: actual 1, expected 9"),
+                        ("left_out_wrong", "[2]: actual 2, expected 9")):
+        check(got[name]["message"].startswith(
+            "tensor 'lo': 1 of 3 elements differ; first at " + first),
+            "%s: %s" % (name, got[name]["message"]), r)
+        check(sequence(got[name])[-1] == "compare", name + ": compare", r)
 
 
 # Each mistake: (scene text, status, message start or regex).

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* `expected:` on an output against a golden program
+ * (docs/scene-format.md, expected;
+ * docs/torch.md#golden-programs-torchscript-and-aten-steps), without libtorch:
+ * the op a program is called as (ST_PROGRAM_OP on ST_PROGRAM_BACKEND) is a fake
+ * registered on the test's own registry, and the kernel `two` writes lo = a + 1
+ * and hi = a - 1. hi has no expected, so the program runs; lo's expected is
+ * taken over whatever the program did with lo: computed it wrong, computed it
+ * right, or left it out. tests/cli/test_torch_program.py does the same with the
+ * real plugin. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <scenetest/program.h>
+#include <scenetest/scenetest.h>
+#include <scenetest/testing.h>
+
+/* What the fake program writes into lo (tensor 1): a + 1 plus lo_offset,
+ * or nothing when lo_left_out (a dict without lo). hi (tensor 2) is
+ * always right. */
+static float lo_offset;
+static int lo_left_out;
+static int program_calls;
+
+static void write_f32(st_tensor *t, const st_tensor *a, float add) {
+  for (size_t i = 0; i < t->numel; i++)
+    ((float *)t->data)[i] = ((const float *)a->data)[i] + add;
+}
+
+static st_status two(st_op_call *call) {
+  write_f32(&call->tensors[1], &call->tensors[0], 1.0f);
+  write_f32(&call->tensors[2], &call->tensors[0], -1.0f);
+  return ST_OK;
+}
+
+static st_status program(st_op_call *call) {
+  assert_non_null(call->program);
+  assert_non_null(call->written);
+  program_calls++;
+  if (!lo_left_out) {
+    write_f32(&call->tensors[1], &call->tensors[0], 1.0f + lo_offset);
+    call->written[1] = 1;
+  }
+  write_f32(&call->tensors[2], &call->tensors[0], -1.0f);
+  call->written[2] = 1;
+  return ST_OK;
+}
+
+/* A module that provides platform torch, as the torch plugin does, with
+ * the fake program as its ST_PROGRAM_OP and `two` as a cpu kernel. */
+static st_status init(st_registry *reg, st_error *err) {
+  st_status rc = st_registry_register(reg, "gptest", "two", "cpu", two, err);
+  if (rc != ST_OK)
+    return rc;
+  return st_registry_register(reg, "gptest", ST_PROGRAM_OP, ST_PROGRAM_BACKEND,
+                              program, err);
+}
+
+static const char *const platforms[] = {ST_PROGRAM_BACKEND, NULL};
+static const st_module module = {
+    ST_ABI_VERSION, sizeof(st_module), "gptest", platforms, init, NULL, 0};
+
+/* Case 0 of the scene with lo's expected `lo`, run in this process. */
+static st_case_result *run(const char *lo) {
+  char text[1024];
+  st_registry *reg = NULL;
+  st_scene_set *set = NULL;
+  st_error_list errs;
+  st_error err;
+  st_run_options opts;
+  st_case_result *res = NULL;
+  snprintf(text, sizeof text,
+           "scene: p\n"
+           "kernel: two\n"
+           "golden:\n"
+           "  torchscript: |\n"
+           "    def golden(a: Tensor) -> Tuple[Tensor, Tensor]:\n"
+           "        return a + 1, a - 1\n"
+           "args:\n"
+           "  - {tensor: a, dtype: float32, shape: [3], "
+           "init: {values: [1, 2, 3]}}\n"
+           "  - {tensor: lo, dtype: float32, shape: [3], role: output, "
+           "expected: {values: %s}}\n"
+           "  - {tensor: hi, dtype: float32, shape: [3], role: output}\n"
+           "cases:\n"
+           "  - {name: c}\n",
+           lo);
+  st_error_clear(&err);
+  st_error_list_init(&errs);
+  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
+  assert_int_equal(st_registry_add_module(reg, &module, &err), ST_OK);
+  assert_int_equal(st_scene_set_new(&set), ST_OK);
+  assert_int_equal(
+      st_scene_set_load_string(set, "p.yaml", text, strlen(text), NULL, &errs),
+      ST_OK);
+  st_run_options_init(&opts);
+  opts.registry = reg;
+  program_calls = 0;
+  assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err),
+                   ST_OK);
+  assert_int_equal(program_calls, 1);
+  st_assert_phases(res, "args", "golden", "record", "run", "compare");
+  st_scene_set_free(set);
+  st_registry_free(reg);
+  st_error_list_free(&errs);
+  return res;
+}
+
+static void expect_status(st_case_result *r, st_case_status status,
+                          const char *message) {
+  assert_int_equal(st_case_result_status(r), status);
+  if (message != NULL) {
+    assert_non_null(st_case_result_message(r));
+    assert_true(strncmp(st_case_result_message(r), message, strlen(message)) ==
+                0);
+  }
+  st_case_result_free(r);
+}
+
+/* The program's lo is off by 10; expected is the kernel's: pass. */
+static void test_expected_over_a_wrong_program(void **state) {
+  (void)state;
+  lo_offset = 10.0f;
+  lo_left_out = 0;
+  expect_status(run("[2, 3, 4]"), ST_CASE_PASS, NULL);
+}
+
+/* The program's lo is the kernel's; expected is not: fail on lo. */
+static void test_wrong_expected_over_a_right_program(void **state) {
+  (void)state;
+  lo_offset = 0.0f;
+  lo_left_out = 0;
+  expect_status(run("[2, 3, 9]"), ST_CASE_FAIL,
+                "tensor 'lo': 1 of 3 elements differ; first at [2]: "
+                "actual 4, expected 9");
+}
+
+/* The program leaves lo out: lo is still compared, against expected. */
+static void test_left_out_output_compared_with_expected(void **state) {
+  (void)state;
+  lo_offset = 0.0f;
+  lo_left_out = 1;
+  expect_status(run("[2, 3, 4]"), ST_CASE_PASS, NULL);
+  expect_status(run("[7, 3, 4]"), ST_CASE_FAIL,
+                "tensor 'lo': 1 of 3 elements differ; first at [0]: "
+                "actual 2, expected 7");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_expected_over_a_wrong_program),
+      cmocka_unit_test(test_wrong_expected_over_a_right_program),
+      cmocka_unit_test(test_left_out_output_compared_with_expected),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
