@@ -136,8 +136,10 @@ ST_EXTERN st_status st_registry_lookup(st_registry *reg /* IN */,
                                        st_op_fn *out /* OUT */,
                                        st_error *err /* OUT */) ST_WUR;
 
-/* 1 if some module provides platform (or has it registered as a backend),
- * including lazy plugins that declare it. Thread-safety: any thread. */
+/* 1 if some module lists platform among its platforms, or a lazy plugin
+ * declares it; a backend that implementations were registered under is
+ * not a platform by that alone ("reference" is not). Thread-safety: any
+ * thread. */
 ST_EXTERN int st_registry_has_platform(st_registry *reg /* IN */,
                                        const char *platform /* IN */);
 /* The hooks of platform, or NULL when no module gives it any. Owned by
