@@ -18,6 +18,11 @@
 #   sanitize  compute-sanitizer (memcheck, racecheck) over small scenes/cuda
 #             cases, when the tool is there
 #   bench     bench/bench_cuda
+#   torch     (where python3 has torch) scenes/torch against the machine's
+#             PyTorch with torch as golden, and the FP8 tables against
+#             PyTorch's own values (tests/fixtures/gen_fp8.py --check)
+#   table     scenetest bench over scenes/cuda on --platform cuda with a
+#             cold cache: the text table and its JSON (docs/bench.md)
 # Logs go to ./device-cuda-out/; where $OUT is set (the device tool's
 # output folder, which takes back few files) the summary log, the bench
 # table and a tarball of the rest are copied there. The last line is "device-cuda: N step(s) failed"; the exit status is 1 if
@@ -66,9 +71,19 @@ machine() {
   nvcc --version | tail -2 | tee -a "$LOG"
 }
 
+# The machine's PyTorch (a wheel's torch/ folder), where python3 has one:
+# the torch plugin is then built against it (docs/torch.md).
+torch_dir() {
+  python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))' \
+    2>/dev/null
+}
+
 step_build() {
   if [ ! -f "$B/build.ninja" ]; then
-    meson setup "$B" -Dcuda=enabled >>"$LOG" 2>&1 || return 1
+    local td
+    td=$(torch_dir)
+    meson setup "$B" -Dcuda=enabled ${td:+-Dtorch_dir=$td} >>"$LOG" 2>&1 ||
+      return 1
   fi
   ninja -C "$B" -j "$(nproc)" >>"$LOG" 2>&1
 }
@@ -137,8 +152,43 @@ step_bench() {
     2>&1 | tee "$OUTDIR/bench.txt" | tee -a "$LOG"
 }
 
+step_torch() {
+  if [ -z "$(torch_dir)" ] || [ ! -f "$B/plugins/torch/scenetest_torch.so" ]; then
+    say "torch: no PyTorch for python3 or no torch plugin: not run"
+    return 0
+  fi
+  local rc=0
+  python3 -c 'import torch; print("torch", torch.__version__)' | tee -a "$LOG"
+  "$B/harness/scenetest" run --ignore cuda \
+    --plugin "lazy:$B/plugins/torch/scenetest_torch.so" \
+    --golden-platform torch --format tap --log-level warning scenes/torch \
+    >"$OUTDIR/torch-scenes.tap" 2>"$OUTDIR/torch-scenes.err" || rc=1
+  echo "torch scenes: $(grep -c '^ok' "$OUTDIR/torch-scenes.tap") ok," \
+    "$(grep -c '^not ok' "$OUTDIR/torch-scenes.tap") not ok" | tee -a "$LOG"
+  grep '^not ok' "$OUTDIR/torch-scenes.tap" | head -20 | tee -a "$LOG"
+  python3 tests/fixtures/gen_fp8.py --check tests/fixtures/fp8_tables.txt \
+    >"$OUTDIR/fp8.tap" 2>&1 || rc=1
+  grep -E '^(not )?ok' "$OUTDIR/fp8.tap" | tee -a "$LOG"
+  return $rc
+}
+
+step_table() {
+  local rc=0
+  "$B/harness/scenetest" bench --ignore torch \
+    --plugin "$B/plugins/cuda/scenetest_cuda.so" --platform cuda \
+    --cold-cache scenes/cuda >"$OUTDIR/bench-table.txt" \
+    2>"$OUTDIR/bench-table.err" || rc=1
+  "$B/harness/scenetest" bench --ignore torch \
+    --plugin "$B/plugins/cuda/scenetest_cuda.so" --platform cuda \
+    --cold-cache --allow-suspicious --format json scenes/cuda \
+    >"$OUTDIR/bench-table.json" 2>/dev/null || rc=1
+  head -60 "$OUTDIR/bench-table.txt" | tee -a "$LOG"
+  tail -5 "$OUTDIR/bench-table.err" | tee -a "$LOG"
+  return $rc
+}
+
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(build suite scenes sanitize bench)
+[ ${#steps[@]} -gt 0 ] || steps=(build suite scenes sanitize bench torch table)
 prefix || exit 1
 machine
 for s in "${steps[@]}"; do
@@ -160,6 +210,7 @@ done
 say "device-cuda: $failed step(s) failed"
 if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
   [ -f "$OUTDIR/bench.txt" ] && cp "$OUTDIR/bench.txt" "$OUT/"
+  [ -f "$OUTDIR/bench-table.json" ] && cp "$OUTDIR/bench-table.json" "$OUT/"
   tar czf "$OUT/device-cuda-logs.tar.gz" -C "$OUTDIR" . 2>/dev/null
 fi
 [ $failed -eq 0 ]
