@@ -357,6 +357,15 @@ const Entry kOps[] = {
     {ST_PROGRAM_OP, program_call},
 };
 
+/* ATen's intra-op pool (OpenMP) started, all of its threads: a thread a
+ * kernel leaves running is its case's error, and the pool is the
+ * platform's, so it must exist before the first kernel call
+ * (docs/plugins.md#threads). One chunk per thread makes each start. */
+void start_pool() {
+  const int64_t n = at::get_num_threads();
+  at::parallel_for(0, n, 1, [](int64_t, int64_t) {});
+}
+
 st_status torch_init(st_registry *reg, st_error *err) {
   for (const Entry &e : kOps) {
     st_status rc =
@@ -364,22 +373,37 @@ st_status torch_init(st_registry *reg, st_error *err) {
     if (rc != ST_OK)
       return rc;
   }
-  /* ATen's intra-op pool (OpenMP) started now, all of its threads: a
-   * thread a kernel leaves running is its case's error, and the pool is
-   * the platform's, so it must exist before the first kernel call
-   * (docs/plugins.md#threads). One chunk per thread makes each start. */
-  const int64_t n = at::get_num_threads();
-  at::parallel_for(0, n, 1, [](int64_t, int64_t) {});
+  start_pool();
+  return ST_OK;
+}
+
+/* The platform's prepare hook: the pool started again where the kernel
+ * will run. OpenMP (libgomp) keeps one pool per thread that starts a
+ * parallel region, and none survives a fork, so the one init started may
+ * not be the one this process and thread's kernel uses; a second start in
+ * the same process and thread costs nothing. */
+st_status torch_prepare(st_op_call *, void **state) {
+  *state = nullptr;
+  start_pool();
   return ST_OK;
 }
 
 const char *const kPlatforms[] = {kBackend, nullptr};
+
+const st_platform_hooks kHooks[] = {
+    {sizeof(st_platform_hooks), kBackend, torch_prepare, nullptr, nullptr,
+     nullptr, nullptr},
+};
 
 } // namespace
 
 /* The one symbol scenetest looks for. In C++ it needs extern "C" (no name
  * mangling) and, being const, extern linkage: extern "C" gives both. */
 extern "C" __attribute__((visibility("default")))
-const st_module scenetest_module = {
-    ST_ABI_VERSION, sizeof(st_module), "torch", kPlatforms,
-    torch_init,     nullptr,           0};
+const st_module scenetest_module = {ST_ABI_VERSION,
+                                    sizeof(st_module),
+                                    "torch",
+                                    kPlatforms,
+                                    torch_init,
+                                    kHooks,
+                                    1};
