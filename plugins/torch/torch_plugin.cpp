@@ -18,6 +18,7 @@
 #include <torch/version.h>
 
 #include <cstring>
+#include <unistd.h>
 #include <vector>
 
 ST_PLUGIN_PLATFORMS("torch");
@@ -360,10 +361,21 @@ const Entry kOps[] = {
 /* ATen's intra-op pool (OpenMP) started, all of its threads: a thread a
  * kernel leaves running is its case's error, and the pool is the
  * platform's, so it must exist before the first kernel call
- * (docs/plugins.md#threads). One chunk per thread makes each start. */
+ * (docs/plugins.md#threads). The work runs inside libtorch: at::parallel_for
+ * is inline, and in this file, built without -fopenmp, its parallel region
+ * would run serially and start nothing (seen with PyTorch 2.11 on 16
+ * cores). A fill of 2^16 elements a thread is above ATen's grain, so every
+ * thread of the pool takes part. Once per process and thread: libgomp
+ * keeps a pool per thread that starts a parallel region, and none survives
+ * a fork. */
 void start_pool() {
+  static thread_local pid_t started = 0;
+  if (started == getpid())
+    return;
+  started = getpid();
   const int64_t n = at::get_num_threads();
-  at::parallel_for(0, n, 1, [](int64_t, int64_t) {});
+  if (n > 1)
+    (void)at::ones({n << 16}, at::kFloat).sum();
 }
 
 st_status torch_init(st_registry *reg, st_error *err) {
@@ -377,11 +389,10 @@ st_status torch_init(st_registry *reg, st_error *err) {
   return ST_OK;
 }
 
-/* The platform's prepare hook: the pool started again where the kernel
- * will run. OpenMP (libgomp) keeps one pool per thread that starts a
- * parallel region, and none survives a fork, so the one init started may
- * not be the one this process and thread's kernel uses; a second start in
- * the same process and thread costs nothing. */
+/* The platform's prepare hook: the pool started where the kernel will
+ * run (start_pool: once per process and thread), so that the one init
+ * started in another process or thread does not leave this kernel's pool
+ * to start inside its first call. */
 st_status torch_prepare(st_op_call *, void **state) {
   *state = nullptr;
   start_pool();
