@@ -385,14 +385,14 @@ st_status torch_init(st_registry *reg, st_error *err) {
     if (rc != ST_OK)
       return rc;
   }
-  start_pool();
   return ST_OK;
 }
 
 /* The platform's prepare hook: the pool started where the kernel will
- * run (start_pool: once per process and thread), so that the one init
- * started in another process or thread does not leave this kernel's pool
- * to start inside its first call. */
+ * run (start_pool: once per process and thread), before the kernel's
+ * first call. Not at init: a process that loads the plugin only for a
+ * torch golden, or to probe it, has no kernel whose threads are counted,
+ * and would start 2^16 floats a thread of work for nothing. */
 st_status torch_prepare(st_op_call *, void **state) {
   *state = nullptr;
   start_pool();
