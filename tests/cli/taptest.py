@@ -212,6 +212,15 @@ def clear_ci_vars():
         os.environ.pop(v, None)
 
 
+def setup_reports(exe, tmp, root):
+    """What a script that checks the run's reports sets first: the binary,
+    its scratch directory and the source root (for the report consumers),
+    and no CI engine's variables of the machine it runs on leaking in."""
+    global EXE, TMP, ROOT
+    EXE, TMP, ROOT = exe, tmp, root
+    clear_ci_vars()
+
+
 _SCHEMA = []
 
 

@@ -42,11 +42,7 @@ import taptest  # noqa: E402
 from taptest import (Run, check, fnv1a64, listed, main, path,  # noqa: E402
                      run_json, test, validate_json, xmllint)
 
-taptest.EXE = EXE
-taptest.TMP = TMP
-taptest.ROOT = ROOT
-# The CI engines' variables of the machine this runs on must not leak in.
-taptest.clear_ci_vars()
+taptest.setup_reports(EXE, TMP, ROOT)
 
 
 write = taptest.writer(TMP)
