@@ -16,8 +16,9 @@ Usage: test_torch_program.py SCENETEST TORCH_PLUGIN FUSED_PLUGIN SCENES_DIR
   argument in a step (the step's index), a wrong shape, an unknown dict
   key, an unbound parameter, a function the source lacks, an ATen error
   while the program runs, a program that writes its input, a compile error at its exact FILE:LINE:COL (run and
-  check, inline and file:), golden_device: cuda without CUDA (a skip with
-  its reason); the loader's own errors are test_program_load.py's;
+  check, inline and file:), golden_device: cuda (a skip with its reason
+  without CUDA, a pass with it); the loader's own errors are
+  test_program_load.py's;
 - the whole event sequence of a TorchScript golden case (libtorch loads in
   golden, the record says torch_imported=true); one compile per source;
 - check without the plugin says once that it could not compile and
@@ -25,6 +26,7 @@ Usage: test_torch_program.py SCENETEST TORCH_PLUGIN FUSED_PLUGIN SCENES_DIR
 """
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -38,6 +40,19 @@ BASE = ["--no-default-plugins"]
 LAZY = ["--plugin", "lazy:" + TORCH]
 FUSED_P = ["--plugin", FUSED, "--platform", "fused"]
 TORCH_LIB = re.compile(r"/libtorch(_cpu)?\.so[^/]*$")
+
+
+def torch_has_cuda():
+    """Whether golden_device: cuda can run here, asked of the machine
+    rather than of the plugin under test: the plugin links a libtorch_cuda
+    (a CUDA build of libtorch, such as PyTorch's wheel) and the machine
+    has an NVIDIA device node."""
+    r = subprocess.run(["ldd", TORCH], capture_output=True, text=True)
+    return ("libtorch_cuda.so" in r.stdout and
+            os.path.exists("/dev/nvidia0"))
+
+
+TORCH_HAS_CUDA = torch_has_cuda()
 
 
 def run(args, env=None):
@@ -392,10 +407,11 @@ golden:
                              "    return undefined_thing(s)"), "error",
                       "golden: {F}:7:16: TorchScript: undefined value "
                       "undefined_thing"),
-    "cuda_without_cuda": (script("def golden(a: Tensor, b: Tensor) -> "
-                                 "Tensor:\n    return a + b",
-                                 "golden_device: cuda\n"), "skip",
-                          "golden_device: cuda, but libtorch "),
+    "golden_device_cuda": (script("def golden(a: Tensor, b: Tensor) -> "
+                                  "Tensor:\n    return a + b",
+                                  "golden_device: cuda\n"),
+                           *(("pass", None) if TORCH_HAS_CUDA else
+                             ("skip", "golden_device: cuda, but libtorch "))),
 }
 
 
