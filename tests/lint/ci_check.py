@@ -71,6 +71,10 @@ def fake_repo():
     os.makedirs(bindir)
     executable(os.path.join(bindir, "meson"), FAKE_MESON)
     executable(os.path.join(bindir, "ninja"), FAKE_NINJA)
+    # ci/test.sh runs the valgrind step only where valgrind is on PATH;
+    # the fake meson never calls it, but it must be found (a GPU machine
+    # has none).
+    executable(os.path.join(bindir, "valgrind"), STUB_DEPS)
     # build/ as ci/run-scenes.sh left it: configured, never tested.
     os.makedirs(os.path.join(repo, "build"))
     open(os.path.join(repo, "build", "build.ninja"), "w").close()
