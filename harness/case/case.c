@@ -18,6 +18,7 @@
 #include "case/case.h"
 #include "case/compare.h"
 #include "case/exec.h"
+#include "case/expected.h"
 #include "case/golden_program.h"
 #include "case/fingerprint.h"
 #include "case/mismatch.h"
@@ -237,19 +238,12 @@ static int golden_reads_only(const char *op, const char *backend) {
 /* The gold set of a case whose every compared output has `expected:`
  * (golden_view.h): no golden runs; inputs are init's own buffers (nobody
  * writes them), outputs the expected values. */
-static st_phase_status expected_gold(st__casectx *cc, st__casedata *d,
-                                     st_error *err) {
+static st_phase_status expected_gold(st__casectx *cc, st__casedata *d) {
   if (st__argset_clone_gold(&d->init, &d->plan, 1, &d->gold) != ST_OK) {
     st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: out of memory");
     return ST_PHASE_ERROR;
   }
-  if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold, err) !=
-      ST_OK) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR, "args: expected: %s",
-                               err->message);
-    return ST_PHASE_ERROR;
-  }
-  return ST_PHASE_OK;
+  return st__case_fill_expected(cc, d, "args");
 }
 
 /* The golden op called on its view of the gold set (golden_view.h: the
@@ -262,7 +256,6 @@ static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
   st__argset view = d->gold;
   st__call call;
   st_phase_status ps;
-  st_error err;
   size_t *idx = NULL;
   st_tensor *vt = NULL;
   st_scalar *vs = NULL;
@@ -314,14 +307,8 @@ static st_phase_status call_golden(st__casectx *cc, const st_scene *scene,
              call.message[0] ? call.message : "no reason given");
     st__case_result_override(cc->res, ST_CASE_SKIP, msg);
   }
-  st_error_clear(&err);
-  if (ps == ST_PHASE_OK &&
-      st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold, &err) !=
-          ST_OK) {
-    st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: expected: %s",
-                               err.message);
-    ps = ST_PHASE_ERROR;
-  }
+  if (ps == ST_PHASE_OK)
+    ps = st__case_fill_expected(cc, d, "golden");
 out:
   st__call_free(&call);
   free(idx);
@@ -387,7 +374,7 @@ int st__case_prepare(st__casectx *cc, const st_scene *scene, size_t ci,
    * here, and no golden phase runs. */
   const int need_golden = st__golden_needed(scene, k);
   if (ps == ST_PHASE_OK && !d->skip_golden && !need_golden)
-    ps = expected_gold(cc, d, &err);
+    ps = expected_gold(cc, d);
   st__phase_end(cc, "args", -1, t0, ps, 0);
   if (ps != ST_PHASE_OK)
     return 0;

@@ -12,6 +12,7 @@
 
 #include "case/args.h"
 #include "case/call.h"
+#include "case/expected.h"
 #include "case/golden_program.h"
 #include "case/result.h"
 #include "scene/program.h"
@@ -115,14 +116,7 @@ st_phase_status st__golden_program_run(st__casectx *cc, const st_scene *scene,
       if (d->gold.tensors[i].role != ST_ROLE_INPUT && written[i] != 1 &&
           d->plan.args[i].expected == NULL)
         d->plan.args[i].compare = 0;
-    st_error err;
-    st_error_clear(&err);
-    if (st__argset_fill_expected(&d->plan, cc->run->opts->seed, &d->gold,
-                                 &err) != ST_OK) {
-      st__case_result_set_status(cc->res, ST_CASE_ERROR, "golden: expected: %s",
-                                 err.message);
-      ps = ST_PHASE_ERROR;
-    }
+    ps = st__case_fill_expected(cc, d, "golden");
   }
   st__call_free(&call);
   free(written);

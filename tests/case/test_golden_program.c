@@ -7,7 +7,8 @@
  * and hi = a - 1. hi has no expected, so the program runs; lo's expected is
  * taken over whatever the program did with lo: computed it wrong, computed it
  * right, or left it out. tests/cli/test_torch_program.py does the same with the
- * real plugin. */
+ * real plugin. And the case error when expected's `file:` is gone by the
+ * time its values are read, in each of the three places that read them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +16,9 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <scenetest/program.h>
 #include <scenetest/scenetest.h>
@@ -52,19 +55,38 @@ static st_status program(st_op_call *call) {
   return ST_OK;
 }
 
+/* The file platform `vanish`'s prepare hook removes: it runs at the end
+ * of `args`, after the case's `file:` inits were found and before the
+ * values of `expected:` are read. */
+static const char *vanish_path;
+
+static st_status vanish_prepare(st_op_call *call, void **state) {
+  (void)call;
+  *state = NULL;
+  assert_int_equal(unlink(vanish_path), 0);
+  return ST_OK;
+}
+
+static const st_platform_hooks hooks[] = {{sizeof(st_platform_hooks), "vanish",
+                                           vanish_prepare, NULL, NULL, NULL,
+                                           NULL}};
+
 /* A module that provides platform torch, as the torch plugin does, with
- * the fake program as its ST_PROGRAM_OP and `two` as a cpu kernel. */
+ * the fake program as its ST_PROGRAM_OP and `two` as a cpu kernel, and
+ * `two` on platform vanish. */
 static st_status init(st_registry *reg, st_error *err) {
   st_status rc = st_registry_register(reg, "gptest", "two", "cpu", two, err);
+  if (rc == ST_OK)
+    rc = st_registry_register(reg, "gptest", "two", "vanish", two, err);
   if (rc != ST_OK)
     return rc;
   return st_registry_register(reg, "gptest", ST_PROGRAM_OP, ST_PROGRAM_BACKEND,
                               program, err);
 }
 
-static const char *const platforms[] = {ST_PROGRAM_BACKEND, NULL};
+static const char *const platforms[] = {ST_PROGRAM_BACKEND, "vanish", NULL};
 static const st_module module = {
-    ST_ABI_VERSION, sizeof(st_module), "gptest", platforms, init, NULL, 0};
+    ST_ABI_VERSION, sizeof(st_module), "gptest", platforms, init, hooks, 1};
 
 /* Case 0 of the scene with lo's expected `lo`, run in this process. */
 static st_case_result *run(const char *lo) {
@@ -152,11 +174,121 @@ static void test_left_out_output_compared_with_expected(void **state) {
                 "actual 2, expected 7");
 }
 
+/* `expected: {file: lo.bin}` whose file is gone when its values are read
+ * (platform vanish's prepare hook removes it): the case is an error in the
+ * phase that reads them, for each place that does: after a golden
+ * program, after an op golden, and at the end of `args` when no golden
+ * runs. */
+static st_case_result *run_file_gone(const char *golden, int *program_ran) {
+  char dir[] = "/tmp/st-gp-XXXXXX", yaml[64], bin[64], text[1024];
+  const float lo[3] = {2, 3, 4};
+  st_registry *reg = NULL;
+  st_scene_set *set = NULL;
+  st_error_list errs;
+  st_error err;
+  st_run_options opts;
+  st_case_result *res = NULL;
+  FILE *f;
+  assert_non_null(mkdtemp(dir));
+  snprintf(yaml, sizeof yaml, "%s/p.yaml", dir);
+  snprintf(bin, sizeof bin, "%s/lo.bin", dir);
+  f = fopen(bin, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(lo, sizeof lo, 1, f), 1);
+  assert_int_equal(fclose(f), 0);
+  snprintf(text, sizeof text,
+           "scene: p\n"
+           "kernel: two\n"
+           "%s"
+           "args:\n"
+           "  - {tensor: a, dtype: float32, shape: [3], "
+           "init: {values: [1, 2, 3]}}\n"
+           "  - {tensor: lo, dtype: float32, shape: [3], role: output, "
+           "expected: {file: lo.bin}}\n"
+           "  - {tensor: hi, dtype: float32, shape: [3], role: output%s}\n"
+           "cases:\n"
+           "  - {name: c}\n",
+           golden, golden[0] ? "" : ", expected: {values: [0, 1, 2]}");
+  st_error_clear(&err);
+  st_error_list_init(&errs);
+  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
+  assert_int_equal(st_registry_add_module(reg, &module, &err), ST_OK);
+  assert_int_equal(st_scene_set_new(&set), ST_OK);
+  assert_int_equal(
+      st_scene_set_load_string(set, yaml, text, strlen(text), NULL, &errs),
+      ST_OK);
+  vanish_path = bin;
+  st_run_options_init(&opts);
+  opts.registry = reg;
+  opts.platform = "vanish";
+  program_calls = 0;
+  lo_offset = 0.0f;
+  lo_left_out = 0;
+  assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err),
+                   ST_OK);
+  *program_ran = program_calls;
+  assert_int_equal(rmdir(dir), 0);
+  st_scene_set_free(set);
+  st_registry_free(reg);
+  st_error_list_free(&errs);
+  return res;
+}
+
+static void expect_file_gone(st_case_result *r, const char *phase) {
+  const char *msg = st_case_result_message(r);
+  char want[64];
+  assert_int_equal(st_case_result_status(r), ST_CASE_ERROR);
+  assert_non_null(msg);
+  snprintf(want, sizeof want, "%s: expected: ", phase);
+  assert_true(strncmp(msg, want, strlen(want)) == 0);
+  assert_non_null(strstr(msg, "lo.bin"));
+}
+
+static void test_expected_file_gone_after_a_program(void **state) {
+  int ran;
+  st_case_result *r;
+  (void)state;
+  r = run_file_gone("golden:\n"
+                    "  torchscript: |\n"
+                    "    def golden(a: Tensor) -> Tuple[Tensor, Tensor]:\n"
+                    "        return a + 1, a - 1\n",
+                    &ran);
+  assert_int_equal(ran, 1);
+  st_assert_phases(r, "args", "golden");
+  expect_file_gone(r, "golden");
+  st_case_result_free(r);
+}
+
+static void test_expected_file_gone_after_an_op_golden(void **state) {
+  int ran;
+  st_case_result *r;
+  (void)state;
+  r = run_file_gone("golden_platform: cpu\n", &ran);
+  assert_int_equal(ran, 0);
+  st_assert_phases(r, "args", "golden");
+  expect_file_gone(r, "golden");
+  st_case_result_free(r);
+}
+
+static void test_expected_file_gone_without_golden(void **state) {
+  int ran;
+  st_case_result *r;
+  (void)state;
+  r = run_file_gone("", &ran);
+  assert_int_equal(ran, 0);
+  st_assert_phases(r, "args");
+  expect_file_gone(r, "args");
+  st_case_result_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_expected_over_a_wrong_program),
       cmocka_unit_test(test_wrong_expected_over_a_right_program),
       cmocka_unit_test(test_left_out_output_compared_with_expected),
+      cmocka_unit_test(test_expected_file_gone_after_a_program),
+      cmocka_unit_test(test_expected_file_gone_after_an_op_golden),
+      cmocka_unit_test(test_expected_file_gone_without_golden),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
