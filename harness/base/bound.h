@@ -2,8 +2,8 @@
 /* The arithmetic of a rigorous error bound (Higham, "Accuracy and
  * Stability of Numerical Algorithms", 2nd ed., §3.1 and Lemma 3.1): the
  * unit roundoff of each float dtype, gamma(n) = n*u / (1 - n*u), the
- * accumulation length n of each built-in op, and the allowed difference
- * of one element,
+ * accumulation length n of each built-in op (its model a column of
+ * base/op_list.h), and the allowed difference of one element,
  *
  *   bound_factor * (gamma(n) * magsum + u_o * (|actual| + |expected|))
  *     + atol.
@@ -30,11 +30,44 @@ double st__bound_unit_roundoff(st_dtype dtype);
  * is meaningless: a load error). gamma(0) is 0. */
 int st__bound_gamma(uint64_t n, double u, double *out /* OUT */);
 
-/* The accumulation length n of a built-in op: add, sub,
- * mul, scale 1; axpy 2; matmul k (the inner dimension); reduce_sum
- * len - 1 (len the reduced length); copy, transpose, relu 0 (exact).
- * Returns 1, or 0 for an op without a static n (softmax, whose n depends
- * on the data, and any other). */
+/* The error model of a built-in op: the columns bound_n and exact_r of
+ * base/op_list.h, ST__BOUND_N_<bound_n> and ST__BOUND_R_<exact_r>. */
+typedef enum st__bound_n_model {
+  ST__BOUND_N_NONE = 0, /* no model: the bound does not apply */
+  ST__BOUND_N_EXACT,    /* n = 0: the op is exact */
+  ST__BOUND_N_ONE,      /* n = 1 */
+  ST__BOUND_N_TWO,      /* n = 2 */
+  ST__BOUND_N_K,        /* n = k, the inner dimension */
+  ST__BOUND_N_LEN,      /* n = len - 1, len the reduced length */
+  ST__BOUND_N_SOFTMAX   /* n per element, at least C + 4: no static n */
+} st__bound_n_model;
+
+typedef enum st__bound_r_model {
+  ST__BOUND_R_NONE = 0, /* no exact inputs */
+  ST__BOUND_R_TOP,      /* R <= 2^p */
+  ST__BOUND_R_HALF,     /* 2R <= 2^p */
+  ST__BOUND_R_SQRT,     /* R^2 <= 2^p */
+  ST__BOUND_R_AXPY,     /* R^2 + R <= 2^p */
+  ST__BOUND_R_SQRT_K,   /* n*R^2 <= 2^p, n = K */
+  ST__BOUND_R_DIV_N     /* n*R <= 2^p, n the element count */
+} st__bound_r_model;
+
+/* The models of built-in op `op`, from its row of base/op_list.h, into
+ * *n and *r; returns 1, or 0 with both NONE for a name that is not a
+ * built-in op (a plugin's). Either pointer may be NULL. */
+int st__bound_models(const char *op /* IN */, st__bound_n_model *n /* OUT */,
+                     st__bound_r_model *r /* OUT */);
+
+/* The accumulation length n under model m: EXACT 0, ONE 1, TWO 2, K k,
+ * LEN len - 1 (0 for len 0). Returns 1, or 0 for a model without a
+ * static n (SOFTMAX, whose n depends on the data, and NONE). */
+int st__bound_n_of(st__bound_n_model m, uint64_t k, uint64_t len,
+                   uint64_t *n /* OUT */);
+
+/* st__bound_n_of with built-in op `op`'s model: add, sub, mul, scale 1;
+ * axpy 2; matmul k (the inner dimension); reduce_sum len - 1 (len the
+ * reduced length); copy, transpose, relu 0 (exact). Returns 1, or 0 for
+ * an op without a static n (softmax, and any other). */
 int st__bound_n(const char *op /* IN */, uint64_t k, uint64_t len,
                 uint64_t *n /* OUT */);
 
@@ -48,14 +81,20 @@ int st__bound_bits(st_dtype dtype);
  * 2048, float32 2^24, float64 2^53); 0 for a dtype that is not float. */
 uint64_t st__bound_input_cap(st_dtype dtype);
 
-/* `init: exact`'s R for built-in op over inputs of dtype in and an output
+/* `init: exact`'s R under model m over inputs of dtype in and an output
  * of dtype out: the largest integer such that every result over integers
- * in [-R, R] is exact in p = st__bound_bits(out) bits: matmul n*R^2 <=
- * 2^p (n = K), reduce_sum n*R <= 2^p (n = the element count), add and sub
- * 2R <= 2^p, mul and scale R^2 <= 2^p, axpy R^2 + R <= 2^p, copy, relu and
- * transpose R <= 2^p; capped by st__bound_input_cap(in). Returns 1 with
- * *r set (0 when no R >= 1 exists), or 0 for an op without a range
- * (softmax, any other). */
+ * in [-R, R] is exact in p = st__bound_bits(out) bits: SQRT_K n*R^2 <=
+ * 2^p, DIV_N n*R <= 2^p, HALF 2R <= 2^p, SQRT R^2 <= 2^p, AXPY R^2 + R
+ * <= 2^p, TOP R <= 2^p (n 0: TOP); capped by st__bound_input_cap(in).
+ * Returns 1 with *r set (0 when no R >= 1 exists), or 0 for NONE. */
+int st__bound_exact_range_of(st__bound_r_model m, uint64_t n, st_dtype in,
+                             st_dtype out, uint64_t *r /* OUT */);
+
+/* st__bound_exact_range_of with built-in op `op`'s model: matmul n*R^2
+ * <= 2^p (n = K), reduce_sum n*R <= 2^p (n = the element count), add and
+ * sub 2R <= 2^p, mul and scale R^2 <= 2^p, axpy R^2 + R <= 2^p, copy,
+ * relu and transpose R <= 2^p. Returns 1 with *r set, or 0 for an op
+ * without a range (softmax, any other). */
 int st__bound_exact_range(const char *op /* IN */, uint64_t n, st_dtype in,
                           st_dtype out, uint64_t *r /* OUT */);
 

@@ -14,7 +14,7 @@
 #include <scenetest/op.h>
 
 #include "base/abi.h"
-#include "ops/op_list.h"
+#include "base/op_list.h"
 
 /* The first layout of st_op_call (ABI 2) ends with message. */
 #define CALL_MIN_SIZE ST__SIZE_THROUGH(st_op_call, message)
@@ -47,7 +47,8 @@ typedef struct st__op_sig {
 
 /* The built-in signatures, from the one op list. */
 static const st__op_sig sigs[] = {
-#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, widen, ...)   \
+#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, read, widen,  \
+           ...)                                                                \
   {#name,          {t0, t1, t2},   n,       scalar,                            \
    CLASS_##dtypes, SHAPE_##shapes, written, widen},
     ST__BUILTIN_OP_MAP(XX)

@@ -10,7 +10,7 @@
 
 #include <scenetest/registry.h>
 
-#include "ops/op_list.h"
+#include "base/op_list.h"
 #include "ops/toolkit.h"
 
 /* Defines a backend's element-wise ops (ST__EW_MAP), PREFIX_copy ..

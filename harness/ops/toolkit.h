@@ -13,7 +13,7 @@
 
 #include "base/dtype.h"
 #include "base/pool.h"
-#include "ops/op_list.h"
+#include "base/op_list.h"
 
 /* reduce_sum sums in fixed blocks of this many elements: a block's partial
  * is summed sequentially, the partials are combined in block order, so the

@@ -2,7 +2,7 @@
 /* The work model (work.h): one table, the op list's own columns. */
 #include <string.h>
 
-#include "ops/op_list.h"
+#include "base/op_list.h"
 #include "ops/work.h"
 
 enum { PER_OUT, PER_IN, PER_MNK };
@@ -16,8 +16,8 @@ typedef struct work_row {
 } work_row;
 
 static const work_row rows[] = {
-#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, widen, flops, \
-           per, ...)                                                           \
+#define XX(name, n, t0, t1, t2, scalar, dtypes, shapes, written, read, widen,  \
+           flops, per, ...)                                                    \
   {#name, {t0, t1, t2}, written, flops, PER_##per},
     ST__BUILTIN_OP_MAP(XX)
 #undef XX

@@ -3,8 +3,9 @@
  * (scene/plan_bound.h; docs/scene-format.md#the-error-bound and
  * #exact-inputs). The op is the scene's golden op, its tensors in the
  * order the golden binds them (scene/golden_view.h); the arithmetic is
- * base/bound.c's. A plan whose shapes do not fit the op is left alone:
- * the binding check (ops/validate.c) reports that. */
+ * base/bound.c's, each op's models its columns of base/op_list.h. A plan
+ * whose shapes do not fit the op is left alone: the binding check
+ * (ops/validate.c) reports that. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "base/bound.h"
+#include "base/op_list.h"
 #include "scene/golden_view.h"
 #include "scene/plan_bound.h"
 
@@ -42,22 +44,51 @@ void st__plan_err(st__plan_errs *c, int line, int column, const char *fmt,
     c->oom = 1;
 }
 
+/* The shape rules of base/op_list.h that say where n comes from. */
+typedef enum shape_rule {
+  SHAPES_SAME,
+  SHAPES_MATMUL, /* a[M,K]: n is K */
+  SHAPES_ROWS,   /* x[R,C]: softmax's n is at least C + 4 */
+  SHAPES_TRANSPOSE,
+  SHAPES_REDUCE /* n is x's element count */
+} shape_rule;
+
+/* Each built-in op's columns the bound reads, from the one op list. */
+typedef struct bound_op {
+  const char *op;
+  unsigned written; /* bit i: tensor i is written */
+  unsigned read;    /* bit i: tensor i is read */
+  shape_rule shapes;
+  st__bound_n_model n;
+  st__bound_r_model r;
+} bound_op;
+
+static const bound_op builtin[] = {
+#define XX(name, n_tensors, t0, t1, t2, scalar, dtypes, shapes, written, read, \
+           widen, flops, per, bound_n, exact_r, ...)                           \
+  {#name,                                                                      \
+   written,                                                                    \
+   read,                                                                       \
+   SHAPES_##shapes,                                                            \
+   ST__BOUND_N_##bound_n,                                                      \
+   ST__BOUND_R_##exact_r},
+    ST__BUILTIN_OP_MAP(XX)
+#undef XX
+};
+
 /* The golden op's tensors (plan args, in the golden's order), the first
  * scalar, which one it writes, and its accumulation input. */
 typedef struct opview {
-  const char *op; /* NULL: the golden is not a built-in op */
+  const char *op;      /* NULL: the golden is not a built-in op */
+  const bound_op *row; /* op's row */
   st__rarg *t[3];
   size_t nt;
   const st__rarg *scalar;
-  int out;     /* index into t of the written tensor */
-  int nread;   /* t[0 .. nread) are read */
-  uint64_t n;  /* matmul K, reduce_sum the element count, else 0 */
-  int unbound; /* a built-in op whose tensors do not bind */
+  int out;       /* index into t of the (first) written tensor */
+  unsigned read; /* bit i: t[i] is read */
+  uint64_t n;    /* matmul K, reduce_sum the element count, else 0 */
+  int unbound;   /* a built-in op whose tensors do not bind */
 } opview;
-
-static const char *const builtin[] = {
-    "copy", "add",    "sub",     "mul",        "scale",    "axpy",
-    "relu", "matmul", "softmax", "reduce_sum", "transpose"};
 
 static int op_view(bctx *c, opview *v) {
   const st_scene *s = c->scene;
@@ -66,8 +97,8 @@ static int op_view(bctx *c, opview *v) {
   if (s->program != NULL || s->golden == NULL)
     return 0;
   for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-    if (strcmp(s->golden, builtin[i]) == 0)
-      v->op = builtin[i];
+    if (strcmp(s->golden, builtin[i].op) == 0)
+      v->row = &builtin[i], v->op = builtin[i].op;
   if (v->op == NULL)
     return 0;
   if (s->n_args > 16 && (idx = malloc(s->n_args * sizeof *idx)) == NULL) {
@@ -86,18 +117,18 @@ static int op_view(bctx *c, opview *v) {
   }
   if (idx != idx_small)
     free(idx);
-  const int binary = strcmp(v->op, "add") == 0 || strcmp(v->op, "sub") == 0 ||
-                     strcmp(v->op, "mul") == 0 || strcmp(v->op, "matmul") == 0;
-  v->out = binary ? 2 : 1;
-  v->nread = binary || strcmp(v->op, "axpy") == 0 ? 2 : 1;
-  if ((size_t)v->out >= v->nt) {
+  v->out = 0;
+  while (v->out < 3 && !(v->row->written & (1u << v->out)))
+    v->out++;
+  v->read = v->row->read & 7u;
+  if ((size_t)v->out >= v->nt || (v->read >> v->nt) != 0) {
     v->op = NULL; /* the binding check says what is missing */
     v->unbound = 1;
     return 0;
   }
-  if (strcmp(v->op, "matmul") == 0 && v->t[0]->ndim == 2)
+  if (v->row->shapes == SHAPES_MATMUL && v->t[0]->ndim == 2)
     v->n = (uint64_t)v->t[0]->shape[1];
-  else if (strcmp(v->op, "reduce_sum") == 0)
+  else if (v->row->shapes == SHAPES_REDUCE)
     v->n = v->t[0]->numel;
   return 0;
 }
@@ -186,10 +217,12 @@ static void bound_arg(bctx *c, const opview *v, st__rarg *r) {
   if (!atol_given(s, c->kase, a))
     r->atol = 0;
   uint64_t n;
-  const int softmax = strcmp(v->op, "softmax") == 0;
+  const int softmax = v->row->n == ST__BOUND_N_SOFTMAX;
   if (softmax)
-    n = v->t[0]->ndim == 2 ? (uint64_t)v->t[0]->shape[1] + 4 : 4;
-  else if (!st__bound_n(v->op, v->n, v->n, &n))
+    n = v->row->shapes == SHAPES_ROWS && v->t[0]->ndim == 2
+            ? (uint64_t)v->t[0]->shape[1] + 4
+            : 4;
+  else if (!st__bound_n_of(v->row->n, v->n, v->n, &n))
     return;
   if (n == 0)
     return; /* copy, relu, transpose: exact, the bound is atol */
@@ -237,15 +270,16 @@ static int exact_arg(bctx *c, const opview *v, st__rarg *r, uint64_t *range) {
         c->scene->program ? "" : "'");
     return 0;
   }
-  if (strcmp(v->op, "softmax") == 0) {
+  if (v->row->r == ST__BOUND_R_NONE) {
+    /* Only softmax has no range: its reason is its model's. */
     st__plan_err(&c->err, line, col,
-                 "init: exact on '%s': softmax has no exact inputs (exp is not "
-                 "exact)",
-                 r->name);
+                 "init: exact on '%s': %s has no exact inputs%s", r->name,
+                 v->op,
+                 v->row->n == ST__BOUND_N_SOFTMAX ? " (exp is not exact)" : "");
     return 0;
   }
-  for (int i = 0; i < v->nread; i++)
-    read |= v->t[i] == r;
+  for (int i = 0; i < 3; i++)
+    read |= (v->read & (1u << i)) && v->t[i] == r;
   if (!read) {
     st__plan_err(&c->err, line, col,
                  "init: exact on '%s', which golden op '%s' does not read",
@@ -260,14 +294,14 @@ static int exact_arg(bctx *c, const opview *v, st__rarg *r, uint64_t *range) {
   }
   const st_dtype out = v->t[v->out]->dtype;
   uint64_t R = 0;
-  (void)st__bound_exact_range(v->op, v->n, r->dtype, out, &R);
+  (void)st__bound_exact_range_of(v->row->r, v->n, r->dtype, out, &R);
   if (R < 1) {
     st__plan_err(
         &c->err, line, col,
         "init: exact on '%s': no range [-R, R] with R >= 1 keeps op '%s' "
         "exact in %s (%d significand bits, %s = %" PRIu64 ") in case '%s'",
         r->name, v->op, st_dtype_name(out), st__bound_bits(out),
-        strcmp(v->op, "matmul") == 0 ? "K" : "N", v->n, c->kase->name);
+        v->row->shapes == SHAPES_MATMUL ? "K" : "N", v->n, c->kase->name);
     return 0;
   }
   r->a.is_int = 1, r->a.i = -(int64_t)R, r->a.f = -(double)R;
@@ -316,8 +350,9 @@ int st__plan_bound(const st_scene *scene, const st__case *kase, st__plan *plan,
    * the output's default tolerance is 0, an exact check. */
   if (c.err.n_errors == 0 && any_exact && v.op != NULL) {
     int all = scalar_exact(v.scalar, rmin);
-    for (int i = 0; i < v.nread; i++)
-      all &= v.t[i]->init == ST__INIT_EXACT;
+    for (int i = 0; i < 3; i++)
+      if (v.read & (1u << i))
+        all &= v.t[i]->init == ST__INIT_EXACT;
     st__rarg *o = v.t[v.out];
     if (all && !o->bound && effective(&c, o->arg).mode != ST__TOL_BOUND) {
       if (!rtol_given(scene, kase, o->arg))

@@ -20,7 +20,7 @@
 
 #include <scenetest/scenetest.h>
 
-#include "ops/op_list.h"
+#include "base/op_list.h"
 
 static st_registry *l3t_builtin; /* the plain built-ins, for forwarding */
 
@@ -103,7 +103,7 @@ static st_status l3t_loadlib(st_op_call *c) {
     memcpy(c->message, real.message, sizeof c->message);                       \
     return rc;                                                                 \
   }
-/* Every built-in op, from the one op list (harness/ops/op_list.h). */
+/* Every built-in op, from the one op list (harness/base/op_list.h). */
 #define L3T_OPS(XX) ST__BUILTIN_OP_MAP(XX)
 #define L3T_DEF(OPN, ...) L3T_L2(OPN, cpu) L3T_L2(OPN, threads)
 L3T_OPS(L3T_DEF)

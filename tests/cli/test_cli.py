@@ -342,9 +342,9 @@ def missing_op_is_case_error():
 
 
 def builtin_ops():
-    """The built-in ops in the order of harness/ops/op_list.h's rows."""
+    """The built-in ops in the order of harness/base/op_list.h's rows."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                        "..", "harness", "ops", "op_list.h")
+                        "..", "harness", "base", "op_list.h")
     return re.findall(r"^  XX\(P, (\w+),", open(path).read(), re.M)
 
 

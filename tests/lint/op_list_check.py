@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The built-in ops are one list, harness/ops/op_list.h; every other
+"""The built-in ops are one list, harness/base/op_list.h; every other
 list of them must agree with it, so that adding an op cannot leave one
 behind silently:
 
@@ -24,7 +24,7 @@ ROW = re.compile(r'^  XX\(P, (\w+), .*?,[\s\\]*(EW|NO),[\s\\]*(\w+),'
 
 def op_rows(root):
     """[(name, formula or None)] in op_list.h's order."""
-    text = open(os.path.join(root, "harness", "ops", "op_list.h")).read()
+    text = open(os.path.join(root, "harness", "base", "op_list.h")).read()
     text = text[text.index("#define ST__BUILTIN_OP_ROWS"):]
     text = text[:text.index("\n\n")]
     rows = []
