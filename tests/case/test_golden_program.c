@@ -88,15 +88,40 @@ static const char *const platforms[] = {ST_PROGRAM_BACKEND, "vanish", NULL};
 static const st_module module = {
     ST_ABI_VERSION, sizeof(st_module), "gptest", platforms, init, hooks, 1};
 
-/* Case 0 of the scene with lo's expected `lo`, run in this process. */
-static st_case_result *run(const char *lo) {
-  char text[1024];
+/* Case 0 of text (loaded as file name) run in this process on platform;
+ * program_calls counts from 0. */
+static st_case_result *run_text(const char *name, const char *text,
+                                const char *platform) {
   st_registry *reg = NULL;
   st_scene_set *set = NULL;
   st_error_list errs;
   st_error err;
   st_run_options opts;
   st_case_result *res = NULL;
+  st_error_clear(&err);
+  st_error_list_init(&errs);
+  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
+  assert_int_equal(st_registry_add_module(reg, &module, &err), ST_OK);
+  assert_int_equal(st_scene_set_new(&set), ST_OK);
+  assert_int_equal(
+      st_scene_set_load_string(set, name, text, strlen(text), NULL, &errs),
+      ST_OK);
+  st_run_options_init(&opts);
+  opts.registry = reg;
+  opts.platform = platform;
+  program_calls = 0;
+  assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err),
+                   ST_OK);
+  st_scene_set_free(set);
+  st_registry_free(reg);
+  st_error_list_free(&errs);
+  return res;
+}
+
+/* Case 0 of the scene with lo's expected `lo`, run in this process. */
+static st_case_result *run(const char *lo) {
+  char text[1024];
+  st_case_result *res;
   snprintf(text, sizeof text,
            "scene: p\n"
            "kernel: two\n"
@@ -113,24 +138,9 @@ static st_case_result *run(const char *lo) {
            "cases:\n"
            "  - {name: c}\n",
            lo);
-  st_error_clear(&err);
-  st_error_list_init(&errs);
-  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
-  assert_int_equal(st_registry_add_module(reg, &module, &err), ST_OK);
-  assert_int_equal(st_scene_set_new(&set), ST_OK);
-  assert_int_equal(
-      st_scene_set_load_string(set, "p.yaml", text, strlen(text), NULL, &errs),
-      ST_OK);
-  st_run_options_init(&opts);
-  opts.registry = reg;
-  program_calls = 0;
-  assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err),
-                   ST_OK);
+  res = run_text("p.yaml", text, "cpu");
   assert_int_equal(program_calls, 1);
   st_assert_phases(res, "args", "golden", "record", "run", "compare");
-  st_scene_set_free(set);
-  st_registry_free(reg);
-  st_error_list_free(&errs);
   return res;
 }
 
@@ -182,12 +192,7 @@ static void test_left_out_output_compared_with_expected(void **state) {
 static st_case_result *run_file_gone(const char *golden, int *program_ran) {
   char dir[] = "/tmp/st-gp-XXXXXX", yaml[64], bin[64], text[1024];
   const float lo[3] = {2, 3, 4};
-  st_registry *reg = NULL;
-  st_scene_set *set = NULL;
-  st_error_list errs;
-  st_error err;
-  st_run_options opts;
-  st_case_result *res = NULL;
+  st_case_result *res;
   FILE *f;
   assert_non_null(mkdtemp(dir));
   snprintf(yaml, sizeof yaml, "%s/p.yaml", dir);
@@ -209,76 +214,53 @@ static st_case_result *run_file_gone(const char *golden, int *program_ran) {
            "cases:\n"
            "  - {name: c}\n",
            golden, golden[0] ? "" : ", expected: {values: [0, 1, 2]}");
-  st_error_clear(&err);
-  st_error_list_init(&errs);
-  assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
-  assert_int_equal(st_registry_add_module(reg, &module, &err), ST_OK);
-  assert_int_equal(st_scene_set_new(&set), ST_OK);
-  assert_int_equal(
-      st_scene_set_load_string(set, yaml, text, strlen(text), NULL, &errs),
-      ST_OK);
   vanish_path = bin;
-  st_run_options_init(&opts);
-  opts.registry = reg;
-  opts.platform = "vanish";
-  program_calls = 0;
   lo_offset = 0.0f;
   lo_left_out = 0;
-  assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err),
-                   ST_OK);
+  res = run_text(yaml, text, "vanish");
   *program_ran = program_calls;
   assert_int_equal(rmdir(dir), 0);
-  st_scene_set_free(set);
-  st_registry_free(reg);
-  st_error_list_free(&errs);
   return res;
 }
 
-static void expect_file_gone(st_case_result *r, const char *phase) {
+/* The case of run_file_gone(golden) is an error in phase, after which
+ * nothing ran; the program was called program_ran times. */
+static void expect_file_gone(const char *golden, int program_ran,
+                             const char *phase) {
+  int ran;
+  st_case_result *r = run_file_gone(golden, &ran);
   const char *msg = st_case_result_message(r);
   char want[64];
+  assert_int_equal(ran, program_ran);
+  if (strcmp(phase, "golden") == 0)
+    st_assert_phases(r, "args", "golden");
+  else
+    st_assert_phases(r, "args");
   assert_int_equal(st_case_result_status(r), ST_CASE_ERROR);
   assert_non_null(msg);
   snprintf(want, sizeof want, "%s: expected: ", phase);
   assert_true(strncmp(msg, want, strlen(want)) == 0);
   assert_non_null(strstr(msg, "lo.bin"));
+  st_case_result_free(r);
 }
 
 static void test_expected_file_gone_after_a_program(void **state) {
-  int ran;
-  st_case_result *r;
   (void)state;
-  r = run_file_gone("golden:\n"
-                    "  torchscript: |\n"
-                    "    def golden(a: Tensor) -> Tuple[Tensor, Tensor]:\n"
-                    "        return a + 1, a - 1\n",
-                    &ran);
-  assert_int_equal(ran, 1);
-  st_assert_phases(r, "args", "golden");
-  expect_file_gone(r, "golden");
-  st_case_result_free(r);
+  expect_file_gone("golden:\n"
+                   "  torchscript: |\n"
+                   "    def golden(a: Tensor) -> Tuple[Tensor, Tensor]:\n"
+                   "        return a + 1, a - 1\n",
+                   1, "golden");
 }
 
 static void test_expected_file_gone_after_an_op_golden(void **state) {
-  int ran;
-  st_case_result *r;
   (void)state;
-  r = run_file_gone("golden_platform: cpu\n", &ran);
-  assert_int_equal(ran, 0);
-  st_assert_phases(r, "args", "golden");
-  expect_file_gone(r, "golden");
-  st_case_result_free(r);
+  expect_file_gone("golden_platform: cpu\n", 0, "golden");
 }
 
 static void test_expected_file_gone_without_golden(void **state) {
-  int ran;
-  st_case_result *r;
   (void)state;
-  r = run_file_gone("", &ran);
-  assert_int_equal(ran, 0);
-  st_assert_phases(r, "args");
-  expect_file_gone(r, "args");
-  st_case_result_free(r);
+  expect_file_gone("", 0, "args");
 }
 
 int main(void) {
