@@ -22,15 +22,13 @@ import tempfile
 
 try:
     import junitparser
-    import jsonschema
+    import jsonschema  # noqa: F401 (taptest.validate_json uses it)
 except ImportError as e:  # not Debian's python: nothing to check with
     print("1..0 # SKIP %s" % e)
     sys.exit(0)
 
 EXE = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(sys.argv[2])
-SCHEMA = json.load(open(os.path.join(ROOT, "docs", "report.schema.json")))
-XSD = os.path.join(ROOT, "tests", "data", "junit-10.xsd")
 FLAKY = os.path.abspath(sys.argv[3])
 TMP = tempfile.mkdtemp(prefix="scenetest-trust-")
 
@@ -38,11 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taptest  # noqa: E402
 from taptest import Run, check, main, test  # noqa: E402
 
-taptest.EXE = EXE
-for v in ["GTEST_OUTPUT", "XML_OUTPUT_FILE", "GTEST_SHARD_INDEX",
-          "GTEST_TOTAL_SHARDS", "CI_NODE_INDEX", "CI_NODE_TOTAL",
-          "TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS", "SCENETEST_TODAY"]:
-    os.environ.pop(v, None)
+taptest.setup_reports(EXE, TMP, ROOT)
+os.environ.pop("SCENETEST_TODAY", None)
 
 # Not a constant golden (that would be mistrusted): 3, 4, 5, 6 for add,
 # -1, 0, 1, 2 for sub (25% zeros, not over 30%).
@@ -89,7 +84,7 @@ def run(args, day):
 
 def statuses(r):
     doc = json.loads(r.out)
-    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    taptest.validate_json(doc)
     return {c["id"]: c["status"] for c in doc["cases"]}, doc
 
 
@@ -235,9 +230,8 @@ def junit_system_out_lines():
     r = run(["--format", "junit", "--output", junit, Q, P], "2026-06-30")
     check(os.path.exists(junit), "no report", r)
     if shutil.which("xmllint") is not None:
-        p = subprocess.run(["xmllint", "--noout", "--schema", XSD, junit],
-                           capture_output=True, text=True)
-        check(p.returncode == 0, "xmllint: " + p.stderr, r)
+        rc, err = taptest.xmllint(junit)
+        check(rc == 0, "xmllint: " + err, r)
     outs = {}
     for suite in junitparser.JUnitXml.fromfile(junit):
         for case in suite:
