@@ -28,23 +28,16 @@
 #include "case/bound_compare.h"
 #include "ops/ops_impl.h"
 #include "ops/ref_bound.h"
+#include "ops_testing.h"
 #include "scene/scene.h"
 
+/* A tensor over zeroed data of its own (8 bytes an element, one more). */
 static st_tensor mk(st_dtype dt, st_role role, int ndim, int64_t d0,
                     int64_t d1) {
-  st_tensor t;
-  memset(&t, 0, sizeof t);
-  t.name = "t";
-  t.dtype = dt;
-  t.role = role;
-  t.ndim = ndim;
-  t.shape[0] = d0;
-  t.shape[1] = d1;
-  t.numel = (size_t)d0 * (ndim == 2 ? (size_t)d1 : 1);
-  t.nbytes = t.numel * st_dtype_size(dt);
-  t.data = calloc(t.numel + 1, 8);
-  assert_non_null(t.data);
-  return t;
+  const size_t numel = (size_t)d0 * (ndim == 2 ? (size_t)d1 : 1);
+  void *data = calloc(numel + 1, 8);
+  assert_non_null(data);
+  return ot_tensor(dt, role, data, ndim, d0, d1);
 }
 
 static void call_of(st_op_call *call, const char *op, st_tensor *t, size_t n,

@@ -21,6 +21,7 @@
 
 #include "base/dtype.h"
 #include "ops/ops_impl.h"
+#include "ops_testing.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
@@ -35,22 +36,6 @@ static uint64_t next_u64(void) {
 static double rnd(void) {
   double u = (double)(next_u64() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
   return (next_u64() & 15) == 0 ? u * 1e6 : u;
-}
-
-static st_tensor mk(st_dtype dt, st_role role, void *data, int ndim, int64_t d0,
-                    int64_t d1) {
-  st_tensor t;
-  memset(&t, 0, sizeof t);
-  t.name = "t";
-  t.dtype = dt;
-  t.role = role;
-  t.ndim = ndim;
-  t.shape[0] = d0;
-  t.shape[1] = d1;
-  t.numel = (size_t)d0 * (ndim == 2 ? (size_t)d1 : 1);
-  t.nbytes = t.numel * st_dtype_size(dt);
-  t.data = data;
-  return t;
 }
 
 static void matmul_call(st_op_call *call, st_tensor *t) {
@@ -74,9 +59,10 @@ static void check_matmul(st_dtype dt, size_t m, size_t k, size_t n,
   assert_non_null(b);
   assert_non_null(want);
   assert_non_null(got);
-  st_tensor t[3] = {mk(dt, ST_ROLE_INPUT, a, 2, (int64_t)m, (int64_t)k),
-                    mk(dt, ST_ROLE_INPUT, b, 2, (int64_t)k, (int64_t)n),
-                    mk(dt, ST_ROLE_OUTPUT, want, 2, (int64_t)m, (int64_t)n)};
+  st_tensor t[3] = {
+      ot_tensor(dt, ST_ROLE_INPUT, a, 2, (int64_t)m, (int64_t)k),
+      ot_tensor(dt, ST_ROLE_INPUT, b, 2, (int64_t)k, (int64_t)n),
+      ot_tensor(dt, ST_ROLE_OUTPUT, want, 2, (int64_t)m, (int64_t)n)};
   for (size_t i = 0; i < m * k; i++)
     st_tensor_set_f64(&t[0], i, rnd());
   for (size_t i = 0; i < k * n; i++)
@@ -140,9 +126,9 @@ static void ref_matmul_typed__empty_k_gives_zeros(void **state) {
   for (size_t i = 0; i < 15; i++)
     c[i] = 7.0f;
   float dummy = 0.0f;
-  st_tensor t[3] = {mk(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, &dummy, 2, 5, 0),
-                    mk(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, &dummy, 2, 0, 3),
-                    mk(ST_DTYPE_FLOAT32, ST_ROLE_OUTPUT, c, 2, 5, 3)};
+  st_tensor t[3] = {ot_tensor(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, &dummy, 2, 5, 0),
+                    ot_tensor(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, &dummy, 2, 0, 3),
+                    ot_tensor(ST_DTYPE_FLOAT32, ST_ROLE_OUTPUT, c, 2, 5, 3)};
   st_op_call call;
   matmul_call(&call, t);
   assert_true(st__ref_matmul_rows_typed(&call, 0, 5));
@@ -155,9 +141,9 @@ static void ref_matmul_typed__empty_k_gives_zeros(void **state) {
 static void ref_matmul_typed__declines_other_dtypes(void **state) {
   (void)state;
   uint16_t a[4], b[4], c[4], want[4];
-  st_tensor t[3] = {mk(ST_DTYPE_FLOAT16, ST_ROLE_INPUT, a, 2, 2, 2),
-                    mk(ST_DTYPE_FLOAT16, ST_ROLE_INPUT, b, 2, 2, 2),
-                    mk(ST_DTYPE_FLOAT16, ST_ROLE_OUTPUT, c, 2, 2, 2)};
+  st_tensor t[3] = {ot_tensor(ST_DTYPE_FLOAT16, ST_ROLE_INPUT, a, 2, 2, 2),
+                    ot_tensor(ST_DTYPE_FLOAT16, ST_ROLE_INPUT, b, 2, 2, 2),
+                    ot_tensor(ST_DTYPE_FLOAT16, ST_ROLE_OUTPUT, c, 2, 2, 2)};
   for (size_t i = 0; i < 4; i++) {
     st_tensor_set_f64(&t[0], i, (double)i + 1.0);
     st_tensor_set_f64(&t[1], i, 0.5 * (double)i);
@@ -174,7 +160,7 @@ static void ref_matmul_typed__declines_other_dtypes(void **state) {
   assert_true(st_tensor_get_f64(&t[2], 0) == 2.0);
   assert_true(st_tensor_get_f64(&t[2], 3) == 7.5);
   float af[4] = {0};
-  t[0] = mk(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, af, 2, 2, 2);
+  t[0] = ot_tensor(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, af, 2, 2, 2);
   assert_false(st__ref_matmul_rows_typed(&call, 0, 2));
 }
 
@@ -190,7 +176,7 @@ static void ref_sum_typed__integers_exact(void **state) {
   assert_non_null(vals);
   assert_non_null(buf);
   for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
-    st_tensor x = mk(dts[d], ST_ROLE_INPUT, buf, 1, N, 0);
+    st_tensor x = ot_tensor(dts[d], ST_ROLE_INPUT, buf, 1, N, 0);
     unsigned bits = (unsigned)st_dtype_size(dts[d]) * 8;
     for (size_t i = 0; i < N; i++) {
       uint64_t r = next_u64();
@@ -231,8 +217,8 @@ static void ref_sum_typed__floats_equal_generic_nan_kept(void **state) {
     f[i] = (float)rnd();
     g[i] = rnd();
   }
-  st_tensor x = mk(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, f, 1, N, 0);
-  st_tensor y = mk(ST_DTYPE_FLOAT64, ST_ROLE_INPUT, g, 1, N, 0);
+  st_tensor x = ot_tensor(ST_DTYPE_FLOAT32, ST_ROLE_INPUT, f, 1, N, 0);
+  st_tensor y = ot_tensor(ST_DTYPE_FLOAT64, ST_ROLE_INPUT, g, 1, N, 0);
   double s = 0.0;
   assert_true(st__ref_sum_f64_typed(&x, 0, N, &s));
   assert_true(s == st__ref_sum_f64_generic(&x, 0, N));
@@ -245,7 +231,7 @@ static void ref_sum_typed__floats_equal_generic_nan_kept(void **state) {
   /* NaN outside the range does not leak in. */
   assert_false(isnan(st__ref_sum_f64(&x, 1001, N)));
   unsigned char bools[3] = {1, 0, 1};
-  st_tensor z = mk(ST_DTYPE_BOOL, ST_ROLE_INPUT, bools, 1, 3, 0);
+  st_tensor z = ot_tensor(ST_DTYPE_BOOL, ST_ROLE_INPUT, bools, 1, 3, 0);
   uint64_t u = 99;
   assert_false(st__ref_sum_u64_typed(&z, 0, 3, &u));
   assert_true(u == 99);
