@@ -65,6 +65,21 @@ def bench(args, env=None, fmt="json", plugin=True):
     return Run(pre + args, env=e)
 
 
+def schema_errors(path):
+    """None when the JSON file at path validates against
+    docs/bench.schema.json (with Debian's /usr/bin/python3 and its
+    jsonschema, where that python is there), else what jsonschema said."""
+    if not os.path.exists("/usr/bin/python3"):
+        return None
+    p = subprocess.run(
+        ["/usr/bin/python3", "-c",
+         "import json,sys,jsonschema;"
+         "jsonschema.validate(json.load(open(sys.argv[1])),"
+         "json.load(open(sys.argv[2])))", path, SCHEMA],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return None if p.returncode == 0 else p.stderr.decode()
+
+
 def doc_of(r):
     try:
         return json.loads(r.out)
@@ -417,16 +432,9 @@ def json_validates_and_csv_has_its_columns():
           "cpu: a bandwidth and every dtype class's FMA rate", r)
     check([c["status"] for c in doc["cases"]] == ["pass", "fail"],
           "one entry a case", r)
-    if os.path.exists("/usr/bin/python3"):
-        p = subprocess.run(
-            ["/usr/bin/python3", "-c",
-             "import json,sys,jsonschema;"
-             "jsonschema.validate(json.load(open(sys.argv[1])),"
-             "json.load(open(sys.argv[2])))",
-             write(TMP, "out.json", r.out), SCHEMA],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        check(p.returncode == 0, "the JSON validates against "
-              "docs/bench.schema.json: %s" % p.stderr.decode(), r)
+    err = schema_errors(write(TMP, "out.json", r.out))
+    check(err is None, "the JSON validates against docs/bench.schema.json: "
+          "%s" % err, r)
     r2 = bench(QUICK + ["--min-rounds", "2", "--log-level", "warning",
                         "--allow-suspicious", SCENE, WRONG], plugin=False,
                fmt="csv")
@@ -528,16 +536,8 @@ def supervised_crash_exit_hang_fail_their_own_case_only():
         check_hostile_rows([(c["scene"] + "::" + c["case"], c["status"],
                              c["rounds"], c["median_ns"], c["message"])
                             for c in doc["cases"]], r, how + " json")
-        if os.path.exists("/usr/bin/python3"):
-            p = subprocess.run(
-                ["/usr/bin/python3", "-c",
-                 "import json,sys,jsonschema;"
-                 "jsonschema.validate(json.load(open(sys.argv[1])),"
-                 "json.load(open(sys.argv[2])))",
-                 write(TMP, "hostile.json", r.out), SCHEMA],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            check(p.returncode == 0, "%s: the JSON validates: %s" %
-                  (how, p.stderr.decode()), r)
+        err = schema_errors(write(TMP, "hostile.json", r.out))
+        check(err is None, "%s: the JSON validates: %s" % (how, err), r)
         with open(page) as f:
             html = f.read()
         cases = html[html.index('<table id="cases">'):]
