@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from tap import point
+
 # The folders of BUILD_ROOT/harness whose objects make the graph: the
 # internal library (with its -O3 part) and the CLI (report/, tools/, cli/).
 OBJECT_DIRS = ["libscenetest_internal.a.p", "libscenetest_hot.a.p",
@@ -203,16 +205,6 @@ def self_test(tmpdir):
         if got != want:
             problems.append("described as %r, not %r" % (got, want))
     return not problems, problems
-
-
-def point(n, ok, what, problems):
-    print(("ok" if ok else "not ok") + " %d - %s" % (n, what))
-    if not ok:
-        print("  ---")
-        print("  problems:")
-        for p in problems:
-            print("    - %r" % p)
-        print("  ...")
 
 
 def main(argv):

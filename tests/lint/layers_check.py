@@ -23,6 +23,8 @@ import os
 import re
 import sys
 
+from tap import point
+
 # Lowest first.
 LAYERS = ["base", "wire", "scene", "ops", "case", "case/level3", "run",
           "report", "tools", "cli"]
@@ -117,16 +119,6 @@ def find_cycles(files):
         if colour[f] == WHITE:
             visit(f)
     return cycles
-
-
-def point(n, ok, what, problems):
-    print(("ok" if ok else "not ok") + " %d - %s" % (n, what))
-    if not ok:
-        print("  ---")
-        print("  problems:")
-        for p in problems:
-            print("    - %r" % p)
-        print("  ...")
 
 
 def main():
