@@ -24,6 +24,8 @@
 #include <scenetest/scenetest.h>
 #include <scenetest/testing.h>
 
+#include "case_testing.h"
+
 /* What the fake program writes into lo (tensor 1): a + 1 plus lo_offset,
  * or nothing when lo_left_out (a dict without lo). hi (tensor 2) is
  * always right. */
@@ -88,33 +90,19 @@ static const char *const platforms[] = {ST_PROGRAM_BACKEND, "vanish", NULL};
 static const st_module module = {
     ST_ABI_VERSION, sizeof(st_module), "gptest", platforms, init, hooks, 1};
 
-/* Case 0 of text (loaded as file name) run in this process on platform;
- * program_calls counts from 0. */
+/* Case 0 of text (loaded as file name) run in this process on platform,
+ * with the module added to the built-ins; program_calls counts from 0. */
 static st_case_result *run_text(const char *name, const char *text,
                                 const char *platform) {
   st_registry *reg = NULL;
-  st_scene_set *set = NULL;
-  st_error_list errs;
   st_error err;
-  st_run_options opts;
-  st_case_result *res = NULL;
+  st_case_result *res;
   st_error_clear(&err);
-  st_error_list_init(&errs);
   assert_int_equal(st_registry_new_builtin(&reg), ST_OK);
   assert_int_equal(st_registry_add_module(reg, &module, &err), ST_OK);
-  assert_int_equal(st_scene_set_new(&set), ST_OK);
-  assert_int_equal(
-      st_scene_set_load_string(set, name, text, strlen(text), NULL, &errs),
-      ST_OK);
-  st_run_options_init(&opts);
-  opts.registry = reg;
-  opts.platform = platform;
   program_calls = 0;
-  assert_int_equal(st_run_case(st_scene_set_get(set, 0), 0, &opts, &res, &err),
-                   ST_OK);
-  st_scene_set_free(set);
+  res = ct_run_text(reg, name, text, platform);
   st_registry_free(reg);
-  st_error_list_free(&errs);
   return res;
 }
 
