@@ -412,6 +412,14 @@ static void plan_bound__reduce_sum_and_axpy(void **state) {
   unload(&l);
 }
 
+/* st__bound_exact_range gives op a range, want, for n, in and out. */
+static void range_is(const char *op, uint64_t n, st_dtype in, st_dtype out,
+                     uint64_t want) {
+  uint64_t r = 0;
+  assert_true(st__bound_exact_range(op, n, in, out, &r));
+  assert_int_equal(r, want);
+}
+
 /* R by hand: matmul floor(sqrt(2^p / K)), reduce_sum floor(2^p / N),
  * add 2^(p-1), mul floor(sqrt(2^p)), axpy R^2 + R <= 2^p; capped by the
  * input dtype. */
@@ -426,56 +434,39 @@ static void exact_range__every_float_dtype(void **state) {
       {ST_DTYPE_FLOAT8_E4M3FN, 4, 1, 0, 0, 0, 8, 4, 3},
       {ST_DTYPE_FLOAT8_E5M2, 2, 1, 0, 0, 0, 4, 2, 2},
   };
-  uint64_t r;
   (void)state;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     const st_dtype dt = rows[i].dt;
-    assert_true(st__bound_exact_range("matmul", 1, dt, dt, &r));
-    assert_int_equal(r, rows[i].k1);
-    assert_true(st__bound_exact_range("matmul", 7, dt, dt, &r));
-    assert_int_equal(r, rows[i].k7);
-    assert_true(st__bound_exact_range("matmul", 1024, dt, dt, &r));
-    assert_int_equal(r, rows[i].k1024);
-    assert_true(st__bound_exact_range("matmul", 4096, dt, dt, &r));
-    assert_int_equal(r, rows[i].k4096);
-    assert_true(st__bound_exact_range("reduce_sum", 100, dt, dt, &r));
-    assert_int_equal(r, rows[i].sum100);
-    assert_true(st__bound_exact_range("add", 0, dt, dt, &r));
-    assert_int_equal(r, rows[i].add);
-    assert_true(st__bound_exact_range("mul", 0, dt, dt, &r));
-    assert_int_equal(r, rows[i].mul);
-    assert_true(st__bound_exact_range("axpy", 0, dt, dt, &r));
-    assert_int_equal(r, rows[i].axpy);
+    range_is("matmul", 1, dt, dt, rows[i].k1);
+    range_is("matmul", 7, dt, dt, rows[i].k7);
+    range_is("matmul", 1024, dt, dt, rows[i].k1024);
+    range_is("matmul", 4096, dt, dt, rows[i].k4096);
+    range_is("reduce_sum", 100, dt, dt, rows[i].sum100);
+    range_is("add", 0, dt, dt, rows[i].add);
+    range_is("mul", 0, dt, dt, rows[i].mul);
+    range_is("axpy", 0, dt, dt, rows[i].axpy);
   }
   /* float64: K = 1 floor(sqrt(2^53)), K = 7 floor(sqrt(floor(2^53 / 7))),
    * reduce_sum of 2^20 elements 2^33. */
-  assert_true(st__bound_exact_range("matmul", 1, ST_DTYPE_FLOAT64,
-                                    ST_DTYPE_FLOAT64, &r));
-  assert_int_equal(r, 94906265); /* floor(sqrt(2^53)) */
-  assert_true(st__bound_exact_range("matmul", 7, ST_DTYPE_FLOAT64,
-                                    ST_DTYPE_FLOAT64, &r));
-  assert_int_equal(r, 35871196); /* floor(sqrt(floor(2^53 / 7))) */
-  assert_true(st__bound_exact_range("reduce_sum", 1u << 20, ST_DTYPE_FLOAT64,
-                                    ST_DTYPE_FLOAT64, &r));
-  assert_int_equal(r, 1ull << 33);
+  range_is("matmul", 1, ST_DTYPE_FLOAT64, ST_DTYPE_FLOAT64,
+           94906265); /* floor(sqrt(2^53)) */
+  range_is("matmul", 7, ST_DTYPE_FLOAT64, ST_DTYPE_FLOAT64,
+           35871196); /* floor(sqrt(floor(2^53 / 7))) */
+  range_is("reduce_sum", 1u << 20, ST_DTYPE_FLOAT64, ST_DTYPE_FLOAT64,
+           1ull << 33);
   /* Mixed: bfloat16 in, float32 out: K = 1024 gives 128, within
    * bfloat16's 256; K = 1: 4096 capped at 256. */
-  assert_true(st__bound_exact_range("matmul", 1024, ST_DTYPE_BFLOAT16,
-                                    ST_DTYPE_FLOAT32, &r));
-  assert_int_equal(r, 128);
-  assert_true(st__bound_exact_range("matmul", 1, ST_DTYPE_BFLOAT16,
-                                    ST_DTYPE_FLOAT32, &r));
-  assert_int_equal(r, 256);
+  range_is("matmul", 1024, ST_DTYPE_BFLOAT16, ST_DTYPE_FLOAT32, 128);
+  range_is("matmul", 1, ST_DTYPE_BFLOAT16, ST_DTYPE_FLOAT32, 256);
   /* The largest float32 K for R = 8: 2^18 (2^18 * 64 = 2^24); one more
    * and R is 7. */
-  assert_true(st__bound_exact_range("matmul", 1u << 18, ST_DTYPE_FLOAT32,
-                                    ST_DTYPE_FLOAT32, &r));
-  assert_int_equal(r, 8);
-  assert_true(st__bound_exact_range("matmul", (1u << 18) + 1, ST_DTYPE_FLOAT32,
-                                    ST_DTYPE_FLOAT32, &r));
-  assert_int_equal(r, 7);
-  assert_false(st__bound_exact_range("softmax", 1, ST_DTYPE_FLOAT32,
-                                     ST_DTYPE_FLOAT32, &r));
+  range_is("matmul", 1u << 18, ST_DTYPE_FLOAT32, ST_DTYPE_FLOAT32, 8);
+  range_is("matmul", (1u << 18) + 1, ST_DTYPE_FLOAT32, ST_DTYPE_FLOAT32, 7);
+  {
+    uint64_t r;
+    assert_false(st__bound_exact_range("softmax", 1, ST_DTYPE_FLOAT32,
+                                       ST_DTYPE_FLOAT32, &r));
+  }
 }
 
 /* The plan: randint's [-R, R + 1) on every exact input, and the output's
